@@ -1,0 +1,39 @@
+"""Colours and layout shared by every figure, chosen to stay readable on a projector."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+REAL_COLOR = "#1f77b4"
+HOLDOUT_COLOR = "#7f7f7f"
+IDEAL_COLOR = "#2ca02c"
+CANDIDATE_COLORS = ("#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+SOURCE_COLORS = {"real": REAL_COLOR, "holdout": HOLDOUT_COLOR}
+#: traffic-light colours for pass / warn / fail
+VERDICT_COLORS = {"pass": "#2ca02c", "warn": "#ffbf00", "fail": "#d62728", "n/a": "#bbbbbb"}
+
+
+def palette(i: int) -> str:
+    """Colour of the ``i``-th synthetic candidate."""
+    return CANDIDATE_COLORS[i % len(CANDIDATE_COLORS)]
+
+
+def source_color(source: str, candidates: list[str]) -> str:
+    """Colour for ``"real"``, ``"holdout"`` or a candidate name."""
+    if source in SOURCE_COLORS:
+        return SOURCE_COLORS[source]
+    return palette(candidates.index(source) if source in candidates else 0)
+
+
+def apply_style(fig: go.Figure, *, title: str | None = None, height: int = 420) -> go.Figure:
+    """Apply the shared layout (white template, large fonts, legend on top) and return ``fig``."""
+    fig.update_layout(
+        template="plotly_white",
+        font={"size": 15},
+        height=height,
+        margin={"l": 60, "r": 20, "t": 60 if title else 30, "b": 50},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+    )
+    if title:
+        fig.update_layout(title={"text": title, "x": 0})
+    return fig
