@@ -1,0 +1,90 @@
+"""Headless review: ``python -m synthreview review --real ... --synthetic ... --out DIR``.
+
+Writes the same report the dashboard exports. Exit codes: 0 every candidate passes the policy
+(or no policy verdict failed), 1 a candidate fails the policy, 2 bad input or options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from synthreview import data, traces
+from synthreview.errors import SynthreviewError
+from synthreview.report import SECTIONS, ReviewOptions, evaluate
+from synthreview.schema import Review
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="synthreview", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    review = sub.add_parser("review", help="review synthetic data against real and holdout data")
+    review.add_argument("--real", required=True, type=Path, help="real (training) file")
+    review.add_argument("--synthetic", required=True, action="append", type=Path,
+                        help="synthetic candidate file; repeat for several (name = file stem)")
+    review.add_argument("--holdout", type=Path, help="holdout file (same population, unseen)")
+    review.add_argument("--traces", action="store_true", help="inputs are glucose (CGM) traces")
+    review.add_argument("--seed", type=int, default=0)
+    review.add_argument("--device", default="cpu", help="torch device for embeddings")
+    review.add_argument("--out", required=True, type=Path, help="output folder")
+    review.add_argument("--sections", nargs="+", choices=SECTIONS,
+                        help="metric sections (default: all that apply)")
+    review.add_argument("--embedding", choices=("oneclass", "none"), default="oneclass")
+    review.add_argument("--target", help="target column for ML efficacy")
+    review.add_argument("--sensitive", help="sensitive column for attribute inference")
+    review.add_argument("--groups", nargs="*", default=(), help="grouping columns")
+    review.add_argument("--formula", help="regression for CI overlap, e.g. 'y ~ a + b'")
+    review.add_argument("--max-attack", type=int, default=10_000)
+    review.add_argument("--policy", type=Path, help="policy TOML (default: the shipped policy)")
+    review.add_argument("--curate", action="store_true",
+                        help="write curated datasets and before/after metrics")
+    review.add_argument("--quiet", action="store_true")
+    return parser
+
+
+def load_review(args: argparse.Namespace) -> Review:
+    """Load and validate the files named on the command line."""
+    if args.traces:
+        real = traces.load_traces(args.real, name=args.real.stem)
+        holdout = traces.load_traces(args.holdout, name=args.holdout.stem) if args.holdout else None
+        candidates = {p.stem: traces.load_traces(p, name=p.stem) for p in args.synthetic}
+        return traces.align_traces(real, candidates, holdout=holdout)
+    real = data.read_table(args.real, role="real")
+    holdout = data.read_table(args.holdout, role="holdout") if args.holdout else None
+    candidates = [data.read_table(p, role="synthetic") for p in args.synthetic]
+    return data.align(real, candidates, holdout=holdout)
+
+
+def run_review(args: argparse.Namespace) -> int:
+    """Run the ``review`` command; returns the exit code."""
+    review = load_review(args)
+    options = ReviewOptions(
+        embedding=args.embedding, target=args.target, sensitive=args.sensitive,
+        groups=tuple(args.groups or ()), formula=args.formula, max_attack=args.max_attack)
+
+    def progress(fraction: float, message: str) -> None:
+        if not args.quiet:
+            print(f"[{fraction:6.1%}] {message}", file=sys.stderr)
+
+    report = evaluate(review, sections=args.sections, options=options, seed=args.seed,
+                      device=args.device, progress=progress)
+    args.out.mkdir(parents=True, exist_ok=True)
+    content = report.to_dict()
+    (args.out / "report.json").write_text(json.dumps(content, indent=2, sort_keys=True) + "\n")
+    for name, candidate in report.candidates.items():
+        for section, message in candidate.errors.items():
+            print(f"warning: {section} of {name} failed: {message}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m synthreview`` and the ``synthreview`` script."""
+    args = _parser().parse_args(argv)
+    try:
+        return run_review(args)
+    except (SynthreviewError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

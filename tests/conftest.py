@@ -1,0 +1,86 @@
+"""Shared fixtures: the real-browser harness (streamlit run + Playwright + Debian chromium)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "app.py"
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+ARTIFACTS = ROOT / "artifacts"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(f"{url}/_stcore/health", timeout=1) as response:
+            return response.read().strip() == b"ok"
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def streamlit_url(tmp_path_factory):
+    """Start ``streamlit run app.py`` on a free loopback port; yield its URL; stop it."""
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", str(APP),
+        "--server.headless=true", "--server.address=127.0.0.1", f"--server.port={port}",
+        "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
+        "--client.toolbarMode=minimal",
+    ]
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 90
+        while not _healthy(url):
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited early:\n{log_path.read_text()}")
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise TimeoutError(f"streamlit not healthy after 90 s:\n{log_path.read_text()}")
+            time.sleep(0.2)
+        yield url
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """Drive Debian's chromium; a missing browser fails the run (it must not silently skip)."""
+    if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
+        pytest.fail(f"no chromium at {CHROMIUM}: run `apt-get install -y chromium` (see .ci/run)")
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    """A tall viewport (the app scrolls inside its main block) and downloads enabled."""
+    return {**browser_context_args, "viewport": {"width": 1400, "height": 1600},
+            "accept_downloads": True}
