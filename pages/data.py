@@ -45,6 +45,12 @@ def _load(make_review) -> None:
     app_state.set_review(review)
 
 
+if app_state.get_review() is None and not st.session_state.get("_demo_autoloaded"):
+    # a fresh session opens on the bundled demo so the dashboard shows something at once
+    st.session_state["_demo_autoloaded"] = True
+    with st.spinner("Loading the bundled demo (UCI Adult)…"):
+        _load(lambda: demo.tables(seed=app_state.seed()))
+
 if source in ("demo_tables", "demo_traces"):
     if st.button("Load the demo", key="load_demo", type="primary"):
         maker = demo.tables if source == "demo_tables" else demo.traces
