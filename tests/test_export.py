@@ -1,0 +1,228 @@
+"""Release files: formula escaping, manifest, determinism, offline HTML."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+from datetime import UTC, datetime
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthreview.audit import Thresholds, audit_table, curate
+from synthreview.export import (
+    ESCAPE_STATEMENT,
+    audit_csv_bytes,
+    build_release,
+    curated_csv_bytes,
+    curated_parquet_bytes,
+    escape_formulas,
+    manifest,
+    safe_name,
+    write_release,
+    zip_bytes,
+)
+from synthreview.html_report import render_html
+from synthreview.policy import apply_policy, load_policy
+from synthreview.schema import LoadedTable, Schema
+from tests.test_audit import DCR, Fidelity, Privacy, Samples
+from tests.test_policy import candidate
+
+INJECTIONS = ['=HYPERLINK("http://x")', "+1+2", "-2+3", "@SUM(A1)", "\tcmd", "\rcmd"]
+
+
+def injected_table() -> tuple[LoadedTable, Schema]:
+    raw = pd.DataFrame(
+        {
+            "amount": ["-5", "+3", "-0.5e2", "1", "2", "-7"],  # numeric column held as text
+            "text": [*INJECTIONS],
+            "code": ["-1", "=A1", "ok", "-x", "@", "+44 20 7946 0000"],
+        }
+    )
+    frame = raw.assign(amount=raw["amount"].astype(float))
+    schema = Schema({"amount": "numeric", "text": "categorical", "code": "categorical"})
+    return LoadedTable("evil", "synthetic", frame, raw, "0" * 64), schema
+
+
+def keep_all(n: int):
+    privacy = Privacy(DCR(np.ones(n), None, np.zeros(n, bool), np.ones(3)))
+    return audit_table(None, privacy, Thresholds(alpha=None))
+
+
+def test_escape_formulas_text_only_numbers_untouched():
+    table, schema = injected_table()
+    escaped = escape_formulas(table.raw, schema=schema)
+    assert list(escaped["amount"]) == list(table.raw["amount"])  # numeric kind: never touched
+    assert list(escaped["text"]) == ["'" + s for s in INJECTIONS]
+    # plain numbers in text columns stay; formula-like cells get the quote
+    assert list(escaped["code"]) == ["-1", "'=A1", "ok", "'-x", "'@", "'+44 20 7946 0000"]
+    assert list(table.raw["text"]) == INJECTIONS  # input not modified
+
+
+def test_escape_without_schema_skips_numeric_dtypes():
+    frame = pd.DataFrame({"x": [-1.0, -2.5], "s": pd.array(["=1", None], dtype="str")})
+    escaped = escape_formulas(frame)
+    assert escaped["x"].tolist() == [-1.0, -2.5]
+    assert escaped["s"].tolist()[0] == "'=1" and pd.isna(escaped["s"].tolist()[1])
+    assert escaped["s"].dtype == frame["s"].dtype
+    assert list(escape_formulas(pd.DataFrame({"=evil": ["a"]})).columns) == ["'=evil"]
+
+
+def test_csv_escaped_parquet_untouched():
+    table, schema = injected_table()
+    curation = curate(table, keep_all(table.n_rows))
+    csv = pd.read_csv(
+        io.BytesIO(curated_csv_bytes(curation, schema=schema)), dtype=str, keep_default_na=False
+    )
+    assert list(csv["text"]) == ["'" + s for s in INJECTIONS]
+    assert list(csv["amount"]) == ["-5", "+3", "-0.5e2", "1", "2", "-7"]
+    parquet = pd.read_parquet(io.BytesIO(curated_parquet_bytes(curation)))
+    assert list(parquet["text"]) == INJECTIONS
+    assert parquet["amount"].tolist() == [-5.0, 3.0, -50.0, 1.0, 2.0, -7.0]
+
+
+def test_audit_csv_round_trips_numbers():
+    audit = keep_all(4)
+    back = pd.read_csv(io.BytesIO(audit_csv_bytes(audit)))
+    assert back["train_distance"].tolist() == audit["train_distance"].tolist()
+    assert list(back.columns) == list(audit.columns)
+
+
+def test_manifest_hashes_versions_and_statement():
+    out = {"a.csv": b"x,y\n1,2\n"}
+    m = manifest(
+        {"real": b"abc", "holdout": "f" * 64},
+        out,
+        {"alpha": 0.95},
+        7,
+        timestamp=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+    )
+    assert m["inputs"]["real"]["sha256"] == hashlib.sha256(b"abc").hexdigest()
+    assert m["inputs"]["holdout"]["sha256"] == "f" * 64
+    assert m["outputs"]["a.csv"]["sha256"] == hashlib.sha256(out["a.csv"]).hexdigest()
+    assert m["seed"] == 7 and m["parameters"] == {"alpha": 0.95}
+    assert m["generated_at"] == "2026-01-02T03:04:05+00:00"
+    for dist in (
+        "python",
+        "synthreview",
+        "numpy",
+        "pandas",
+        "scipy",
+        "scikit-learn",
+        "torch",
+        "plotly",
+    ):
+        assert dist in m["versions"]
+    assert m["csv_formula_escaping"] == ESCAPE_STATEMENT
+
+
+def test_safe_name_is_unique_and_harmless():
+    assert safe_name("../../etc/passwd") == "etc_passwd"
+    assert safe_name("a b", ["a_b"]) == "a_b_2"
+    assert safe_name("...") == "candidate"
+
+
+def release(moment):
+    table, schema = injected_table()
+    fidelity = Fidelity(Samples(np.linspace(0.1, 1.0, 6), np.array([1, 1, 1, 0, 1, 1], bool)))
+    privacy = Privacy(DCR(np.arange(6.0), None, np.zeros(6, bool), np.arange(6.0)))
+    audit = audit_table(fidelity, privacy, Thresholds(alpha=0.9))
+    cand = candidate()
+    cand["fidelity"]["alpha_precision_curve"] = {"alpha": [0, 0.5, 1], "value": [0, 0.45, 0.9]}
+    cand["fidelity"]["beta_recall_curve"] = {"beta": [0, 0.5, 1], "value": [0, 0.4, 0.8]}
+    report = {
+        "seed": 3,
+        "sections": ["fidelity"],
+        "inputs": [
+            {"name": "evil", "role": "synthetic", "sha256": "0" * 64, "rows": 6, "columns": 3}
+        ],
+        "candidates": {"evil": cand},
+    }
+    policy = load_policy()
+    return build_release(
+        report,
+        audits={"evil": audit},
+        curations={"evil": curate(table, audit)},
+        verdicts={"evil": apply_policy(policy, cand)},
+        policy=policy,
+        after={"evil": cand},
+        schema=schema,
+        timestamp=moment,
+    )
+
+
+def test_release_is_deterministic_apart_from_timestamp():
+    t1 = datetime(2026, 1, 1, tzinfo=UTC)
+    first, second = release(t1), release(t1)
+    assert first == second
+    later = release(datetime(2026, 6, 1, tzinfo=UTC))
+    a, b = json.loads(first["report.json"]), json.loads(later["report.json"])
+    assert a.pop("generated_at") != b.pop("generated_at")
+    assert a == b
+    assert set(first) == {
+        "report.json",
+        "report.html",
+        "manifest.json",
+        "evil/audit.csv",
+        "evil/curated.csv",
+        "evil/curated.parquet",
+        "evil/removed.csv",
+    }
+    content = json.loads(first["report.json"])
+    assert content["verdicts"]["evil"]["overall"] == "pass"
+    assert content["audit"]["evil"]["n_removed"] == 2  # alpha > 0.9 and one unauthentic
+    assert content["curation"]["evil"]["n_kept"] == 4
+    assert list(content) == sorted(content)
+
+
+def test_manifest_covers_every_written_file(tmp_path):
+    files = release(datetime(2026, 1, 1, tzinfo=UTC))
+    m = json.loads(files["manifest.json"])
+    assert set(m["outputs"]) == set(files) - {"manifest.json"}
+    for name, entry in m["outputs"].items():
+        assert entry["sha256"] == hashlib.sha256(files[name]).hexdigest()
+    assert zip_bytes(files) == zip_bytes(files)
+
+
+def test_write_release_writes_the_tree(tmp_path):
+    table, _ = injected_table()
+    audit = keep_all(6)
+    paths = write_release(
+        tmp_path,
+        {"seed": 0, "candidates": {}},
+        audits={"a/b": audit},
+        curations={"a/b": curate(table, audit)},
+    )
+    names = sorted(p.relative_to(tmp_path).as_posix() for p in paths)
+    assert names == [
+        "a_b/audit.csv",
+        "a_b/curated.csv",
+        "a_b/curated.parquet",
+        "a_b/removed.csv",
+        "manifest.json",
+        "report.html",
+        "report.json",
+    ]
+
+
+def test_html_is_self_contained_and_escaped():
+    files = release(datetime(2026, 1, 1, tzinfo=UTC))
+    page = files["report.html"].decode()
+    # no external resource is loaded: no script/link/img pointing at the network
+    assert not re.search(r"<script[^>]+src=", page)
+    assert not re.search(r"<link[^>]+href=", page)
+    assert page.count("* plotly.js v") == 1  # the library is inlined exactly once
+    assert page.count('class="figure"') == page.count("Plotly.newPlot") == 5
+    assert "@media print" in page
+    assert "&lt;" not in render_html({"candidates": {"<b>": {}}}, [], {}).split("<body>")[0]
+    assert "<th>&lt;b&gt;</th>" in render_html({"candidates": {"<b>": {}}}, [], {})
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_json_has_no_nan(bad):
+    from synthreview.export import dumps
+
+    assert json.loads(dumps({"x": bad})) == {"x": None}

@@ -1,0 +1,159 @@
+"""Release policy: loading and validating TOML, verdicts per rule and overall."""
+
+from __future__ import annotations
+
+import pytest
+
+from synthreview.errors import ConfigError
+from synthreview.policy import RULES, apply_policy, headline_scores, load_policy
+
+
+def candidate(
+    *,
+    mia=0.52,
+    share=0.5,
+    auth=0.6,
+    ref_auth=0.62,
+    ip=0.9,
+    ref_ip=0.93,
+    ir=0.85,
+    ref_ir=0.9,
+    disc=0.6,
+    k2=950.0,
+    tstr=0.8,
+    trtr=0.82,
+):
+    return {
+        "fidelity": {
+            "ip_alpha": ip, "ir_beta": ir, "authenticity": auth,
+            "holdout_reference": {"ip_alpha": ref_ip, "ir_beta": ref_ir, "authenticity": ref_auth},
+        },
+        "privacy": {
+            "membership_inference": [{"attack": "nn", "auc": mia}, {"attack": "clf", "auc": 0.5}],
+            "dcr": {"share_closer_to_train": share},
+        },
+        "utility": {
+            "discriminator_auc": disc,
+            "k_marginal": {"1": 990.0, "2": k2, "3": 900.0},
+            "ml_efficacy": [
+                {"model": "rf", "metric": "roc_auc", "tstr": tstr, "trtr": trtr},
+                {"model": "ridge", "metric": "rmse", "tstr": 1.0, "trtr": 1.0},
+            ],
+        },
+    }  # fmt: skip
+
+
+def test_default_policy_documents_every_rule():
+    policy = load_policy()
+    assert list(policy.rules) == list(RULES)
+    assert policy.rules["mia_auc"].pass_at == 0.6 and policy.rules["mia_auc"].fail_at == 0.7
+    assert policy.missing == "n/a"
+
+
+def test_good_candidate_passes_every_rule():
+    verdicts = apply_policy(load_policy(), candidate())
+    assert verdicts.overall == "pass"
+    assert {r.verdict for r in verdicts.rules} == {"pass"}
+    assert verdicts["tstr_trtr_ratio"].value == pytest.approx(0.8 / 0.82)
+    assert verdicts["authenticity_gap"].value == pytest.approx(0.02)
+    assert verdicts["authenticity_gap"].reference == pytest.approx(0.62)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "rule", "verdict"),
+    [
+        ({"mia": 0.65}, "mia_auc", "warn"),
+        ({"mia": 0.71}, "mia_auc", "fail"),
+        ({"mia": 0.6}, "mia_auc", "pass"),  # boundary: pass is inclusive
+        ({"mia": 0.7}, "mia_auc", "warn"),  # boundary: fail is strict
+        ({"share": 0.9}, "dcr_share", "fail"),
+        ({"auth": 0.3}, "authenticity_gap", "fail"),
+        ({"ip": 0.8}, "ip_alpha", "warn"),
+        ({"ir": 0.6}, "ir_beta", "fail"),
+        ({"disc": 0.9}, "discriminator_auc", "fail"),
+        ({"k2": 850.0}, "k_marginal", "warn"),
+        ({"k2": 700.0}, "k_marginal", "fail"),
+        ({"tstr": 0.6}, "tstr_trtr_ratio", "fail"),
+    ],
+)
+def test_each_rule_triggers(kwargs, rule, verdict):
+    verdicts = apply_policy(load_policy(), candidate(**kwargs))
+    assert verdicts[rule].verdict == verdict
+    assert verdicts.overall == verdict
+    if verdict == "fail":
+        assert [r.rule for r in verdicts.failed] == [rule]
+        assert rule in verdicts[rule].message
+
+
+def test_rmse_ratio_is_inverted():
+    c = candidate()
+    c["utility"]["ml_efficacy"] = [{"model": "ridge", "metric": "rmse", "tstr": 2.0, "trtr": 1.0}]
+    assert apply_policy(load_policy(), c)["tstr_trtr_ratio"].value == pytest.approx(0.5)
+
+
+def test_missing_sections_are_na_or_as_configured(tmp_path):
+    verdicts = apply_policy(load_policy(), {"errors": {"privacy": "boom"}})
+    assert verdicts.overall == "n/a"
+    assert "privacy" in verdicts["mia_auc"].note
+    strict = tmp_path / "strict.toml"
+    strict.write_text('[policy]\nmissing = "fail"\n')
+    assert apply_policy(load_policy(strict), {}).overall == "fail"
+
+
+def test_glucose_candidate_reads_nested_sections():
+    c = candidate()
+    glucose = {
+        "fidelity": c["fidelity"],
+        "privacy": c["privacy"],
+        "forecast": {"tstr_rmse": 20.0, "trtr_rmse": 10.0},
+    }
+    verdicts = apply_policy(load_policy(), {"glucose": glucose})
+    assert verdicts["mia_auc"].verdict == "pass"
+    assert verdicts["tstr_trtr_ratio"].value == pytest.approx(0.5)
+
+
+def test_user_file_overrides_and_disables(tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text(
+        '[policy]\nname = "strict"\n[rules.mia_auc]\npass = 0.55\nfail = 0.58\n'
+        "[rules.k_marginal]\nenabled = false\n"
+    )
+    policy = load_policy(path)
+    assert policy.name == "strict"
+    verdicts = apply_policy(policy, candidate(mia=0.57))
+    assert verdicts["mia_auc"].verdict == "warn"
+    assert "k_marginal" not in {r.rule for r in verdicts.rules}
+    assert policy.rules["dcr_share"].pass_at == 0.6  # untouched rules keep the defaults
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("[rules.mia_auc\npass = 1", "not valid TOML"),
+        ("[rules.nope]\npass = 1\nfail = 2\n", "not a known rule"),
+        ("[rules.mia_auc]\npass = 0.8\nfail = 0.7\n", "'pass' .* must not be above 'fail'"),
+        ("[rules.k_marginal]\npass = 700\nfail = 800\n", "must not be below"),
+        ("[rules.mia_auc]\npass = 'x'\n", "must be a finite number"),
+        ("[rules.mia_auc]\nwarn = 0.6\n", "unknown keys"),
+        ("[rules.k_marginal]\nk = 5\n", "k must be 1, 2 or 3"),
+        ("[policy]\nmissing = 'maybe'\n", "missing must be one of"),
+        ("[other]\nx = 1\n", "unknown tables"),
+    ],
+)
+def test_bad_policy_files_raise_config_error(tmp_path, text, match):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match):
+        load_policy(path)
+
+
+def test_unreadable_policy_file(tmp_path):
+    with pytest.raises(ConfigError, match="cannot be read"):
+        load_policy(tmp_path / "absent.toml")
+
+
+def test_headline_scores_pairs_value_and_reference():
+    scores = headline_scores(candidate())
+    assert scores["ip_alpha"] == (0.9, 0.93)
+    assert scores["mia_auc"] == (0.52, None)
+    assert headline_scores({})["ip_alpha"] == (None, None)
