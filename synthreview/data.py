@@ -48,6 +48,7 @@ IDENTIFIER_MIN_ROWS = 20
 _ID_NAME = re.compile(r"^(id|uuid|guid|key|index|row_?id|record_?id)$|(^|_)id$|^id_", re.I)
 _DATE_LIKE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|^\d{4}-?\d{2}-?\d{2}T|^\d{1,2}:\d{2}")
 _ROLES = ("real", "holdout", "synthetic")
+_DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+([eE][+-]?\d+)?|[+-]?\d+")
 
 
 def read_table(
@@ -86,33 +87,35 @@ def read_table(
     if role not in _ROLES:
         raise ValueError(f"role must be one of {list(_ROLES)}; got {role!r} instead")
     label = name or _stem(source)
-    data = _read_bytes(source, label, max_bytes)
+    what = f"{role} table {label!r}"
+    data = _read_bytes(source, what, max_bytes)
     digest = hashlib.sha256(data).hexdigest()
     if data[:2] == b"\x1f\x8b":
-        data = _gunzip(data, label, max_bytes)
+        data = _gunzip(data, what, max_bytes)
     suffix = Path(str(getattr(source, "name", source) if not isinstance(source, bytes) else ""))
     suffix_text = "".join(suffix.suffixes[-2:]).lower() if suffix.suffixes else ""
     if data[:4] == b"PAR1":
-        raw, frame, notices = _read_parquet(data, label)
+        raw, frame, notices = _read_parquet(data, what, label)
         source_format, delimiter, encoding = "parquet", None, None
     elif suffix_text.endswith((".parquet", ".pq")):
         raise DataError(
-            f"{role} table {label!r} is named like a Parquet file but does not start "
+            f"{what} is named like a Parquet file but does not start "
             "with the Parquet magic bytes 'PAR1'; the file is damaged or not Parquet"
         )
     else:
         if not data.strip():
-            raise DataError(f"{role} table {label!r} is empty; expected a header row and data rows")
-        text, encoding, notices = _decode_text(data, label)
+            raise DataError(f"{what} is empty; expected a header row and data rows")
+        text, encoding, notices = _decode_text(data, what, label)
         delimiter = _sniff_delimiter(
             text, prefer_tab=".tsv" in suffix_text or ".tab" in suffix_text
         )
-        header, raw = _parse_delimited(text, delimiter, label)
-        notices += _check_header(header, label)
+        header, raw = _parse_delimited(text, delimiter, what)
+        notices += _check_header(header, what, label)
         raw.columns = header
-        frame = _typed_frame(raw)
+        frame, typing_notices = _typed_frame(raw, decimal_comma=delimiter == ";", label=label)
+        notices += typing_notices
         source_format = "tsv" if delimiter == "\t" else "csv"
-    _check_rows(frame, label, role)
+    _check_rows(frame, what)
     return LoadedTable(
         name=label,
         role=role,
@@ -260,13 +263,13 @@ def _stem(source: Any) -> str:
     return stem or "table"
 
 
-def _read_bytes(source: Any, label: str, max_bytes: int) -> bytes:
+def _read_bytes(source: Any, what: str, max_bytes: int) -> bytes:
     if isinstance(source, bytes):
         size = len(source)
     elif isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.is_file():
-            raise DataError(f"table {label!r}: no file at {str(path)!r}")
+            raise DataError(f"{what}: no file at {str(path)!r}")
         size = path.stat().st_size
     elif hasattr(source, "getbuffer"):
         size = source.getbuffer().nbytes
@@ -276,11 +279,11 @@ def _read_bytes(source: Any, label: str, max_bytes: int) -> bytes:
         source.seek(start)
     else:
         raise DataError(
-            f"table {label!r}: expected a path, bytes or a binary file-like object; "
+            f"{what}: expected a path, bytes or a binary file-like object; "
             f"got {type(source).__name__}"
         )
     if size > max_bytes:
-        raise DataError(f"table {label!r} is {size:,} bytes; the limit is {max_bytes:,} bytes")
+        raise DataError(f"{what} is {size:,} bytes; the limit is {max_bytes:,} bytes")
     if isinstance(source, bytes):
         return source
     if isinstance(source, (str, os.PathLike)):
@@ -295,7 +298,7 @@ def _read_bytes(source: Any, label: str, max_bytes: int) -> bytes:
     return bytes(data)
 
 
-def _gunzip(data: bytes, label: str, max_bytes: int) -> bytes:
+def _gunzip(data: bytes, what: str, max_bytes: int) -> bytes:
     out = io.BytesIO()
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
@@ -303,24 +306,24 @@ def _gunzip(data: bytes, label: str, max_bytes: int) -> bytes:
                 out.write(chunk)
                 if out.tell() > max_bytes:
                     raise DataError(
-                        f"table {label!r} decompresses to more than {max_bytes:,} bytes, the limit"
+                        f"{what} decompresses to more than {max_bytes:,} bytes, the limit"
                     )
     except (OSError, EOFError, zlib.error) as exc:
-        raise DataError(
-            f"table {label!r} looks gzip-compressed but cannot be decompressed: {exc}"
-        ) from exc
+        raise DataError(f"{what} looks gzip-compressed but cannot be decompressed: {exc}") from exc
     return out.getvalue()
 
 
-def _read_parquet(data: bytes, label: str) -> tuple[pd.DataFrame, pd.DataFrame, list[Notice]]:
+def _read_parquet(
+    data: bytes, what: str, label: str
+) -> tuple[pd.DataFrame, pd.DataFrame, list[Notice]]:
     import pyarrow.parquet as pq
 
     try:
         arrow = pq.read_table(io.BytesIO(data))
     except Exception as exc:  # pyarrow raises several unrelated types for damaged files
-        raise DataError(f"table {label!r} cannot be read as Parquet: {exc}") from exc
+        raise DataError(f"{what} cannot be read as Parquet: {exc}") from exc
     names = [str(c) for c in arrow.column_names]
-    notices = _check_header(names, label)
+    notices = _check_header(names, what, label)
     raw = arrow.to_pandas()
     raw.columns = names
     raw = raw.reset_index(drop=True)
@@ -342,21 +345,19 @@ _DELIMITERS = (",", ";", "\t", "|")
 _SNIFF_CHARS = 64 * 1024
 
 
-def _decode_text(data: bytes, label: str) -> tuple[str, str, list[Notice]]:
+def _decode_text(data: bytes, what: str, label: str) -> tuple[str, str, list[Notice]]:
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         try:
             return data.decode("utf-16"), "utf-16", []
         except UnicodeDecodeError as exc:
             raise DataError(
-                f"table {label!r} starts with a UTF-16 mark but does not decode as UTF-16: {exc}"
+                f"{what} starts with a UTF-16 mark but does not decode as UTF-16: {exc}"
             ) from exc
     head = data[: 64 * 1024]
     # text files never hold NUL bytes; a few other control bytes mean binary content too
     controls = sum(head.count(bytes([b])) for b in (*range(0, 9), 11, 12, *range(14, 32)))
     if b"\x00" in head or controls > 0.01 * len(head):
-        raise DataError(
-            f"table {label!r} holds binary (non-text) content; expected CSV, TSV or Parquet"
-        )
+        raise DataError(f"{what} holds binary (non-text) content; expected CSV, TSV or Parquet")
     try:
         return data.decode("utf-8-sig"), "utf-8", []
     except UnicodeDecodeError as exc:
@@ -400,13 +401,13 @@ def _sniff_delimiter(text: str, *, prefer_tab: bool) -> str:
     return best if consistency(best)[1] >= 2 else ","
 
 
-def _parse_delimited(text: str, delimiter: str, label: str) -> tuple[list[str], pd.DataFrame]:
+def _parse_delimited(text: str, delimiter: str, what: str) -> tuple[list[str], pd.DataFrame]:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     first = next(csv.reader(io.StringIO(text), delimiter=delimiter), None)
     if not first or not any(f.strip() for f in first):
-        raise DataError(f"table {label!r} has no header row; expected column names on line 1")
+        raise DataError(f"{what} has no header row; expected column names on line 1")
     header = [f.strip() for f in first]
     bad_rows: list[Any] = []
 
@@ -434,23 +435,23 @@ def _parse_delimited(text: str, delimiter: str, label: str) -> tuple[list[str], 
             pos = text.find(row.text)
             line = f"line {text.count(chr(10), 0, pos) + 1}" if pos >= 0 else "a line"
             raise DataError(
-                f"table {label!r} has ragged rows: {line} has {row.actual_columns} fields, the "
+                f"{what} has ragged rows: {line} has {row.actual_columns} fields, the "
                 f"header has {row.expected_columns} (delimiter {delimiter!r}): {row.text[:80]!r}"
             ) from exc
-        raise DataError(f"table {label!r} cannot be parsed as delimited text: {exc}") from exc
+        raise DataError(f"{what} cannot be parsed as delimited text: {exc}") from exc
     raw = arrow.to_pandas()
     raw.columns = header
     return header, raw
 
 
-def _check_header(header: list[str], label: str) -> list[Notice]:
+def _check_header(header: list[str], what: str, label: str) -> list[Notice]:
     seen: dict[str, int] = {}
     for col in header:
         seen[col] = seen.get(col, 0) + 1
     dupes = sorted(c for c, n in seen.items() if n > 1)
     if dupes:
         raise DataError(
-            f"table {label!r} has duplicated column names {dupes}; expected every column name once"
+            f"{what} has duplicated column names {dupes}; expected every column name once"
         )
     notices = []
     for i, col in enumerate(header):
@@ -467,22 +468,32 @@ def _check_header(header: list[str], label: str) -> list[Notice]:
     return notices
 
 
-def _check_rows(frame: pd.DataFrame, label: str, role: str) -> None:
+def _check_rows(frame: pd.DataFrame, what: str) -> None:
     if frame.shape[1] == 0:
-        raise DataError(f"{role} table {label!r} has no columns")
+        raise DataError(f"{what} has no columns")
     if len(frame) == 0:
-        raise DataError(
-            f"{role} table {label!r} has a header but no data rows; expected at least 2 rows"
-        )
+        raise DataError(f"{what} has a header but no data rows; expected at least 2 rows")
     if len(frame) == 1:
-        raise DataError(
-            f"{role} table {label!r} has only 1 data row; at least 2 rows are needed "
-            "to review a table"
-        )
+        raise DataError(f"{what} has only 1 data row; at least 2 rows are needed to review a table")
 
 
-def _typed_frame(raw: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({c: _type_text_column(raw[c]) for c in raw.columns}, index=raw.index)
+def _typed_frame(
+    raw: pd.DataFrame, *, decimal_comma: bool, label: str
+) -> tuple[pd.DataFrame, list[Notice]]:
+    typed = {c: _type_text_column(raw[c]) for c in raw.columns}
+    notices = []
+    if decimal_comma:
+        # semicolon files are usually written where "1,5" means 1.5 (Excel in most of Europe)
+        for col, s in typed.items():
+            present = s.dropna()
+            if s.dtype == "str" and len(present) and present.str.fullmatch(_DECIMAL_COMMA).all():
+                typed[col] = pd.to_numeric(s.str.replace(",", ".", regex=False)).astype("float64")
+                notices.append(
+                    Notice(
+                        "info", label, f"column {col!r} read with decimal commas (1,5 = 1.5)", col
+                    )
+                )
+    return pd.DataFrame(typed, index=raw.index), notices
 
 
 def _type_text_column(values: pd.Series) -> pd.Series:
@@ -551,11 +562,12 @@ def _as_table(obj: LoadedTable | pd.DataFrame, name: str, role: str) -> LoadedTa
             f"{type(obj).__name__}"
         )
     columns = [str(c) for c in obj.columns]
-    _check_header(list(columns), name)
+    what = f"{role} table {name!r}"
+    _check_header(list(columns), what, name)
     frame = obj.copy()
     frame.columns = columns
     frame = frame.reset_index(drop=True)
-    _check_rows(frame, name, role)
+    _check_rows(frame, what)
     hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy()
     digest = hashlib.sha256("\x1f".join(columns).encode() + hashed.tobytes()).hexdigest()
     raw = frame.astype("str").where(frame.notna(), "")
@@ -613,7 +625,7 @@ def _cast_column(s: pd.Series, kind: str, label: str, col: str) -> pd.Series:
             if len(bad):
                 examples = list(dict.fromkeys(bad.tolist()))[:5]
                 raise DataError(
-                    f"{label} column {col!r} must be numeric like in real; found "
+                    f"{label} column {col!r} must be numeric (its kind in the schema); found "
                     f"{len(bad)} values that are not numbers, e.g. {examples}"
                 )
             return numbers.astype("float64")

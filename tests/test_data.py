@@ -1,0 +1,329 @@
+"""Loading, typing, schema inference and alignment of tables (synthreview.data)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthreview.data import (
+    NA_MARKERS,
+    align,
+    infer_schema,
+    load_table,
+    missing_rates,
+    read_table,
+)
+from synthreview.errors import DataError
+from synthreview.schema import Schema
+
+DATA = Path(__file__).parent / "data"
+
+
+class Upload(io.BytesIO):
+    """What Streamlit's file_uploader hands over: a BytesIO with a ``name``."""
+
+    def __init__(self, data: bytes, name: str) -> None:
+        super().__init__(data)
+        self.name = name
+
+
+# --- bad input: one test per case ------------------------------------------------------------
+
+
+def test_empty_file():
+    with pytest.raises(DataError, match=r"real table 'empty' is empty"):
+        read_table(DATA / "empty.csv")
+
+
+def test_header_only():
+    with pytest.raises(DataError, match=r"'header_only' has a header but no data rows"):
+        read_table(DATA / "header_only.csv")
+
+
+def test_duplicated_column_names():
+    with pytest.raises(DataError, match=r"duplicated column names \['age'\]"):
+        read_table(DATA / "duplicate_columns.csv")
+
+
+def test_binary_content():
+    with pytest.raises(DataError, match=r"'binary' holds binary \(non-text\) content"):
+        read_table(DATA / "binary.csv")
+
+
+def test_ragged_rows_names_the_line():
+    with pytest.raises(DataError, match=r"ragged rows: line 4 has 2 fields, the header has 3"):
+        read_table(DATA / "ragged.csv")
+
+
+def test_ragged_row_with_too_many_fields():
+    with pytest.raises(DataError, match=r"line 3 has 4 fields, the header has 3"):
+        read_table(b"a,b,c\n1,2,3\n4,5,6,7\n8,9,10\n")
+
+
+def test_single_row():
+    with pytest.raises(DataError, match=r"only 1 data row; at least 2 rows are needed"):
+        read_table(DATA / "single_row.csv")
+
+
+def test_unparseable_parquet():
+    with pytest.raises(DataError, match=r"cannot be read as Parquet"):
+        read_table(b"PAR1 this is not really a parquet file PAR1", name="broken")
+
+
+def test_parquet_name_without_magic():
+    with pytest.raises(DataError, match=r"named like a Parquet file but does not start"):
+        read_table(Upload(b"a,b\n1,2\n3,4\n", "real.parquet"))
+
+
+def test_too_large_source_refused_before_reading():
+    class NoRead(Upload):
+        def read(self, *args):  # the guard must not read the content to learn the size
+            raise AssertionError("read() called")
+
+        getvalue = read
+
+    with pytest.raises(DataError, match=r"is 12 bytes; the limit is 5 bytes"):
+        read_table(NoRead(b"a,b\n1,2\n3,4\n", "big.csv"), max_bytes=5)
+
+
+def test_missing_path():
+    with pytest.raises(DataError, match=r"no file at"):
+        read_table(DATA / "does_not_exist.csv")
+
+
+# --- formats and encodings ---------------------------------------------------------------
+
+
+def test_bom_is_stripped():
+    table = read_table(DATA / "bom.csv")
+    assert list(table.frame.columns) == ["age", "sex"]
+    assert table.encoding == "utf-8"
+    assert not table.notices
+
+
+def test_latin1_fallback_is_reported():
+    table = read_table(DATA / "latin1.csv")
+    assert table.encoding == "latin-1"
+    assert table.frame["city"].tolist() == ["München", "Zürich", "Graz"]
+    assert any("latin-1" in n.message for n in table.notices)
+
+
+def test_semicolon_delimiter_with_decimal_commas():
+    table = read_table(DATA / "semicolon.csv")
+    assert table.delimiter == ";"
+    assert table.frame["weight"].tolist() == [72.5, 80.25, 66.0]
+    assert table.raw["weight"].tolist() == ["72,5", "80,25", "66"]
+    assert any("decimal commas" in n.message for n in table.notices)
+
+
+def test_tab_delimiter():
+    table = read_table(DATA / "tab.tsv")
+    assert (table.delimiter, table.source_format) == ("\t", "tsv")
+    assert table.frame.shape == (3, 3)
+    assert table.frame["age"].dtype == "float64"
+
+
+def test_quoted_delimiters_stay_in_their_field():
+    frame = load_table(b'name,n\n"Smith, J",1\n"Doe; A",2\n')
+    assert frame["name"].tolist() == ["Smith, J", "Doe; A"]
+
+
+def test_parquet_round_trip(tmp_path):
+    original = pd.DataFrame(
+        {"age": [39, 50, 38], "sex": ["Male", None, "Female"], "flag": [True, False, True]}
+    )
+    path = tmp_path / "people.parquet"
+    original.to_parquet(path)
+    table = read_table(path)
+    assert table.source_format == "parquet"
+    assert table.name == "people"
+    assert table.frame["age"].tolist() == [39.0, 50.0, 38.0]
+    assert table.frame["sex"].isna().tolist() == [False, True, False]
+    assert table.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_file_like_upload_matches_path():
+    data = (DATA / "adult_small.csv").read_bytes()
+    from_upload = read_table(Upload(data, "adult_small.csv"), role="synthetic")
+    from_path = read_table(DATA / "adult_small.csv")
+    assert from_upload.name == "adult_small"
+    assert from_upload.role == "synthetic"
+    assert from_upload.sha256 == from_path.sha256 == hashlib.sha256(data).hexdigest()
+    pd.testing.assert_frame_equal(from_upload.frame, from_path.frame)
+
+
+def test_gzip_compressed_csv():
+    data = gzip.compress((DATA / "tab.tsv").read_bytes())
+    table = read_table(Upload(data, "tab.tsv.gz"))
+    assert table.name == "tab"
+    assert table.frame.shape == (3, 3)
+
+
+def test_na_markers_become_missing_and_raw_keeps_text():
+    table = read_table(DATA / "na_markers.csv")
+    frame = table.frame
+    assert frame["age"].dropna().tolist() == [39.0, 41.0, 44.0, 45.0]
+    assert frame["age"].isna().tolist() == [False, True, False, False, False]
+    assert frame["workclass"].isna().tolist() == [False, True, True, False, True]
+    assert frame["score"].dtype == "float64"
+    assert frame["score"].isna().tolist() == [False, True, True, True, False]
+    assert table.raw["workclass"].tolist() == ["State-gov", "?", " N/A ", "Private", "NaN"]
+    assert {"", "?", "NA"} <= NA_MARKERS
+
+
+def test_default_name_is_file_stem():
+    assert read_table(DATA / "tab.tsv").name == "tab"
+    assert read_table(DATA / "tab.tsv", name="mine").name == "mine"
+
+
+# --- schema inference -----------------------------------------------------------------------
+
+
+def test_infer_schema_on_adult_like_table():
+    frame = load_table(DATA / "adult_small.csv")
+    n = len(frame)
+    frame = frame.assign(
+        record_id=[f"r{i:03d}" for i in range(n)],
+        row=np.arange(n, dtype="float64"),
+        visit=[f"2020-01-{1 + i % 28:02d}" for i in range(n)],
+        country_code=["US"] * n,
+        empty=pd.Series([np.nan] * n, dtype="str"),
+    )
+    kinds = infer_schema(frame).kinds
+    assert kinds["age"] == "numeric"
+    assert kinds["workclass"] == "categorical"
+    assert kinds["sex"] == "categorical"
+    assert kinds["income"] == "categorical"
+    assert kinds["record_id"] == "identifier"
+    assert kinds["row"] == "identifier"
+    assert kinds["visit"] == "datetime"
+    assert kinds["country_code"] == "constant"
+    assert kinds["empty"] == "constant"
+
+
+def test_binary_numeric_column_is_categorical():
+    frame = pd.DataFrame({"death": [0.0, 1.0, 0.0, 1.0], "x": [0.5, 1.5, 2.0, 3.0]})
+    assert dict(infer_schema(frame).kinds) == {"death": "categorical", "x": "numeric"}
+
+
+# --- alignment -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def adult():
+    return read_table(DATA / "adult_small.csv")
+
+
+def test_align_reorders_synthetic_columns(adult):
+    shuffled = adult.frame[adult.frame.columns[::-1]].iloc[:20]
+    review = align(adult, {"copula": shuffled})
+    assert list(review.synthetic["copula"].frame.columns) == list(adult.frame.columns)
+    assert review.candidates == ["copula"]
+    assert review.schema.columns == list(adult.frame.columns)
+
+
+def test_align_missing_columns(adult):
+    with pytest.raises(
+        DataError,
+        match=r"synthetic 'copula' is missing columns \['age'\]; "
+        r"expected the columns of real",
+    ):
+        align(adult, {"copula": adult.frame.drop(columns=["age"])})
+
+
+def test_align_extra_columns(adult):
+    extra = adult.frame.assign(leak="x")
+    with pytest.raises(DataError, match=r"synthetic 'copula' has extra columns \['leak'\]"):
+        align(adult, {"copula": extra})
+
+
+def test_align_holdout_with_different_columns(adult):
+    with pytest.raises(DataError, match=r"holdout is missing columns \['sex'\]"):
+        align(adult, adult.frame, holdout=adult.frame.drop(columns=["sex"]))
+
+
+def test_align_text_in_numeric_column():
+    real = read_table(b"age,sex,income\n39,Male,<=50K\n50,Female,>50K\n41,Male,<=50K\n")
+    synthetic = read_table(DATA / "synthetic_text_in_numeric.csv", role="synthetic")
+    with pytest.raises(
+        DataError,
+        match=r"synthetic 'synthetic_text_in_numeric' column 'age' "
+        r"must be numeric.*2 values.*\['forty', 'old'\]",
+    ):
+        align(real, synthetic)
+
+
+def test_align_unseen_categories_notice(adult):
+    synthetic = adult.frame.copy()
+    synthetic.loc[:4, "race"] = "Martian"
+    review = align(adult, {"copula": synthetic})
+    notes = [n for n in review.notices if n.column == "race" and n.table == "copula"]
+    assert len(notes) == 1
+    assert "never seen in real" in notes[0].message and "Martian" in notes[0].message
+
+
+def test_align_all_missing_column_notice(adult):
+    synthetic = adult.frame.copy()
+    synthetic["occupation"] = np.nan
+    review = align(adult, [synthetic])
+    assert any(
+        n.column == "occupation" and "all missing" in n.message and n.table == "synthetic_1"
+        for n in review.notices
+    )
+    rates = missing_rates(review)
+    assert rates.loc["occupation", "synthetic_1"] == 1.0
+    assert rates.loc["workclass", "real"] == pytest.approx(2 / 40)
+
+
+def test_align_missing_rate_notices(adult):
+    review = align(adult, adult)
+    columns = {n.column for n in review.notices if "missing values" in n.message}
+    assert columns == {"workclass", "occupation", "native_country"}
+
+
+def test_align_duplicate_candidate_names(adult):
+    review = align(adult, [adult, adult, adult.frame])
+    assert review.candidates == ["adult_small", "adult_small-2", "synthetic_3"]
+
+
+def test_align_casts_synthetic_numbers_and_categories():
+    real = read_table(b"age,flag\n39,0\n50,1\n41,0\n")
+    synthetic = pd.DataFrame({"age": ["40", "51.5"], "flag": [1.0, 0.0]})
+    review = align(real, {"gen": synthetic})
+    assert review.schema.kinds["flag"] == "categorical"
+    assert review.synthetic["gen"].frame["age"].tolist() == [40.0, 51.5]
+    assert review.synthetic["gen"].frame["flag"].tolist() == ["1", "0"]
+    assert review.real.frame["flag"].tolist() == ["0", "1", "0"]
+    assert not [n for n in review.notices if "never seen" in n.message]
+
+
+def test_align_schema_override_round_trips(adult):
+    review = align(adult, adult)
+    schema = review.schema.with_kinds({"education_num": "categorical"})
+    again = align(review.real, list(review.synthetic.values()), schema=schema)
+    assert again.real.frame["education_num"].iloc[0] == "13"
+    back = align(
+        again.real,
+        list(again.synthetic.values()),
+        schema=schema.with_kinds({"education_num": "numeric"}),
+    )
+    assert back.real.frame["education_num"].iloc[0] == 13.0
+
+
+def test_align_rejects_schema_with_other_columns(adult):
+    with pytest.raises(DataError, match=r"schema columns .* must equal the columns of real"):
+        align(adult, adult, schema=Schema({"age": "numeric"}))
+
+
+def test_align_wraps_dataframes_with_content_digest():
+    frame = pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"]})
+    review = align(frame, frame.copy())
+    assert review.real.sha256 == review.synthetic["synthetic_1"].sha256
+    other = align(frame.assign(a=[1.0, 3.0]), frame)
+    assert other.real.sha256 != review.real.sha256
