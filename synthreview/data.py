@@ -18,6 +18,7 @@ Typing rules (shared by every table so they compare like with like):
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import hashlib
@@ -105,11 +106,11 @@ def read_table(
     else:
         if not data.strip():
             raise DataError(f"{what} is empty; expected a header row and data rows")
-        text, encoding, notices = _decode_text(data, what, label)
-        delimiter = _sniff_delimiter(
-            text, prefer_tab=".tsv" in suffix_text or ".tab" in suffix_text
-        )
-        header, raw = _parse_delimited(text, delimiter, what)
+        utf8, head, encoding, notices = _decode_text(data, what, label)
+        del data  # the UTF-8 copy (or the same object) is all that is needed from here
+        prefer_tab = ".tsv" in suffix_text or ".tab" in suffix_text
+        delimiter = _sniff_delimiter(head, prefer_tab=prefer_tab)
+        header, raw = _parse_delimited(utf8, head, delimiter, what)
         notices += _check_header(header, what, label)
         raw.columns = header
         frame, typing_notices = _typed_frame(raw, decimal_comma=delimiter == ";", label=label)
@@ -343,69 +344,89 @@ def _read_parquet(
 
 _DELIMITERS = (",", ";", "\t", "|")
 _SNIFF_CHARS = 64 * 1024
+_HEAD_CHARS = 1024 * 1024
+_CHUNK_BYTES = 16 * 1024 * 1024
+_NEWLINE = b"\n"
 
 
-def _decode_text(data: bytes, what: str, label: str) -> tuple[str, str, list[Notice]]:
+def _decode_text(data: bytes, what: str, label: str) -> tuple[bytes, str, str, list[Notice]]:
+    """Return the content as UTF-8 bytes (no BOM), a decoded head, the encoding and notices."""
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         try:
-            return data.decode("utf-16"), "utf-16", []
+            text = data.decode("utf-16")
         except UnicodeDecodeError as exc:
             raise DataError(
                 f"{what} starts with a UTF-16 mark but does not decode as UTF-16: {exc}"
             ) from exc
-    head = data[: 64 * 1024]
+        return text.encode("utf-8"), text[:_HEAD_CHARS], "utf-16", []
+    head = data[:_HEAD_CHARS]
     # text files never hold NUL bytes; a few other control bytes mean binary content too
     controls = sum(head.count(bytes([b])) for b in (*range(0, 9), 11, 12, *range(14, 32)))
     if b"\x00" in head or controls > 0.01 * len(head):
         raise DataError(f"{what} holds binary (non-text) content; expected CSV, TSV or Parquet")
-    try:
-        return data.decode("utf-8-sig"), "utf-8", []
-    except UnicodeDecodeError as exc:
-        text = data.decode("latin-1")
-        notice = Notice(
-            "warning",
-            label,
-            f"{label!r} is not valid UTF-8 (byte {exc.start}); it "
-            "was read as latin-1, check accented characters",
-        )
-        return text, "latin-1", [notice]
+    body = data[3:] if data[:3] == b"\xef\xbb\xbf" else data
+    bad = _first_invalid_utf8(body)
+    if bad is None:
+        return body, body[:_HEAD_CHARS].decode("utf-8", errors="ignore"), "utf-8", []
+    text = body.decode("latin-1")
+    notice = Notice(
+        "warning",
+        label,
+        f"{label!r} is not valid UTF-8 (byte {bad}); it was read as latin-1, check accented "
+        "characters",
+    )
+    return text.encode("utf-8"), text[:_HEAD_CHARS], "latin-1", [notice]
+
+
+def _first_invalid_utf8(data: bytes) -> int | None:
+    # chunked so that a 2 GB upload is never held twice (bytes plus a str copy)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    for start in range(0, len(data), _CHUNK_BYTES):
+        try:
+            decoder.decode(
+                view[start : start + _CHUNK_BYTES], final=start + _CHUNK_BYTES >= len(data)
+            )
+        except UnicodeDecodeError as exc:
+            return start + exc.start
+    return None
 
 
 def _field_counts(lines: list[str], delimiter: str) -> list[int]:
     return [len(row) for row in csv.reader(lines, delimiter=delimiter) if row]
 
 
-def _sniff_delimiter(text: str, *, prefer_tab: bool) -> str:
-    sample = text[:_SNIFF_CHARS]
-    if len(text) > _SNIFF_CHARS and "\n" in sample:
+def _sniff_delimiter(head: str, *, prefer_tab: bool) -> str:
+    sample = head[:_SNIFF_CHARS]
+    if len(sample) == _SNIFF_CHARS and "\n" in sample:
         sample = sample[: sample.rindex("\n")]
     lines = sample.splitlines()[:200]
-
-    def consistency(delimiter: str) -> tuple[float, int]:
-        counts = _field_counts(lines, delimiter)
-        if not counts or counts[0] < 2:
-            return 0.0, 0
-        return sum(c == counts[0] for c in counts) / len(counts), counts[0]
-
-    if prefer_tab and consistency("\t")[0] == 1.0:
-        return "\t"
     try:
         sniffed = csv.Sniffer().sniff(sample, delimiters="".join(_DELIMITERS)).delimiter
     except csv.Error:
         sniffed = None
-    if sniffed is not None and consistency(sniffed)[0] == 1.0:
-        return sniffed
-    # Sniffer fails on quoted fields and short samples: fall back to the delimiter that gives
-    # the same field count on most lines, then the most fields
-    best = max(_DELIMITERS, key=consistency)
-    return best if consistency(best)[1] >= 2 else ","
+
+    def score(delimiter: str) -> tuple[float, int, bool, bool]:
+        counts = _field_counts(lines, delimiter)
+        if not counts or counts[0] < 2:
+            return 0.0, 0, False, False
+        consistent = sum(c == counts[0] for c in counts) / len(counts)
+        preferred = prefer_tab and delimiter == "\t"
+        return consistent, counts[0], preferred, delimiter == sniffed
+
+    # csv.Sniffer alone picks a delimiter that merely occurs in the text (a "|" inside every
+    # name); the header's field count must hold on every sampled line, then more fields win
+    best = max(_DELIMITERS, key=score)
+    return best if score(best)[1] >= 2 else ","
 
 
-def _parse_delimited(text: str, delimiter: str, what: str) -> tuple[list[str], pd.DataFrame]:
+def _parse_delimited(
+    utf8: bytes, head: str, delimiter: str, what: str
+) -> tuple[list[str], pd.DataFrame]:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    first = next(csv.reader(io.StringIO(text), delimiter=delimiter), None)
+    first = next(csv.reader(io.StringIO(head), delimiter=delimiter), None)
     if not first or not any(f.strip() for f in first):
         raise DataError(f"{what} has no header row; expected column names on line 1")
     header = [f.strip() for f in first]
@@ -418,7 +439,7 @@ def _parse_delimited(text: str, delimiter: str, what: str) -> tuple[list[str], p
     names = [f"c{i}" for i in range(len(header))]
     try:
         arrow = pacsv.read_csv(
-            io.BytesIO(text.encode("utf-8")),
+            pa.BufferReader(pa.py_buffer(utf8)),
             read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
             parse_options=pacsv.ParseOptions(
                 delimiter=delimiter, newlines_in_values=True, invalid_row_handler=on_bad_row
@@ -432,8 +453,8 @@ def _parse_delimited(text: str, delimiter: str, what: str) -> tuple[list[str], p
     except (pa.ArrowInvalid, UnicodeError) as exc:
         if bad_rows:
             row = bad_rows[0]
-            pos = text.find(row.text)
-            line = f"line {text.count(chr(10), 0, pos) + 1}" if pos >= 0 else "a line"
+            pos = utf8.find(row.text.encode("utf-8"))
+            line = f"line {utf8.count(_NEWLINE, 0, pos) + 1}" if pos >= 0 else "a line"
             raise DataError(
                 f"{what} has ragged rows: {line} has {row.actual_columns} fields, the "
                 f"header has {row.expected_columns} (delimiter {delimiter!r}): {row.text[:80]!r}"

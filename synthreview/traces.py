@@ -35,7 +35,7 @@ from typing import IO, Any, Literal
 import numpy as np
 import pandas as pd
 
-from synthreview.data import MAX_BYTES, read_table
+from synthreview.data import MAX_BYTES, _type_text_column, read_table
 from synthreview.errors import DataError
 from synthreview.schema import LoadedTable, Notice, Review, Schema
 
@@ -59,7 +59,7 @@ def _empty_dropped() -> pd.DataFrame:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays have no single truth value: compare by identity
 class Traces:
     """Equally long glucose traces in mg/dL.
 
@@ -96,6 +96,9 @@ class Traces:
                 f"traces {self.name!r} must be a 2-D array (n_traces, n_steps) with "
                 f"at least 2 steps; got shape {values.shape}"
             )
+        missing = {"source_id", "start", "filled_share"} - set(self.meta.columns)
+        if missing:
+            raise DataError(f"traces {self.name!r} meta lacks columns {sorted(missing)}")
         if len(self.meta) != values.shape[0]:
             raise DataError(
                 f"traces {self.name!r} meta has {len(self.meta)} rows; expected one "
@@ -261,8 +264,17 @@ def load_traces(
     if units not in ("auto", "mg/dL", "mmol/L"):
         raise DataError(f"units must be 'auto', 'mg/dL' or 'mmol/L'; got {units!r}")
     if isinstance(source, pd.DataFrame):
-        frame, label, digest, source_format = source, name or "traces", "", "memory"
-        digest = hashlib.sha256(pd.util.hash_pandas_object(source).to_numpy().tobytes()).hexdigest()
+        label, source_format = name or "traces", "memory"
+        hashed = pd.util.hash_pandas_object(source, index=False).to_numpy()
+        digest = hashlib.sha256(hashed.tobytes()).hexdigest()
+        # in-memory frames get the typing files get (NA markers, numbers written as text)
+        frame = source.apply(
+            lambda s: (
+                s
+                if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_datetime64_any_dtype(s)
+                else _type_text_column(s)
+            )
+        )
         notices: list[Notice] = []
     else:
         table = read_table(source, name=name, max_bytes=max_bytes)
@@ -275,7 +287,12 @@ def load_traces(
         glucose_col, columns, GLUCOSE_NAMES, "glucose_col", label, required=False
     )
     if fmt == "auto":
-        fmt = "long" if time_col and found_glucose else "wide"
+        # "HH:MM" step headers mean wide even when a column is called "date"
+        fmt = (
+            "wide"
+            if sum(bool(_HHMM.match(str(c))) for c in columns) >= 2 or not time_col
+            else "long"
+        )
     if fmt == "long":
         for arg, col, names in (
             ("time_col", time_col, TIME_NAMES),
@@ -660,7 +677,7 @@ def _finish(
             "info",
             label,
             f"{len(kept)} traces of {grid.shape[1]} steps kept, {len(dropped)} "
-            f"windows dropped; mean filled share {meta['filled_share'].mean():.1%}",
+            f"window(s) dropped; mean filled share {meta['filled_share'].mean():.1%}",
         ),
     ]
     return Traces(

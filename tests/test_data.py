@@ -134,6 +134,12 @@ def test_quoted_delimiters_stay_in_their_field():
     assert frame["name"].tolist() == ["Smith, J", "Doe; A"]
 
 
+def test_delimiter_inside_every_value_does_not_win():
+    table = read_table(b"name,dose,unit\nA|1,5,mg\nB|2,6,mg\nC|3,7,mg\n")
+    assert table.delimiter == ","
+    assert table.frame["name"].tolist() == ["A|1", "B|2", "C|3"]
+
+
 def test_parquet_round_trip(tmp_path):
     original = pd.DataFrame(
         {"age": [39, 50, 38], "sex": ["Male", None, "Female"], "flag": [True, False, True]}

@@ -78,7 +78,15 @@ def test_explicit_column_names():
 def test_unrecognised_columns():
     frame = full_day().rename(columns={"gl": "reading"})
     with pytest.raises(DataError, match=r"no glucose_col given and none of the columns"):
-        load_traces(frame, fmt="long")
+        load_traces(frame)
+
+
+def test_numbers_written_as_text_in_a_dataframe():
+    frame = full_day().astype({"gl": str})
+    frame.loc[3, "gl"] = "NA"
+    traces = load_traces(frame)
+    np.testing.assert_allclose(traces.values[0], ramp())
+    assert traces.meta["filled_share"].iloc[0] == pytest.approx(1 / 288)
 
 
 def test_readings_snap_to_nearest_grid_point_and_average():
