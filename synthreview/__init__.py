@@ -1,5 +1,41 @@
-"""synthreview: review synthetic tables and glucose traces before they leave the building."""
+"""synthreview: review synthetic tables and glucose traces before they leave the building.
+
+The public surface::
+
+    import synthreview as sr
+    review = sr.align(sr.read_table("train.csv"), [sr.read_table("synth.csv")],
+                      holdout=sr.read_table("holdout.csv"))
+    report = sr.evaluate(review, seed=0)
+    report.to_dict()
+"""
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
+
+from synthreview.data import align, infer_schema, load_table, missing_rates, read_table
+from synthreview.errors import ConfigError, DataError, UndefinedMetricWarning
+from synthreview.report import Report, ReviewOptions, evaluate
+from synthreview.schema import LoadedTable, Review, Schema
+from synthreview.traces import Traces, align_traces, load_traces
+
+__all__ = [
+    "ConfigError",
+    "DataError",
+    "LoadedTable",
+    "Report",
+    "Review",
+    "ReviewOptions",
+    "Schema",
+    "Traces",
+    "UndefinedMetricWarning",
+    "__version__",
+    "align",
+    "align_traces",
+    "evaluate",
+    "infer_schema",
+    "load_table",
+    "load_traces",
+    "missing_rates",
+    "read_table",
+]
