@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -433,3 +433,62 @@ def curated_review(review: Review, curations: Mapping[str, CurationResult]) -> R
 def _cut_traces(traces: Any, rows: np.ndarray) -> Any:
     meta = traces.meta.iloc[rows].reset_index(drop=True)
     return replace(traces, values=np.asarray(traces.values)[rows], meta=meta)
+
+
+def curated_context(context: Any, curations: Mapping[str, CurationResult]) -> Any:
+    """The fitted context of the original review, with curated candidates' rows cut.
+
+    Re-using the encoder and the embedding fitted on real data (instead of refitting them) keeps
+    "before" and "after" numbers in the same embedding space, so they differ only by the rows
+    removed, and skips the most expensive step.
+    """
+    if context is None:
+        return None
+    encoded, embedded = dict(context.encoded), dict(context.embedded)
+    for name, curation in curations.items():
+        for arrays in (encoded, embedded):
+            if name in arrays:
+                arrays[name] = np.asarray(arrays[name])[curation.kept_rows]
+    return replace(context, encoded=encoded, embedded=embedded)
+
+
+def evaluate_curated(
+    review: Review,
+    curations: Mapping[str, CurationResult],
+    *,
+    context: Any = None,
+    sections: Sequence[str] | None = None,
+    options: Any = None,
+    seed: int = 0,
+    device: str = "cpu",
+    progress: Any = None,
+) -> Any:
+    """Re-run ``report.evaluate`` on the curated candidates ("after curation" metrics).
+
+    Parameters
+    ----------
+    review : Review
+        The original review.
+    curations : mapping of str to CurationResult
+    context : report.Context, optional
+        The original report's context (``Report.context``); passed on with rows cut so the
+        embedding is not refitted.
+    sections, options, seed, device, progress
+        As for ``report.evaluate``; use the original report's values so numbers are comparable.
+
+    Returns
+    -------
+    report.Report
+        Candidates under their original names, holding the curated results.
+    """
+    from synthreview.report import ReviewOptions, evaluate
+
+    return evaluate(
+        curated_review(review, curations),
+        sections=sections,
+        options=options if options is not None else ReviewOptions(),
+        seed=seed,
+        device=device,
+        progress=progress,
+        context=curated_context(context, curations),
+    )

@@ -18,6 +18,7 @@ import json
 import platform
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from synthreview._results import to_jsonable
-from synthreview.audit import CurationResult, rule_overlaps, rule_summary
+from synthreview.audit import CurationResult, Thresholds, rule_overlaps, rule_summary
 from synthreview.schema import Schema
 
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
@@ -218,6 +219,7 @@ def release_dict(
     verdicts: Mapping[str, Any] | None = None,
     policy: Any = None,
     after: Mapping[str, Any] | None = None,
+    after_verdicts: Mapping[str, Any] | None = None,
     timestamp: datetime | None = None,
 ) -> dict[str, Any]:
     """``report.json`` content: the report plus audit, thresholds, verdicts, before/after.
@@ -225,8 +227,8 @@ def release_dict(
     Added top-level keys: ``audit`` ``{name: {thresholds, rules, overlaps, n_rows, n_removed}}``,
     ``curation`` ``{name: CurationResult.to_dict()}``, ``policy``, ``verdicts``
     ``{name: Verdicts.to_dict()}``, ``curated`` ``{name: candidate dict after curation}``
-    (from ``report.evaluate`` on ``audit.curated_review``), ``generated_at`` and
-    ``csv_formula_escaping``.
+    (from ``audit.evaluate_curated``), ``curated_verdicts`` (the policy applied to those),
+    ``generated_at`` and ``csv_formula_escaping``.
     """
     content = dict(report_dict)
     if audits:
@@ -248,6 +250,8 @@ def release_dict(
         content["verdicts"] = {name: v.to_dict() for name, v in verdicts.items()}
     if after:
         content["curated"] = dict(after)
+    if after_verdicts:
+        content["curated_verdicts"] = {name: v.to_dict() for name, v in after_verdicts.items()}
     content["generated_at"] = (timestamp or datetime.now(UTC)).isoformat(timespec="seconds")
     content["csv_formula_escaping"] = ESCAPE_STATEMENT
     return to_jsonable(content)
@@ -261,6 +265,7 @@ def build_release(
     verdicts: Mapping[str, Any] | None = None,
     policy: Any = None,
     after: Mapping[str, Any] | None = None,
+    after_verdicts: Mapping[str, Any] | None = None,
     schema: Schema | None = None,
     params: Mapping[str, Any] | None = None,
     figures: Sequence[Any] | None = None,
@@ -283,6 +288,7 @@ def build_release(
         verdicts=verdicts,
         policy=policy,
         after=after,
+        after_verdicts=after_verdicts,
         timestamp=moment,
     )
     files: dict[str, bytes] = {"report.json": dumps(content)}
@@ -340,3 +346,115 @@ def zip_bytes(files: Mapping[str, bytes]) -> bytes:
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, data)
     return buf.getvalue()
+
+
+@dataclass(frozen=True)
+class Release:
+    """All a release produces, in memory: the CLI writes ``files``, the dashboard serves them.
+
+    Attributes
+    ----------
+    files : dict of str to bytes
+        ``build_release`` output.
+    audits : dict of str to DataFrame
+    curations : dict of str to CurationResult
+        Empty unless curated.
+    verdicts, after_verdicts : dict of str to Verdicts
+        The policy applied to the candidates as submitted, and to their curated versions.
+    policy : Policy
+    """
+
+    files: dict[str, bytes]
+    audits: dict[str, pd.DataFrame]
+    curations: dict[str, CurationResult]
+    verdicts: dict[str, Any]
+    after_verdicts: dict[str, Any]
+    policy: Any
+
+    @property
+    def failed(self) -> dict[str, list[Any]]:
+        """Candidate -> the rules it fails (as submitted), for candidates that fail."""
+        return {n: v.failed for n, v in self.verdicts.items() if v.overall == "fail"}
+
+    @property
+    def exit_code(self) -> int:
+        """1 when any candidate as submitted fails the policy, else 0 (the CLI's contract).
+
+        Judged before curation on purpose: a generator that memorises must not pass because the
+        audit happened to strip most of its copies.
+        """
+        return 1 if self.failed else 0
+
+
+def review_release(
+    review: Any,
+    report: Any,
+    *,
+    policy: Any = None,
+    thresholds: Thresholds | Mapping[str, Thresholds] | None = None,
+    curate: bool = False,
+    params: Mapping[str, Any] | None = None,
+    device: str = "cpu",
+    progress: Any = None,
+    timestamp: datetime | None = None,
+) -> Release:
+    """Audit, optionally curate and re-evaluate, apply the policy and build every release file.
+
+    Parameters
+    ----------
+    review : Review
+    report : report.Report
+        From ``report.evaluate(review, ...)``; its seed, options, sections and context are re-used
+        for the "after curation" evaluation.
+    policy : Policy, optional
+        Default: ``policy.load_policy()``.
+    thresholds : Thresholds or mapping of candidate name to Thresholds, optional
+        Default per candidate: ``audit.default_thresholds(privacy)``.
+    curate : bool
+        Write curated files and before/after metrics.
+    """
+    from synthreview.audit import audit_table, default_thresholds, evaluate_curated
+    from synthreview.audit import curate as curate_table
+    from synthreview.policy import apply_policy, load_policy
+
+    policy = policy if policy is not None else load_policy()
+    content = report.to_dict()
+    verdicts = {n: apply_policy(policy, c) for n, c in content["candidates"].items()}
+    audits: dict[str, pd.DataFrame] = {}
+    for name, result in report.candidates.items():
+        if result.fidelity is None and result.privacy is None:
+            continue
+        chosen = thresholds.get(name) if isinstance(thresholds, Mapping) else thresholds
+        audits[name] = audit_table(
+            result.fidelity, result.privacy, chosen or default_thresholds(result.privacy)
+        )
+    curations: dict[str, CurationResult] = {}
+    after: dict[str, Any] = {}
+    after_verdicts: dict[str, Any] = {}
+    if curate and audits:
+        curations = {n: curate_table(review.synthetic[n], a) for n, a in audits.items()}
+        after_report = evaluate_curated(
+            review,
+            curations,
+            context=report.context,
+            sections=report.sections,
+            options=report.options,
+            seed=report.seed,
+            device=device,
+            progress=progress,
+        )
+        after = after_report.to_dict()["candidates"]
+        after_verdicts = {n: apply_policy(policy, c) for n, c in after.items()}
+    files = build_release(
+        content,
+        audits=audits,
+        curations=curations,
+        verdicts=verdicts,
+        policy=policy,
+        after=after,
+        after_verdicts=after_verdicts,
+        schema=review.schema,
+        params=params,
+        timestamp=timestamp,
+    )
+    return Release(files, audits, curations, verdicts, after_verdicts, policy)

@@ -357,6 +357,17 @@ def load_policy(path: str | Path | None = None) -> Policy:
     return _build(_parse(text, str(path)), default, path.name)
 
 
+def parse_policy(text: str | bytes, *, source: str = "uploaded policy") -> Policy:
+    """Like :func:`load_policy` for the content of a file (e.g. a dashboard upload)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ConfigError(f"policy {source} is not UTF-8 text") from None
+    default = load_policy()
+    return _build(_parse(text, source), default, source)
+
+
 def apply_policy(policy: Policy, candidate: Mapping[str, Any]) -> Verdicts:
     """Verdict of every enabled rule for one candidate, and the overall verdict.
 

@@ -1,0 +1,182 @@
+"""AppTest of the "Audit & export" page: thresholds, live preview, confirmation dialog, downloads.
+
+The engine sections are replaced by a small fixed report (the page only reads results), so the
+page logic is covered in a second; ``test_audit_engine.py`` runs the page on real results.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+from unittest.mock import patch
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import app_state
+from synthreview.data import align, read_table
+from synthreview.report import CandidateResult, Report, ReviewOptions, describe_inputs
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+N = 12
+CSV = "a,b,note\n" + "".join(f"{i},{i * 1.5:.2f},{'=x' if i == 3 else 'ok'}\n" for i in range(N))
+
+
+@dataclass(frozen=True)
+class FakeSamples:
+    alpha_level: np.ndarray
+    authentic: np.ndarray
+
+
+@dataclass(frozen=True)
+class FakeFidelity:
+    samples: FakeSamples
+    ip_alpha: float = 0.9
+    ir_beta: float = 0.8
+    authenticity: float = 0.6
+    curve: list = field(default_factory=lambda: [0.0, 0.5, 1.0])
+
+    def to_dict(self):
+        return {
+            "ip_alpha": self.ip_alpha, "ir_beta": self.ir_beta, "authenticity": self.authenticity,
+            "alpha_precision_curve": {"alpha": self.curve, "value": [0.0, 0.45, 0.9]},
+            "beta_recall_curve": {"beta": self.curve, "value": [0.0, 0.4, 0.8]},
+            "holdout_reference": {"ip_alpha": 0.95, "ir_beta": 0.9, "authenticity": 0.62},
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FakeDCR:
+    synthetic_to_train: np.ndarray
+    synthetic_to_holdout: np.ndarray
+    exact_copy: np.ndarray
+    holdout_to_train: np.ndarray
+
+
+@dataclass(frozen=True)
+class FakePrivacy:
+    dcr: FakeDCR
+    mia: float = 0.55
+
+    def to_dict(self):
+        return {
+            "membership_inference": [{"attack": "nn", "auc": self.mia}],
+            "dcr": {"share_closer_to_train": 0.52},
+        }
+
+
+def small_review():
+    real = read_table(io.BytesIO(CSV.encode()), name="real", role="real")
+    cand = read_table(io.BytesIO(CSV.encode()), name="cand", role="synthetic")
+    other = read_table(io.BytesIO(CSV.encode()), name="other", role="synthetic")
+    return align(real, {"cand": cand, "other": other})
+
+
+def fake_report(review, *, mia=0.55):
+    alpha = np.linspace(0.05, 1.0, N)  # rows 11 (1.0) and 10 (0.91...) lie outside α = 0.9
+    authentic = np.ones(N, bool)
+    authentic[0] = False
+    fidelity = FakeFidelity(FakeSamples(alpha, authentic))
+    privacy = FakePrivacy(
+        FakeDCR(np.full(N, 2.0), np.full(N, 2.0), np.eye(1, N, 5, dtype=bool)[0],
+                np.linspace(0.5, 3.0, 50)),
+        mia=mia,
+    )  # fmt: skip
+    candidates = {
+        name: CandidateResult(name=name, fidelity=fidelity, privacy=privacy)
+        for name in review.candidates
+    }
+    return Report(inputs=describe_inputs(review), candidates=candidates, options=ReviewOptions(),
+                  seed=0, sections=("fidelity", "privacy"))  # fmt: skip
+
+
+def open_page(review, report, page="pages/audit.py"):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state[app_state.REVIEW_KEY] = review
+    at.run()
+    at.switch_page(page)
+    return at
+
+
+@pytest.fixture
+def patched():
+    review = small_review()
+    report = fake_report(review)
+    after = fake_report(review, mia=0.5)
+    with (
+        patch("app_state.get_report", return_value=report),
+        patch("synthreview.audit.evaluate_curated", return_value=after) as evaluate,
+    ):
+        yield review, report, evaluate
+
+
+def test_preview_follows_thresholds(patched):
+    review, _, _ = patched
+    at = open_page(review, None).run()
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    # α = 0.95: only row 11 (α-level 1.0) is outside; row 0 unauthentic; row 5 exact copy
+    assert metrics["outside α-support"] == "1"
+    assert metrics["unauthentic"] == "1"
+    assert metrics["exact copy of a training row"] == "1"
+    assert metrics["removed by any rule"] == "3"
+    at.slider(key="audit_alpha").set_value(0.9).run()
+    assert {m.label: m.value for m in at.metric}["outside α-support"] == "2"
+    at.checkbox(key="audit_drop_unauthentic").uncheck().run()
+    assert {m.label: m.value for m in at.metric}["removed by any rule"] == "3"
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 1  # overlap bars
+    assert not at.download_button  # nothing to download before confirmation
+
+
+def test_confirm_dialog_then_downloads(patched):
+    review, _, evaluate = patched
+    at = open_page(review, None).run()
+    at.button(key="audit_curate").click().run()
+    assert at.session_state["audit_dialog_open"]
+    at.button(key="audit_confirm").click().run()
+    assert not at.exception
+    assert not at.session_state["audit_dialog_open"]
+    keys = {b.key for b in at.download_button}
+    assert keys == {
+        "audit_download_csv", "audit_download_parquet", "audit_download_audit",
+        "audit_download_removed", "audit_download_report_json", "audit_download_report_html",
+        "audit_download_manifest", "audit_download_zip",
+    }  # fmt: skip
+    assert evaluate.call_count == 1
+    assert len(at.get("plotly_chart")) == 4  # overlaps, α curve, β curve, before/after bars
+    # changing a threshold withdraws the confirmation
+    at.slider(key="audit_alpha").set_value(0.8).run()
+    assert not at.download_button
+
+
+def test_cancel_closes_dialog(patched):
+    review, _, _ = patched
+    at = open_page(review, None).run()
+    at.button(key="audit_curate").click().run()
+    at.button(key="audit_cancel").click().run()
+    assert not at.session_state["audit_dialog_open"]
+    assert not at.download_button
+    assert not at.exception
+
+
+def test_page_without_data_warns():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state[app_state.REVIEW_KEY] = None
+    at.session_state["_demo_autoloaded"] = True
+    at.run()
+    at.switch_page("pages/audit.py").run()
+    assert not at.exception
+    assert at.warning and "No data loaded" in at.warning[0].value
+
+
+def test_removed_rows_table_lists_reasons(patched):
+    review, _, _ = patched
+    at = open_page(review, None).run()
+    removed = at.dataframe[0].value
+    assert isinstance(removed, pd.DataFrame)
+    assert list(removed["row"]) == [0, 5, 11]
+    assert removed.loc[removed["row"] == 0, "reasons"].item() == "unauthentic"
