@@ -33,6 +33,8 @@ from typing import IO, Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from synthreview.errors import DataError
 from synthreview.schema import KINDS, LoadedTable, Notice, Review, Schema
@@ -41,6 +43,7 @@ from synthreview.schema import KINDS, LoadedTable, Notice, Review, Schema
 NA_MARKERS: frozenset[str] = frozenset(
     {"", *"NA N/A n/a #N/A NaN nan NAN NaT <NA> null NULL Null nil None ? - .".split()}
 )
+_NA_ARROW = pa.array(sorted(NA_MARKERS))
 MAX_BYTES = 2 * 1024**3
 #: share of values that must parse as dates for a text column to be a datetime column
 DATETIME_SHARE = 0.95
@@ -49,6 +52,7 @@ IDENTIFIER_MIN_ROWS = 20
 _ID_NAME = re.compile(r"^(id|uuid|guid|key|index|row_?id|record_?id)$|(^|_)id$|^id_", re.I)
 _DATE_LIKE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|^\d{4}-?\d{2}-?\d{2}T|^\d{1,2}:\d{2}")
 _ROLES = ("real", "holdout", "synthetic")
+_PANDAS_INDEX = re.compile(r"__index_level_\d+__")
 _DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+([eE][+-]?\d+)?|[+-]?\d+")
 
 
@@ -104,10 +108,10 @@ def read_table(
             "with the Parquet magic bytes 'PAR1'; the file is damaged or not Parquet"
         )
     else:
-        if not data.strip():
+        if not data[:4096].strip() and not data.strip():  # full strip only when the head is blank
             raise DataError(f"{what} is empty; expected a header row and data rows")
         utf8, head, encoding, notices = _decode_text(data, what, label)
-        del data  # the UTF-8 copy (or the same object) is all that is needed from here
+        del data  # for BOM or latin-1 input only the UTF-8 copy is needed from here
         prefer_tab = ".tsv" in suffix_text or ".tab" in suffix_text
         delimiter = _sniff_delimiter(head, prefer_tab=prefer_tab)
         header, raw = _parse_delimited(utf8, head, delimiter, what)
@@ -323,11 +327,13 @@ def _read_parquet(
         arrow = pq.read_table(io.BytesIO(data))
     except Exception as exc:  # pyarrow raises several unrelated types for damaged files
         raise DataError(f"{what} cannot be read as Parquet: {exc}") from exc
+    # pandas' stored index is not data: a RangeIndex is metadata only, other indexes are
+    # columns named "__index_level_<i>__"
+    arrow = arrow.drop_columns([c for c in arrow.column_names if _PANDAS_INDEX.fullmatch(c)])
     names = [str(c) for c in arrow.column_names]
     notices = _check_header(names, what, label)
-    raw = arrow.to_pandas()
+    raw = arrow.to_pandas(ignore_metadata=True)
     raw.columns = names
-    raw = raw.reset_index(drop=True)
     typed: dict[str, pd.Series] = {}
     for col in names:
         s = raw[col]
@@ -423,7 +429,6 @@ def _sniff_delimiter(head: str, *, prefer_tab: bool) -> str:
 def _parse_delimited(
     utf8: bytes, head: str, delimiter: str, what: str
 ) -> tuple[list[str], pd.DataFrame]:
-    import pyarrow as pa
     import pyarrow.csv as pacsv
 
     first = next(csv.reader(io.StringIO(head), delimiter=delimiter), None)
@@ -518,15 +523,28 @@ def _typed_frame(
 
 
 def _type_text_column(values: pd.Series) -> pd.Series:
-    text = values.astype("str").str.strip()
-    text = text.where(~text.isin(NA_MARKERS))
-    present = text.notna()
-    if not present.any():
-        return text
-    numbers = pd.to_numeric(text, errors="coerce")
-    if numbers[present].notna().all():
-        return numbers.astype("float64")
-    return text
+    masked = _strip_na(values)
+    if masked.null_count < len(masked):
+        try:
+            numbers = pc.cast(masked, pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass  # some value is not a number: a text column
+        else:
+            return pd.Series(numbers.to_numpy(zero_copy_only=False), index=values.index)
+    return _text_series(masked, values.index)
+
+
+def _text_series(array: pa.Array, index: pd.Index) -> pd.Series:
+    out = array.to_pandas().astype("str")
+    out.index = index  # set, not passed to the constructor, which would realign by label
+    return out
+
+
+def _strip_na(values: pd.Series) -> pa.Array:
+    """Stripped text with NA markers as nulls, as an Arrow array (vectorised in C++)."""
+    text = values if values.dtype == "str" else values.astype("str").where(values.notna())
+    stripped = pc.utf8_trim_whitespace(pa.array(text, from_pandas=True))
+    return pc.if_else(pc.is_in(stripped, value_set=_NA_ARROW), None, stripped)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -639,28 +657,32 @@ def _cast_table(table: LoadedTable, schema: Schema, label: str) -> LoadedTable:
 def _cast_column(s: pd.Series, kind: str, label: str, col: str) -> pd.Series:
     if kind == "numeric":
         if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
-            text = s.astype("str").str.strip().where(s.notna())
-            text = text.where(~text.isin(NA_MARKERS))
-            numbers = pd.to_numeric(text, errors="coerce")
-            bad = text[text.notna() & numbers.isna()]
+            numbers = _type_text_column(s)
+            if numbers.dtype == "float64":
+                return numbers
+            text = _text_series(_strip_na(s), s.index)
+            bad = text[text.notna() & pd.to_numeric(text, errors="coerce").isna()]
             if len(bad):
                 examples = list(dict.fromkeys(bad.tolist()))[:5]
                 raise DataError(
                     f"{label} column {col!r} must be numeric (its kind in the schema); found "
                     f"{len(bad)} values that are not numbers, e.g. {examples}"
                 )
-            return numbers.astype("float64")
         return s.astype("float64")
     if kind == "categorical":
         if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
-            return s.map(_number_text, na_action="ignore").astype("str").where(s.notna())
+            return _number_text(s)
         return s.astype("str").where(s.notna())
     return s
 
 
-def _number_text(x: float) -> str:
-    # real "1" and synthetic "1.0" must be the same category
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
+def _number_text(s: pd.Series) -> pd.Series:
+    # real "1" and synthetic "1.0" must be the same category: whole numbers lose their ".0"
+    values = s.to_numpy(dtype="float64", na_value=np.nan)
+    whole = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2**53)
+    text = values.astype(str).astype(object)
+    text[whole] = values[whole].astype(np.int64).astype(str)
+    return pd.Series(text, index=s.index, dtype="str").where(s.notna())
 
 
 def _alignment_notices(
@@ -669,7 +691,7 @@ def _alignment_notices(
     notices: list[Notice] = []
     real = tables["real"].frame
     for col in schema.categorical:
-        seen = set(real[col].dropna())
+        seen = real[col].dropna().unique()
         for key, table in tables.items():
             if key == "real":
                 continue
