@@ -1,0 +1,257 @@
+"""Figures of the glucose review (GlucoSynth figures 5, 6 and 18): plotly only, no Streamlit.
+
+Every builder takes result objects or trace arrays and returns a ``plotly.graph_objects.Figure``
+styled with :func:`synthreview.figures._style.apply_style`. Sources are coloured like the rest
+of the dashboard: real blue, holdout grey, candidates from :func:`palette`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+from sklearn.decomposition import PCA
+
+from synthreview.embeddings.lstm_autoencoder import fill_gaps
+from synthreview.figures._style import apply_style, source_color
+
+#: the fixed colour scale of every heatmap (GlucoSynth appendix C.1), mg/dL
+HEATMAP_RANGE_MG_DL = (40.0, 400.0)
+#: zone boundaries of the Clarke error grid as drawn by Tsue's port (reference x, prediction y)
+CLARKE_LINES: tuple[tuple[tuple[float, float], tuple[float, float]], ...] = (
+    ((0, 175 / 3), (70, 70)),
+    ((175 / 3, 400 / 1.2), (70, 400)),
+    ((70, 70), (84, 400)),
+    ((0, 70), (180, 180)),
+    ((70, 290), (180, 400)),
+    ((70, 70), (0, 56)),
+    ((70, 400), (56, 320)),
+    ((180, 180), (0, 70)),
+    ((180, 400), (70, 70)),
+    ((240, 240), (70, 180)),
+    ((240, 400), (180, 180)),
+    ((130, 180), (0, 70)),
+)
+_CLARKE_LABELS = (
+    (30, 15, "A"),
+    (370, 260, "B"),
+    (280, 370, "B"),
+    (160, 370, "C"),
+    (160, 15, "C"),
+    (30, 140, "D"),
+    (370, 120, "D"),
+    (30, 370, "E"),
+    (370, 15, "E"),
+)
+
+
+def _colors(sources: Sequence[str]) -> dict[str, str]:
+    candidates = [s for s in sources if s not in ("real", "holdout")]
+    return {s: source_color(s, candidates) for s in sources}
+
+
+def _time_labels(n_steps: int, step_minutes: float) -> list[str]:
+    minutes = (np.arange(n_steps) * step_minutes).astype(int)
+    return [f"{(m // 60) % 24:02d}:{m % 60:02d}" for m in minutes]
+
+
+def trace_heatmaps(
+    traces: Mapping[str, np.ndarray],
+    *,
+    n_traces: int = 100,
+    step_minutes: float = 5.0,
+    seed: int = 0,
+) -> go.Figure:
+    """Heatmaps of ``n_traces`` random traces per source, side by side (GlucoSynth fig. 5).
+
+    Rows are traces, columns time of day; one colour scale fixed to 40-400 mg/dL for every
+    panel so colours compare across sources. Rows are a seeded sample, in their input order.
+    """
+    names = list(traces)
+    fig = make_subplots(
+        rows=1, cols=len(names), subplot_titles=names, shared_yaxes=True, horizontal_spacing=0.02
+    )
+    rng = np.random.default_rng(seed)
+    lo, hi = HEATMAP_RANGE_MG_DL
+    for col, name in enumerate(names, start=1):
+        values = np.asarray(traces[name], dtype=np.float64)
+        rows = np.sort(rng.choice(len(values), size=min(n_traces, len(values)), replace=False))
+        fig.add_trace(
+            go.Heatmap(
+                z=values[rows],
+                x=_time_labels(values.shape[1], step_minutes),
+                y=np.arange(1, len(rows) + 1),
+                zmin=lo,
+                zmax=hi,
+                colorscale="Viridis",
+                coloraxis="coloraxis",
+                hovertemplate="%{x}<br>trace %{y}<br>%{z:.0f} mg/dL<extra>" + name + "</extra>",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.update_xaxes(title_text="time of day", nticks=7, row=1, col=col)
+    fig.update_yaxes(title_text="trace", row=1, col=1)
+    fig.update_layout(
+        coloraxis={"cmin": lo, "cmax": hi, "colorscale": "Viridis", "colorbar": {"title": "mg/dL"}}
+    )
+    return apply_style(fig, title="100 random traces per source", height=460)
+
+
+def variance_distributions(samples: Mapping[str, pd.DataFrame]) -> go.Figure:
+    """Distribution of per-trace glucose variance per source (GlucoSynth fig. 6)."""
+    colors = _colors(list(samples))
+    fig = go.Figure()
+    for name, frame in samples.items():
+        fig.add_trace(
+            go.Histogram(
+                x=frame["variance"],
+                name=name,
+                histnorm="probability density",
+                opacity=0.55,
+                marker_color=colors[name],
+                nbinsx=40,
+            )
+        )
+    fig.update_layout(
+        barmode="overlay", xaxis_title="per-trace variance (mg/dL)²", yaxis_title="density"
+    )
+    return apply_style(fig, title="Per-trace variance")
+
+
+def trace_pca(
+    traces: Mapping[str, np.ndarray], *, max_points: int = 2000, seed: int = 0
+) -> go.Figure:
+    """Traces projected on the first two principal components of the real traces."""
+    if "real" not in traces:
+        raise ValueError(f"traces must include 'real'; got {list(traces)}")
+    pca = PCA(n_components=2, random_state=seed).fit(fill_gaps(traces["real"]))
+    colors = _colors(list(traces))
+    rng = np.random.default_rng(seed)
+    fig = go.Figure()
+    for name, values in traces.items():
+        values = fill_gaps(values)
+        if len(values) > max_points:
+            values = values[np.sort(rng.choice(len(values), max_points, replace=False))]
+        z = pca.transform(values)
+        fig.add_trace(
+            go.Scatter(
+                x=z[:, 0],
+                y=z[:, 1],
+                mode="markers",
+                name=name,
+                marker={"color": colors[name], "size": 6, "opacity": 0.6},
+            )
+        )
+    ratio = pca.explained_variance_ratio_
+    fig.update_layout(
+        xaxis_title=f"PC1 ({100 * ratio[0]:.0f} % of real variance)",
+        yaxis_title=f"PC2 ({100 * ratio[1]:.0f} %)",
+    )
+    return apply_style(fig, title="PCA of traces (fitted on real)")
+
+
+def clarke_grid(
+    reference: np.ndarray,
+    prediction: np.ndarray,
+    *,
+    title: str = "Clarke error grid",
+    color: str = "#d62728",
+    max_points: int = 3000,
+    seed: int = 0,
+) -> go.Figure:
+    """Scatter of predictions against reference values with the Clarke zone boundaries.
+
+    At most ``max_points`` pairs (a seeded sample) are drawn to keep the page light; the zone
+    percentages are computed on all pairs elsewhere.
+    """
+    r = np.asarray(reference, dtype=np.float64)
+    p = np.asarray(prediction, dtype=np.float64)
+    if len(r) > max_points:
+        keep = np.sort(np.random.default_rng(seed).choice(len(r), max_points, replace=False))
+        r, p = r[keep], p[keep]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=r,
+            y=p,
+            mode="markers",
+            name="forecasts",
+            marker={"color": color, "size": 4, "opacity": 0.5},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[0, 400],
+            y=[0, 400],
+            mode="lines",
+            name="perfect",
+            line={"color": "black", "dash": "dot", "width": 1},
+        )
+    )
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for (x0, x1), (y0, y1) in CLARKE_LINES:
+        xs += [x0, x1, None]
+        ys += [y0, y1, None]
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="lines",
+            name="zone boundaries",
+            line={"color": "black", "width": 1.5},
+            hoverinfo="skip",
+        )
+    )
+    for x, y, text in _CLARKE_LABELS:
+        fig.add_annotation(x=x, y=y, text=f"<b>{text}</b>", showarrow=False, font={"size": 18})
+    fig.update_xaxes(range=[0, 400], title_text="reference glucose (mg/dL)")
+    fig.update_yaxes(
+        range=[0, 400], title_text="predicted glucose (mg/dL)", scaleanchor="x", scaleratio=1
+    )
+    return apply_style(fig, title=title, height=520)
+
+
+def clarke_zone_bars(percent: Mapping[str, Mapping[str, float]]) -> go.Figure:
+    """Stacked zone shares (%) per model, e.g. ``{"TRTR": {...}, "copula (TSTR)": {...}}``."""
+    zone_colors = {"A": "#2ca02c", "B": "#98df8a", "C": "#ffbf00", "D": "#ff7f0e", "E": "#d62728"}
+    names = list(percent)
+    fig = go.Figure()
+    for zone, color in zone_colors.items():
+        fig.add_trace(
+            go.Bar(
+                y=names,
+                x=[percent[n][zone] for n in names],
+                name=zone,
+                orientation="h",
+                marker_color=color,
+            )
+        )
+    fig.update_layout(barmode="stack", xaxis_title="% of forecasts", xaxis_range=[0, 100])
+    return apply_style(fig, title="Clarke zones", height=140 + 40 * len(names))
+
+
+def forecast_rmse(rmse: Mapping[str, float], *, trtr_rmse: float) -> go.Figure:
+    """TSTR RMSE per candidate as bars, TRTR RMSE as the reference line (lower is better)."""
+    names = list(rmse)
+    colors = _colors(names)
+    fig = go.Figure(
+        go.Bar(
+            x=names,
+            y=[rmse[n] for n in names],
+            name="TSTR",
+            marker_color=[colors[n] for n in names],
+        )
+    )
+    fig.add_hline(
+        y=trtr_rmse,
+        line_dash="dash",
+        line_color=source_color("real", []),
+        annotation_text=f"TRTR {trtr_rmse:.1f}",
+    )
+    fig.update_layout(yaxis_title="RMSE (mg/dL), lower is better", showlegend=False)
+    return apply_style(fig, title="Forecasting RMSE: train on synthetic, test on real")
