@@ -261,6 +261,8 @@ def load_traces(
         raise DataError(f"window must be 'day' or an int of at least 2 steps; got {window!r}")
     if not 0 <= max_missing_share <= 1:
         raise DataError(f"max_missing_share must be in [0, 1]; got {max_missing_share!r}")
+    if not isinstance(step_minutes, int) or step_minutes < 1 or 1440 % step_minutes:
+        raise DataError(f"step_minutes must be a whole divisor of 1440; got {step_minutes!r}")
     if units not in ("auto", "mg/dL", "mmol/L"):
         raise DataError(f"units must be 'auto', 'mg/dL' or 'mmol/L'; got {units!r}")
     if isinstance(source, pd.DataFrame):
@@ -311,9 +313,10 @@ def load_traces(
                 f"{found_glucose!r}" + ("" if id_col else " (no id column: one subject)"),
             )
         )
-        ids, starts, grid, step = _long_grid(
+        ids, starts, grid, step, grid_notices = _long_grid(
             frame, id_col, time_col, found_glucose, window, step_minutes, label
         )
+        notices += grid_notices
     elif fmt == "wide":
         ids, starts, grid, step = _wide_grid(frame, id_col, time_col, step_minutes, label)
         notices.append(
@@ -490,7 +493,16 @@ def _long_grid(
     times = _parse_times(frame[time_col], time_col, label)
     glucose = _numeric_glucose(frame[glucose_col], glucose_col, label)
     ids = _id_strings(frame[id_col]) if id_col else pd.Series(label, index=frame.index)
-    keep = times.notna().to_numpy() & ~np.isnan(glucose)
+    keep = times.notna().to_numpy() & ~np.isnan(glucose) & ids.notna().to_numpy()
+    notices = []
+    if not keep.all():
+        notices.append(
+            Notice(
+                "info",
+                label,
+                f"{int((~keep).sum())} rows without an id, a time or a glucose value were skipped",
+            )
+        )
     readings = pd.DataFrame(
         {
             "id": ids[keep].to_numpy(),
@@ -499,6 +511,17 @@ def _long_grid(
         }
     )
     per_slot = readings.groupby(["id", "slot"], sort=True)["gl"].mean()
+    slots = per_slot.index.to_frame(index=False)
+    interval = slots.groupby("id")["slot"].diff().median()
+    if pd.notna(interval) and interval > pd.Timedelta(minutes=1.5 * step):
+        notices.append(
+            Notice(
+                "warning",
+                label,
+                f"readings come every {interval.total_seconds() / 60:g} min (median), not every "
+                f"{step} min; the grid points between readings are filled like gaps",
+            )
+        )
     step_td = pd.Timedelta(minutes=step)
     n_steps = 1440 // step if window == "day" else int(window)
     out_ids, out_starts, rows = [], [], []
@@ -514,7 +537,7 @@ def _long_grid(
         out_starts += list(origin + step_td * n_steps * np.arange(n_windows))
     if not rows:
         raise DataError(f"traces {label!r} has no readings with both a time and a glucose value")
-    return out_ids, out_starts, np.vstack(rows), step
+    return out_ids, out_starts, np.vstack(rows), step, notices
 
 
 def _id_strings(s: pd.Series) -> pd.Series:

@@ -100,6 +100,14 @@ def test_readings_snap_to_nearest_grid_point_and_average():
     assert traces.meta["filled_share"].iloc[0] == 0.0
 
 
+def test_sparser_sampling_is_interpolated_and_reported():
+    every_15 = day_readings({m: 100 + m / 10 for m in range(0, 1440, 15)})
+    traces = load_traces(every_15)
+    np.testing.assert_allclose(traces.values[0, :-2], ramp()[:-2])
+    assert traces.meta["filled_share"].iloc[0] == pytest.approx(2 / 3)
+    assert any("every 15 min" in n.message for n in traces.notices)
+
+
 def test_mmol_per_litre_is_converted():
     mg = pd.read_csv(DATA / "cgm_one_subject.csv")
     mmol = mg.assign(glucose=(mg["glucose"] / MG_DL_PER_MMOL_L).round(2))
