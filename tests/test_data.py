@@ -142,7 +142,12 @@ def test_delimiter_inside_every_value_does_not_win():
 
 def test_parquet_round_trip(tmp_path):
     original = pd.DataFrame(
-        {"age": [39, 50, 38], "sex": ["Male", None, "Female"], "flag": [True, False, True]}
+        {
+            "age": [39, 50, 38],
+            "sex": ["Male", None, "Female"],
+            "flag": [True, False, True],
+            "seen": pd.to_datetime(["2020-01-01", "2020-02-01", "2021-03-01"]),
+        }
     )
     path = tmp_path / "people.parquet"
     original.to_parquet(path)
@@ -152,6 +157,12 @@ def test_parquet_round_trip(tmp_path):
     assert table.frame["age"].tolist() == [39.0, 50.0, 38.0]
     assert table.frame["sex"].isna().tolist() == [False, True, False]
     assert table.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert dict(infer_schema(table.frame).kinds) == {
+        "age": "numeric",
+        "sex": "categorical",
+        "flag": "categorical",
+        "seen": "datetime",
+    }
 
 
 def test_file_like_upload_matches_path():
@@ -162,6 +173,25 @@ def test_file_like_upload_matches_path():
     assert from_upload.role == "synthetic"
     assert from_upload.sha256 == from_path.sha256 == hashlib.sha256(data).hexdigest()
     pd.testing.assert_frame_equal(from_upload.frame, from_path.frame)
+
+
+def test_streamlit_uploaded_file():
+    from streamlit.proto.Common_pb2 import FileURLs
+    from streamlit.runtime.uploaded_file_manager import UploadedFile, UploadedFileRec
+
+    data = (DATA / "semicolon.csv").read_bytes()
+    upload = UploadedFile(UploadedFileRec("id-1", "semicolon.csv", "text/csv", data), FileURLs())
+    upload.read()  # a page may have read it already: loading must not depend on the position
+    table = read_table(upload, role="holdout")
+    assert (table.name, table.role, table.frame.shape) == ("semicolon", "holdout", (3, 3))
+    with pytest.raises(DataError, match=r"holdout table 'semicolon' is \d+ bytes; the limit"):
+        read_table(upload, role="holdout", max_bytes=10)
+
+
+def test_utf16_with_bom():
+    table = read_table("age,city\n39,Zürich\n50,Graz\n".encode("utf-16"))
+    assert table.encoding == "utf-16"
+    assert table.frame["city"].tolist() == ["Zürich", "Graz"]
 
 
 def test_gzip_compressed_csv():
