@@ -213,8 +213,8 @@ def test_ml_efficacy_regression_target():
     result = ml_efficacy(real, _shuffle_columns(real, 2), holdout, schema=SCHEMA, target="v")
     table = result.table().set_index(["model", "metric"])
     assert result.task == "regression"
-    assert table.loc[("linear_regression", "r2"), "trtr"] > 0.5
-    assert table.loc[("linear_regression", "r2"), "tstr"] < 0.2
+    r2 = table.loc[("linear_regression", "r2")]
+    assert r2["trtr"] > 0.7 and r2["tstr"] < r2["trtr"] - 0.3
 
 
 def test_evaluate_utility_keys_and_holdout_reference():
