@@ -1,0 +1,155 @@
+"""Utility: does the synthetic data answer the questions the real data answers?"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import app_state
+from synthreview.errors import ConfigError
+from synthreview.figures import utility as fig
+from synthreview.metrics.regression import parse_formula, suggest_formula
+from synthreview.report import ReviewOptions
+
+NONE = "(none)"
+
+review = app_state.require_review()
+schema = review.schema
+st.header("Utility")
+st.caption(
+    "General and specific utility after the Urban Institute appendix (proportions, means, "
+    "percentiles, k-marginals, correlations, discriminator, regression CI overlap) and ML "
+    "efficacy after Eiring (2022). Every number sits beside its holdout reference: the same "
+    "metric for the holdout table, i.e. what sampling noise alone costs."
+)
+if review.kind != "table":
+    st.info("Utility metrics are for tables; glucose traces are reviewed on the Glucose page.")
+    st.stop()
+
+left, middle, right = st.columns([1, 1, 2])
+choices = [NONE, *schema.analysed]
+default_target = "income" if "income" in schema.categorical else NONE
+target = left.selectbox(
+    "Target column (ML efficacy)", choices, index=choices.index(default_target),
+    key="utility_target", help="Categorical target: classification; numeric: regression.",
+)  # fmt: skip
+default_groups = [c for c in ("race", "sex") if c in schema.categorical]
+groups = middle.multiselect(
+    "Grouping columns", schema.categorical, default=default_groups, key="utility_groups",
+    help="Proportion and mean errors are also computed within each level of each column.",
+)  # fmt: skip
+formula = right.text_input(
+    "Regression formula (CI overlap)", value=suggest_formula(schema) or "", key="utility_formula",
+    help="'y ~ a + b^2 + c[level] + d': b^2 adds a square, c[level] a 0/1 indicator, a "
+    "categorical d is one-hot encoded (first level dropped). Leave empty to skip.",
+)  # fmt: skip
+if formula.strip():
+    try:
+        formula = str(parse_formula(formula, schema=schema, real=review.real.frame))
+    except ConfigError as exc:
+        right.error(f"Formula not used: {exc}")
+        formula = ""
+if review.holdout is None:
+    st.warning("No holdout table: holdout references and ML efficacy are skipped.")
+
+options = ReviewOptions(
+    target=None if target == NONE else target, groups=tuple(groups), formula=formula.strip()
+)
+report = app_state.get_report(("utility",), options=options)
+reports = {}
+for name, candidate in report.candidates.items():
+    if "utility" in candidate.errors:
+        app_state.show_error(candidate.errors["utility"], what=f"Utility of {name}")
+    elif candidate.utility is not None:
+        reports[name] = candidate.utility
+if not reports:
+    st.stop()
+
+
+def part_error(name: str, part: str) -> bool:
+    """Show a failed metric's error in place; True when it failed."""
+    message = reports[name].errors.get(part)
+    if message:
+        app_state.show_error(message, what=f"{part.replace('_', ' ').capitalize()} of {name}")
+    return bool(message)
+
+
+st.subheader("Summary")
+summary = fig.utility_summary(reports)
+st.dataframe(summary.styled(), key="utility_summary")
+st.caption(fig.LIGHT_CAPTION)
+for name, result in reports.items():
+    for part, why in result.skipped.items():
+        st.caption(f"{name}: {part.replace('_', ' ')} skipped — {why}")
+    for part in result.errors:
+        part_error(name, part)
+
+chosen = st.selectbox("Candidate for the detailed figures", list(reports), key="utility_candidate")
+detail = reports[chosen].candidate
+
+st.subheader("Correlations")
+if detail.correlation is not None:
+    st.plotly_chart(fig.correlation_heatmaps(detail.correlation, name=chosen),
+                    key="utility_correlation")  # fmt: skip
+
+st.subheader("k-marginals")
+st.plotly_chart(fig.k_marginal_bars(reports), key="utility_kmarginal")
+if detail.k_marginal is not None:
+    km = detail.k_marginal
+    counts = ", ".join(f"k={k}: {km.n_marginals[k]} of {km.n_possible[k]}" for k in km.scores)
+    st.caption(
+        "Score = (1 − mean total variation distance over the marginals) × 1000, over the "
+        f"categorical columns. Marginals evaluated: {counts}"
+        + (" (seeded random sample)." if km.sampled else " (all).")
+    )
+    binned = detail.k_marginal_binned
+    if binned is not None:
+        with st.expander("k-marginal including binned numeric columns"):
+            st.write({f"k = {k}": round(v, 1) for k, v in binned.scores.items()})
+            st.caption("Numeric columns cut at the real data's quintiles (ties merged); "
+                       "upper-inclusive edges:")  # fmt: skip
+            st.json(dict(binned.bins), expanded=False)
+    k = st.radio("Worst marginals for k =", list(km.scores), horizontal=True, key="utility_k")
+    worst = km.worst.get(k, ())
+    if worst:
+        labels = [f"{' × '.join(m.columns)} (TVD {m.tvd:.3f})" for m in worst]
+        which = st.selectbox("Marginal", range(len(worst)), format_func=labels.__getitem__,
+                             key="utility_marginal")  # fmt: skip
+        st.plotly_chart(fig.marginal_heatmap(worst[which]), key="utility_marginal_heatmap")
+else:
+    part_error(chosen, "k_marginal")
+
+st.subheader("Percentiles")
+numeric = schema.numeric
+if numeric:
+    column = st.selectbox("Numeric column", numeric, key="utility_percentile_column")
+    st.plotly_chart(fig.percentile_figure(reports, column), key="utility_percentiles")
+    if detail.percentiles is not None:
+        rows = detail.percentiles.table
+        st.dataframe(rows[rows["column"] == column], hide_index=True)
+
+if groups:
+    st.subheader("Errors by group")
+    st.plotly_chart(fig.group_error_bars(reports, kind="proportions"), key="utility_groups_p")
+    if numeric:
+        st.plotly_chart(fig.group_error_bars(reports, kind="means"), key="utility_groups_m")
+
+st.subheader("ML efficacy: train on synthetic, test on real")
+if any(r.ml_efficacy is not None for r in reports.values()):
+    st.plotly_chart(fig.efficacy_bars(reports), key="utility_efficacy")
+    task = next(r.ml_efficacy for r in reports.values() if r.ml_efficacy is not None)
+    if task.positive_class is not None:
+        st.caption(f"ROC AUC and F1 score the class '{task.positive_class}' (the rarer one).")
+else:
+    st.info(next(iter(reports.values())).skipped.get("ml_efficacy", "Not computed."))
+
+st.subheader("Regression confidence-interval overlap")
+if any(r.candidate.ci_overlap is not None for r in reports.values()):
+    st.plotly_chart(fig.ci_forest(reports), key="utility_ci")
+    st.caption(
+        "Overlap J = ½[(U − L)/(u_r − l_r) + (U − L)/(u_s − l_s)], L and U the larger lower and "
+        "smaller upper bound (Karr et al. 2006): 1 identical, 0 touching, negative a gap."
+    )
+    if detail.ci_overlap is not None:
+        st.dataframe(detail.ci_overlap.coefficients, hide_index=True)
+else:
+    st.info("No regression formula: enter one above to compare coefficients.")
