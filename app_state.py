@@ -12,12 +12,21 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from synthreview.report import Context, Report, ReviewOptions, evaluate, prepare
+from synthreview.report import (
+    Context,
+    Report,
+    ReviewOptions,
+    default_options,
+    evaluate,
+    prepare,
+    section_key,
+)
 from synthreview.schema import Review
 
 REVIEW_KEY = "review"
 REPORTS_KEY = "_reports"
 CONTEXTS_KEY = "_contexts"
+OPTIONS_KEY = "_options"
 SEED_KEY = "seed"
 PRESENTATION_KEY = "presentation_mode"
 
@@ -27,6 +36,7 @@ def set_review(review: Review | None) -> None:
     st.session_state[REVIEW_KEY] = review
     st.session_state[REPORTS_KEY] = {}
     st.session_state[CONTEXTS_KEY] = {}
+    st.session_state[OPTIONS_KEY] = default_options(review) if review is not None else None
 
 
 def get_review() -> Review | None:
@@ -69,35 +79,57 @@ def _context(review: Review, options: ReviewOptions, progress) -> Context:
     return contexts[key]
 
 
-def get_report(sections: Sequence[str], options: ReviewOptions | None = None) -> Report:
-    """Compute (once per session, data, options and seed) and return the requested sections.
+def get_options() -> ReviewOptions:
+    """The session's review options (target, sensitive column, groups, formula, ...)."""
+    options = st.session_state.get(OPTIONS_KEY)
+    if options is None:
+        review = get_review()
+        options = default_options(review) if review is not None else ReviewOptions()
+        st.session_state[OPTIONS_KEY] = options
+    return options
 
-    Sections already computed for the same key are reused; missing ones are computed with a
-    progress bar and merged in.
+
+def set_options(options: ReviewOptions) -> None:
+    """Replace the session's review options; every page then reports with them."""
+    st.session_state[OPTIONS_KEY] = options
+
+
+def get_report(sections: Sequence[str], options: ReviewOptions | None = None) -> Report:
+    """Compute (once per session, data, seed and relevant options) and return ``sections``.
+
+    Each section is cached on its own key (the data digest, the seed and only the options that
+    section depends on), so changing the ML target does not retrain the fidelity embedding.
+    Missing sections are computed with a progress bar and merged into one Report.
     """
     review = require_review()
-    options = options or ReviewOptions()
-    key = (review_digest(review), options, seed())
-    reports = st.session_state.setdefault(REPORTS_KEY, {})
-    report: Report | None = reports.get(key)
+    options = options or get_options()
     wanted = ("glucose",) if review.kind == "traces" else tuple(sections)
-    missing = [s for s in wanted if report is None or s not in report.sections]
-    if not missing:
-        assert report is not None
-        return report
-    bar = st.progress(0.0, text="Computing " + ", ".join(missing) + " …")
+    cache = st.session_state.setdefault(REPORTS_KEY, {})
+    keys = {s: (review_digest(review), seed(), section_key(s, options)) for s in wanted}
+    missing = [s for s in wanted if keys[s] not in cache]
+    if missing:
+        bar = st.progress(0.0, text="Computing " + ", ".join(missing) + " …")
 
-    def progress(fraction: float, message: str) -> None:
-        bar.progress(min(max(float(fraction), 0.0), 1.0), text=message)
+        def progress(fraction: float, message: str) -> None:
+            bar.progress(min(max(float(fraction), 0.0), 1.0), text=message)
 
-    context = None
-    if review.kind == "table" and any(s in ("fidelity", "privacy") for s in missing):
-        context = _context(review, options, lambda f, m: progress(0.3 * f, m))
-    new = evaluate(review, sections=missing, options=options, seed=seed(), progress=progress,
-                   context=context)
-    bar.empty()
-    report = new if report is None else report.merged(new)
-    reports[key] = report
+        context = None
+        if review.kind == "table" and any(s in ("fidelity", "privacy") for s in missing):
+            context = _context(review, options, lambda f, m: progress(0.3 * f, m))
+        for i, section in enumerate(missing):
+            lo, hi = i / len(missing), (i + 1) / len(missing)
+            cache[keys[section]] = evaluate(
+                review,
+                sections=(section,),
+                options=options,
+                seed=seed(),
+                context=context,
+                progress=lambda f, m, lo=lo, hi=hi: progress(lo + (hi - lo) * f, m),
+            )
+        bar.empty()
+    report = cache[keys[wanted[0]]]
+    for section in wanted[1:]:
+        report = report.merged(cache[keys[section]])
     return report
 
 

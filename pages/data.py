@@ -25,10 +25,12 @@ st.caption(
     "session."
 )
 
-source = st.radio("Source", list(SOURCES), format_func=SOURCES.get, key="data_source",
-                  horizontal=True)
-st.number_input("Seed (every random step of the review uses it)", min_value=0, step=1,
-                key=app_state.SEED_KEY)
+source = st.radio(
+    "Source", list(SOURCES), format_func=SOURCES.get, key="data_source", horizontal=True
+)
+st.number_input(
+    "Seed (every random step of the review uses it)", min_value=0, step=1, key=app_state.SEED_KEY
+)
 
 
 def _stem(filename: str) -> str:
@@ -62,23 +64,35 @@ else:
     col_real, col_hold, col_syn = st.columns(3)
     real_file = col_real.file_uploader("Real (training)", type=kinds, key="real_upload")
     holdout_file = col_hold.file_uploader("Holdout (optional)", type=kinds, key="holdout_upload")
-    synthetic_files = col_syn.file_uploader("Synthetic candidates", type=kinds,
-                                            accept_multiple_files=True, key="synthetic_upload")
+    synthetic_files = col_syn.file_uploader(
+        "Synthetic candidates", type=kinds, accept_multiple_files=True, key="synthetic_upload"
+    )
     if is_traces:
         c1, c2 = st.columns(2)
         max_gap = c1.number_input("Fill gaps up to (minutes)", 0, 240, 30, step=5, key="max_gap")
-        max_missing = c2.slider("Drop days with more missing than", 0.0, 1.0, 0.2, key="max_missing")
-    if st.button("Load files", key="load_files", type="primary",
-                 disabled=real_file is None or not synthetic_files):
+        max_missing = c2.slider(
+            "Drop days with more missing than", 0.0, 1.0, 0.2, key="max_missing"
+        )
+    if st.button(
+        "Load files",
+        key="load_files",
+        type="primary",
+        disabled=real_file is None or not synthetic_files,
+    ):
 
         def make():
             if is_traces:
                 kwargs = {"max_gap_minutes": int(max_gap), "max_missing_share": float(max_missing)}
                 real = traces.load_traces(real_file, name="real", **kwargs)
-                holdout = (traces.load_traces(holdout_file, name="holdout", **kwargs)
-                           if holdout_file else None)
-                candidates = {_stem(f.name): traces.load_traces(f, name=_stem(f.name), **kwargs)
-                              for f in synthetic_files}
+                holdout = (
+                    traces.load_traces(holdout_file, name="holdout", **kwargs)
+                    if holdout_file
+                    else None
+                )
+                candidates = {
+                    _stem(f.name): traces.load_traces(f, name=_stem(f.name), **kwargs)
+                    for f in synthetic_files
+                }
                 return traces.align_traces(real, candidates, holdout=holdout)
             real = data.read_table(real_file, role="real")
             holdout = data.read_table(holdout_file, role="holdout") if holdout_file else None
@@ -89,7 +103,9 @@ else:
         with st.spinner("Reading and validating…"):
             _load(make)
     elif real_file is None or not synthetic_files:
-        st.info("Upload at least the real table and one synthetic candidate, then press Load files.")
+        st.info(
+            "Upload at least the real table and one synthetic candidate, then press Load files."
+        )
 
 if "_load_error" in st.session_state:
     st.error(st.session_state["_load_error"], icon="🚫")
@@ -98,41 +114,84 @@ review = app_state.get_review()
 if review is None:
     st.stop()
 
-st.success(f"Review loaded: {review.kind}, {len(review.candidates)} synthetic candidate(s): "
-           + ", ".join(review.candidates))
-tables = [review.real, *([review.holdout] if review.holdout is not None else []),
-          *review.synthetic.values()]
+st.success(
+    f"Review loaded: {review.kind}, {len(review.candidates)} synthetic candidate(s): "
+    + ", ".join(review.candidates)
+)
+tables = [
+    review.real,
+    *([review.holdout] if review.holdout is not None else []),
+    *review.synthetic.values(),
+]
 st.subheader("What was loaded")
 st.dataframe(
-    pd.DataFrame([{"name": t.name, "role": t.role, "rows": t.n_rows, "columns": t.frame.shape[1],
-                   "format": t.source_format, "encoding": t.encoding or "",
-                   "sha256": t.sha256[:16] + "…"} for t in tables]),
-    hide_index=True, key="loaded_tables",
+    pd.DataFrame(
+        [
+            {
+                "name": t.name,
+                "role": t.role,
+                "rows": t.n_rows,
+                "columns": t.frame.shape[1],
+                "format": t.source_format,
+                "encoding": t.encoding or "",
+                "sha256": t.sha256[:16] + "…",
+            }
+            for t in tables
+        ]
+    ),
+    hide_index=True,
+    key="loaded_tables",
 )
 
 if review.kind == "traces":
     trace_sets = review.traces or {}
-    st.dataframe(pd.DataFrame([
-        {"source": name, "day traces": t.values.shape[0], "steps": t.values.shape[1],
-         "mean filled share": float(t.meta["filled_share"].mean()) if len(t.meta) else 0.0,
-         "windows dropped": len(t.dropped)} for name, t in trace_sets.items()
-    ]), hide_index=True, key="trace_summary")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "source": name,
+                    "day traces": t.values.shape[0],
+                    "steps": t.values.shape[1],
+                    "mean filled share": float(t.meta["filled_share"].mean())
+                    if len(t.meta)
+                    else 0.0,
+                    "windows dropped": len(t.dropped),
+                }
+                for name, t in trace_sets.items()
+            ]
+        ),
+        hide_index=True,
+        key="trace_summary",
+    )
 else:
     st.subheader("Schema")
-    st.caption("Inferred on the real table. Change a kind and press Apply to re-validate; "
-               "identifier, datetime and constant columns are carried but not scored.")
-    schema_frame = pd.DataFrame({"column": review.schema.columns,
-                                 "kind": [review.schema.kinds[c] for c in review.schema.columns]})
+    st.caption(
+        "Inferred on the real table. Change a kind and press Apply to re-validate; "
+        "identifier, datetime and constant columns are carried but not scored."
+    )
+    schema_frame = pd.DataFrame(
+        {
+            "column": review.schema.columns,
+            "kind": [review.schema.kinds[c] for c in review.schema.columns],
+        }
+    )
     edited = st.data_editor(
-        schema_frame, key="schema_editor", hide_index=True, disabled=["column"],
-        column_config={"kind": st.column_config.SelectboxColumn("kind", options=list(KINDS),
-                                                                required=True)},
+        schema_frame,
+        key="schema_editor",
+        hide_index=True,
+        disabled=["column"],
+        column_config={
+            "kind": st.column_config.SelectboxColumn("kind", options=list(KINDS), required=True)
+        },
     )
     if st.button("Apply schema", key="apply_schema"):
         overrides = dict(zip(edited["column"], edited["kind"], strict=True))
         schema = review.schema.with_kinds(overrides)
-        _load(lambda: data.align(review.real, list(review.synthetic.values()),
-                                 holdout=review.holdout, schema=schema))
+        _load(
+            lambda: data.align(
+                review.real, list(review.synthetic.values()), holdout=review.holdout, schema=schema
+            )
+        )
         st.rerun()
     st.subheader("Missing values")
     st.dataframe(data.missing_rates(review), key="missing_rates")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 import app_state
 from synthreview.errors import ConfigError
 from synthreview.figures import utility as fig
 from synthreview.metrics.regression import parse_formula, suggest_formula
-from synthreview.report import ReviewOptions
 
 NONE = "(none)"
 
@@ -25,14 +26,15 @@ if review.kind != "table":
     st.info("Utility metrics are for tables; glucose traces are reviewed on the Glucose page.")
     st.stop()
 
+current = app_state.get_options()
 left, middle, right = st.columns([1, 1, 2])
 choices = [NONE, *schema.analysed]
-default_target = "income" if "income" in schema.categorical else NONE
+default_target = current.target if current.target in schema.analysed else NONE
 target = left.selectbox(
     "Target column (ML efficacy)", choices, index=choices.index(default_target),
     key="utility_target", help="Categorical target: classification; numeric: regression.",
 )  # fmt: skip
-default_groups = [c for c in ("race", "sex") if c in schema.categorical]
+default_groups = [c for c in current.groups if c in schema.categorical]
 groups = middle.multiselect(
     "Grouping columns", schema.categorical, default=default_groups, key="utility_groups",
     help="Proportion and mean errors are also computed within each level of each column.",
@@ -51,10 +53,12 @@ if formula.strip():
 if review.holdout is None:
     st.warning("No holdout table: holdout references and ML efficacy are skipped.")
 
-options = ReviewOptions(
-    target=None if target == NONE else target, groups=tuple(groups), formula=formula.strip()
-)
-report = app_state.get_report(("utility",), options=options)
+options = replace(
+    current, target=None if target == NONE else target, groups=tuple(groups),
+    formula=formula.strip(),
+)  # fmt: skip
+app_state.set_options(options)
+report = app_state.get_report(("utility",))
 reports = {}
 for name, candidate in report.candidates.items():
     if "utility" in candidate.errors:

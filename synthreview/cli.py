@@ -23,15 +23,21 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     review = sub.add_parser("review", help="review synthetic data against real and holdout data")
     review.add_argument("--real", required=True, type=Path, help="real (training) file")
-    review.add_argument("--synthetic", required=True, action="append", type=Path,
-                        help="synthetic candidate file; repeat for several (name = file stem)")
+    review.add_argument(
+        "--synthetic",
+        required=True,
+        action="append",
+        type=Path,
+        help="synthetic candidate file; repeat for several (name = file stem)",
+    )
     review.add_argument("--holdout", type=Path, help="holdout file (same population, unseen)")
     review.add_argument("--traces", action="store_true", help="inputs are glucose (CGM) traces")
     review.add_argument("--seed", type=int, default=0)
     review.add_argument("--device", default="cpu", help="torch device for embeddings")
     review.add_argument("--out", required=True, type=Path, help="output folder")
-    review.add_argument("--sections", nargs="+", choices=SECTIONS,
-                        help="metric sections (default: all that apply)")
+    review.add_argument(
+        "--sections", nargs="+", choices=SECTIONS, help="metric sections (default: all that apply)"
+    )
     review.add_argument("--embedding", choices=("oneclass", "none"), default="oneclass")
     review.add_argument("--target", help="target column for ML efficacy")
     review.add_argument("--sensitive", help="sensitive column for attribute inference")
@@ -39,8 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument("--formula", help="regression for CI overlap, e.g. 'y ~ a + b'")
     review.add_argument("--max-attack", type=int, default=10_000)
     review.add_argument("--policy", type=Path, help="policy TOML (default: the shipped policy)")
-    review.add_argument("--curate", action="store_true",
-                        help="write curated datasets and before/after metrics")
+    review.add_argument(
+        "--curate", action="store_true", help="write curated datasets and before/after metrics"
+    )
     review.add_argument("--quiet", action="store_true")
     return parser
 
@@ -62,15 +69,26 @@ def run_review(args: argparse.Namespace) -> int:
     """Run the ``review`` command; returns the exit code."""
     review = load_review(args)
     options = ReviewOptions(
-        embedding=args.embedding, target=args.target, sensitive=args.sensitive,
-        groups=tuple(args.groups or ()), formula=args.formula, max_attack=args.max_attack)
+        embedding=args.embedding,
+        target=args.target,
+        sensitive=args.sensitive,
+        groups=tuple(args.groups or ()),
+        formula=args.formula,
+        max_attack=args.max_attack,
+    )
 
     def progress(fraction: float, message: str) -> None:
         if not args.quiet:
             print(f"[{fraction:6.1%}] {message}", file=sys.stderr)
 
-    report = evaluate(review, sections=args.sections, options=options, seed=args.seed,
-                      device=args.device, progress=progress)
+    report = evaluate(
+        review,
+        sections=args.sections,
+        options=options,
+        seed=args.seed,
+        device=args.device,
+        progress=progress,
+    )
     args.out.mkdir(parents=True, exist_ok=True)
     content = report.to_dict()
     (args.out / "report.json").write_text(json.dumps(content, indent=2, sort_keys=True) + "\n")

@@ -67,6 +67,34 @@ class ReviewOptions:
             raise ConfigError(f"embedding must be 'oneclass' or 'none'; got {self.embedding!r}")
 
 
+#: options each section's numbers depend on (the rest of ReviewOptions does not change them)
+SECTION_OPTIONS = {
+    "fidelity": ("embedding", "n_bootstrap"),
+    "privacy": ("embedding", "sensitive", "l_diversity", "max_attack"),
+    "utility": ("target", "groups", "formula"),
+    "glucose": (),
+}
+_TARGET_NAMES = ("income", "target", "label", "class", "outcome", "y", "death", "creditability")
+
+
+def default_options(review: Review) -> ReviewOptions:
+    """Options a reviewer would start from: a conventional target column when one exists.
+
+    The target (and the sensitive column for attribute inference) is the first analysed column
+    whose name is a conventional outcome name (``income``, ``target``, ``label``, ...);
+    grouping columns are ``race`` and ``sex`` when present (the appendix's example groups).
+    """
+    analysed = {c.lower(): c for c in review.schema.analysed}
+    target = next((analysed[n] for n in _TARGET_NAMES if n in analysed), None)
+    groups = tuple(c for c in review.schema.categorical if c.lower() in ("race", "sex"))
+    return ReviewOptions(target=target, sensitive=target, groups=groups)
+
+
+def section_key(section: str, options: ReviewOptions) -> tuple[Any, ...]:
+    """The part of ``options`` that ``section``'s results depend on (for caching)."""
+    return (section, *(getattr(options, name) for name in SECTION_OPTIONS[section]))
+
+
 @dataclass(frozen=True)
 class Context:
     """What is fitted once per review: the encoder, the embedding and the embedded sources."""
@@ -130,12 +158,15 @@ class Report:
             if theirs is None:
                 candidates[name] = mine
                 continue
-            updates = {s: getattr(theirs, s) for s in other.sections if getattr(theirs, s) is not None}
+            updates = {
+                s: getattr(theirs, s) for s in other.sections if getattr(theirs, s) is not None
+            }
             errors = {**mine.errors, **theirs.errors}
             candidates[name] = replace(mine, errors=errors, **updates)
         sections = tuple(s for s in SECTIONS if s in self.sections or s in other.sections)
-        return replace(self, candidates=candidates, sections=sections,
-                       context=self.context or other.context)
+        return replace(
+            self, candidates=candidates, sections=sections, context=self.context or other.context
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The ``report.json`` content (no per-row arrays)."""
@@ -157,8 +188,13 @@ def describe_inputs(review: Review) -> list[dict[str, Any]]:
     tables = [review.real, *([review.holdout] if review.holdout is not None else [])]
     tables += list(review.synthetic.values())
     return [
-        {"name": t.name, "role": t.role, "rows": int(t.n_rows), "columns": int(t.frame.shape[1]),
-         "sha256": t.sha256}
+        {
+            "name": t.name,
+            "role": t.role,
+            "rows": int(t.n_rows),
+            "columns": int(t.frame.shape[1]),
+            "sha256": t.sha256,
+        }
         for t in tables
     ]
 
@@ -166,7 +202,9 @@ def describe_inputs(review: Review) -> list[dict[str, Any]]:
 def _stage(progress: Progress | None, lo: float, hi: float) -> Progress | None:
     if progress is None:
         return None
-    return lambda fraction, message: progress(lo + (hi - lo) * min(max(fraction, 0.0), 1.0), message)
+    return lambda fraction, message: progress(
+        lo + (hi - lo) * min(max(fraction, 0.0), 1.0), message
+    )
 
 
 def prepare(
@@ -188,42 +226,79 @@ def prepare(
         sources["holdout"] = review.holdout.frame
     sources.update({name: t.frame for name, t in review.synthetic.items()})
     encoded = {name: encoder.transform(frame, name=name) for name, frame in sources.items()}
-    embedding = fit_embedding(encoded["real"], method=options.embedding, seed=seed, device=device,
-                              progress=progress)
+    embedding = fit_embedding(
+        encoded["real"], method=options.embedding, seed=seed, device=device, progress=progress
+    )
     embedded = {name: embedding.transform(x) for name, x in encoded.items()}
     return Context(encoder=encoder, embedding=embedding, encoded=encoded, embedded=embedded)
 
 
-def _run_section(section: str, review: Review, name: str, ctx: Context, options: ReviewOptions,
-                 seed: int, device: str, progress: Progress | None) -> Any:
+def _run_section(
+    section: str,
+    review: Review,
+    name: str,
+    ctx: Context,
+    options: ReviewOptions,
+    seed: int,
+    device: str,
+    progress: Progress | None,
+) -> Any:
     synthetic = review.synthetic[name]
     holdout = review.holdout.frame if review.holdout is not None else None
     if section == "fidelity":
         from synthreview.metrics.fidelity import evaluate_fidelity
 
         return evaluate_fidelity(
-            ctx.embedded["real"], ctx.embedded[name], holdout_z=ctx.embedded.get("holdout"),
-            center=ctx.embedding.center, real=review.real.frame, synthetic=synthetic.frame,
-            schema=review.schema, seed=seed, n_bootstrap=options.n_bootstrap)
+            ctx.embedded["real"],
+            ctx.embedded[name],
+            holdout_z=ctx.embedded.get("holdout"),
+            center=ctx.embedding.center,
+            real=review.real.frame,
+            synthetic=synthetic.frame,
+            schema=review.schema,
+            seed=seed,
+            n_bootstrap=options.n_bootstrap,
+        )
     if section == "privacy":
         from synthreview.metrics.privacy import evaluate_privacy
 
         return evaluate_privacy(
-            review.real.frame, synthetic.frame, holdout, schema=review.schema,
-            encoder=ctx.encoder, sensitive=options.sensitive, l_diversity=options.l_diversity,
-            max_attack=options.max_attack, seed=seed, progress=progress)
+            review.real.frame,
+            synthetic.frame,
+            holdout,
+            schema=review.schema,
+            encoder=ctx.encoder,
+            sensitive=options.sensitive,
+            l_diversity=options.l_diversity,
+            max_attack=options.max_attack,
+            seed=seed,
+            progress=progress,
+        )
     if section == "utility":
         from synthreview.metrics.utility import evaluate_utility
 
         return evaluate_utility(
-            review.real.frame, synthetic.frame, holdout, schema=review.schema,
-            target=options.target, groups=options.groups, formula=options.formula, seed=seed)
+            review.real.frame,
+            synthetic.frame,
+            holdout,
+            schema=review.schema,
+            target=options.target,
+            groups=options.groups,
+            formula=options.formula,
+            seed=seed,
+        )
     if section == "glucose":
         from synthreview.metrics.glucose import evaluate_glucose
 
         traces = review.traces or {}
-        return evaluate_glucose(traces["real"], traces[name], traces.get("holdout"), seed=seed,
-                                device=device, progress=progress)
+        return evaluate_glucose(
+            traces["real"],
+            traces[name],
+            traces.get("holdout"),
+            seed=seed,
+            device=device,
+            progress=progress,
+        )
     raise ConfigError(f"section must be one of {list(SECTIONS)}; got {section!r}")
 
 
@@ -273,8 +348,13 @@ def evaluate(
     errors_all: dict[str, str] = {}
     if context is None and needs_context:
         try:
-            context = prepare(review, options=options, seed=seed, device=device,
-                              progress=_stage(progress, 0.0, 0.3))
+            context = prepare(
+                review,
+                options=options,
+                seed=seed,
+                device=device,
+                progress=_stage(progress, 0.0, 0.3),
+            )
         except Exception as exc:  # the embedding failing must not hide utility results
             log.error("preparing the review failed:\n%s", traceback.format_exc())
             errors_all = {"fidelity": _message(exc), "privacy": _message(exc)}
@@ -294,8 +374,9 @@ def evaluate(
             if progress:
                 progress(lo, f"{section}: {name}")
             try:
-                results[section] = _run_section(section, review, name, ctx, options, seed, device,
-                                                _stage(progress, lo, hi))
+                results[section] = _run_section(
+                    section, review, name, ctx, options, seed, device, _stage(progress, lo, hi)
+                )
             except Exception as exc:
                 log.error("%s of %s failed:\n%s", section, name, traceback.format_exc())
                 errors[section] = _message(exc)
@@ -306,8 +387,15 @@ def evaluate(
         candidates[name] = CandidateResult(name=name, errors=errors, **results)
     if progress:
         progress(1.0, "done")
-    return Report(inputs=describe_inputs(review), candidates=candidates, options=options,
-                  seed=seed, sections=sections, kind=review.kind, context=context)
+    return Report(
+        inputs=describe_inputs(review),
+        candidates=candidates,
+        options=options,
+        seed=seed,
+        sections=sections,
+        kind=review.kind,
+        context=context,
+    )
 
 
 def _message(exc: BaseException) -> str:

@@ -14,28 +14,33 @@ from synthreview.report import ReviewOptions, evaluate
 
 def _frame(n: int, seed: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "age": rng.integers(18, 80, n).astype(float),
-        "hours": rng.normal(40, 8, n).round(1),
-        "sex": rng.choice(["F", "M"], n),
-        "group": rng.choice(["a", "b", "c"], n),
-    })
+    return pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, n).astype(float),
+            "hours": rng.normal(40, 8, n).round(1),
+            "sex": rng.choice(["F", "M"], n),
+            "group": rng.choice(["a", "b", "c"], n),
+        }
+    )
 
 
 @pytest.fixture(scope="module")
 def review():
     real, holdout = _frame(300, 0), _frame(300, 1)
     fresh = _frame(300, 2)
-    return sr.align(real, {"fresh": fresh, "copy": real.sample(frac=1.0, random_state=3)},
-                    holdout=holdout)
+    return sr.align(
+        real, {"fresh": fresh, "copy": real.sample(frac=1.0, random_state=3)}, holdout=holdout
+    )
 
 
 def test_top_level_api_is_importable_without_streamlit():
     import subprocess
     import sys
 
-    code = "import sys, synthreview as sr; sr.load_traces; sr.align; sr.DataError; " \
-           "assert 'streamlit' not in sys.modules"
+    code = (
+        "import sys, synthreview as sr; sr.load_traces; sr.align; sr.DataError; "
+        "assert 'streamlit' not in sys.modules"
+    )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

@@ -1,0 +1,59 @@
+"""AppTest of the entrypoint and the Data page: demo path, upload path, bad uploads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+import app_state
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+REAL = b"age,sex,income\n" + b"".join(
+    f"{20 + i % 50},{'F' if i % 3 else 'M'},{'>50K' if i % 4 == 0 else '<=50K'}\n".encode()
+    for i in range(60)
+)
+SYNTHETIC = b"sex,age,income\n" + b"".join(
+    f"{'M' if i % 2 else 'F'},{25 + i % 40},{'>50K' if i % 5 == 0 else '<=50K'}\n".encode()
+    for i in range(40)
+)
+
+
+def _fresh() -> AppTest:
+    return AppTest.from_file(APP, default_timeout=180).run()
+
+
+def test_opens_on_the_bundled_demo():
+    at = _fresh()
+    assert not at.exception
+    review = at.session_state[app_state.REVIEW_KEY]
+    assert review is not None and review.kind == "table"
+    assert "income" in review.schema.columns
+    assert any("Review loaded" in s.value for s in at.success)
+
+
+def test_upload_path_shows_schema_and_findings():
+    at = _fresh()
+    at.radio(key="data_source").set_value("upload_tables").run()
+    at.file_uploader(key="real_upload").upload("real.csv", REAL, "text/csv").run()
+    at.file_uploader(key="synthetic_upload").upload("cand.csv", SYNTHETIC, "text/csv").run()
+    at.button(key="load_files").click().run()
+    assert not at.exception
+    review = at.session_state[app_state.REVIEW_KEY]
+    assert review.candidates == ["cand"]
+    assert review.schema.kinds["age"] == "numeric"
+    assert list(review.synthetic["cand"].frame.columns) == ["age", "sex", "income"]
+    assert not at.error
+
+
+def test_mismatched_upload_is_explained_and_keeps_previous_review():
+    at = _fresh()
+    before = at.session_state[app_state.REVIEW_KEY]
+    at.radio(key="data_source").set_value("upload_tables").run()
+    at.file_uploader(key="real_upload").upload("real.csv", REAL, "text/csv").run()
+    bad = b"age,colour\n1,red\n2,blue\n"
+    at.file_uploader(key="synthetic_upload").upload("bad.csv", bad, "text/csv").run()
+    at.button(key="load_files").click().run()
+    assert not at.exception
+    assert any("missing columns" in e.value for e in at.error)
+    assert at.session_state[app_state.REVIEW_KEY] is before
