@@ -267,9 +267,11 @@ def mode_collapse(
     pandas.DataFrame
         Columns and dtypes of ``real``, ``n`` rows.
     """
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
-        raise ValueError(f"n_clusters must be an integer >= 1; got {n_clusters!r} instead")
-    if n_clusters < 1:
+    if (
+        isinstance(n_clusters, bool)
+        or not isinstance(n_clusters, (int, np.integer))
+        or n_clusters < 1
+    ):
         raise ValueError(f"n_clusters must be an integer >= 1; got {n_clusters!r} instead")
     n_out = _check_table(real, schema, n, min_rows=max(n_clusters, 2))
     rng = np.random.default_rng(seed)
