@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     (args.out / "cgm_one_subject.csv.gz").write_bytes(gzip_bytes(cgm_columns(cgm).encode()))
 
     for path in sorted(args.out.glob("*.gz")):
-        print(f"{path.relative_to(REPO)}: {path.stat().st_size / 1024:.0f} KiB")  # noqa: T201
+        print(f"{path.relative_to(REPO)}: {path.stat().st_size / 1024:.0f} KiB")
 
 
 if __name__ == "__main__":
