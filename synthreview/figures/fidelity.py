@@ -1,0 +1,167 @@
+"""Figures of the fidelity section (no Streamlit).
+
+Builders take result objects from :mod:`synthreview.metrics.fidelity` (``reports`` maps a
+candidate name to its ``FidelityReport``) or the tidy frames of
+:mod:`synthreview.metrics.features`. The ideal diagonal is green and dotted, the holdout
+reference grey and dashed, candidates take ``palette(i)`` in the order given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from synthreview.figures._style import (
+    HOLDOUT_COLOR,
+    IDEAL_COLOR,
+    REAL_COLOR,
+    apply_style,
+    palette,
+    source_color,
+)
+
+REFERENCE = "holdout reference"
+
+
+def precision_recall_curves(reports: Mapping[str, object]) -> go.Figure:
+    """α-Precision and β-Recall curves side by side, with the diagonal and the holdout curve."""
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=("α-Precision P_α", "β-Recall R_β"), horizontal_spacing=0.1
+    )
+    for col in (1, 2):
+        fig.add_trace(
+            go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="ideal (P_g = P_r)",
+                       line={"color": IDEAL_COLOR, "dash": "dot"}, showlegend=col == 1,
+                       legendgroup="ideal"),
+            row=1, col=col,
+        )  # fmt: skip
+    reference = next(
+        (r.holdout_reference for r in reports.values() if r.holdout_reference is not None), None
+    )
+    if reference is not None:
+        for col, curve in ((1, reference.alpha_precision_curve), (2, reference.beta_recall_curve)):
+            x = curve.alpha if col == 1 else curve.beta
+            fig.add_trace(
+                go.Scatter(x=x, y=curve.value, mode="lines", name=REFERENCE,
+                           line={"color": HOLDOUT_COLOR, "dash": "dash"}, showlegend=col == 1,
+                           legendgroup="holdout"),
+                row=1, col=col,
+            )  # fmt: skip
+    for i, (name, report) in enumerate(reports.items()):
+        precision, recall = report.alpha_precision_curve, report.beta_recall_curve
+        for col, x, y in ((1, precision.alpha, precision.value), (2, recall.beta, recall.value)):
+            fig.add_trace(
+                go.Scatter(x=x, y=y, mode="lines+markers", name=name, marker={"size": 4},
+                           line={"color": palette(i)}, showlegend=col == 1, legendgroup=name),
+                row=1, col=col,
+            )  # fmt: skip
+    fig.update_xaxes(range=[0, 1], title_text="α", row=1, col=1)
+    fig.update_xaxes(range=[0, 1], title_text="β", row=1, col=2)
+    fig.update_yaxes(range=[0, 1.02])
+    return apply_style(fig, height=440)
+
+
+def pca_scatter(frame: pd.DataFrame, candidates: list[str]) -> go.Figure:
+    """Scatter of a :func:`pca_projection` frame; points carry ``[source, row_id]`` customdata.
+
+    One trace per source, so selections return ``customdata`` that names the row unambiguously
+    (point indices restart in every trace).
+    """
+    fig = go.Figure()
+    for source, part in frame.groupby("source", sort=False):
+        fig.add_trace(
+            go.Scattergl(
+                x=part["PC1"], y=part["PC2"], mode="markers", name=str(source),
+                marker={"color": source_color(str(source), candidates), "size": 5, "opacity": 0.6},
+                customdata=np.column_stack([part["source"].astype(str), part["row_id"]]),
+                hovertemplate="%{customdata[0]} row %{customdata[1]}<extra></extra>",
+            )
+        )  # fmt: skip
+    fig.update_layout(dragmode="lasso", xaxis_title="PC1", yaxis_title="PC2")
+    return apply_style(fig, height=520)
+
+
+def feature_overlay(
+    values: Mapping[str, pd.Series], *, column: str, kind: str, candidates: list[str]
+) -> go.Figure:
+    """Distribution of one column per source: density histograms or category proportions."""
+    fig = go.Figure()
+    for source, series in values.items():
+        color = REAL_COLOR if source == "real" else source_color(source, candidates)
+        if kind == "numeric":
+            numbers = pd.to_numeric(series, errors="coerce").dropna()
+            fig.add_trace(
+                go.Histogram(x=numbers, name=source, histnorm="probability density",
+                             opacity=0.55, marker_color=color, nbinsx=40)
+            )  # fmt: skip
+        else:
+            shares = series.astype("string").fillna("(missing)").value_counts(normalize=True)
+            fig.add_trace(
+                go.Bar(x=shares.index.astype(str), y=shares.to_numpy(), name=source,
+                       marker_color=color)
+            )  # fmt: skip
+    if kind == "numeric":
+        fig.update_layout(barmode="overlay", xaxis_title=column, yaxis_title="density")
+    else:
+        fig.update_layout(barmode="group", xaxis_title=column, yaxis_title="share of rows")
+    return apply_style(fig, height=400)
+
+
+def authenticity_histogram(reports: Mapping[str, object]) -> go.Figure:
+    """Histogram of log10 of the authenticity ratio per row, candidates against holdout.
+
+    A row is judged copied when its ratio is ≤ 1 (left of the line at 0).
+    """
+    fig = go.Figure()
+    holdout = next((r.holdout_samples for r in reports.values() if r.holdout_samples), None)
+    series = [(name, r.samples, palette(i)) for i, (name, r) in enumerate(reports.items())]
+    if holdout is not None:
+        series.insert(0, (REFERENCE, holdout, HOLDOUT_COLOR))
+    for name, samples, color in series:
+        ratio = np.asarray(samples.authenticity_ratio, dtype=float)
+        finite = ratio[np.isfinite(ratio)]
+        log_ratio = np.log10(np.clip(finite, 1e-6, None))
+        fig.add_trace(
+            go.Histogram(x=log_ratio, name=name, histnorm="probability", opacity=0.55,
+                         marker_color=color, nbinsx=50)
+        )  # fmt: skip
+    fig.add_vline(x=0.0, line={"color": "black", "dash": "dash"})
+    fig.update_layout(
+        barmode="overlay", xaxis_title="log10 authenticity ratio (≤ 0: judged copied)",
+        yaxis_title="share of rows",
+    )  # fmt: skip
+    return apply_style(fig, height=380)
+
+
+def prdc_table(reports: Mapping[str, object]) -> pd.DataFrame:
+    """One row per candidate: precision, recall, density, coverage (k = 5)."""
+    rows = [{"candidate": name, **r.prdc.to_dict()} for name, r in reports.items()]
+    return pd.DataFrame(
+        rows, columns=["candidate", "precision", "recall", "density", "coverage", "k"]
+    )
+
+
+def score_table(reports: Mapping[str, object]) -> pd.DataFrame:
+    """IPα, IRβ, authenticity with 95 % intervals and holdout references, one row per score."""
+    rows = []
+    for name, report in reports.items():
+        ref = report.holdout_reference
+        for score in ("ip_alpha", "ir_beta", "authenticity"):
+            lo, hi = report.ci.get(score, (np.nan, np.nan))
+            rows.append(
+                {
+                    "candidate": name,
+                    "score": score,
+                    "value": getattr(report, score),
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    REFERENCE: getattr(ref, score) if ref is not None else np.nan,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["candidate", "score", "value", "ci_low", "ci_high", REFERENCE]
+    )

@@ -1,0 +1,535 @@
+"""α-Precision, β-Recall and Authenticity (Alaa et al. 2022, §3–4), per row and as curves.
+
+All functions take embedded arrays (rows of real, synthetic and optionally holdout in one
+space, e.g. :func:`synthreview.embeddings.fit_embedding` output), accept unequal sizes and are
+invariant to the order of the synthetic rows. Estimators, exactly as implemented (§4):
+
+* α-Precision. ``r_α = Q_α{‖x_r,i − c‖}`` (``numpy.quantile``, linear interpolation) with c the
+  embedding's centre; ``P_α = (1/m) Σ_j 1{‖x_g,j − c‖ ≤ r_α}``. A row's ``alpha_level`` is the
+  smallest α with ``r_α ≥ ‖x_g,j − c‖`` (``inf`` beyond the farthest real row).
+* β-Recall. ``c_g`` = mean of the synthetic rows, ``r_β = Q_β{‖x_g,j − c_g‖}``; real row i is
+  covered at β iff some synthetic row inside ``B(c_g, r_β)`` lies within ``NND_k(i)`` of it
+  (the distance from i to its k-th nearest other real row; k = 1 as in the appendix), i.e.
+  iff the closest synthetic row of the β-ball is that near. ``R_β`` = share of real rows
+  covered. (The authors' released code instead checks only the single nearest synthetic row
+  and takes quantiles over those rows; this module follows the paper's text.)
+* ``ΔP_α = mean over the grid of |P_α − α|`` (likewise ΔR_β) on the default grid
+  0, 0.025, …, 1; ``IPα = 1 − 2ΔP_α``, ``IRβ = 1 − 2ΔR_β``, both in [0, 1], 1 only when the
+  curves lie on the diagonal (Theorem 1).
+* Authenticity. For synthetic row j with nearest real row i*, the statistic is
+  ``authenticity_ratio = d(j, i*) / d(i*, nearest other real row)``; j is *unauthentic* iff the
+  ratio ≤ 1 (it is at least as close to i* as any other real row is). Score = share authentic.
+  A fresh sample of the real distribution scores about 0.5, so every score is shown beside its
+  holdout reference (the same estimators with holdout rows in place of synthetic rows).
+* Confidence intervals (95 %, percentile bootstrap reusing the per-row results): IPα and
+  authenticity resample synthetic rows (from a content-sorted order, so a permutation of the
+  input gives the same interval) with the real radii fixed; IRβ resamples real rows with the
+  synthetic β-balls fixed (see :func:`_bootstrap_intervals`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synthreview._results import to_jsonable
+from synthreview.metrics.prdc import PRDC, Pairs, pairs_within, prdc_from_pairs
+from synthreview.neighbors import nearest
+
+#: α / β grid of the curves: 0, 0.025, …, 1
+DEFAULT_GRID = np.linspace(0.0, 1.0, 41)
+
+
+@dataclass(frozen=True)
+class AlphaPrecisionCurve:
+    """``P_α`` over a grid of α; ``integrated`` is IPα (range [0, 1], higher is better)."""
+
+    alpha: np.ndarray
+    value: np.ndarray
+
+    @property
+    def deviation(self) -> float:
+        """ΔP_α: mean absolute distance from the diagonal, in [0, 0.5]."""
+        return float(np.mean(np.abs(self.value - self.alpha)))
+
+    @property
+    def integrated(self) -> float:
+        """IPα = 1 − 2ΔP_α."""
+        return 1.0 - 2.0 * self.deviation
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{alpha: [...], value: [...]}``."""
+        return to_jsonable({"alpha": self.alpha, "value": self.value})
+
+
+@dataclass(frozen=True)
+class BetaRecallCurve:
+    """``R_β`` over a grid of β; ``integrated`` is IRβ (range [0, 1], higher is better)."""
+
+    beta: np.ndarray
+    value: np.ndarray
+    k: int = 1
+
+    @property
+    def deviation(self) -> float:
+        """ΔR_β: mean absolute distance from the diagonal, in [0, 0.5]."""
+        return float(np.mean(np.abs(self.value - self.beta)))
+
+    @property
+    def integrated(self) -> float:
+        """IRβ = 1 − 2ΔR_β."""
+        return 1.0 - 2.0 * self.deviation
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{beta: [...], value: [...]}``."""
+        return to_jsonable({"beta": self.beta, "value": self.value})
+
+
+@dataclass(frozen=True)
+class AuthenticitySamples:
+    """Per synthetic row, in input order: the authenticity test of §4.
+
+    Attributes
+    ----------
+    authentic : ndarray of bool
+        ``ratio > 1``.
+    ratio : ndarray of float
+        ``d(j, i*) / d(i*, nearest other real)`` (0/0 → 0, x/0 → inf).
+    nearest_real_index : ndarray of int64
+        i*, a row position in real (ties → lower index).
+    nearest_real_distance : ndarray of float
+        d(j, i*).
+    """
+
+    authentic: np.ndarray
+    ratio: np.ndarray
+    nearest_real_index: np.ndarray
+    nearest_real_distance: np.ndarray
+
+    @property
+    def score(self) -> float:
+        """Share of authentic rows, in [0, 1]; higher is better (≈ 0.5 for a fresh sample)."""
+        return float(np.mean(self.authentic)) if len(self.authentic) else np.nan
+
+
+@dataclass(frozen=True)
+class FidelitySamples:
+    """Per-row fidelity results (one entry per row of the evaluated set, in input order).
+
+    Attributes
+    ----------
+    alpha_level : ndarray of float
+        Smallest α whose real α-support contains the row (``inf`` outside every support).
+    center_distance : ndarray of float
+        Distance to the real centre c.
+    authentic, authenticity_ratio, nearest_real_index, nearest_real_distance
+        See :class:`AuthenticitySamples`.
+    """
+
+    alpha_level: np.ndarray
+    center_distance: np.ndarray
+    authentic: np.ndarray
+    authenticity_ratio: np.ndarray
+    nearest_real_index: np.ndarray
+    nearest_real_distance: np.ndarray
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per evaluated row, columns named like the attributes."""
+        return pd.DataFrame({f: getattr(self, f) for f in self.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class FidelityReference:
+    """The same metrics with the holdout rows in place of the synthetic rows."""
+
+    ip_alpha: float
+    ir_beta: float
+    authenticity: float
+    alpha_precision_curve: AlphaPrecisionCurve
+    beta_recall_curve: BetaRecallCurve
+
+    def to_dict(self) -> dict[str, Any]:
+        """Scores and curves."""
+        return to_jsonable(
+            {
+                "ip_alpha": self.ip_alpha,
+                "ir_beta": self.ir_beta,
+                "authenticity": self.authenticity,
+                "alpha_precision_curve": self.alpha_precision_curve.to_dict(),
+                "beta_recall_curve": self.beta_recall_curve.to_dict(),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class FidelityReport:
+    """Everything the Fidelity page, the audit and ``report.json`` need for one candidate.
+
+    ``ip_alpha``, ``ir_beta``, ``authenticity``: higher is better, range [0, 1]; compare each
+    with ``holdout_reference``. ``ci``: 95 % percentile-bootstrap intervals. ``samples``: per
+    synthetic row; ``holdout_samples``: per holdout row (or None). ``features``: per-column
+    table from :func:`synthreview.metrics.features.feature_distances` (or None).
+    """
+
+    ip_alpha: float
+    ir_beta: float
+    authenticity: float
+    alpha_precision_curve: AlphaPrecisionCurve
+    beta_recall_curve: BetaRecallCurve
+    prdc: PRDC
+    samples: FidelitySamples
+    ci: dict[str, tuple[float, float]] = field(default_factory=dict)
+    holdout_reference: FidelityReference | None = None
+    holdout_samples: FidelitySamples | None = None
+    features: pd.DataFrame | None = None
+    combinations: Any = None
+    n_bootstrap: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (no per-row arrays)."""
+        ref = self.holdout_reference
+        return to_jsonable(
+            {
+                "ip_alpha": self.ip_alpha,
+                "ir_beta": self.ir_beta,
+                "authenticity": self.authenticity,
+                "alpha_precision_curve": self.alpha_precision_curve.to_dict(),
+                "beta_recall_curve": self.beta_recall_curve.to_dict(),
+                "holdout_reference": None if ref is None else ref.to_dict(),
+                "prdc": self.prdc.to_dict(),
+                "ci": {name: list(bounds) for name, bounds in self.ci.items()},
+                "n_bootstrap": self.n_bootstrap,
+                "features": self.features,
+                "pairwise_unique_combinations": self.combinations,
+            }
+        )
+
+
+def _check(x: np.ndarray, name: str, *, d: int | None = None, min_rows: int = 1) -> np.ndarray:
+    arr = np.asarray(x, dtype=np.float32)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-d array (n, d); got shape {arr.shape}")
+    if d is not None and arr.shape[1] != d:
+        raise ValueError(f"{name} has {arr.shape[1]} features; expected {d} like real")
+    if len(arr) < min_rows:
+        raise ValueError(f"{name} must have at least {min_rows} rows; got {len(arr)}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return arr
+
+
+def _distance_to(x: np.ndarray, center: np.ndarray) -> np.ndarray:
+    return np.linalg.norm(x.astype(np.float64) - center, axis=1)
+
+
+def _alpha_levels(real_cd: np.ndarray, cd: np.ndarray) -> np.ndarray:
+    """Inverse of the linear-interpolation quantile function of the real centre distances."""
+    s = np.sort(real_cd)
+    n = len(s)
+    pos = np.searchsorted(s, cd, side="left")
+    level = np.full(len(cd), np.inf)
+    level[pos == 0] = 0.0
+    mid = (pos > 0) & (pos < n)
+    p = pos[mid]
+    lo, hi = s[p - 1], s[p]
+    frac = np.divide(cd[mid] - lo, hi - lo, out=np.ones_like(lo), where=hi > lo)
+    level[mid] = (p - 1 + frac) / max(n - 1, 1)
+    return level
+
+
+def authenticity_samples(real: np.ndarray, synthetic: np.ndarray) -> AuthenticitySamples:
+    """Authenticity test for every synthetic row (Alaa et al. 2022, §4 "Authenticity").
+
+    Parameters
+    ----------
+    real : ndarray of shape (n, d), n ≥ 2
+    synthetic : ndarray of shape (m, d)
+
+    Returns
+    -------
+    AuthenticitySamples
+        ``.score`` is the Authenticity score (range [0, 1], higher is better).
+    """
+    real_x = _check(real, "real", min_rows=2)
+    synth_x = _check(synthetic, "synthetic", d=real_x.shape[1])
+    real_nnd = nearest(real_x, real_x, k=1, exclude_self=True).distances[:, 0]
+    return _authenticity(real_x, synth_x, real_nnd)
+
+
+def _authenticity(real_x, synth_x, real_nnd) -> AuthenticitySamples:
+    nn = nearest(synth_x, real_x, k=1)
+    d, i_star = nn.distances[:, 0], nn.indices[:, 0]
+    own = real_nnd[i_star]
+    ratio = np.divide(d, own, out=np.where(d > 0, np.inf, 0.0), where=own > 0)
+    return AuthenticitySamples(ratio > 1.0, ratio, i_star, d)
+
+
+def authenticity_score(real: np.ndarray, synthetic: np.ndarray) -> float:
+    """Share of authentic synthetic rows (range [0, 1], higher is better)."""
+    return authenticity_samples(real, synthetic).score
+
+
+def alpha_precision_curve(
+    real: np.ndarray,
+    synthetic: np.ndarray,
+    *,
+    center: np.ndarray | None = None,
+    alphas: np.ndarray | None = None,
+) -> AlphaPrecisionCurve:
+    """α-Precision curve P_α (Alaa et al. 2022, §3.2.1 and §4).
+
+    Parameters
+    ----------
+    real, synthetic : ndarray of shape (n, d), (m, d)
+    center : ndarray of shape (d,), optional
+        Centre of the real support (the embedding's ``center``); default the real mean.
+    alphas : array of float in [0, 1], optional
+        Grid; default 0, 0.025, …, 1.
+
+    Returns
+    -------
+    AlphaPrecisionCurve
+        ``.integrated`` is IPα (range [0, 1], higher is better).
+    """
+    real_x = _check(real, "real")
+    synth_x = _check(synthetic, "synthetic", d=real_x.shape[1])
+    grid = DEFAULT_GRID if alphas is None else np.asarray(alphas, dtype=np.float64)
+    c = real_x.mean(axis=0, dtype=np.float64) if center is None else np.asarray(center, float)
+    real_cd, cd = _distance_to(real_x, c), _distance_to(synth_x, c)
+    radii = np.quantile(real_cd, grid)
+    return AlphaPrecisionCurve(grid, (cd[:, None] <= radii[None, :]).mean(axis=0))
+
+
+def _recall_minima(other_x: np.ndarray, pairs: Pairs, n_real: int) -> tuple[np.ndarray, ...]:
+    """Per real row, the smallest ‖x_g − c_g‖ among the other-set rows within its NND_k."""
+    cd_g = _distance_to(other_x, other_x.mean(axis=0, dtype=np.float64))
+    minima = np.full(n_real, np.inf)
+    np.minimum.at(minima, pairs.query, cd_g[pairs.reference])
+    return cd_g, minima
+
+
+def beta_recall_curve(
+    real: np.ndarray,
+    synthetic: np.ndarray,
+    *,
+    betas: np.ndarray | None = None,
+    k: int = 1,
+) -> BetaRecallCurve:
+    """β-Recall curve R_β (Alaa et al. 2022, §3.2.1, §4 Eq. 9; k = 1 as in the appendix).
+
+    Parameters
+    ----------
+    real : ndarray of shape (n, d), n > k
+    synthetic : ndarray of shape (m, d)
+    betas : array of float in [0, 1], optional
+        Grid; default 0, 0.025, …, 1.
+    k : int, default=1
+        Real rows are covered by synthetic rows within their k-th nearest-real distance.
+
+    Returns
+    -------
+    BetaRecallCurve
+        ``.integrated`` is IRβ (range [0, 1], higher is better).
+    """
+    real_x = _check(real, "real", min_rows=k + 1)
+    synth_x = _check(synthetic, "synthetic", d=real_x.shape[1])
+    grid = DEFAULT_GRID if betas is None else np.asarray(betas, dtype=np.float64)
+    nnd = nearest(real_x, real_x, k=k, exclude_self=True).distances[:, k - 1]
+    pairs = pairs_within(real_x, synth_x, nnd, inclusive=True, k0=4, prefilter=True)
+    cd_g, minima = _recall_minima(synth_x, pairs, len(real_x))
+    radii = np.quantile(cd_g, grid)
+    return BetaRecallCurve(grid, (minima[:, None] <= radii[None, :]).mean(axis=0), k=k)
+
+
+def _inside(pairs: Pairs, radius: np.ndarray, *, inclusive: bool) -> Pairs:
+    keep = (np.less_equal if inclusive else np.less)(pairs.distance, radius[pairs.query])
+    return Pairs(pairs.query[keep], pairs.reference[keep], pairs.distance[keep])
+
+
+def _evaluate_source(real_x, real_cd, center, other_x, real_nn, k, grid, *, with_prdc):
+    """Curves, per-row results, in-ball pairs and bootstrap state of one evaluated set."""
+    nnd_k = real_nn.distances[:, k - 1]
+    if with_prdc:  # one search serves recall (d ≤ NND_k) and PRDC (d < NND_5, the widest)
+        pairs = pairs_within(real_x, other_x, real_nn.distances[:, -1], inclusive=True)
+    else:  # about half the real rows have no row within NND_1: filter them on the fast path
+        pairs = pairs_within(real_x, other_x, nnd_k, inclusive=True, k0=4, prefilter=True)
+    recall_pairs = _inside(pairs, nnd_k, inclusive=True)
+    cd = _distance_to(other_x, center)
+    auth = _authenticity(real_x, other_x, real_nn.distances[:, 0])
+    cd_g, minima = _recall_minima(other_x, recall_pairs, len(real_x))
+    alpha_radii = np.quantile(real_cd, grid)
+    samples = FidelitySamples(
+        alpha_level=_alpha_levels(real_cd, cd),
+        center_distance=cd,
+        authentic=auth.authentic,
+        authenticity_ratio=auth.ratio,
+        nearest_real_index=auth.nearest_real_index,
+        nearest_real_distance=auth.nearest_real_distance,
+    )
+    precision = AlphaPrecisionCurve(grid, (cd[:, None] <= alpha_radii[None, :]).mean(axis=0))
+    beta_radii = np.quantile(cd_g, grid)
+    recall = BetaRecallCurve(grid, (minima[:, None] <= beta_radii[None, :]).mean(axis=0), k)
+    state = _BootstrapState(
+        alpha_first=np.searchsorted(alpha_radii, cd, side="left"),
+        recall_first=np.searchsorted(beta_radii, minima, side="left"),
+        authentic=auth.authentic,
+    )
+    return precision, recall, samples, pairs, state
+
+
+@dataclass(frozen=True)
+class _BootstrapState:
+    alpha_first: np.ndarray  # per evaluated row: first grid index whose α-ball holds it
+    recall_first: np.ndarray  # per real row: first grid index at which it is covered
+    authentic: np.ndarray
+
+
+def _bootstrap_intervals(
+    synth_x: np.ndarray,
+    state: _BootstrapState,
+    grid: np.ndarray,
+    *,
+    seed: int,
+    n_bootstrap: int,
+    level: float = 0.95,
+) -> dict[str, tuple[float, float]]:
+    """Percentile intervals of IPα, authenticity (over synthetic rows) and IRβ (real rows).
+
+    β-Recall is a mean over *real* rows, so its interval resamples real rows with the
+    synthetic β-balls fixed: resampling synthetic rows would drop about 37 % of the distinct
+    rows and bias any nearest-neighbour coverage downwards (measured: the interval missed the
+    point estimate on a 500 × 400 Gaussian pair).
+    """
+    if n_bootstrap <= 0:
+        return {}
+    m, n_real, n_grid = len(synth_x), len(state.recall_first), len(grid)
+    # resample positions of a content-sorted order, so shuffled input gives the same interval
+    order = np.lexsort(synth_x.T[::-1])
+    alpha_first, authentic = state.alpha_first[order], state.authentic[order]
+    rng = np.random.default_rng(seed)
+    stats = np.empty((n_bootstrap, 3))
+    for b in range(n_bootstrap):
+        w = np.bincount(rng.integers(0, m, size=m), minlength=m)
+        v = np.bincount(rng.integers(0, n_real, size=n_real), minlength=n_real)
+        p_alpha = np.cumsum(np.bincount(alpha_first, weights=w, minlength=n_grid + 1))[:n_grid]
+        r_beta = np.cumsum(np.bincount(state.recall_first, weights=v, minlength=n_grid + 1))
+        stats[b] = (
+            1.0 - 2.0 * np.mean(np.abs(p_alpha / m - grid)),
+            1.0 - 2.0 * np.mean(np.abs(r_beta[:n_grid] / n_real - grid)),
+            np.dot(w, authentic) / m,
+        )
+    tail = 100.0 * (1.0 - level) / 2.0
+    bounds = np.percentile(stats, [tail, 100.0 - tail], axis=0)
+    names = ("ip_alpha", "ir_beta", "authenticity")
+    return {name: (float(bounds[0, i]), float(bounds[1, i])) for i, name in enumerate(names)}
+
+
+def evaluate_fidelity(
+    real_z: np.ndarray,
+    synthetic_z: np.ndarray,
+    *,
+    holdout_z: np.ndarray | None = None,
+    center: np.ndarray | None = None,
+    real: pd.DataFrame | None = None,
+    synthetic: pd.DataFrame | None = None,
+    schema: Any = None,
+    seed: int = 0,
+    n_bootstrap: int = 200,
+    k: int = 1,
+    prdc_k: int = 5,
+    grid: np.ndarray | None = None,
+) -> FidelityReport:
+    """All fidelity metrics of one candidate, sharing the nearest-neighbour searches.
+
+    Parameters
+    ----------
+    real_z, synthetic_z : ndarray of shape (n, d), (m, d)
+        Embedded real (training) and synthetic rows.
+    holdout_z : ndarray of shape (h, d), optional
+        Embedded holdout rows; gives ``holdout_reference`` and ``holdout_samples``.
+    center : ndarray of shape (d,), optional
+        The embedding's centre (default: mean of ``real_z``).
+    real, synthetic : DataFrame, optional
+        Raw tables for the per-feature table (needs ``schema``).
+    schema : Schema, optional
+    seed : int, default=0
+        Seeds the bootstrap.
+    n_bootstrap : int, default=200
+        Resamples for the 95 % intervals of IPα, IRβ and authenticity (0: none).
+    k : int, default=1
+        β-Recall neighbourhood.
+    prdc_k : int, default=5
+        PRDC neighbourhood.
+    grid : array, optional
+        α / β grid (default 0, 0.025, …, 1).
+
+    Returns
+    -------
+    FidelityReport
+    """
+    from synthreview.metrics.features import feature_distances, pairwise_unique_combinations
+
+    real_x = _check(real_z, "real_z", min_rows=max(k, prdc_k) + 1)
+    synth_x = _check(synthetic_z, "synthetic_z", d=real_x.shape[1])
+    hold_x = None if holdout_z is None else _check(holdout_z, "holdout_z", d=real_x.shape[1])
+    grid = DEFAULT_GRID if grid is None else np.asarray(grid, dtype=np.float64)
+    c = real_x.mean(axis=0, dtype=np.float64) if center is None else np.asarray(center, float)
+    real_cd = _distance_to(real_x, c)
+    real_nn = nearest(real_x, real_x, k=max(k, prdc_k), exclude_self=True)
+
+    precision, recall, samples, pairs, state = _evaluate_source(
+        real_x, real_cd, c, synth_x, real_nn, k, grid, with_prdc=True
+    )
+    prdc = _prdc(real_x, synth_x, real_nn, pairs, prdc_k)
+    reference, holdout_samples = None, None
+    if hold_x is not None and len(hold_x):
+        h_prec, h_rec, holdout_samples, _, _ = _evaluate_source(
+            real_x, real_cd, c, hold_x, real_nn, k, grid, with_prdc=False
+        )
+        reference = FidelityReference(
+            h_prec.integrated,
+            h_rec.integrated,
+            float(holdout_samples.authentic.mean()),
+            h_prec,
+            h_rec,
+        )
+    features = combos = None
+    if real is not None and synthetic is not None and schema is not None:
+        features = feature_distances(real, synthetic, schema=schema)
+        combos = pairwise_unique_combinations(real, synthetic, schema=schema)
+    ci = _bootstrap_intervals(synth_x, state, grid, seed=seed, n_bootstrap=n_bootstrap)
+    return FidelityReport(
+        ip_alpha=precision.integrated,
+        ir_beta=recall.integrated,
+        authenticity=float(samples.authentic.mean()),
+        alpha_precision_curve=precision,
+        beta_recall_curve=recall,
+        prdc=prdc,
+        samples=samples,
+        ci=ci,
+        holdout_reference=reference,
+        holdout_samples=holdout_samples,
+        features=features,
+        combinations=combos,
+        n_bootstrap=n_bootstrap,
+    )
+
+
+def _prdc(real_x, synth_x, real_nn, pairs, prdc_k) -> PRDC:
+    import warnings
+
+    from synthreview.errors import UndefinedMetricWarning
+
+    if len(synth_x) <= prdc_k:
+        warnings.warn(
+            f"PRDC with k={prdc_k} needs more than {prdc_k} synthetic rows; got {len(synth_x)}",
+            UndefinedMetricWarning,
+            stacklevel=3,
+        )
+        return PRDC(np.nan, np.nan, np.nan, np.nan, k=prdc_k)
+    real_radii = real_nn.distances[:, prdc_k - 1]
+    synth_radii = nearest(synth_x, synth_x, k=prdc_k, exclude_self=True).distances[:, -1]
+    return prdc_from_pairs(real_x, synth_x, real_radii, synth_radii, pairs, k=prdc_k)

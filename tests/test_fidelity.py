@@ -1,0 +1,178 @@
+"""Fidelity metrics: reference values, PRDC against the authors' package, invariances."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import warnings
+
+import numpy as np
+import pytest
+from prdc import compute_prdc
+
+from synthreview.errors import UndefinedMetricWarning
+from synthreview.metrics.fidelity import (
+    alpha_precision_curve,
+    authenticity_samples,
+    authenticity_score,
+    beta_recall_curve,
+    evaluate_fidelity,
+)
+from synthreview.metrics.prdc import any_within, pairs_within, prdc
+
+
+def _gauss(rng, n, d, shift=0.0, scale=1.0):
+    return (rng.standard_normal((n, d)) * scale + shift).astype(np.float32)
+
+
+@pytest.mark.parametrize(("n", "m", "d", "k"), [(200, 150, 5, 5), (120, 260, 3, 5), (90, 90, 8, 3)])
+def test_prdc_equals_reference_package(n, m, d, k):
+    rng = np.random.default_rng(n + m + d)
+    real, synthetic = _gauss(rng, n, d), _gauss(rng, m, d, shift=0.3, scale=1.3)
+    with contextlib.redirect_stdout(io.StringIO()):  # the package prints the sizes
+        expected = compute_prdc(real, synthetic, k)
+    got = prdc(real, synthetic, k=k)
+    for name in ("precision", "recall", "density", "coverage"):
+        assert getattr(got, name) == pytest.approx(float(expected[name]), abs=1e-9)
+
+
+def test_prdc_too_few_rows_warns_nan():
+    rng = np.random.default_rng(0)
+    with pytest.warns(UndefinedMetricWarning, match="needs more than 5"):
+        result = prdc(_gauss(rng, 5, 2), _gauss(rng, 50, 2))
+    assert np.isnan(result.precision) and np.isnan(result.density)
+
+
+def test_pairs_within_and_any_within_match_brute_force():
+    rng = np.random.default_rng(1)
+    q, r = _gauss(rng, 80, 3), _gauss(rng, 70, 3)
+    radius = rng.uniform(0.2, 1.5, size=80)
+    dist = np.linalg.norm(q[:, None, :].astype(float) - r[None, :, :], axis=2)
+    pairs = pairs_within(q, r, radius, k0=2)  # k0=2 forces the widening passes
+    assert set(zip(pairs.query, pairs.reference, strict=True)) == set(
+        zip(*np.nonzero(dist < radius[:, None]), strict=True)
+    )
+    ref_radius = rng.uniform(0.1, 1.0, size=70)
+    np.testing.assert_array_equal(any_within(q, r, ref_radius), (dist < ref_radius).any(axis=1))
+
+
+def test_authenticity_hand_computed():
+    real = np.array([[0.0], [1.0], [3.0]])
+    # nearest-other-real distances: 1, 1, 2
+    synthetic = np.array([[0.1], [2.9], [2.0], [-1.5], [5.5]])
+    result = authenticity_samples(real, synthetic)
+    np.testing.assert_array_equal(result.nearest_real_index, [0, 2, 1, 0, 2])
+    np.testing.assert_allclose(result.ratio, [0.1, 0.05, 1.0, 1.5, 1.25], rtol=1e-6)
+    # a tie at exactly the nearest-other distance counts as copied (d ≤ d_r)
+    np.testing.assert_array_equal(result.authentic, [False, False, False, True, True])
+    assert authenticity_score(real, synthetic) == pytest.approx(0.4)
+
+
+def test_alpha_levels_and_precision_curve_hand_computed():
+    real = np.array([[1.0], [2.0], [3.0], [4.0], [5.0]])
+    synthetic = np.array([[0.5], [2.5], [6.0], [-4.0]])
+    curve = alpha_precision_curve(real, synthetic, center=np.zeros(1), alphas=[0, 0.25, 0.5, 1])
+    # radii 1, 2, 3, 5 (distances 0.5, 2.5, 6, 4)
+    np.testing.assert_allclose(curve.value, [0.25, 0.25, 0.5, 0.75])
+    with pytest.warns(UndefinedMetricWarning, match="PRDC"):  # 4 synthetic rows < k + 1
+        report = evaluate_fidelity(
+            np.vstack([real, real + 0.01]), synthetic, center=np.zeros(1), n_bootstrap=0
+        )
+    assert report.samples.alpha_level[0] == 0.0
+    assert np.isinf(report.samples.alpha_level[2])
+    assert 0.0 < report.samples.alpha_level[1] < report.samples.alpha_level[3] < 1.0
+
+
+def test_beta_recall_hand_computed():
+    real = np.array([[0.0], [1.0], [10.0], [12.0]])  # NND_1: 1, 1, 2, 2
+    synthetic = np.array([[0.5], [11.0], [30.0]])  # centre 13.833…
+    curve = beta_recall_curve(real, synthetic, betas=[0.0, 0.5, 1.0])
+    # distances to c_g: 13.33, 2.83, 16.17 -> radii 2.83, 13.33, 16.17
+    # real 0,1 covered by 0.5 (cd 13.33) from β = 0.5; real 2,3 covered by 11 from β = 0
+    np.testing.assert_allclose(curve.value, [0.5, 1.0, 1.0])
+
+
+def _fixture(seed=0, n=300, m=250, h=280, d=4):
+    rng = np.random.default_rng(seed)
+    return _gauss(rng, n, d), _gauss(rng, m, d, 0.2, 1.1), _gauss(rng, h, d)
+
+
+def test_report_scores_in_range_and_public_functions_agree():
+    real, synthetic, holdout = _fixture()
+    report = evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=50)
+    for value in (report.ip_alpha, report.ir_beta, report.authenticity):
+        assert 0.0 <= value <= 1.0
+    for name, (lo, hi) in report.ci.items():
+        assert lo <= hi and 0.0 <= lo and hi <= 1.0, name
+    center = real.mean(axis=0, dtype=np.float64)
+    assert report.ip_alpha == alpha_precision_curve(real, synthetic, center=center).integrated
+    assert report.ir_beta == beta_recall_curve(real, synthetic).integrated
+    assert report.authenticity == authenticity_score(real, synthetic)
+    assert report.prdc == prdc(real, synthetic)
+    assert len(report.samples.alpha_level) == len(synthetic)
+    assert len(report.holdout_samples.authentic) == len(holdout)
+    assert report.ci["ip_alpha"][0] <= report.ip_alpha <= report.ci["ip_alpha"][1]
+    assert report.ci["ir_beta"][0] <= report.ir_beta <= report.ci["ir_beta"][1]
+
+
+def test_permuting_synthetic_rows_changes_no_score():
+    real, synthetic, holdout = _fixture(seed=3)
+    perm = np.random.default_rng(9).permutation(len(synthetic))
+    a = evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=30, seed=4)
+    b = evaluate_fidelity(real, synthetic[perm], holdout_z=holdout, n_bootstrap=30, seed=4)
+    assert a.to_dict() == b.to_dict()  # scores, curves, PRDC and bootstrap intervals
+    np.testing.assert_array_equal(
+        a.samples.to_frame().to_numpy()[perm], b.samples.to_frame().to_numpy()
+    )
+
+
+def test_same_seed_same_result_and_unequal_sizes():
+    real, synthetic, holdout = _fixture(seed=5, n=150, m=400, h=60)
+    a = evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=40, seed=1)
+    b = evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=40, seed=1)
+    c = evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=40, seed=2)
+    assert a.to_dict() == b.to_dict()
+    assert a.ci != c.ci and a.ip_alpha == c.ip_alpha
+
+
+def test_to_dict_is_json_ready_with_contract_keys():
+    real, synthetic, holdout = _fixture(seed=6, n=80, m=70, h=60)
+    report = evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=10)
+    data = json.loads(json.dumps(report.to_dict()))
+    assert {
+        "ip_alpha",
+        "ir_beta",
+        "authenticity",
+        "alpha_precision_curve",
+        "beta_recall_curve",
+        "holdout_reference",
+        "prdc",
+        "ci",
+    } <= set(data)
+    assert set(data["alpha_precision_curve"]) == {"alpha", "value"}
+    assert set(data["beta_recall_curve"]) == {"beta", "value"}
+    assert {"ip_alpha", "ir_beta", "authenticity"} <= set(data["holdout_reference"])
+    assert set(data["ci"]) == {"ip_alpha", "ir_beta", "authenticity"}
+    assert len(data["alpha_precision_curve"]["alpha"]) == 41
+    no_holdout = evaluate_fidelity(real, synthetic, n_bootstrap=0)
+    assert no_holdout.holdout_reference is None and no_holdout.to_dict()["ci"] == {}
+
+
+def test_bad_input_messages():
+    real, synthetic, _ = _fixture(n=20, m=20)
+    with pytest.raises(ValueError, match="synthetic_z has 3 features; expected 4"):
+        evaluate_fidelity(real, synthetic[:, :3])
+    with pytest.raises(ValueError, match="NaN"):
+        evaluate_fidelity(real, np.full_like(synthetic, np.nan))
+    with pytest.raises(ValueError, match="at least 6 rows"):
+        evaluate_fidelity(real[:4], synthetic)
+
+
+def test_small_synthetic_set_warns_for_prdc_only():
+    real, synthetic, _ = _fixture(n=40, m=3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = evaluate_fidelity(real, synthetic, n_bootstrap=5)
+    assert any(issubclass(w.category, UndefinedMetricWarning) for w in caught)
+    assert np.isnan(report.prdc.precision) and 0.0 <= report.ip_alpha <= 1.0

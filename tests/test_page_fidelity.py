@@ -1,0 +1,70 @@
+"""AppTest of the Fidelity page on a small demo review."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import app_state
+from synthreview import demo
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture(scope="module")
+def review():
+    return demo.tables(seed=0, n_train=300)
+
+
+def _fidelity_page(review) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state[app_state.REVIEW_KEY] = review
+    at.run()
+    return at.switch_page("pages/fidelity.py").run()
+
+
+@pytest.mark.slow
+def test_fidelity_page_shows_scores_curves_and_tables(review):
+    at = _fidelity_page(review)
+    assert not at.exception
+    assert [h.value for h in at.header] == ["Fidelity"]
+    assert len(at.error) == 0
+    labels = [m.label for m in at.metric]
+    assert labels.count("IPα (fidelity)") == len(review.candidates)
+    charts = at.get("plotly_chart")
+    assert len(charts) == 4  # curves, authenticity histogram, PCA, feature overlay
+    assert any("α-Precision" in chart.proto.spec for chart in charts)
+    assert any("holdout reference" in chart.proto.spec for chart in charts)
+    assert len(at.dataframe) >= 2  # PRDC and per-feature table
+    column = review.schema.numeric[0]
+    at.selectbox(key="fidelity_feature_column").set_value(column).run()
+    assert not at.exception
+    at.selectbox(key="fidelity_feature_candidate").set_value(review.candidates[-1]).run()
+    assert not at.exception
+
+
+@pytest.mark.slow
+def test_a_failed_candidate_shows_its_error_and_the_rest_renders(review):
+    broken = dict(review.synthetic)
+    name = review.candidates[0]
+    # a synthetic table with too few rows for the fidelity metrics fails only that candidate
+    broken[name] = replace(
+        broken[name], frame=broken[name].frame.iloc[:0], raw=broken[name].raw.iloc[:0]
+    )
+    at = _fidelity_page(replace(review, synthetic=broken))
+    assert not at.exception
+    assert any(name in e.value for e in at.error)
+    assert len([m for m in at.metric if m.label == "IPα (fidelity)"]) == len(review.candidates) - 1
+
+
+def test_fidelity_page_without_data_points_to_the_data_page():
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["_demo_autoloaded"] = True
+    at.session_state[app_state.REVIEW_KEY] = None
+    at.run()
+    at.switch_page("pages/fidelity.py").run()
+    assert not at.exception
+    assert any("No data loaded" in w.value for w in at.warning)
