@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from synthreview.embeddings.lstm_autoencoder import torch_threads
 from synthreview.errors import DataError, UndefinedMetricWarning
 from synthreview.metrics.clarke import ClarkeResult, clarke_error_grid
 
@@ -110,8 +111,12 @@ def train_forecaster(
     learning_rate: float = 1e-2,
     seed: int = 0,
     device: str = "cpu",
+    num_threads: int | None = 1,
 ) -> Forecaster:
     """Train the LSTM forecaster on the windows of ``traces`` (seeded; global torch RNG kept).
+
+    ``num_threads`` torch threads are used while training (``None`` keeps torch's setting; see
+    :func:`synthreview.embeddings.lstm_autoencoder.torch_threads`).
 
     Raises :class:`~synthreview.errors.DataError` when the traces yield no complete window.
     """
@@ -130,7 +135,7 @@ def train_forecaster(
     x = torch.as_tensor((history - _CENTER_MG_DL) / _SPREAD_MG_DL, dtype=torch.float32)
     y = torch.as_tensor((target - _CENTER_MG_DL) / _SPREAD_MG_DL, dtype=torch.float32)
     x, y = x.to(device), y.to(device)
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), torch_threads(num_threads):
         torch.manual_seed(int(rng.integers(2**31)))
         model = _Forecaster(hidden_size).to(device)
         optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
@@ -187,7 +192,8 @@ def evaluate_forecaster(
             warnings.simplefilter("ignore", UndefinedMetricWarning)
             clarke = clarke_error_grid(np.empty(0), np.empty(0))
         return ForecastEvaluation(float("nan"), clarke, forecaster.n_train_windows, 0)
-    prediction = forecaster.predict(history)
+    with torch_threads(1):
+        prediction = forecaster.predict(history)
     rmse = float(np.sqrt(np.mean((prediction - target) ** 2)))
     return ForecastEvaluation(
         rmse=rmse,

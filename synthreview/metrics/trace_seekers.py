@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from synthreview.embeddings.lstm_autoencoder import fill_gaps
+from synthreview.embeddings.lstm_autoencoder import fill_gaps, torch_threads
 from synthreview.metrics.membership import (
     AttackResult,
     attack_set,
@@ -131,6 +131,7 @@ def trace_gru_seeker(
     n_bootstrap: int = 200,
     seed: int = 0,
     device: str = "cpu",
+    num_threads: int | None = 1,
 ) -> AttackResult:
     """Recurrent (GRU) binary-classifier seeker on traces (Hide-and-Seek §3.2).
 
@@ -145,6 +146,8 @@ def trace_gru_seeker(
     hidden_size, downsample, epochs, batch_size, learning_rate
         The GRU and its Adam training (binary cross-entropy, gradient norm clipped at 1).
     n_bootstrap, seed, device
+    num_threads : int or None, default=1
+        Torch threads while training and scoring (``None`` keeps torch's setting).
 
     Returns
     -------
@@ -163,7 +166,7 @@ def trace_gru_seeker(
     x = torch.cat([_gru_inputs(attack[pos], downsample), _gru_inputs(s[neg], downsample)])
     y = torch.cat([torch.ones(len(pos)), torch.zeros(len(neg))])
     x, y = x.to(device), y.to(device)
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), torch_threads(num_threads):
         torch.manual_seed(int(rng.integers(2**31)))
         model = _GRUClassifier(hidden_size).to(device)
         optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
