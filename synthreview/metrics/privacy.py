@@ -1,0 +1,514 @@
+"""Privacy section: membership inference, distance to closest record and disclosure risk.
+
+Sources (``papers/``): Urban Institute appendix "Disclosure risk" (``001_*``: l-diversity of
+tree nodes, attribute inference against a holdout benchmark, Gower membership inference),
+Hide-and-Seek seekers (``002_*``, section 3) and ROC-AUC reporting of attacks (``003_*``,
+section 2.4). The attacks live in :mod:`synthreview.metrics.membership`.
+
+Every tree here uses rpart's defaults, the CART implementation behind the Urban metrics:
+``minsplit=20, minbucket=7, cp=0.01``; scikit-learn's ``min_impurity_decrease = 0.01 * var(y)``
+applies the same rule (a split must cut the root's error by 1%).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+from synthreview._results import to_jsonable
+from synthreview.encoding import TabularEncoder
+from synthreview.errors import ConfigError
+from synthreview.metrics.membership import AttackResult, membership_inference
+from synthreview.neighbors import nearest
+from synthreview.schema import Schema
+
+Progress = Callable[[float, str], None] | None
+
+
+@dataclass(frozen=True)
+class DCRResult:
+    """Distance to closest record (L2 in the encoded space), per synthetic row in input order.
+
+    Attributes
+    ----------
+    synthetic_to_train, nearest_train_index : ndarray (n_synthetic,)
+        Distance to and position of the nearest real (training) row.
+    synthetic_to_holdout : ndarray (n_synthetic,) or None
+    exact_copy : ndarray of bool (n_synthetic,)
+        The row equals a training row on every analysed column (row hashes, not float
+        distance 0).
+    nndr : ndarray (n_synthetic,)
+        Nearest-neighbour distance ratio d1 / d2 to the training rows, in [0, 1]; near 0 = the
+        row sits on one training record rather than among several.
+    holdout_to_train : ndarray (n_holdout,) or None
+        Distance from each holdout row to its nearest training row: the reference distribution.
+    share_closer_to_train : float
+        Fraction of synthetic rows closer to the training rows than to the holdout rows (ties
+        count 1/2), with the larger of the two sets subsampled to the smaller's size
+        (``share_rows`` each, seeded): 0.5 is ideal, 1 = every row sits on training data.
+    share_rows : int
+    exact_copies : int
+    synthetic_to_train_median, holdout_to_train_median, nndr_median : float
+    """
+
+    synthetic_to_train: np.ndarray = field(repr=False)
+    nearest_train_index: np.ndarray = field(repr=False)
+    synthetic_to_holdout: np.ndarray | None = field(repr=False)
+    exact_copy: np.ndarray = field(repr=False)
+    nndr: np.ndarray = field(repr=False)
+    holdout_to_train: np.ndarray | None = field(repr=False)
+    share_closer_to_train: float
+    share_rows: int
+    exact_copies: int
+    synthetic_to_train_median: float
+    holdout_to_train_median: float
+    nndr_median: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (no per-row arrays)."""
+        keys = ("share_closer_to_train", "share_rows", "exact_copies", "synthetic_to_train_median",
+                "holdout_to_train_median", "nndr_median")  # fmt: skip
+        return to_jsonable({k: getattr(self, k) for k in keys})
+
+
+def row_hashes(table: pd.DataFrame | np.ndarray) -> np.ndarray:
+    """One uint64 per row; equal rows (same values, numbers compared as float64) hash equal."""
+    if isinstance(table, np.ndarray):
+        table = pd.DataFrame(np.asarray(table, dtype=np.float64))
+    norm = {}
+    for col in table.columns:
+        values = table[col]
+        if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            norm[col] = pd.to_numeric(values).astype("float64")
+        else:
+            norm[col] = values.astype("string").fillna("\x00missing")
+    return pd.util.hash_pandas_object(pd.DataFrame(norm), index=False).to_numpy()
+
+
+def distance_to_closest_record(
+    real_x: np.ndarray,
+    synthetic_x: np.ndarray,
+    holdout_x: np.ndarray | None = None,
+    *,
+    real_hashes: np.ndarray | None = None,
+    synthetic_hashes: np.ndarray | None = None,
+    seed: int = 0,
+) -> DCRResult:
+    """Distance to closest record, DCR share, NNDR and exact copies.
+
+    Parameters
+    ----------
+    real_x, synthetic_x, holdout_x : ndarray
+        Encoded rows (same feature space).
+    real_hashes, synthetic_hashes : ndarray of uint64, optional
+        :func:`row_hashes` of the original rows; default: hashes of the encoded rows.
+    seed : int, default=0
+        Seeds the subsample that equalises train and holdout sizes for the share.
+
+    Returns
+    -------
+    DCRResult
+    """
+    if len(real_x) < 2:
+        raise ValueError(f"real must have at least 2 rows for the NNDR; got {len(real_x)}")
+    to_train = nearest(synthetic_x, real_x, k=2)
+    d1, d2 = to_train.distances[:, 0], to_train.distances[:, 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        nndr = np.where(d2 > 0, d1 / d2, 0.0)  # d2 == 0: the row sits on duplicated records
+    real_hashes = row_hashes(real_x) if real_hashes is None else real_hashes
+    synthetic_hashes = row_hashes(synthetic_x) if synthetic_hashes is None else synthetic_hashes
+    exact = np.isin(synthetic_hashes, real_hashes)
+    to_holdout = holdout_to_train = None
+    share, share_rows, holdout_median = float("nan"), 0, float("nan")
+    if holdout_x is not None and len(holdout_x):
+        to_holdout = nearest(synthetic_x, holdout_x, k=1).distances[:, 0]
+        holdout_to_train = nearest(holdout_x, real_x, k=1).distances[:, 0]
+        holdout_median = float(np.median(holdout_to_train))
+        share_rows = min(len(real_x), len(holdout_x))
+        rng = np.random.default_rng(seed)
+        d_train, d_holdout = d1, to_holdout
+        if len(real_x) > share_rows:
+            subset = real_x[np.sort(rng.choice(len(real_x), share_rows, replace=False))]
+            d_train = nearest(synthetic_x, subset, k=1).distances[:, 0]
+        elif len(holdout_x) > share_rows:
+            subset = holdout_x[np.sort(rng.choice(len(holdout_x), share_rows, replace=False))]
+            d_holdout = nearest(synthetic_x, subset, k=1).distances[:, 0]
+        share = float(np.mean((d_train < d_holdout) + 0.5 * (d_train == d_holdout)))
+    return DCRResult(
+        synthetic_to_train=d1,
+        nearest_train_index=to_train.indices[:, 0],
+        synthetic_to_holdout=to_holdout,
+        exact_copy=exact,
+        nndr=nndr,
+        holdout_to_train=holdout_to_train,
+        share_closer_to_train=share,
+        share_rows=share_rows,
+        exact_copies=int(exact.sum()),
+        synthetic_to_train_median=float(np.median(d1)),
+        holdout_to_train_median=holdout_median,
+        nndr_median=float(np.median(nndr)),
+    )
+
+
+def _rpart_tree(y: np.ndarray, *, classify: bool, seed: int) -> Any:
+    if classify:
+        _, counts = np.unique(y, return_counts=True)
+        p = counts / counts.sum()
+        root = float(1.0 - np.sum(p**2))
+        return DecisionTreeClassifier(
+            min_samples_split=20, min_samples_leaf=7, min_impurity_decrease=0.01 * root,
+            random_state=seed,
+        )  # fmt: skip
+    return DecisionTreeRegressor(
+        min_samples_split=20, min_samples_leaf=7, min_impurity_decrease=0.01 * float(np.var(y)),
+        random_state=seed,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AttributeInferenceResult:
+    """Attribute inference against the holdout benchmark (Urban appendix, ``001_*``).
+
+    A tree learns ``sensitive`` from every other analysed column on the synthetic rows (and,
+    as the benchmark, on as many holdout rows: "another random sample from the population") and
+    predicts it for the training rows.
+
+    Attributes
+    ----------
+    sensitive : str
+    metric : {"rmse", "accuracy"}
+        RMSE for a numeric column (lower = more precise inference = riskier), accuracy for a
+        categorical one (higher = riskier).
+    synthetic, holdout : float
+        The metric for the attacker who trained on synthetic / on holdout rows.
+    ratio : float
+        ``synthetic / holdout``.
+    risk_ratio : float
+        Oriented so that > 1 means the synthetic data lets an attacker infer the attribute
+        better than a fresh sample of the population would (1 = no added risk).
+    n_train_rows, n_target_rows : int
+    """
+
+    sensitive: str
+    metric: str
+    synthetic: float
+    holdout: float
+    ratio: float
+    risk_ratio: float
+    n_train_rows: int
+    n_target_rows: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return to_jsonable({f.name: getattr(self, f.name) for f in fields(self)})
+
+
+def attribute_inference(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    holdout: pd.DataFrame,
+    *,
+    sensitive: str,
+    encoder: TabularEncoder,
+    seed: int = 0,
+) -> AttributeInferenceResult:
+    """Urban Institute attribute-inference test; see :class:`AttributeInferenceResult`."""
+    schema = encoder.schema
+    if sensitive not in schema.analysed:
+        raise ConfigError(
+            f"sensitive must be a numeric or categorical column; got {sensitive!r} "
+            f"(analysed columns: {schema.analysed})"
+        )
+    classify = schema.kinds[sensitive] == "categorical"
+    drop = set(encoder.groups[sensitive])
+    keep = [i for i in range(len(encoder.feature_names)) if i not in drop]
+
+    def xy(df: pd.DataFrame, name: str) -> tuple[np.ndarray, np.ndarray]:
+        y = df[sensitive]
+        ok = y.notna().to_numpy()
+        x = encoder.transform(df, name=name)[ok][:, keep]
+        y = y[ok].astype(str).to_numpy() if classify else pd.to_numeric(y[ok]).to_numpy(float)
+        return x, y
+
+    (xs, ys), (xh, yh), (xr, yr) = (
+        xy(synthetic, "synthetic"),
+        xy(holdout, "holdout"),
+        xy(real, "real"),
+    )
+    n = min(len(ys), len(yh))
+    if n < 20 or len(yr) == 0:
+        raise ValueError(f"attribute inference needs >= 20 training rows per source; got {n}")
+    rng = np.random.default_rng(seed)
+    values = {}
+    for name, x, y in (("synthetic", xs, ys), ("holdout", xh, yh)):
+        rows = np.sort(rng.choice(len(y), n, replace=False))  # equal sizes: a fair benchmark
+        model = _rpart_tree(y[rows], classify=classify, seed=seed).fit(x[rows], y[rows])
+        pred = model.predict(xr)
+        values[name] = float(
+            np.mean(pred == yr) if classify else np.sqrt(np.mean((pred - yr) ** 2))
+        )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.float64(values["synthetic"]) / values["holdout"]
+    return AttributeInferenceResult(
+        sensitive=sensitive,
+        metric="accuracy" if classify else "rmse",
+        synthetic=values["synthetic"],
+        holdout=values["holdout"],
+        ratio=float(ratio),
+        risk_ratio=float(ratio if classify else 1.0 / ratio),
+        n_train_rows=n,
+        n_target_rows=len(yr),
+    )
+
+
+@dataclass(frozen=True)
+class LDiversityResult:
+    """ℓ-diversity of regression-tree leaves on the synthetic data (Urban appendix, ``001_*``).
+
+    For each numeric column a tree fitted on the synthetic rows predicts it from all other
+    analysed columns; a leaf whose synthetic values take fewer than ``l`` distinct values
+    pins the column down (Machanavajjhala et al. 2007) for whoever lands in it.
+
+    Attributes
+    ----------
+    ell : int
+        The ℓ of the definition.
+    table : pandas.DataFrame
+        One row per numeric column: ``column``, ``share_below_l`` (share of synthetic rows in
+        leaves with < l distinct values, in [0, 1], lower is better), ``n_leaves``,
+        ``n_leaves_below_l``.
+    """
+
+    ell: int
+    table: pd.DataFrame = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"l": ..., "columns": [{column, share_below_l, n_leaves, n_leaves_below_l}]}``."""
+        return {"l": self.ell, "columns": to_jsonable(self.table)}
+
+
+def l_diversity(
+    synthetic: pd.DataFrame,
+    *,
+    encoder: TabularEncoder,
+    ell: int = 10,
+    seed: int = 0,
+) -> LDiversityResult:
+    """Share of synthetic values in low-diversity tree leaves, per numeric column."""
+    if ell < 2:
+        raise ConfigError(f"l_diversity must be an integer >= 2; got {ell}")
+    x_all = encoder.transform(synthetic, name="synthetic")
+    rows = []
+    for col in encoder.schema.numeric:
+        y = pd.to_numeric(synthetic[col], errors="coerce").to_numpy(float)
+        ok = ~np.isnan(y)
+        if ok.sum() < 20:
+            continue
+        drop = set(encoder.groups[col])
+        x = x_all[ok][:, [i for i in range(x_all.shape[1]) if i not in drop]]
+        tree = _rpart_tree(y[ok], classify=False, seed=seed).fit(x, y[ok])
+        leaves = pd.DataFrame({"leaf": tree.apply(x), "y": y[ok]})
+        distinct = leaves.groupby("leaf")["y"].nunique()
+        low = distinct.index[distinct < ell]
+        rows.append(
+            {
+                "column": col,
+                "share_below_l": float(leaves["leaf"].isin(low).mean()),
+                "n_leaves": len(distinct),
+                "n_leaves_below_l": len(low),
+            }
+        )
+    columns = ["column", "share_below_l", "n_leaves", "n_leaves_below_l"]
+    return LDiversityResult(ell=ell, table=pd.DataFrame(rows, columns=columns))
+
+
+_l_diversity = l_diversity  # evaluate_privacy's option of the same name shadows it
+
+
+@dataclass(frozen=True)
+class PrivacyReport:
+    """Everything the privacy section found for one synthetic candidate.
+
+    Attributes
+    ----------
+    membership_inference : tuple of AttackResult
+        One per attack (AUC 0.5 = chance, lower is better); empty without a holdout.
+    dcr : DCRResult or None
+    attribute_inference : AttributeInferenceResult or None
+        When a sensitive column was chosen and a holdout exists.
+    l_diversity : LDiversityResult or None
+    errors : dict of str -> str
+        Part (``"dcr"``, ``"attribute_inference"``, ``"l_diversity"``, ``"membership_inference"``)
+        -> why it failed; a failed attack carries its own ``error``.
+    skipped : dict of str -> str
+        Part -> why it was not run (e.g. no holdout).
+    """
+
+    membership_inference: tuple[AttackResult, ...]
+    dcr: DCRResult | None
+    attribute_inference: AttributeInferenceResult | None = None
+    l_diversity: LDiversityResult | None = None
+    errors: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def attack(self, name: str) -> AttackResult | None:
+        """The result of attack ``name``, or None."""
+        return next((a for a in self.membership_inference if a.attack == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary with the keys of issue 4."""
+        return to_jsonable(
+            {
+                "membership_inference": [a.to_dict() for a in self.membership_inference],
+                "dcr": None if self.dcr is None else self.dcr.to_dict(),
+                "attribute_inference": self.attribute_inference,
+                "l_diversity": self.l_diversity,
+                "errors": self.errors,
+                "skipped": self.skipped,
+            }
+        )
+
+
+def _guarded(part: str, errors: dict[str, str], fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except Exception as exc:  # a failing part is reported in place; the rest still runs
+        errors[part] = f"{type(exc).__name__}: {exc}"
+        return None
+
+
+def evaluate_privacy(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    holdout: pd.DataFrame | None,
+    *,
+    schema: Schema,
+    encoder: TabularEncoder,
+    sensitive: str | None = None,
+    l_diversity: int = 10,
+    max_attack: int = 10_000,
+    seed: int = 0,
+    progress: Progress = None,
+) -> PrivacyReport:
+    """Privacy section for one synthetic table.
+
+    Parameters
+    ----------
+    real, synthetic, holdout : pandas.DataFrame
+        ``holdout`` may be None: membership inference, the DCR share and attribute inference
+        are then skipped with a reason.
+    schema : Schema
+        Column kinds; must be the schema ``encoder`` was built with.
+    encoder : TabularEncoder
+        Fitted on ``real``.
+    sensitive : str, optional
+        Column for the attribute-inference test.
+    l_diversity : int, default=10
+    max_attack : int, default=10_000
+    seed : int, default=0
+    progress : callable(fraction, message), optional
+
+    Returns
+    -------
+    PrivacyReport
+    """
+    if dict(encoder.schema.kinds) != dict(schema.kinds):
+        raise ConfigError("encoder was fitted with a different schema than the one given")
+    step = progress or (lambda fraction, message: None)
+    errors: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    cols = schema.analysed
+    real_x, synthetic_x = (
+        encoder.transform(real, name="real"),
+        encoder.transform(synthetic, name="synthetic"),
+    )
+    holdout_x = None if holdout is None else encoder.transform(holdout, name="holdout")
+
+    attacks: tuple[AttackResult, ...] = ()
+    if holdout is None or len(holdout) < 2:
+        skipped["membership_inference"] = "needs a holdout table (the non-members)"
+    else:
+        attacks = _guarded("membership_inference", errors, lambda: membership_inference(
+            real, synthetic, holdout, encoder=encoder, max_attack=max_attack, seed=seed,
+            progress=lambda f, m: step(0.7 * f, m),
+        )) or ()  # fmt: skip
+    step(0.7, "distance to closest record")
+    dcr = _guarded("dcr", errors, lambda: distance_to_closest_record(
+        real_x, synthetic_x, holdout_x, real_hashes=row_hashes(real[cols]),
+        synthetic_hashes=row_hashes(synthetic[cols]), seed=seed,
+    ))  # fmt: skip
+    if holdout is None:
+        skipped["dcr_share"] = "needs a holdout table"
+    inference = None
+    if sensitive is None:
+        skipped["attribute_inference"] = "no sensitive column chosen"
+    elif holdout is None:
+        skipped["attribute_inference"] = "needs a holdout table (the benchmark attacker)"
+    else:
+        step(0.85, f"attribute inference on {sensitive}")
+        inference = _guarded("attribute_inference", errors, lambda: attribute_inference(
+            real, synthetic, holdout, sensitive=sensitive, encoder=encoder, seed=seed
+        ))  # fmt: skip
+    step(0.92, "l-diversity of tree leaves")
+    diversity = None
+    if schema.numeric:
+        diversity = _guarded(
+            "l_diversity",
+            errors,
+            lambda: _l_diversity(synthetic, encoder=encoder, ell=l_diversity, seed=seed),
+        )
+    else:
+        skipped["l_diversity"] = "no numeric columns"
+    step(1.0, "privacy done")
+    return PrivacyReport(attacks, dcr, inference, diversity, errors, skipped)
+
+
+def evaluate_privacy_arrays(
+    real_x: np.ndarray,
+    synthetic_x: np.ndarray,
+    holdout_x: np.ndarray | None,
+    *,
+    max_attack: int = 10_000,
+    seed: int = 0,
+    progress: Progress = None,
+) -> PrivacyReport:
+    """Privacy section on numeric features (e.g. trace embeddings): seekers, density, DCR.
+
+    No Gower attack, attribute inference or ℓ-diversity (they need named columns). A further
+    attack on the same rows (e.g. a recurrent seeker) uses
+    ``membership.attack_set(len(real_x), len(holdout_x), max_attack=..., seed=...)`` and
+    ``membership.summarize_attack``, then ``dataclasses.replace(report,
+    membership_inference=report.membership_inference + (result,))``.
+    """
+    arrays = [
+        None if x is None else np.asarray(x, np.float32) for x in (real_x, synthetic_x, holdout_x)
+    ]
+    real_x, synthetic_x, holdout_x = arrays
+    for name, x in (("real_x", real_x), ("synthetic_x", synthetic_x), ("holdout_x", holdout_x)):
+        if x is not None and (x.ndim != 2 or x.shape[1] != real_x.shape[1]):
+            raise ValueError(f"{name} must be 2-d with {real_x.shape[1]} features; got {x.shape}")
+    step = progress or (lambda fraction, message: None)
+    errors: dict[str, str] = {}
+    skipped: dict[str, str] = {
+        "attribute_inference": "not defined on arrays",
+        "l_diversity": "not defined on arrays",
+    }
+    attacks: tuple[AttackResult, ...] = ()
+    if holdout_x is None or len(holdout_x) < 2:
+        skipped["membership_inference"] = "needs holdout rows (the non-members)"
+    else:
+        attacks = _guarded("membership_inference", errors, lambda: membership_inference(
+            real_x, synthetic_x, holdout_x, max_attack=max_attack, seed=seed,
+            progress=lambda f, m: step(0.8 * f, m),
+        )) or ()  # fmt: skip
+    step(0.8, "distance to closest record")
+    dcr = _guarded(
+        "dcr", errors, lambda: distance_to_closest_record(real_x, synthetic_x, holdout_x, seed=seed)
+    )
+    step(1.0, "privacy done")
+    return PrivacyReport(attacks, dcr, None, None, errors, skipped)

@@ -1,0 +1,127 @@
+"""Gower distance: agreement with the ``gower`` package and our missing-value convention."""
+
+from __future__ import annotations
+
+import gower
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthreview.metrics.gower import gower_distances, gower_nearest
+
+
+def _mixed(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "income": rng.lognormal(10, 1, n),
+            "age": rng.integers(18, 90, n).astype(float),
+            "sex": rng.choice(["F", "M"], n),
+            "const_num": np.full(n, 7.0),
+            "city": rng.choice(["a", "b", "c", "d", "e"], n),
+            "const_cat": np.full(n, "x"),
+        }
+    )
+
+
+def _package(a: pd.DataFrame, b: pd.DataFrame, categorical: list[str]) -> np.ndarray:
+    # the package cannot read pandas' string dtype; give it object columns and explicit kinds
+    cast = {c: object for c in categorical}
+    flags = [c in categorical for c in a.columns]
+    return gower.gower_matrix(a.astype(cast), b.astype(cast), cat_features=flags)
+
+
+@pytest.mark.parametrize("sizes", [(30, 45), (50, 7)])
+def test_matches_gower_package_on_mixed_types_and_constant_columns(sizes):
+    a, b = _mixed(sizes[0], 0), _mixed(sizes[1], 1)
+    expected = _package(a, b, ["sex", "city", "const_cat"])
+    mine = gower_distances(a, b)
+    assert mine.shape == sizes and mine.dtype == np.float64
+    np.testing.assert_allclose(mine, expected, atol=1e-5)
+
+
+def test_matches_gower_package_numeric_only_and_categorical_only():
+    a, b = _mixed(20, 2), _mixed(33, 3)
+    num = ["income", "age"]
+    expected = _package(a[num], b[num], [])
+    np.testing.assert_allclose(gower_distances(a[num], b[num]), expected, atol=1e-5)
+    cat = ["sex", "city"]
+    expected = _package(a[cat], b[cat], cat)
+    np.testing.assert_allclose(gower_distances(a[cat], b[cat]), expected, atol=1e-5)
+
+
+def test_ranges_are_taken_over_both_inputs():
+    a = pd.DataFrame({"x": [0.0, 1.0]})
+    b = pd.DataFrame({"x": [10.0]})
+    # range 10 over a and b together, not 1 over a alone
+    np.testing.assert_allclose(gower_distances(a, b)[:, 0], [1.0, 0.9])
+
+
+def test_missing_numeric_is_skipped_and_average_taken_over_compared_features():
+    a = pd.DataFrame({"x": [np.nan, 0.0], "y": [0.0, 0.0], "c": ["u", "u"]})
+    b = pd.DataFrame({"x": [4.0, 0.0], "y": [2.0, 1.0], "c": ["u", "v"]})
+    d = gower_distances(a, b)
+    # row 0 vs row 0: x skipped, y |0-2|/2 = 1, c match 0 -> 1/2
+    assert d[0, 0] == pytest.approx(0.5)
+    # row 0 vs row 1: x skipped, y 1/2, c mismatch 1 -> 1.5/2
+    assert d[0, 1] == pytest.approx(0.75)
+    # row 1 vs row 0: x 4/4 = 1, y 1, c 0 -> 2/3
+    assert d[1, 0] == pytest.approx(2 / 3)
+
+
+def test_missing_categorical_is_a_level_of_its_own():
+    a = pd.DataFrame({"c": [None, None, "u"]}, dtype="object")
+    b = pd.DataFrame({"c": [None, "u"]}, dtype="object")
+    np.testing.assert_array_equal(gower_distances(a, b), [[0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+
+
+def test_pair_without_comparable_feature_is_nan():
+    a = pd.DataFrame({"x": [np.nan, 1.0]})
+    b = pd.DataFrame({"x": [2.0, 3.0]})
+    d = gower_distances(a, b)
+    assert np.isnan(d[0]).all() and np.isfinite(d[1]).all()
+    dist, idx = gower_nearest(a, b)
+    assert np.isnan(dist[0]) and idx[0] == -1 and dist[1] == pytest.approx(0.5)
+
+
+def test_identical_rows_are_zero_and_matrix_is_symmetric():
+    a = _mixed(25, 4)
+    d = gower_distances(a, a)
+    np.testing.assert_allclose(np.diag(d), 0.0)
+    np.testing.assert_allclose(d, d.T)
+    assert d.min() >= 0 and d.max() <= 1
+
+
+@pytest.mark.parametrize("with_missing", [False, True])
+def test_nearest_equals_min_of_full_matrix(with_missing):
+    query, reference = _mixed(120, 5), _mixed(90, 6)
+    if with_missing:
+        rng = np.random.default_rng(7)
+        query.loc[rng.random(120) < 0.2, "age"] = np.nan
+        reference.loc[rng.random(90) < 0.2, "income"] = np.nan
+        reference.loc[rng.random(90) < 0.2, "city"] = None
+    full = gower_distances(query, reference)
+    dist, idx = gower_nearest(query, reference)
+    np.testing.assert_allclose(dist, full.min(axis=1), atol=1e-12)
+    np.testing.assert_allclose(full[np.arange(len(query)), idx], dist, atol=1e-12)
+
+
+def test_nearest_of_a_copy_is_zero():
+    reference = _mixed(200, 8)
+    query = reference.iloc[::3].reset_index(drop=True)
+    dist, idx = gower_nearest(query, reference)
+    np.testing.assert_array_equal(dist, 0.0)
+    np.testing.assert_array_equal(idx, np.arange(0, 200, 3))
+
+
+def test_explicit_categorical_overrides_dtype():
+    a = pd.DataFrame({"code": [1, 2, 3]})
+    d = gower_distances(a, a, categorical=["code"])
+    np.testing.assert_array_equal(d, 1 - np.eye(3))
+
+
+def test_rejects_mismatched_columns():
+    with pytest.raises(ValueError, match="same columns"):
+        gower_distances(pd.DataFrame({"a": [1]}), pd.DataFrame({"b": [1]}))
+    with pytest.raises(TypeError, match="DataFrames"):
+        gower_distances(np.zeros((2, 2)), pd.DataFrame({"b": [1]}))
