@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -31,6 +32,9 @@ from synthreview.schema import LoadedTable, Review
 from synthreview.traces import Traces, align_traces, load_traces
 
 ADULT_FILE = "adult.csv.gz"
+#: a CTGAN sample made once by ``scripts/make_ctgan_candidate.py``, and the record of how
+CTGAN_FILE = "adult_ctgan.csv.gz"
+CTGAN_RECORD = "adult_ctgan.json"
 CGM_FILE = "cgm_one_subject.csv.gz"
 #: default demo size: responsive on a 2-core machine, large enough for stable metrics
 DEMO_TRAIN_ROWS = 5_000
@@ -60,8 +64,22 @@ class DemoFiles:
     synthetic: dict[str, Path]
 
 
+def _dataset(filename: str):
+    return resources.files("synthreview") / "datasets" / filename
+
+
 def _dataset_bytes(filename: str) -> bytes:
-    return (resources.files("synthreview") / "datasets" / filename).read_bytes()
+    return _dataset(filename).read_bytes()
+
+
+def _ctgan_for(train_sha256: str) -> LoadedTable | None:
+    """The shipped CTGAN sample, if it was trained on exactly this training table."""
+    if not (_dataset(CTGAN_FILE).is_file() and _dataset(CTGAN_RECORD).is_file()):
+        return None
+    if json.loads(_dataset(CTGAN_RECORD).read_text())["train_sha256"] != train_sha256:
+        return None
+    loaded = read_table(_dataset_bytes(CTGAN_FILE), name="ctgan", role="synthetic")
+    return _table(loaded.frame, loaded.raw, name="ctgan", role="synthetic")
 
 
 @functools.cache
@@ -142,8 +160,11 @@ def tables(seed: int = 0, *, n_train: int | None = None, n_holdout: int | None =
     Review
         ``real`` (``adult_train``), ``holdout`` (``adult_holdout``) and the candidates
         ``copula``, ``marginals``, ``noisy_copy`` and ``mode_collapse``, each with ``n_train``
-        rows. Candidate ``raw`` tables and digests are those of the CSV files
-        :func:`demo_files` writes.
+        rows. With the default seed and sizes a fifth, ``ctgan``, is the shipped sample of a
+        CTGAN model trained on exactly this training table (``scripts/make_ctgan_candidate.py``);
+        for any other split it is left out, since that model may have seen holdout rows.
+        Candidate ``raw`` tables and digests are those of the CSV files :func:`demo_files`
+        writes.
     """
     adult = _adult()
     n_total = len(adult.frame)
@@ -183,6 +204,9 @@ def tables(seed: int = 0, *, n_train: int | None = None, n_holdout: int | None =
     synthetic = {
         name: _table(frame, None, name=name, role="synthetic") for name, frame in candidates.items()
     }
+    ctgan = _ctgan_for(real.sha256)
+    if ctgan is not None:
+        synthetic["ctgan"] = ctgan
     return align(real, synthetic, holdout=holdout, schema=schema)
 
 

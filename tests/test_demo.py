@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 from importlib import resources
 
 import numpy as np
@@ -124,10 +125,24 @@ def test_trace_demo_files_load_back_exactly(tmp_path, trace_review):
         assert loaded.sha256 == expected.sha256
 
 
+def test_ctgan_sample_is_offered_only_for_its_own_training_table(small_tables):
+    assert "ctgan" not in small_tables.candidates
+    assert demo._ctgan_for(small_tables.real.sha256) is None
+    record = json.loads((DATASETS / demo.CTGAN_RECORD).read_text())
+    ctgan = demo._ctgan_for(record["train_sha256"])
+    assert ctgan is not None and ctgan.n_rows == record["rows"]
+    assert list(ctgan.frame.columns) == small_tables.schema.columns
+
+
 @pytest.mark.slow
 def test_table_demo_files_load_back_exactly(tmp_path):
     files = demo.demo_files(tmp_path, kind="tables", seed=0)
     review = demo.tables(seed=0)
+    # the default demo is the split the shipped CTGAN model was trained on
+    assert review.candidates[-1] == "ctgan"
+    assert (
+        review.real.sha256 == json.loads((DATASETS / demo.CTGAN_RECORD).read_text())["train_sha256"]
+    )
     tables = {"real": review.real, "holdout": review.holdout, **review.synthetic}
     paths = {"real": files.real, "holdout": files.holdout, **files.synthetic}
     assert paths.keys() == tables.keys()
