@@ -106,6 +106,7 @@ def test_traces_review_splits_days_and_has_the_expected_candidates(trace_review)
     assert np.std(noise) == pytest.approx(demo.NOISY_TRACE_SIGMA_MG_DL, rel=0.1)
 
 
+@pytest.mark.slow
 def test_traces_are_deterministic_for_a_seed(trace_review):
     again = demo.traces(seed=0)
     other = demo.traces(seed=1)
@@ -114,6 +115,7 @@ def test_traces_are_deterministic_for_a_seed(trace_review):
     assert not np.array_equal(other.traces["real"].values, trace_review.traces["real"].values)
 
 
+@pytest.mark.slow
 def test_trace_demo_files_load_back_exactly(tmp_path, trace_review):
     files = demo.demo_files(tmp_path, kind="traces", seed=0)
     assert files.real.name == "cgm_train.csv" and files.holdout.name == "cgm_holdout.csv"
