@@ -16,6 +16,7 @@ from synthreview.audit import (
     curate,
     default_thresholds,
     evaluate_curated,
+    holdout_audit,
     rule_overlaps,
     rule_summary,
 )
@@ -112,12 +113,17 @@ thresholds = Thresholds(
     drop_exact_copies=drop_exact,
 )
 audit = apply_thresholds(audit_table(result.fidelity, result.privacy), thresholds)
-summary = rule_summary(audit)
+reference = holdout_audit(result.fidelity, result.privacy, thresholds)
+summary = rule_summary(audit, reference)
 
 st.subheader("Preview")
 cols = st.columns(len(summary))
 for col, (_, row) in zip(cols, summary.iterrows(), strict=True):
     col.metric(row["label"], int(row["flagged"]), help=f"{int(row['only'])} by this rule alone")
+    if row["reference_share"] == row["reference_share"]:  # not NaN: a holdout to compare with
+        col.caption(
+            f"{row['share']:.1%} of rows; a fresh real sample: {row['reference_share']:.1%}"
+        )
 overlaps = rule_overlaps(audit)
 if overlaps.empty:
     st.info("These thresholds remove no row.")

@@ -157,22 +157,60 @@ def audit_table(fidelity: Any, privacy: Any, thresholds: Thresholds | None = Non
         ``train_distance``, ``holdout_distance``, ``exact_copy``, one boolean column per rule in
         ``RULES``, ``reasons`` (``"; "``-joined labels, empty when kept) and ``removed``.
     """
-    thresholds = thresholds or Thresholds()
     if fidelity is None and privacy is None:
         raise DataError("audit_table needs 'fidelity' or 'privacy' results; got neither")
-    samples = getattr(fidelity, "samples", None) if fidelity is not None else None
-    dcr = getattr(privacy, "dcr", None) if privacy is not None else None
-    alpha_level = _per_row(samples, "alpha_level", None, where="fidelity.samples")
+    return _audit(
+        getattr(fidelity, "samples", None),
+        getattr(privacy, "dcr", None),
+        ("synthetic_to_train", "synthetic_to_holdout", "exact_copy"),
+        thresholds or Thresholds(),
+        where=("fidelity.samples", "privacy.dcr"),
+    )
+
+
+def holdout_audit(
+    fidelity: Any, privacy: Any, thresholds: Thresholds | None = None
+) -> pd.DataFrame:
+    """The same audit applied to the holdout rows: what a fresh real sample would lose.
+
+    Reads ``fidelity.holdout_samples`` and ``privacy.dcr.holdout_to_train``. Rules without
+    holdout evidence (exact copies) never fire. The estimators flag part of any real sample
+    (e.g. about half of a fresh sample is "unauthentic" under the §3.3 nearest-neighbour test),
+    so a candidate's removal rates are read against these. Returns an empty audit table when
+    neither section has holdout evidence.
+    """
+    samples = getattr(fidelity, "holdout_samples", None)
+    dcr = getattr(privacy, "dcr", None)
+    if samples is None and getattr(dcr, "holdout_to_train", None) is None:
+        samples = {"alpha_level": np.zeros(0)}
+    return _audit(
+        samples,
+        dcr,
+        ("holdout_to_train", "", ""),
+        thresholds or Thresholds(),
+        where=("fidelity.holdout_samples", "privacy.dcr"),
+    )
+
+
+def _audit(
+    samples: Any,
+    dcr: Any,
+    fields: tuple[str, str, str],
+    thresholds: Thresholds,
+    *,
+    where: tuple[str, str],
+) -> pd.DataFrame:
+    alpha_level = _per_row(samples, "alpha_level", None, where=where[0])
     n = None if alpha_level is None else alpha_level.shape[0]
-    authentic = _per_row(samples, "authentic", n, where="fidelity.samples")
+    authentic = _per_row(samples, "authentic", n, where=where[0])
     n = n if n is not None or authentic is None else authentic.shape[0]
-    to_train = _per_row(dcr, "synthetic_to_train", n, where="privacy.dcr")
+    to_train = _per_row(dcr, fields[0], n, where=where[1])
     n = n if n is not None or to_train is None else to_train.shape[0]
-    to_holdout = _per_row(dcr, "synthetic_to_holdout", n, where="privacy.dcr")
-    exact = _per_row(dcr, "exact_copy", n, where="privacy.dcr")
+    to_holdout = _per_row(dcr, fields[1], n, where=where[1]) if fields[1] else None
+    exact = _per_row(dcr, fields[2], n, where=where[1]) if fields[2] else None
     n = n if n is not None or exact is None else exact.shape[0]
     if n is None:
-        raise DataError("neither fidelity.samples nor privacy.dcr carries per-row values")
+        raise DataError(f"neither {where[0]} nor {where[1]} carries per-row values")
 
     def floats(a: np.ndarray | None) -> np.ndarray:
         return np.full(n, np.nan) if a is None else a.astype(float)
@@ -238,10 +276,12 @@ def _labels(thresholds: Thresholds) -> dict[str, str]:
     return labels
 
 
-def rule_summary(audit: pd.DataFrame) -> pd.DataFrame:
+def rule_summary(audit: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
     """Rows each rule removes: ``flagged`` (by this rule), ``only`` (by this rule and no other).
 
-    Index: rule column names of ``RULES``; a final ``"any"`` row gives the union.
+    Index: rule column names of ``RULES``; a final ``"any"`` row gives the union. ``share`` is
+    ``flagged`` over all rows; with ``reference`` (e.g. ``holdout_audit``) a ``reference_share``
+    column gives the same share for the reference rows (NaN when it has none).
     """
     matrix = audit[list(RULES)].to_numpy(dtype=bool)
     n_hits = matrix.sum(axis=1)
@@ -256,6 +296,9 @@ def rule_summary(audit: pd.DataFrame) -> pd.DataFrame:
     rows["any"] = {"label": "removed by any rule", "flagged": int((n_hits > 0).sum()), "only": 0}
     summary = pd.DataFrame.from_dict(rows, orient="index")
     summary["share"] = summary["flagged"] / max(len(audit), 1)
+    if reference is not None:
+        ref = rule_summary(reference)
+        summary["reference_share"] = ref["share"] if len(reference) else np.nan
     return summary
 
 
@@ -479,10 +522,12 @@ def evaluate_curated(
     Returns
     -------
     report.Report
-        Candidates under their original names, holding the curated results.
+        Candidates under their original names, holding the curated results. A curation that
+        removed every row is left out (there is nothing to measure).
     """
     from synthreview.report import ReviewOptions, evaluate
 
+    curations = {n: c for n, c in curations.items() if len(c.kept_rows)}
     return evaluate(
         curated_review(review, curations),
         sections=sections,

@@ -444,6 +444,9 @@ def review_release(
             progress=progress,
         )
         after = after_report.to_dict()["candidates"]
+        for name, curation in curations.items():
+            if not len(curation.kept_rows):
+                after[name] = {"errors": {"curation": "every row was removed; nothing to measure"}}
         after_verdicts = {n: apply_policy(policy, c) for n, c in after.items()}
     files = build_release(
         content,

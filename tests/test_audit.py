@@ -17,6 +17,7 @@ from synthreview.audit import (
     curate,
     curated_review,
     default_thresholds,
+    holdout_audit,
     rule_overlaps,
     rule_summary,
 )
@@ -121,6 +122,27 @@ def test_missing_section_leaves_its_rules_inactive():
     assert list(only_fidelity["removed"]) == [False, True, True, True, False, False]
     with pytest.raises(DataError, match="fidelity"):
         audit_table(None, None)
+
+
+@dataclass(frozen=True)
+class FidelityWithHoldout:
+    samples: Samples
+    holdout_samples: Samples
+
+
+def test_holdout_audit_gives_reference_shares():
+    fidelity, privacy = make_evidence()
+    holdout = Samples(alpha_level=np.linspace(0.0, 1.0, 101), authentic=np.arange(101) % 2 == 0)
+    with_holdout = FidelityWithHoldout(fidelity.samples, holdout)
+    thresholds = Thresholds(alpha=0.9, min_train_distance=5.0)
+    reference = holdout_audit(with_holdout, privacy, thresholds)
+    assert len(reference) == 101
+    summary = rule_summary(audit_table(with_holdout, privacy, thresholds), reference)
+    assert summary.loc["drop_outside_alpha", "reference_share"] == pytest.approx(10 / 101)
+    assert summary.loc["drop_unauthentic", "reference_share"] == pytest.approx(50 / 101)
+    assert summary.loc["drop_too_close", "reference_share"] == pytest.approx(5 / 101)  # 0..4
+    assert summary.loc["drop_exact_copy", "reference_share"] == 0
+    assert holdout_audit(None, None).empty
 
 
 def test_length_mismatch_is_reported():

@@ -12,7 +12,13 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from synthreview.figures._style import IDEAL_COLOR, VERDICT_COLORS, apply_style, palette
+from synthreview.figures._style import (
+    HOLDOUT_COLOR,
+    IDEAL_COLOR,
+    VERDICT_COLORS,
+    apply_style,
+    palette,
+)
 from synthreview.policy import HEADLINES, headline_scores
 
 _BEFORE_AFTER = ("ip_alpha", "ir_beta", "authenticity", "mia_auc", "dcr_share")
@@ -126,7 +132,8 @@ def fidelity_curves(candidates: Mapping[str, Any], *, curve: str = "alpha") -> g
     Parameters
     ----------
     candidates : mapping of label to candidate ``to_dict()`` or its ``fidelity`` dict
-        Labels ending in ``"(curated)"`` are drawn dashed next to the original.
+        Labels ending in ``"(curated)"`` are drawn dashed next to the original; the holdout
+        reference curve (from the first candidate that has one) is drawn in grey.
     curve : {"alpha", "beta"}
         Alaa et al. (2022) §3.1-3.2: the ideal curve is the diagonal.
     """
@@ -139,6 +146,23 @@ def fidelity_curves(candidates: Mapping[str, Any], *, curve: str = "alpha") -> g
         x=[0, 1], y=[0, 1], mode="lines", name="ideal", line={"color": IDEAL_COLOR, "dash": "dot"}
     )
     bases: list[str] = []
+    reference = next(
+        (
+            (c.get("fidelity", c) or {}).get("holdout_reference")
+            for c in candidates.values()
+            if isinstance(c, Mapping) and (c.get("fidelity", c) or {}).get("holdout_reference")
+        ),
+        None,
+    )
+    ref_points = (reference or {}).get(key) or {}
+    if ref_points.get(axis):
+        fig.add_scatter(
+            x=ref_points[axis],
+            y=ref_points["value"],
+            mode="lines",
+            name="holdout (reference)",
+            line={"color": HOLDOUT_COLOR, "width": 3},
+        )
     for label, candidate in candidates.items():
         fidelity = candidate.get("fidelity", candidate) if isinstance(candidate, Mapping) else {}
         points = (fidelity or {}).get(key) or {}
