@@ -196,16 +196,25 @@ def _gap(metric: str, label: str) -> Callable[[Mapping[str, Any], Rule], Measure
     return measure
 
 
+def _utility_reference(utility: Mapping[str, Any], metric: str) -> Any:
+    reference = utility.get("holdout_reference")
+    return reference.get(metric) if isinstance(reference, Mapping) else None
+
+
 def _discriminator_auc(c: Mapping[str, Any], rule: Rule) -> Measured:
-    raw = _section(c, "utility").get("discriminator_auc")
-    return _number(raw), _reference(raw), ""
+    utility = _section(c, "utility")
+    raw = utility.get("discriminator_auc")
+    return _number(raw), _number(_utility_reference(utility, "discriminator_auc")), ""
 
 
 def _k_marginal(c: Mapping[str, Any], rule: Rule) -> Measured:
-    scores = _section(c, "utility").get("k_marginal") or {}
+    utility = _section(c, "utility")
+    scores = utility.get("k_marginal") or {}
     raw = scores.get(str(rule.k), scores.get(rule.k)) if isinstance(scores, Mapping) else None
     note = "" if raw is not None else f"no {rule.k}-marginal (needs ≥ {rule.k} categorical columns)"
-    return _number(raw), _reference(raw), note
+    ref_scores = _utility_reference(utility, "k_marginal") or {}
+    reference = ref_scores.get(str(rule.k)) if isinstance(ref_scores, Mapping) else None
+    return _number(raw), _number(reference), note
 
 
 def _tstr_trtr_ratio(c: Mapping[str, Any], rule: Rule) -> Measured:
@@ -213,13 +222,15 @@ def _tstr_trtr_ratio(c: Mapping[str, Any], rule: Rule) -> Measured:
     for row in _section(c, "utility").get("ml_efficacy") or []:
         tstr, trtr = _number(row.get("tstr")), _number(row.get("trtr"))
         metric = str(row.get("metric", "")).lower()
+        if metric == "r2":  # R² can be zero or negative, so a ratio of R² values means nothing
+            continue
         lower_better = any(m in metric for m in _LOWER_IS_BETTER_METRICS)
         num, den = (trtr, tstr) if lower_better else (tstr, trtr)
-        if den and not math.isnan(num) and not math.isnan(den):
+        if den > 0 and not math.isnan(num):
             ratios.append((num / den, f"{row.get('model', '?')} {metric}"))
     forecast = (c.get("glucose") or {}).get("forecast") or {}
     tstr, trtr = _number(forecast.get("tstr_rmse")), _number(forecast.get("trtr_rmse"))
-    if tstr and not math.isnan(tstr) and not math.isnan(trtr):
+    if tstr > 0 and not math.isnan(trtr):
         ratios.append((trtr / tstr, "glucose forecast rmse"))
     if not ratios:
         return math.nan, math.nan, "no ML-efficacy result (set a target column)"

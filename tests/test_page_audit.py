@@ -180,3 +180,22 @@ def test_removed_rows_table_lists_reasons(patched):
     assert isinstance(removed, pd.DataFrame)
     assert list(removed["row"]) == [0, 5, 11]
     assert removed.loc[removed["row"] == 0, "reasons"].item() == "unauthentic"
+
+
+@pytest.mark.slow
+def test_pages_on_real_engine_output():
+    from synthreview import demo
+
+    base = demo.tables(seed=0, n_train=150)
+    review = align(base.real, {"copula": base.synthetic["copula"]}, holdout=base.holdout,
+                   schema=base.schema)  # fmt: skip
+    at = open_page(review, None, page="pages/overview.py").run()
+    assert not at.exception
+    assert list(at.dataframe[-1].value.index)[-1] == "copula"
+    at.switch_page("pages/audit.py").run()
+    assert not at.exception
+    at.button(key="audit_curate").click().run()
+    at.button(key="audit_confirm").click().run()
+    assert not at.exception
+    assert len(at.download_button) == 8
+    assert len(at.get("plotly_chart")) >= 3

@@ -85,6 +85,23 @@ def test_each_rule_triggers(kwargs, rule, verdict):
         assert rule in verdicts[rule].message
 
 
+def test_utility_reference_is_read_from_holdout_reference():
+    c = candidate()
+    c["utility"]["holdout_reference"] = {"discriminator_auc": 0.51, "k_marginal": {"2": 990.0}}
+    verdicts = apply_policy(load_policy(), c)
+    assert verdicts["discriminator_auc"].reference == pytest.approx(0.51)
+    assert verdicts["k_marginal"].reference == pytest.approx(990.0)
+
+
+def test_r2_and_nonpositive_denominators_are_ignored():
+    c = candidate()
+    c["utility"]["ml_efficacy"] = [
+        {"model": "ridge", "metric": "r2", "tstr": -0.5, "trtr": 0.3},
+        {"model": "rf", "metric": "accuracy", "tstr": 0.5, "trtr": 0.0},
+    ]
+    assert apply_policy(load_policy(), c)["tstr_trtr_ratio"].verdict == "n/a"
+
+
 def test_rmse_ratio_is_inverted():
     c = candidate()
     c["utility"]["ml_efficacy"] = [{"model": "ridge", "metric": "rmse", "tstr": 2.0, "trtr": 1.0}]
