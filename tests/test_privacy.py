@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics import roc_auc_score
 
 from synthreview.encoding import TabularEncoder
-from synthreview.errors import ConfigError
+from synthreview.errors import ConfigError, DataError
 from synthreview.metrics import membership
 from synthreview.metrics.membership import (
     attack_set,
@@ -308,3 +308,9 @@ def test_evaluate_privacy_arrays_runs_the_array_attacks():
     assert all(a.error is None for a in report.membership_inference)
     assert len(report.dcr.synthetic_to_train) == 300
     json.dumps(report.to_dict())
+
+
+def test_evaluate_privacy_rejects_an_empty_synthetic_table(tables):
+    real, holdout, fresh, encoder = tables
+    with pytest.raises(DataError, match="synthetic must have at least 2 rows"):
+        evaluate_privacy(real, fresh.iloc[:0], holdout, schema=SCHEMA, encoder=encoder)

@@ -22,7 +22,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from synthreview._results import to_jsonable
 from synthreview.encoding import TabularEncoder
-from synthreview.errors import ConfigError
+from synthreview.errors import ConfigError, DataError
 from synthreview.metrics.membership import AttackResult, membership_inference
 from synthreview.neighbors import nearest
 from synthreview.schema import Schema
@@ -53,6 +53,11 @@ class DCRResult:
         (``share_rows`` each, seeded): 0.5 is ideal, 1 = every row sits on training data.
     share_rows : int
     exact_copies : int
+    exact_copy_share : float
+        ``exact_copies / n_synthetic``.
+    holdout_exact_copy_share : float
+        Share of holdout rows that equal a training row: how often real data repeats itself,
+        the reference for ``exact_copy_share`` (``nan`` without a holdout).
     synthetic_to_train_median, holdout_to_train_median, nndr_median : float
     """
 
@@ -65,13 +70,16 @@ class DCRResult:
     share_closer_to_train: float
     share_rows: int
     exact_copies: int
+    exact_copy_share: float
+    holdout_exact_copy_share: float
     synthetic_to_train_median: float
     holdout_to_train_median: float
     nndr_median: float
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (no per-row arrays)."""
-        keys = ("share_closer_to_train", "share_rows", "exact_copies", "synthetic_to_train_median",
+        keys = ("share_closer_to_train", "share_rows", "exact_copies", "exact_copy_share",
+                "holdout_exact_copy_share", "synthetic_to_train_median",
                 "holdout_to_train_median", "nndr_median")  # fmt: skip
         return to_jsonable({k: getattr(self, k) for k in keys})
 
@@ -97,6 +105,7 @@ def distance_to_closest_record(
     *,
     real_hashes: np.ndarray | None = None,
     synthetic_hashes: np.ndarray | None = None,
+    holdout_hashes: np.ndarray | None = None,
     seed: int = 0,
 ) -> DCRResult:
     """Distance to closest record, DCR share, NNDR and exact copies.
@@ -105,7 +114,7 @@ def distance_to_closest_record(
     ----------
     real_x, synthetic_x, holdout_x : ndarray
         Encoded rows (same feature space).
-    real_hashes, synthetic_hashes : ndarray of uint64, optional
+    real_hashes, synthetic_hashes, holdout_hashes : ndarray of uint64, optional
         :func:`row_hashes` of the original rows; default: hashes of the encoded rows.
     seed : int, default=0
         Seeds the subsample that equalises train and holdout sizes for the share.
@@ -125,7 +134,10 @@ def distance_to_closest_record(
     exact = np.isin(synthetic_hashes, real_hashes)
     to_holdout = holdout_to_train = None
     share, share_rows, holdout_median = float("nan"), 0, float("nan")
+    holdout_copy_share = float("nan")
     if holdout_x is not None and len(holdout_x):
+        holdout_hashes = row_hashes(holdout_x) if holdout_hashes is None else holdout_hashes
+        holdout_copy_share = float(np.isin(holdout_hashes, real_hashes).mean())
         to_holdout = nearest(synthetic_x, holdout_x, k=1).distances[:, 0]
         holdout_to_train = nearest(holdout_x, real_x, k=1).distances[:, 0]
         holdout_median = float(np.median(holdout_to_train))
@@ -149,6 +161,8 @@ def distance_to_closest_record(
         share_closer_to_train=share,
         share_rows=share_rows,
         exact_copies=int(exact.sum()),
+        exact_copy_share=float(exact.mean()) if len(exact) else float("nan"),
+        holdout_exact_copy_share=holdout_copy_share,
         synthetic_to_train_median=float(np.median(d1)),
         holdout_to_train_median=holdout_median,
         nndr_median=float(np.median(nndr)),
@@ -419,6 +433,11 @@ def evaluate_privacy(
     """
     if dict(encoder.schema.kinds) != dict(schema.kinds):
         raise ConfigError("encoder was fitted with a different schema than the one given")
+    for name, table in (("real", real), ("synthetic", synthetic)):
+        if len(table) < 2:
+            raise DataError(
+                f"{name} must have at least 2 rows for the privacy section; got {len(table)}"
+            )
     step = progress or (lambda fraction, message: None)
     errors: dict[str, str] = {}
     skipped: dict[str, str] = {}
@@ -440,7 +459,8 @@ def evaluate_privacy(
     step(0.7, "distance to closest record")
     dcr = _guarded("dcr", errors, lambda: distance_to_closest_record(
         real_x, synthetic_x, holdout_x, real_hashes=row_hashes(real[cols]),
-        synthetic_hashes=row_hashes(synthetic[cols]), seed=seed,
+        synthetic_hashes=row_hashes(synthetic[cols]),
+        holdout_hashes=None if holdout is None else row_hashes(holdout[cols]), seed=seed,
     ))  # fmt: skip
     if holdout is None:
         skipped["dcr_share"] = "needs a holdout table"
@@ -492,6 +512,8 @@ def evaluate_privacy_arrays(
     for name, x in (("real_x", real_x), ("synthetic_x", synthetic_x), ("holdout_x", holdout_x)):
         if x is not None and (x.ndim != 2 or x.shape[1] != real_x.shape[1]):
             raise ValueError(f"{name} must be 2-d with {real_x.shape[1]} features; got {x.shape}")
+        if x is not None and name != "holdout_x" and len(x) < 2:
+            raise DataError(f"{name} must have at least 2 rows; got {len(x)}")
     step = progress or (lambda fraction, message: None)
     errors: dict[str, str] = {}
     skipped: dict[str, str] = {

@@ -1,0 +1,148 @@
+"""Privacy: membership-inference ROC, distance to closest record, disclosure risk, closest pairs."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import streamlit as st
+
+import app_state
+from synthreview.figures import fidelity as fidelity_fig
+from synthreview.figures import privacy as fig
+
+NONE = "(none)"
+LIGHTS = {"pass": "green", "warn": "orange", "fail": "red", "n/a": "gray"}
+
+review = app_state.require_review()
+st.header("Privacy")
+st.caption(
+    "Could someone holding the synthetic data tell who was in the training data, or learn a "
+    "sensitive value about them? Membership-inference attacks score a balanced set of training "
+    "rows (members) and holdout rows (non-members): ROC AUC 0.5 means the attacker guesses. "
+    "Sources: Urban Institute disclosure metrics (Gower-distance attack, attribute inference, "
+    "ℓ-diversity), Hide-and-Seek challenge seekers, Eiring (2022) ROC reporting."
+)
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _light(verdict: str) -> str:
+    return f":{LIGHTS[verdict]}-background[{verdict.upper()}]"
+
+
+options = app_state.get_options()
+if review.kind == "table":
+    choices = [NONE, *review.schema.analysed]
+    current = options.sensitive if options.sensitive in choices else NONE
+    chosen = st.selectbox(
+        "Sensitive column for attribute inference", choices, index=choices.index(current),
+        key="privacy_sensitive",
+        help="The attacker knows every other column of a training record and predicts this one.",
+    )  # fmt: skip
+    wanted = None if chosen == NONE else chosen
+    if wanted != options.sensitive:
+        options = replace(options, sensitive=wanted)
+        app_state.set_options(options)
+
+report = app_state.get_report(("fidelity", "privacy"), options=options)
+privacy, fidelity = {}, {}
+for name, candidate in report.candidates.items():
+    if "privacy" in candidate.errors:
+        app_state.show_error(candidate.errors["privacy"], what=f"Privacy of {name}")
+    elif candidate.privacy is not None:
+        privacy[name] = candidate.privacy
+    if candidate.fidelity is not None:
+        fidelity[name] = candidate.fidelity
+if not privacy:
+    st.stop()
+if review.holdout is None:
+    st.warning("No holdout table: membership inference and the DCR share need non-members.")
+
+st.subheader("Summary")
+for name, result in privacy.items():
+    st.markdown(f"**{name}**")
+    col_mia, col_share, col_copies = st.columns(3)
+    aucs = [a.auc for a in result.membership_inference if a.error is None]
+    worst = max(aucs) if aucs else math.nan
+    col_mia.metric("Highest attack AUC", _fmt(worst), help="0.5 = chance; lower is better.")
+    col_mia.markdown(_light(fig.traffic_light(worst, fig.MIA_AUC_LIMITS)))
+    dcr = result.dcr
+    share = dcr.share_closer_to_train if dcr is not None else math.nan
+    col_share.metric(
+        "DCR share", _fmt(share),
+        help="Share of synthetic rows closer to training than to holdout rows (train and holdout "
+        f"subsampled to {dcr.share_rows if dcr else 0} rows each). 0.5 is ideal.",
+    )  # fmt: skip
+    col_share.markdown(_light(fig.traffic_light(share, fig.DCR_SHARE_LIMITS)))
+    copies = dcr.exact_copies if dcr is not None else 0
+    reference = dcr.holdout_exact_copy_share if dcr is not None else math.nan
+    col_copies.metric(
+        "Exact copies of training rows", f"{copies:,}" if dcr is not None else "n/a",
+        help=f"Holdout rows that repeat a training row: {_fmt(100 * reference, 2)} % "
+        "(real data repeats itself that often).",
+    )  # fmt: skip
+    share_copies = dcr.exact_copy_share if dcr is not None else math.nan
+    col_copies.markdown(_light(fig.copies_light(share_copies, reference)))
+    for part, message in result.errors.items():
+        app_state.show_error(message, what=f"{part} of {name}")
+
+st.subheader("Authenticity per row (from the fidelity section)")
+if fidelity:
+    st.plotly_chart(fidelity_fig.authenticity_histogram(fidelity), key="privacy_authenticity")
+else:
+    st.info("The fidelity section did not run, so no authenticity statistic is available.")
+
+st.subheader("Membership inference: ROC curves")
+for tab, (name, result) in zip(st.tabs(list(privacy)), privacy.items(), strict=True):
+    with tab:
+        if not result.membership_inference:
+            st.info(result.skipped.get("membership_inference", "No attack ran."))
+            continue
+        for attack in result.membership_inference:
+            if attack.error is not None:
+                app_state.show_error(attack.error, what=f"The {attack.attack} attack")
+        left, right = st.columns(2)
+        left.plotly_chart(fig.roc_overlay(result), key=f"privacy_roc_{name}")
+        right.plotly_chart(fig.roc_overlay(result, log_scale=True), key=f"privacy_roc_log_{name}")
+st.dataframe(fig.attack_table(privacy), hide_index=True, key="privacy_attacks")
+
+st.subheader("Distance to closest record")
+st.plotly_chart(fig.dcr_histogram(privacy), key="privacy_dcr")
+
+st.subheader("Disclosure risk")
+inference = fig.attribute_inference_table(privacy)
+if len(inference):
+    st.dataframe(inference, hide_index=True, key="privacy_attribute")
+else:
+    reasons = {r.skipped.get("attribute_inference") for r in privacy.values()} - {None}
+    st.info("Attribute inference: " + ("; ".join(sorted(reasons)) or "not run") + ".")
+diversity = fig.l_diversity_table(privacy)
+if len(diversity):
+    st.markdown(
+        f"ℓ-diversity of regression-tree leaves (ℓ = {options.l_diversity}): share of synthetic "
+        "values in leaves with fewer than ℓ distinct values; lower is better."
+    )
+    st.dataframe(diversity, hide_index=True, key="privacy_ldiversity")
+
+if review.kind != "table":
+    st.stop()
+st.subheader("Closest pairs: the riskiest synthetic rows beside their nearest training row")
+with_dcr = [name for name, r in privacy.items() if r.dcr is not None]
+if not with_dcr:
+    st.stop()
+left, right = st.columns([2, 1])
+name = left.selectbox("Candidate", with_dcr, key="privacy_pairs_candidate")
+n_pairs = right.slider("Pairs", 1, 50, 10, key="privacy_pairs_n")
+samples = getattr(fidelity.get(name), "samples", None)
+authentic = getattr(samples, "authentic", None)
+rows = fig.riskiest_rows(privacy[name], authentic=authentic, n=n_pairs)
+st.caption("Order: exact copies first, then rows the fidelity section judged unauthentic, then "
+           "the smallest distance. Highlighted cells are equal in both rows.")  # fmt: skip
+st.dataframe(
+    fig.closest_pairs(review.synthetic[name].frame, review.real.frame, privacy[name], rows=rows,
+                      columns=review.schema.analysed),
+    hide_index=True, key="privacy_pairs",
+)  # fmt: skip

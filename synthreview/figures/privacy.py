@@ -1,0 +1,199 @@
+"""Figures and tables of the privacy section (membership-inference ROC, DCR, disclosure risk).
+
+Builders take :class:`~synthreview.metrics.privacy.PrivacyReport` objects (one per candidate)
+and return plotly figures, DataFrames or pandas Stylers; no Streamlit here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from pandas.io.formats.style import Styler
+
+from synthreview.figures._style import HOLDOUT_COLOR, VERDICT_COLORS, apply_style, palette
+from synthreview.metrics.membership import ATTACK_LABELS
+
+#: traffic-light thresholds, the defaults of ``policies/default.toml`` (pass, fail; lower better)
+MIA_AUC_LIMITS = (0.6, 0.7)
+DCR_SHARE_LIMITS = (0.6, 0.7)
+_DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
+
+
+def traffic_light(value: float, limits: tuple[float, float]) -> str:
+    """``"pass"``, ``"warn"``, ``"fail"`` or ``"n/a"`` for a lower-is-better value."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    return "pass" if value <= limits[0] else "warn" if value <= limits[1] else "fail"
+
+
+def copies_light(share: float, reference: float) -> str:
+    """Exact copies against the holdout's own rate of repeating training rows."""
+    if share is None or not math.isfinite(share):
+        return "n/a"
+    base = reference if reference is not None and math.isfinite(reference) else 0.0
+    if share <= base + 1e-12:
+        return "pass"
+    return "warn" if share <= 2 * base + 0.001 else "fail"
+
+
+def verdict_color(verdict: str) -> str:
+    """Colour of a traffic-light verdict."""
+    return VERDICT_COLORS[verdict]
+
+
+def _auc_label(attack) -> str:
+    lo, hi = attack.auc_ci
+    name = ATTACK_LABELS.get(attack.attack, attack.attack)
+    return f"{name}: AUC {attack.auc:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def roc_overlay(report, *, log_scale: bool = False, show_reference: bool = True) -> go.Figure:
+    """ROC curves of all attacks on one candidate, with the chance diagonal.
+
+    ``log_scale=True`` shows the low-FPR region (FPR from 1e-4) on a log axis, where an
+    attack that singles out a few records stands out even when its AUC is near 0.5.
+    ``show_reference`` adds the holdout-only sanity curves (grey, thin): what chance looks like
+    at this sample size.
+    """
+    fig = go.Figure()
+    lo = 1e-4 if log_scale else 0.0
+    grid = np.logspace(-4, 0, 200) if log_scale else np.linspace(0, 1, 2)
+    fig.add_trace(go.Scatter(x=grid, y=grid, mode="lines", name="chance",
+                             line={"color": "black", "dash": "dash", "width": 1}))  # fmt: skip
+    for i, attack in enumerate(a for a in report.membership_inference if a.error is None):
+        fpr, tpr = np.asarray(attack.fpr), np.asarray(attack.tpr)
+        keep = fpr >= lo if log_scale else slice(None)
+        fig.add_trace(go.Scatter(x=fpr[keep], y=tpr[keep], mode="lines", name=_auc_label(attack),
+                                 line={"color": palette(i), "width": 2.5}))  # fmt: skip
+        if show_reference and attack.reference_fpr is not None:
+            rf, rt = np.asarray(attack.reference_fpr), np.asarray(attack.reference_tpr)
+            keep = rf >= lo if log_scale else slice(None)
+            fig.add_trace(go.Scatter(
+                x=rf[keep], y=rt[keep], mode="lines", showlegend=i == 0,
+                name="holdout-only reference (chance at this n)", legendgroup="reference",
+                line={"color": HOLDOUT_COLOR, "width": 1, "dash": _DASHES[i % len(_DASHES)]},
+            ))  # fmt: skip
+    xaxis = {"title": "false-positive rate (non-members called members)"}
+    if log_scale:
+        xaxis.update(type="log", range=[-4, 0])
+    fig.update_layout(xaxis=xaxis, yaxis={"title": "true-positive rate", "range": [0, 1.02]},
+                      legend={"orientation": "v", "y": -0.25, "yanchor": "top"})  # fmt: skip
+    apply_style(fig, height=520)
+    fig.update_layout(legend={"orientation": "v", "y": -0.2, "yanchor": "top", "x": 0},
+                      margin={"b": 200})  # fmt: skip
+    return fig
+
+
+def dcr_histogram(reports: Mapping[str, object]) -> go.Figure:
+    """Distance to the closest training row: each candidate against holdout rows (reference)."""
+    fig = go.Figure()
+    reference = next(
+        (r.dcr.holdout_to_train for r in reports.values()
+         if r.dcr is not None and r.dcr.holdout_to_train is not None), None,
+    )  # fmt: skip
+    if reference is not None:
+        fig.add_trace(go.Histogram(x=reference, name="holdout → train (reference)",
+                                   histnorm="probability", marker_color=HOLDOUT_COLOR,
+                                   opacity=0.55, nbinsx=60))  # fmt: skip
+    for i, (name, report) in enumerate(reports.items()):
+        if report.dcr is not None:
+            fig.add_trace(go.Histogram(x=report.dcr.synthetic_to_train, name=f"{name} → train",
+                                       histnorm="probability", marker_color=palette(i),
+                                       opacity=0.55, nbinsx=60))  # fmt: skip
+    fig.update_layout(barmode="overlay", xaxis_title="L2 distance to closest training row "
+                      "(encoded space; 0 = identical)", yaxis_title="share of rows")  # fmt: skip
+    return apply_style(fig, height=400)
+
+
+def attack_table(reports: Mapping[str, object]) -> pd.DataFrame:
+    """One row per candidate and attack: AUC with CI, TPR at low FPR, sanity reference."""
+    rows = []
+    for name, report in reports.items():
+        for a in report.membership_inference:
+            rows.append({
+                "candidate": name, "attack": ATTACK_LABELS.get(a.attack, a.attack),
+                "AUC": a.auc, "AUC 95% CI": f"[{a.auc_ci[0]:.3f}, {a.auc_ci[1]:.3f}]",
+                "TPR @ FPR 1%": a.tpr_at_fpr_1pct, "TPR @ FPR 0.1%": a.tpr_at_fpr_01pct,
+                "holdout-only AUC": a.reference_auc, "challenge accuracy": a.challenge_accuracy,
+                "verdict": traffic_light(a.auc, MIA_AUC_LIMITS), "error": a.error or "",
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def attribute_inference_table(reports: Mapping[str, object]) -> pd.DataFrame:
+    """Attribute inference per candidate: attacker trained on synthetic vs on holdout rows."""
+    rows = []
+    for name, report in reports.items():
+        ai = report.attribute_inference
+        if ai is not None:
+            rows.append({
+                "candidate": name, "sensitive": ai.sensitive, "metric": ai.metric,
+                "trained on synthetic": ai.synthetic, "trained on holdout": ai.holdout,
+                "ratio (synthetic / holdout)": ai.ratio,
+                "risk ratio (> 1 = added risk)": ai.risk_ratio,
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def l_diversity_table(reports: Mapping[str, object]) -> pd.DataFrame:
+    """ℓ-diversity per candidate and numeric column (share of values in leaves with < ℓ)."""
+    frames = []
+    for name, report in reports.items():
+        if report.l_diversity is not None and len(report.l_diversity.table):
+            frames.append(report.l_diversity.table.assign(candidate=name, l=report.l_diversity.ell))
+    if not frames:
+        return pd.DataFrame(columns=["candidate", "column", "share_below_l", "l"])
+    table = pd.concat(frames, ignore_index=True)
+    return table[["candidate", "column", "share_below_l", "n_leaves", "n_leaves_below_l", "l"]]
+
+
+def riskiest_rows(report, *, authentic: np.ndarray | None = None, n: int = 10) -> np.ndarray:
+    """Positions of the riskiest synthetic rows: exact copies, then unauthentic, then small DCR."""
+    dcr = report.dcr
+    order_keys = [dcr.synthetic_to_train, ~dcr.exact_copy]
+    if authentic is not None and len(authentic) == len(dcr.exact_copy):
+        order_keys = [dcr.synthetic_to_train, np.asarray(authentic, bool), ~dcr.exact_copy]
+    return np.lexsort(order_keys)[:n]
+
+
+def closest_pairs(
+    synthetic: pd.DataFrame, real: pd.DataFrame, report, *, rows: np.ndarray, columns: list[str]
+) -> Styler:
+    """Each chosen synthetic row above its nearest training row, equal cells highlighted."""
+    dcr = report.dcr
+    blocks = []
+    for r in rows:
+        t = int(dcr.nearest_train_index[r])
+        pair = pd.concat([synthetic[columns].iloc[[r]], real[columns].iloc[[t]]], ignore_index=True)
+        pair.insert(0, "row", [f"synthetic #{r}", f"training #{t}"])
+        pair.insert(1, "DCR", [dcr.synthetic_to_train[r], np.nan])
+        pair.insert(2, "exact copy", ["yes" if dcr.exact_copy[r] else "no", ""])
+        blocks.append(pair.astype({c: "object" for c in columns}))
+    table = (
+        pd.concat(blocks, ignore_index=True) if blocks else pd.DataFrame(columns=["row", *columns])
+    )
+
+    def highlight(frame: pd.DataFrame) -> pd.DataFrame:
+        styles = pd.DataFrame("", index=frame.index, columns=frame.columns)
+        for top in range(0, len(frame) - 1, 2):
+            for c in columns:
+                a, b = frame.at[top, c], frame.at[top + 1, c]
+                same = (pd.isna(a) and pd.isna(b)) or (
+                    not pd.isna(a) and not pd.isna(b) and _equal(a, b)
+                )
+                if same:
+                    styles.loc[[top, top + 1], c] = f"background-color: {VERDICT_COLORS['fail']}33"
+        return styles
+
+    return table.style.apply(highlight, axis=None).format(precision=3, na_rep="")
+
+
+def _equal(a: object, b: object) -> bool:
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return str(a) == str(b)

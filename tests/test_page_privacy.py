@@ -1,0 +1,71 @@
+"""AppTest of the Privacy page on a small demo review."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import app_state
+from synthreview import demo
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture(scope="module")
+def review():
+    return demo.tables(seed=0, n_train=300)
+
+
+def _privacy_page(review) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.session_state[app_state.REVIEW_KEY] = review
+    at.run()
+    return at.switch_page("pages/privacy.py").run()
+
+
+@pytest.mark.slow
+def test_privacy_page_shows_roc_dcr_tables_and_closest_pairs(review):
+    at = _privacy_page(review)
+    assert not at.exception
+    assert [h.value for h in at.header] == ["Privacy"]
+    assert len(at.error) == 0
+    labels = [m.label for m in at.metric]
+    assert labels.count("DCR share") == len(review.candidates)
+    specs = [chart.proto.spec for chart in at.get("plotly_chart")]
+    assert sum("chance" in spec for spec in specs) == 2 * len(review.candidates)  # ROC + log view
+    assert any("AUC" in spec for spec in specs)
+    assert any("holdout → train" in spec for spec in specs)
+    assert len(at.dataframe) >= 3  # attacks, l-diversity, closest pairs
+    at.selectbox(key="privacy_pairs_candidate").set_value(review.candidates[-1]).run()
+    assert not at.exception
+    column = review.schema.numeric[0]
+    at.selectbox(key="privacy_sensitive").set_value(column).run()
+    assert not at.exception
+    assert app_state.get_options is not None
+    assert at.session_state[app_state.OPTIONS_KEY].sensitive == column
+
+
+@pytest.mark.slow
+def test_a_failed_candidate_shows_its_error_and_the_rest_renders(review):
+    broken = dict(review.synthetic)
+    name = review.candidates[0]
+    broken[name] = replace(
+        broken[name], frame=broken[name].frame.iloc[:0], raw=broken[name].raw.iloc[:0]
+    )
+    at = _privacy_page(replace(review, synthetic=broken))
+    assert not at.exception
+    assert any(name in e.value for e in at.error)
+    assert [m.label for m in at.metric].count("DCR share") >= len(review.candidates) - 1
+
+
+def test_privacy_page_without_data_points_to_the_data_page():
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["_demo_autoloaded"] = True
+    at.session_state[app_state.REVIEW_KEY] = None
+    at.run()
+    at.switch_page("pages/privacy.py").run()
+    assert not at.exception
+    assert any("No data loaded" in w.value for w in at.warning)
