@@ -77,7 +77,9 @@ def pca_scatter(frame: pd.DataFrame, candidates: list[str]) -> go.Figure:
             go.Scattergl(
                 x=part["PC1"], y=part["PC2"], mode="markers", name=str(source),
                 marker={"color": source_color(str(source), candidates), "size": 5, "opacity": 0.6},
-                customdata=np.column_stack([part["source"].astype(str), part["row_id"]]),
+                customdata=np.array(
+                    [[str(source), int(row)] for row in part["row_id"]], dtype=object
+                ).reshape(-1, 2),
                 hovertemplate="%{customdata[0]} row %{customdata[1]}<extra></extra>",
             )
         )  # fmt: skip

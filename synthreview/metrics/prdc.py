@@ -13,15 +13,20 @@ These equal ``prdc.compute_prdc`` (the authors' package; its radius is the (k+1)
 entry of a distance row that includes the zero self-distance, i.e. the k-th other neighbour,
 and every comparison is strict), checked to 1e-9 in the tests.
 
-Algorithm and its measurement (50k × 50k × 25 float32, 2 shared cores): the reference package
-materialises three n × n float matrices (~30 GB at 50k). Here every quantity comes from
-``synthreview.neighbors.nearest`` (exact, O(n·k) memory): the radii from one k-NN search per
-set, and the pairs inside each real ball from :func:`pairs_within`, which asks ``nearest`` for
-``k0`` neighbours, stops for rows whose ``k0``-th neighbour is already outside their radius and
-widens ``k`` only for the rows that are not yet closed. faiss answers k = 1 through a dedicated
-arg-min (0.8 s) but any k > 1 through a heap (about 4.7 s almost independent of k ≤ 32), and
-its range search costs the same per distance as the heap, so one widened search per set is the
-cheapest exact route; a chunked torch distance pass measured 8–10 s, and ~10× faiss k = 1 here.
+Algorithm and its measurement (50k × 50k × 25 float32 on the shared 2-core machine, load
+5–11 from other jobs, faiss at 1 OpenMP thread): the reference package materialises three
+n × n matrices (~30 GB at 50k). Here every quantity comes from ``synthreview.neighbors.nearest``
+(exact, O(n·k) memory). faiss answers k = 1 through a dedicated arg-min (2–4 s here; 0.8 s on
+an idle machine) but any k > 1 through a heap whose cost barely depends on k (k = 6: 10 s,
+k = 16: 9.5 s; 20k rows: k = 1 0.8 s, k = 16 2.7 s, and 2.5× slower with 2 threads under
+load); faiss range search costs the same per distance as the heap, and a tiled torch
+``addmm`` + threshold pass took 46–85 s. Hence:
+
+* radii NND_k: one k-NN search per set (unavoidable);
+* density, precision, coverage: :func:`pairs_within` real → synthetic with the real radii
+  (one k = 16 search, then k = 128 for the few rows whose 16th neighbour is still inside);
+* recall (a per-*synthetic* radius): :func:`any_within`, one lifted 1-NN search on the fast
+  path instead of a second pair search.
 """
 
 from __future__ import annotations

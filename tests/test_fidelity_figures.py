@@ -1,0 +1,53 @@
+"""Figure builders of the fidelity section return the traces the page relies on."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from synthreview.figures import fidelity as fig
+from synthreview.metrics.features import pca_projection
+from synthreview.metrics.fidelity import evaluate_fidelity
+
+
+def _reports():
+    rng = np.random.default_rng(0)
+    real, holdout = rng.standard_normal((120, 3)), rng.standard_normal((100, 3))
+    return {
+        "good": evaluate_fidelity(real, rng.standard_normal((90, 3)), holdout_z=holdout,
+                                  n_bootstrap=5),
+        "copy": evaluate_fidelity(real, real + 0.01, holdout_z=holdout, n_bootstrap=5),
+    }  # fmt: skip
+
+
+def test_curves_have_diagonal_holdout_and_one_colour_per_candidate():
+    figure = fig.precision_recall_curves(_reports())
+    names = [t.name for t in figure.data]
+    assert names.count("ideal (P_g = P_r)") == 2 and names.count(fig.REFERENCE) == 2
+    assert names.count("good") == 2 and names.count("copy") == 2
+    colours = {t.name: t.line.color for t in figure.data}
+    assert colours["good"] != colours["copy"]
+
+
+def test_pca_scatter_carries_source_and_row_id():
+    rng = np.random.default_rng(1)
+    frame = pca_projection(rng.standard_normal((50, 3)), {"gan": rng.standard_normal((30, 3))})
+    figure = fig.pca_scatter(frame, ["gan"])
+    assert [t.name for t in figure.data] == ["real", "gan"]
+    assert list(figure.data[1].customdata[0]) == ["gan", 0]
+    assert figure.layout.dragmode == "lasso"
+
+
+def test_tables_and_histograms():
+    reports = _reports()
+    scores = fig.score_table(reports)
+    assert len(scores) == 6 and scores["holdout reference"].notna().all()
+    assert list(fig.prdc_table(reports)["candidate"]) == ["good", "copy"]
+    histogram = fig.authenticity_histogram(reports)
+    assert [t.name for t in histogram.data] == [fig.REFERENCE, "good", "copy"]
+    overlay = fig.feature_overlay(
+        {"real": pd.Series(["a", "b"]), "good": pd.Series(["a", None])},
+        column="c", kind="categorical", candidates=["good"],
+    )  # fmt: skip
+    assert isinstance(overlay, go.Figure) and len(overlay.data) == 2
