@@ -1,0 +1,184 @@
+"""Glucose: glycemic fidelity, motif breadth, forecasting utility and privacy of CGM traces."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+import app_state
+from synthreview.figures import fidelity as fidelity_fig
+from synthreview.figures import glucose as fig
+from synthreview.figures import privacy as privacy_fig
+from synthreview.metrics.glucose import glycemic_table
+
+ALPHA = 0.05
+
+review = app_state.require_review()
+st.header("Glucose traces")
+if review.kind != "traces" or not review.traces:
+    st.info(
+        "This page reviews glucose (CGM) day traces; the loaded review holds tables. "
+        "Load the glucose demo or upload trace files on the Data page."
+    )
+    st.page_link("pages/data.py", label="Go to the Data page", icon="📂")
+    st.stop()
+
+st.caption(
+    "Following GlucoSynth (Lamp et al. 2023): population glycemic statistics with p-values, "
+    "motif breadth, a glucose forecaster trained on synthetic and tested on real traces with "
+    "the Clarke error grid, and the fidelity and privacy metrics on an LSTM-autoencoder "
+    "embedding of the traces (Alaa et al. 2022). The holdout (a fresh real sample) shows what "
+    "sampling noise alone costs."
+)
+traces = review.traces
+names = review.candidates
+shown = {"real": traces["real"].values, **{n: traces[n].values for n in names}}
+
+st.subheader("Traces")
+st.plotly_chart(
+    fig.trace_heatmaps(shown, step_minutes=traces["real"].step_minutes, seed=app_state.seed()),
+    key="glucose_heatmaps",
+)
+
+report = app_state.get_report(("glucose",))
+results = {}
+for name, candidate in report.candidates.items():
+    if "glucose" in candidate.errors:
+        app_state.show_error(candidate.errors["glucose"], what=f"The glucose review of {name}")
+    elif candidate.glucose is not None:
+        results[name] = candidate.glucose
+
+
+def _fmt(value: float, digits: int = 3) -> str:
+    return "n/a" if value is None or not math.isfinite(value) else f"{value:.{digits}g}"
+
+
+left, right = st.columns(2)
+with left:
+    if results:
+        first = next(iter(results.values()))
+        samples = {"real": first.samples["real"]}
+        if "holdout" in first.samples:
+            samples["holdout"] = first.samples["holdout"]
+        samples.update({n: r.samples["synthetic"] for n, r in results.items()})
+        st.plotly_chart(fig.variance_distributions(samples), key="glucose_variance")
+with right:
+    pca_sources = dict(shown)
+    if "holdout" in traces:
+        pca_sources["holdout"] = traces["holdout"].values
+    st.plotly_chart(fig.trace_pca(pca_sources, seed=app_state.seed()), key="glucose_pca")
+
+if not results:
+    st.stop()
+
+st.subheader("Glycemic metrics")
+st.caption(
+    f"Means of per-trace metrics. p = Welch t-test (Mann–Whitney U beside it); red cells differ "
+    f"significantly from real (p < {ALPHA}), which a faithful generator avoids. Holdout columns "
+    "compare a fresh real sample with real. PGS is 0 for every trace whose time in range is 100 %."
+)
+
+
+def _mark(value: float) -> str:
+    significant = isinstance(value, float) and math.isfinite(value) and value < ALPHA
+    return "background-color: #f8d7da" if significant else ""
+
+
+for tab, (name, result) in zip(st.tabs(list(results)), results.items(), strict=True):
+    with tab:
+        table = glycemic_table(result.metrics, result.holdout_metrics, alpha=ALPHA)
+        p_columns = [c for c in ("p_value", "mannwhitney_p", "holdout_p_value") if c in table]
+        styled = table.style.map(_mark, subset=p_columns).format(
+            {c: "{:.3g}" for c in ("real", "synthetic", "holdout", *p_columns) if c in table}
+        )
+        st.dataframe(styled, hide_index=True, key=f"glucose_glycemic_{name}")
+
+st.subheader("Motif breadth")
+rows = []
+for name, result in results.items():
+    rows.append({"source": name, **result.motifs.to_dict()})
+reference = next((r.holdout_motifs for r in results.values() if r.holdout_motifs), None)
+if reference is not None:
+    rows.append({"source": "real vs holdout (reference)", **reference.to_dict()})
+st.dataframe(pd.DataFrame(rows), hide_index=True, key="glucose_motifs")
+st.caption(
+    "Motifs are 4-hour chunks (48 readings); two match when every reading falls in the same "
+    "2 mg/dL cell. VM: share of synthetic motifs seen in real traces; coverage: share of real "
+    "motifs the candidate produces (both higher is better); MSE between motif frequencies "
+    "(lower is better). The reference row shows what a second real sample reaches."
+)
+
+st.subheader("Forecasting utility and the Clarke error grid")
+forecasts = {}
+for name, result in results.items():
+    if result.forecast is None:
+        app_state.show_error(result.errors.get("forecast", "unknown"), what=f"Forecast of {name}")
+    else:
+        forecasts[name] = result.forecast
+if forecasts:
+    first = next(iter(forecasts.values()))
+    st.caption(
+        f"An LSTM predicts glucose {first.horizon_minutes:.0f} minutes ahead from the past "
+        f"{first.history_minutes:.0f} minutes, trained on each candidate (TSTR) or on real "
+        f"traces (TRTR), tested on {first.test_set} traces ({first.tstr.n_test_windows} "
+        "windows). Zone A is clinically accurate; C, D and E are clinically risky."
+    )
+    rmse = {name: f.tstr.rmse for name, f in forecasts.items()}
+    st.plotly_chart(fig.forecast_rmse(rmse, trtr_rmse=first.trtr.rmse), key="glucose_rmse")
+    zones = {"TRTR (real)": first.trtr.clarke.to_dict()}
+    zones.update({f"{n} (TSTR)": f.tstr.clarke.to_dict() for n, f in forecasts.items()})
+    st.plotly_chart(fig.clarke_zone_bars(zones), key="glucose_zone_bars")
+    for tab, (name, forecast) in zip(st.tabs(list(forecasts)), forecasts.items(), strict=True):
+        with tab:
+            grid, shares = st.columns([3, 2])
+            clarke = forecast.tstr.clarke
+            grid.plotly_chart(
+                fig.clarke_grid(clarke.reference, clarke.prediction,
+                                title=f"Clarke error grid: trained on {name}"),
+                key=f"glucose_clarke_{name}",
+            )  # fmt: skip
+            percent = pd.DataFrame(
+                {"TSTR %": clarke.to_dict(), "TRTR %": forecast.trtr.clarke.to_dict()}
+            ).rename_axis("zone")
+            shares.dataframe(percent.round(1), key=f"glucose_zones_{name}")
+            shares.metric("TSTR RMSE (mg/dL)", _fmt(forecast.tstr.rmse, 4),
+                          delta=f"{forecast.tstr.rmse - forecast.trtr.rmse:+.2f} vs TRTR",
+                          delta_color="inverse")  # fmt: skip
+
+st.subheader("Fidelity on the trace embedding")
+fidelity = {}
+for name, result in results.items():
+    if result.fidelity is None:
+        app_state.show_error(result.errors.get("fidelity", "unknown"), what=f"Fidelity of {name}")
+    else:
+        fidelity[name] = result.fidelity
+if fidelity:
+    st.caption(
+        "α-Precision, β-Recall and authenticity on the 280-d LSTM-autoencoder embedding of the "
+        "traces (centre = mean real embedding). Curves on the green diagonal are ideal."
+    )
+    st.dataframe(fidelity_fig.score_table(fidelity), hide_index=True, key="glucose_fidelity")
+    st.plotly_chart(fidelity_fig.precision_recall_curves(fidelity), key="glucose_curves")
+    st.plotly_chart(fidelity_fig.authenticity_histogram(fidelity), key="glucose_authenticity")
+
+st.subheader("Membership inference on traces")
+privacy = {}
+for name, result in results.items():
+    if result.privacy is None:
+        app_state.show_error(result.errors.get("privacy", "unknown"), what=f"Privacy of {name}")
+    else:
+        privacy[name] = result.privacy
+if privacy:
+    st.caption(
+        "Attacks that try to tell training traces from holdout traces using only the released "
+        "traces: the Hide-and-Seek seekers on the traces themselves (nearest neighbour, GRU "
+        "classifier) and the tabular attacks on the embedding. AUC 0.5 is ideal (chance)."
+    )
+    for tab, (name, result) in zip(st.tabs(list(privacy)), privacy.items(), strict=True):
+        with tab:
+            st.plotly_chart(privacy_fig.roc_overlay(result), key=f"glucose_roc_{name}")
+    st.dataframe(privacy_fig.attack_table(privacy), hide_index=True, key="glucose_attacks")
+elif review.holdout is None:
+    st.warning("No holdout traces: membership attacks need them as non-members.")

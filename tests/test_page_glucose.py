@@ -1,0 +1,64 @@
+"""AppTest of the Glucose page on the bundled glucose demo."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import app_state
+from synthreview import demo
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture(scope="module")
+def review():
+    return demo.traces(seed=0)
+
+
+def _glucose_page(review) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state[app_state.REVIEW_KEY] = review
+    at.run()
+    return at.switch_page("pages/glucose.py").run()
+
+
+@pytest.mark.slow
+def test_glucose_page_shows_heatmaps_tables_and_clarke_grid(review):
+    at = _glucose_page(review)
+    assert not at.exception
+    assert [h.value for h in at.header] == ["Glucose traces"]
+    specs = [chart.proto.spec for chart in at.get("plotly_chart")]
+    assert any('"type":"heatmap"' in s.replace(" ", "") for s in specs)
+    assert sum("Clarke error grid" in s for s in specs) == len(review.candidates)
+    assert any("zone boundaries" in s for s in specs)
+    # per candidate: glycemic table and Clarke zones; plus motifs, fidelity scores, attacks
+    assert len(at.dataframe) == 2 * len(review.candidates) + 3
+    assert [t.label for t in at.tabs][: len(review.candidates)] == review.candidates
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.mark.slow
+def test_glucose_page_points_table_reviews_to_the_data_page():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state[app_state.REVIEW_KEY] = demo.tables(seed=0, n_train=200)
+    at.run()
+    at.switch_page("pages/glucose.py").run()
+    assert not at.exception
+    assert any("glucose" in info.value for info in at.info)
+    assert not at.get("plotly_chart")
+
+
+@pytest.mark.slow
+def test_a_failing_candidate_shows_an_error_and_the_rest_renders(review):
+    broken = dict(review.traces)
+    name = review.candidates[0]
+    broken[name] = broken[name].subset([0])  # a single trace cannot be reviewed
+    at = _glucose_page(replace(review, traces=broken))
+    assert not at.exception
+    assert any(name in e.value for e in at.error)
+    assert [t.label for t in at.tabs][:2] == review.candidates[1:]
+    assert len(at.get("plotly_chart")) > 5
