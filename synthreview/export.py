@@ -220,11 +220,14 @@ def release_dict(
     policy: Any = None,
     after: Mapping[str, Any] | None = None,
     after_verdicts: Mapping[str, Any] | None = None,
+    references: Mapping[str, pd.DataFrame] | None = None,
     timestamp: datetime | None = None,
 ) -> dict[str, Any]:
     """``report.json`` content: the report plus audit, thresholds, verdicts, before/after.
 
-    Added top-level keys: ``audit`` ``{name: {thresholds, rules, overlaps, n_rows, n_removed}}``,
+    Added top-level keys: ``audit`` ``{name: {thresholds, rules, overlaps, n_rows, n_removed}}``
+    (``rules`` carries ``reference_share`` when ``references`` gives the candidate's
+    ``audit.holdout_audit``),
     ``curation`` ``{name: CurationResult.to_dict()}``, ``policy``, ``verdicts``
     ``{name: Verdicts.to_dict()}``, ``curated`` ``{name: candidate dict after curation}``
     (from ``audit.evaluate_curated``), ``curated_verdicts`` (the policy applied to those),
@@ -237,7 +240,9 @@ def release_dict(
                 "thresholds": audit.attrs.get("thresholds"),
                 "n_rows": len(audit),
                 "n_removed": int(audit["removed"].sum()),
-                "rules": rule_summary(audit).reset_index(names="rule").to_dict(orient="records"),
+                "rules": rule_summary(audit, (references or {}).get(name))
+                .reset_index(names="rule")
+                .to_dict(orient="records"),
                 "overlaps": rule_overlaps(audit)[["rules", "n_rows"]].to_dict(orient="records"),
             }
             for name, audit in audits.items()
@@ -266,6 +271,7 @@ def build_release(
     policy: Any = None,
     after: Mapping[str, Any] | None = None,
     after_verdicts: Mapping[str, Any] | None = None,
+    references: Mapping[str, pd.DataFrame] | None = None,
     schema: Schema | None = None,
     params: Mapping[str, Any] | None = None,
     figures: Sequence[Any] | None = None,
@@ -289,6 +295,7 @@ def build_release(
         policy=policy,
         after=after,
         after_verdicts=after_verdicts,
+        references=references,
         timestamp=moment,
     )
     files: dict[str, bytes] = {"report.json": dumps(content)}
@@ -413,7 +420,7 @@ def review_release(
     curate : bool
         Write curated files and before/after metrics.
     """
-    from synthreview.audit import audit_table, default_thresholds, evaluate_curated
+    from synthreview.audit import audit_table, default_thresholds, evaluate_curated, holdout_audit
     from synthreview.audit import curate as curate_table
     from synthreview.policy import apply_policy, load_policy
 
@@ -421,13 +428,14 @@ def review_release(
     content = report.to_dict()
     verdicts = {n: apply_policy(policy, c) for n, c in content["candidates"].items()}
     audits: dict[str, pd.DataFrame] = {}
+    references: dict[str, pd.DataFrame] = {}
     for name, result in report.candidates.items():
         if result.fidelity is None and result.privacy is None:
             continue
         chosen = thresholds.get(name) if isinstance(thresholds, Mapping) else thresholds
-        audits[name] = audit_table(
-            result.fidelity, result.privacy, chosen or default_thresholds(result.privacy)
-        )
+        chosen = chosen or default_thresholds(result.privacy)
+        audits[name] = audit_table(result.fidelity, result.privacy, chosen)
+        references[name] = holdout_audit(result.fidelity, result.privacy, chosen)
     curations: dict[str, CurationResult] = {}
     after: dict[str, Any] = {}
     after_verdicts: dict[str, Any] = {}
@@ -456,6 +464,7 @@ def review_release(
         policy=policy,
         after=after,
         after_verdicts=after_verdicts,
+        references=references,
         schema=review.schema,
         params=params,
         timestamp=timestamp,

@@ -58,6 +58,10 @@ def _fmt(value: Any) -> str:
     return _e(value)
 
 
+def _share(value: Any) -> str:
+    return "–" if not isinstance(value, (int, float)) else f"{value:.1%}"
+
+
 def _light(verdict: str) -> str:
     colour = VERDICT_COLORS.get(verdict, VERDICT_COLORS["n/a"])
     return (
@@ -105,7 +109,8 @@ def _audit_section(content: Mapping[str, Any]) -> str:
     parts = []
     for name, audit in (content.get("audit") or {}).items():
         rules = "".join(
-            f"<tr><td>{_e(r['label'])}</td><td>{r['flagged']}</td><td>{r['only']}</td></tr>"
+            f"<tr><td>{_e(r['label'])}</td><td>{r['flagged']}</td><td>{r['only']}</td>"
+            f"<td>{_share(r.get('share'))}</td><td>{_share(r.get('reference_share'))}</td></tr>"
             for r in audit["rules"]
         )
         thresholds = ", ".join(
@@ -116,7 +121,8 @@ def _audit_section(content: Mapping[str, Any]) -> str:
         parts.append(
             f"<h3>{_e(name)}</h3><p>{audit['n_removed']} of {audit['n_rows']} rows removed{kept}. "
             f"Thresholds: {thresholds}.</p><table><tr><th>rule</th><th>rows flagged</th>"
-            f"<th>flagged by this rule only</th></tr>{rules}</table>"
+            f"<th>flagged by this rule only</th><th>share of rows</th>"
+            f"<th>share of a fresh real sample (holdout)</th></tr>{rules}</table>"
         )
     return "".join(parts)
 

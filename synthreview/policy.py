@@ -23,7 +23,9 @@ from synthreview.errors import ConfigError
 Verdict = Literal["pass", "warn", "fail", "n/a"]
 VERDICTS: tuple[str, ...] = ("pass", "warn", "fail", "n/a")
 _SEVERITY = {"n/a": 0, "pass": 1, "warn": 2, "fail": 3}
-_LOWER_IS_BETTER_METRICS = ("rmse", "mae", "mse", "error", "loss")
+_LOWER_IS_BETTER_METRICS = ("rmse", "forecast_rmse")
+#: metric that decides the TSTR/TRTR ratio, first one present wins
+_RATIO_METRICS = ("roc_auc", "rmse", "forecast_rmse", "accuracy")
 
 
 @dataclass(frozen=True)
@@ -218,23 +220,23 @@ def _k_marginal(c: Mapping[str, Any], rule: Rule) -> Measured:
 
 
 def _tstr_trtr_ratio(c: Mapping[str, Any], rule: Rule) -> Measured:
-    ratios: list[tuple[float, str]] = []
+    ratios: dict[str, list[tuple[float, str]]] = {}
     for row in _section(c, "utility").get("ml_efficacy") or []:
         tstr, trtr = _number(row.get("tstr")), _number(row.get("trtr"))
         metric = str(row.get("metric", "")).lower()
-        if metric == "r2":  # R² can be zero or negative, so a ratio of R² values means nothing
-            continue
-        lower_better = any(m in metric for m in _LOWER_IS_BETTER_METRICS)
-        num, den = (trtr, tstr) if lower_better else (tstr, trtr)
+        num, den = (trtr, tstr) if metric in _LOWER_IS_BETTER_METRICS else (tstr, trtr)
         if den > 0 and not math.isnan(num):
-            ratios.append((num / den, f"{row.get('model', '?')} {metric}"))
+            ratios.setdefault(metric, []).append((num / den, f"{row.get('model', '?')} {metric}"))
     forecast = (c.get("glucose") or {}).get("forecast") or {}
     tstr, trtr = _number(forecast.get("tstr_rmse")), _number(forecast.get("trtr_rmse"))
     if tstr > 0 and not math.isnan(trtr):
-        ratios.append((trtr / tstr, "glucose forecast rmse"))
-    if not ratios:
+        ratios.setdefault("forecast_rmse", []).append((trtr / tstr, "glucose forecast rmse"))
+    # one threshold-free metric decides: F1 and accuracy swing with the class balance of a small
+    # test set (F1 = 0 when a model predicts no positive), and R² ratios are meaningless near 0
+    metric = next((m for m in _RATIO_METRICS if m in ratios), None)
+    if metric is None:
         return math.nan, math.nan, "no ML-efficacy result (set a target column)"
-    value, what = min(ratios)
+    value, what = min(ratios[metric])
     return value, math.nan, f"worst: {what}"
 
 

@@ -54,7 +54,7 @@ def test_good_candidate_passes_every_rule():
     verdicts = apply_policy(load_policy(), candidate())
     assert verdicts.overall == "pass"
     assert {r.verdict for r in verdicts.rules} == {"pass"}
-    assert verdicts["tstr_trtr_ratio"].value == pytest.approx(0.8 / 0.82)
+    assert verdicts["tstr_trtr_ratio"].value == pytest.approx(0.8 / 0.82)  # roc_auc decides
     assert verdicts["authenticity_gap"].value == pytest.approx(0.02)
     assert verdicts["authenticity_gap"].reference == pytest.approx(0.62)
 
@@ -100,6 +100,18 @@ def test_r2_and_nonpositive_denominators_are_ignored():
         {"model": "rf", "metric": "accuracy", "tstr": 0.5, "trtr": 0.0},
     ]
     assert apply_policy(load_policy(), c)["tstr_trtr_ratio"].verdict == "n/a"
+
+
+def test_ratio_uses_roc_auc_not_f1():
+    c = candidate()
+    c["utility"]["ml_efficacy"] = [
+        {"model": "rf", "metric": "f1", "tstr": 0.0, "trtr": 0.6},
+        {"model": "rf", "metric": "roc_auc", "tstr": 0.85, "trtr": 0.9},
+        {"model": "lr", "metric": "roc_auc", "tstr": 0.8, "trtr": 0.9},
+    ]
+    verdict = apply_policy(load_policy(), c)["tstr_trtr_ratio"]
+    assert verdict.value == pytest.approx(0.8 / 0.9)
+    assert "lr roc_auc" in verdict.note
 
 
 def test_rmse_ratio_is_inverted():

@@ -24,6 +24,15 @@ from synthreview.policy import HEADLINES, headline_scores
 _BEFORE_AFTER = ("ip_alpha", "ir_beta", "authenticity", "mia_auc", "dcr_share")
 
 
+def _legend_right(fig: go.Figure) -> go.Figure:
+    # many traces: a legend on top wraps over the title, so list them at the right instead
+    fig.update_layout(
+        legend={"orientation": "v", "x": 1.02, "y": 1, "xanchor": "left", "yanchor": "top"},
+        margin={"r": 220},
+    )
+    return fig
+
+
 def _as_dict(verdicts: Any) -> dict[str, Any]:
     return verdicts.to_dict() if hasattr(verdicts, "to_dict") else dict(verdicts)
 
@@ -123,7 +132,7 @@ def before_after_bars(before: Mapping[str, Any], after: Mapping[str, Any]) -> go
             )
     fig.update_layout(barmode="group")
     fig.update_yaxes(title="score", range=[0, 1.05])
-    return apply_style(fig, title="Before and after curation")
+    return _legend_right(apply_style(fig, title="Before and after curation"))
 
 
 def fidelity_curves(candidates: Mapping[str, Any], *, curve: str = "alpha") -> go.Figure:
@@ -182,4 +191,4 @@ def fidelity_curves(candidates: Mapping[str, Any], *, curve: str = "alpha") -> g
         )
     fig.update_xaxes(title=axis, range=[0, 1])
     fig.update_yaxes(title="precision" if curve == "alpha" else "recall", range=[0, 1.02])
-    return apply_style(fig, title=title)
+    return _legend_right(apply_style(fig, title=title))
