@@ -469,13 +469,14 @@ def curated_review(review: Review, curations: Mapping[str, CurationResult]) -> R
         traces = dict(traces)
         for name in synthetic:
             if name in traces:
-                traces[name] = _cut_traces(traces[name], curations[name].kept_rows)
+                curation = curations[name]
+                traces[name] = _cut_traces(traces[name], curation.kept_rows, curation.table.sha256)
     return replace(review, synthetic=synthetic, traces=traces)
 
 
-def _cut_traces(traces: Any, rows: np.ndarray) -> Any:
-    meta = traces.meta.iloc[rows].reset_index(drop=True)
-    return replace(traces, values=np.asarray(traces.values)[rows], meta=meta)
+def _cut_traces(traces: Any, rows: np.ndarray, sha256: str) -> Any:
+    cut = traces.subset(rows)
+    return replace(cut, sha256=sha256) if hasattr(cut, "sha256") else cut
 
 
 def curated_context(context: Any, curations: Mapping[str, CurationResult]) -> Any:

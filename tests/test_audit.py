@@ -268,6 +268,21 @@ def test_curated_review_replaces_only_curated_candidates():
         curated_review(review, {"zzz": curation})
 
 
+def test_curated_review_cuts_traces_too():
+    from synthreview.traces import Traces, align_traces
+
+    rng = np.random.default_rng(0)
+    real = Traces.from_array(100 + 20 * rng.random((6, 12)), name="real")
+    cand = Traces.from_array(100 + 20 * rng.random((5, 12)), name="cand")
+    review = align_traces(real, {"cand": cand})
+    curation = curate(review.synthetic["cand"], audit_removing(5, [1, 3]))
+    curated = curated_review(review, {"cand": curation})
+    assert curated.traces["cand"].n_traces == 3
+    np.testing.assert_array_equal(curated.traces["cand"].values, cand.values[[0, 2, 4]])
+    assert curated.traces["cand"].sha256 == curation.table.sha256 != cand.sha256
+    assert curated.traces["real"] is review.traces["real"]
+
+
 def test_curate_needs_thresholds_for_foreign_tables():
     table = tricky_table()
     audit = audit_removing(table.n_rows, [1])
