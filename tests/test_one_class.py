@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from synthreview.embeddings import Embedding, fit_embedding
-from synthreview.embeddings.one_class import fit_one_class
+from synthreview.embeddings.one_class import OneClassConfig, fit_one_class
 from synthreview.errors import ConfigError
 
 
@@ -38,7 +38,7 @@ def test_training_leaves_global_torch_state_alone(x):
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
-    fit_one_class(x, seed=0, max_epochs=3)
+    fit_one_class(x, seed=0, config=OneClassConfig(max_epochs=3))
     assert torch.equal(torch.rand(3), expected)
     assert torch.get_num_threads() == threads
 
@@ -60,7 +60,7 @@ def test_progress_reports_fractions_up_to_one(x):
 
 
 def test_early_stopping_keeps_the_best_validation_epoch(x):
-    emb = fit_one_class(x, seed=0, max_epochs=12, patience=2)
+    emb = fit_one_class(x, seed=0, config=OneClassConfig(max_epochs=12, patience=2))
     kept = emb.validation_loss[emb.best_epoch]
     assert kept == min(emb.validation_loss[2:]) and len(emb.validation_loss) <= 12
 

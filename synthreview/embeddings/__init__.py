@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synthreview.embeddings.base import Embedding
-from synthreview.embeddings.one_class import OneClassEmbedding, fit_one_class
+from synthreview.embeddings.one_class import OneClassConfig, OneClassEmbedding, fit_one_class
 from synthreview.errors import ConfigError
 
 Progress = Callable[[float, str], None]
@@ -96,6 +96,7 @@ __all__ = [
     "FITTERS",
     "Embedding",
     "IdentityEmbedding",
+    "OneClassConfig",
     "OneClassEmbedding",
     "fit_embedding",
     "fit_identity",
