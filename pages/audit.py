@@ -11,7 +11,6 @@ import app_state
 from synthreview import export
 from synthreview.audit import (
     Thresholds,
-    apply_thresholds,
     audit_table,
     curate,
     default_thresholds,
@@ -112,7 +111,7 @@ thresholds = Thresholds(
     min_train_distance=float(min_distance) if use_distance else None,
     drop_exact_copies=drop_exact,
 )
-audit = apply_thresholds(audit_table(result.fidelity, result.privacy), thresholds)
+audit = audit_table(result.fidelity, result.privacy, thresholds)
 reference = holdout_audit(result.fidelity, result.privacy, thresholds)
 summary = rule_summary(audit, reference)
 
