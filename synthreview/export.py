@@ -330,16 +330,21 @@ def build_release(
     return files
 
 
-def write_release(out_dir: str | Path, report_dict: Mapping[str, Any], **kwargs: Any) -> list[Path]:
-    """Write ``build_release(report_dict, **kwargs)`` under ``out_dir``; return the paths."""
+def write_files(out_dir: str | Path, files: Mapping[str, bytes]) -> list[Path]:
+    """Write ``{relative path: bytes}`` (e.g. ``Release.files``) under ``out_dir``."""
     out = Path(out_dir)
     written = []
-    for rel, data in build_release(report_dict, **kwargs).items():
+    for rel, data in files.items():
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         written.append(path)
     return written
+
+
+def write_release(out_dir: str | Path, report_dict: Mapping[str, Any], **kwargs: Any) -> list[Path]:
+    """Write ``build_release(report_dict, **kwargs)`` under ``out_dir``; return the paths."""
+    return write_files(out_dir, build_release(report_dict, **kwargs))
 
 
 def zip_bytes(files: Mapping[str, bytes]) -> bytes:
