@@ -125,3 +125,21 @@ def test_rejects_mismatched_columns():
         gower_distances(pd.DataFrame({"a": [1]}), pd.DataFrame({"b": [1]}))
     with pytest.raises(TypeError, match="DataFrames"):
         gower_distances(np.zeros((2, 2)), pd.DataFrame({"b": [1]}))
+
+
+def test_one_mismatch_prepass_matches_brute_force_gower():
+    from synthreview.metrics.gower import _code, same_tuple_nearest
+
+    query, reference = _mixed(150, 9), _mixed(120, 10)
+    cats = ["sex", "city", "const_cat"]
+    nums = [c for c in query.columns if c not in cats]
+    coded = _code(query, reference, nums, cats)
+    dist, index, certified = same_tuple_nearest(
+        coded.a_num, coded.b_num, coded.a_cat, coded.b_cat, metric="l1", unit=1.0, max_mismatch=1
+    )
+    full = gower_distances(query, reference) * len(query.columns)
+    assert certified.mean() > 0.9
+    np.testing.assert_allclose(dist[certified, 0], full.min(axis=1)[certified], atol=1e-9)
+    np.testing.assert_allclose(
+        full[np.flatnonzero(certified), index[certified, 0]], dist[certified, 0]
+    )

@@ -30,6 +30,7 @@ from synthreview.metrics.privacy import (
     l_diversity,
     row_hashes,
 )
+from synthreview.neighbors import nearest
 from synthreview.schema import Schema
 
 SCHEMA = Schema({"age": "numeric", "income": "numeric", "sex": "categorical", "job": "categorical"})
@@ -314,3 +315,26 @@ def test_evaluate_privacy_rejects_an_empty_synthetic_table(tables):
     real, holdout, fresh, encoder = tables
     with pytest.raises(DataError, match="synthetic must have at least 2 rows"):
         evaluate_privacy(real, fresh.iloc[:0], holdout, schema=SCHEMA, encoder=encoder)
+
+
+@pytest.mark.parametrize(("k", "max_mismatch"), [(1, 0), (2, 0), (1, 1), (2, 1)])
+def test_same_tuple_prepass_equals_brute_force_nearest(tables, k, max_mismatch):
+    real, _, fresh, encoder = tables
+    coarse = fresh.assign(age=fresh["age"].round(-1))  # many equal rows -> many ties
+    coarse.loc[:20, "job"] = "pilot"  # a level unseen in real: all-zero one-hot block
+    query, reference = (
+        encoder.transform(coarse),
+        encoder.transform(real.assign(age=real["age"].round(-1))),
+    )
+    blocks = [encoder.groups[c] for c in SCHEMA.categorical]
+    dist, index = membership.encoded_nearest(
+        query, reference, k=k, categorical_blocks=blocks, max_mismatch=max_mismatch
+    )
+    brute = nearest(query, reference, k=k)
+    np.testing.assert_allclose(dist, brute.distances, atol=1e-9)
+    # the chosen rows really are at those distances (among exact ties either row is right)
+    chosen = np.linalg.norm(
+        query[:, None, :].astype(float) - reference[index].astype(float), axis=2
+    )
+    np.testing.assert_allclose(chosen, dist, atol=1e-9)
+    assert (index == brute.indices).mean() > 0.99

@@ -41,7 +41,7 @@ from threadpoolctl import threadpool_limits
 
 from synthreview._results import to_jsonable
 from synthreview.errors import DataError
-from synthreview.metrics.gower import gower_nearest
+from synthreview.metrics.gower import gower_nearest, same_tuple_nearest
 from synthreview.neighbors import nearest
 
 ATTACKS = ("distance", "nn_seeker", "classifier_seeker", "density")
@@ -231,9 +231,68 @@ def summarize_attack(
     )
 
 
-def nn_seeker_scores(attack_x: np.ndarray, synthetic_x: np.ndarray) -> np.ndarray:
+def encoded_nearest(
+    query: np.ndarray,
+    reference: np.ndarray,
+    *,
+    k: int = 1,
+    categorical_blocks: Sequence[Sequence[int]] | None = None,
+    max_mismatch: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact k nearest rows (L2) in the encoded space: ``nearest`` plus a same-tuple pre-pass.
+
+    With ``categorical_blocks`` (the one-hot positions of each categorical column, e.g.
+    ``encoder.groups``), rows whose k nearest provably share their categorical tuple are
+    settled by :func:`~synthreview.metrics.gower.same_tuple_nearest` on the numeric positions
+    alone; only the rest go through the brute-force :func:`synthreview.neighbors.nearest`.
+    Results equal ``nearest(query, reference, k=k)`` up to the choice among exactly tied rows.
+    ``max_mismatch`` as in ``same_tuple_nearest``.
+
+    Returns
+    -------
+    distances, indices : ndarray of shape (len(query), k)
+    """
+    query, reference = np.asarray(query, np.float32), np.asarray(reference, np.float32)
+    if not categorical_blocks or len(reference) < k:
+        found = nearest(query, reference, k=k)
+        return found.distances, found.indices
+
+    def codes(x: np.ndarray) -> np.ndarray:
+        out = np.empty((len(x), len(categorical_blocks)), dtype=np.int64)
+        for j, pos in enumerate(categorical_blocks):
+            block = x[:, list(pos)]
+            out[:, j] = np.where(block.max(axis=1) > 0, block.argmax(axis=1), -1)
+        return out
+
+    cat_dims = sorted({p for pos in categorical_blocks for p in pos})
+    num_dims = [i for i in range(query.shape[1]) if i not in set(cat_dims)]
+    q_codes, r_codes = codes(query), codes(reference)
+    # two different seen levels are sqrt(2) apart; an unseen level (all-zero block) only 1
+    unit = 1.0 if (q_codes < 0).any() or (r_codes < 0).any() else 2.0
+    dist, index, certified = same_tuple_nearest(
+        query[:, num_dims],
+        reference[:, num_dims],
+        q_codes,
+        r_codes,
+        k=k,
+        unit=unit,
+        max_mismatch=max_mismatch,
+    )
+    if not certified.all():
+        rest = nearest(query[~certified], reference, k=k)
+        dist[~certified], index[~certified] = rest.distances, rest.indices
+    return dist, index
+
+
+def nn_seeker_scores(
+    attack_x: np.ndarray,
+    synthetic_x: np.ndarray,
+    *,
+    categorical_blocks: Sequence[Sequence[int]] | None = None,
+) -> np.ndarray:
     """Minus the L2 distance to the nearest synthetic row (Hide-and-Seek section 3.1)."""
-    return -nearest(attack_x, synthetic_x, k=1).distances[:, 0]
+    dist, _ = encoded_nearest(attack_x, synthetic_x, categorical_blocks=categorical_blocks)
+    return -dist[:, 0]
 
 
 def _folds(is_member: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
@@ -442,6 +501,7 @@ def membership_inference(
             raise ValueError("encoder is required when real, synthetic, holdout are DataFrames")
         cols, cats = encoder.schema.analysed, encoder.schema.categorical
         synthetic_table = synthetic[cols]
+        blocks = [encoder.groups[c] for c in cats]
         real_x, synthetic_x, holdout_x = (
             encoder.transform(df, name=name)
             for df, name in zip(
@@ -449,6 +509,7 @@ def membership_inference(
             )
         )
     else:
+        blocks = None
         real_x, synthetic_x, holdout_x = (
             np.asarray(x, np.float32) for x in (real, synthetic, holdout)
         )
@@ -475,7 +536,7 @@ def membership_inference(
             query = pd.concat([m_table[cols].iloc[m_rows], o_table[cols].iloc[o_rows]])
             return -gower_nearest(query, synthetic_table, categorical=cats)[0]
         if attack == "nn_seeker":
-            return nn_seeker_scores(x, synthetic_x)
+            return nn_seeker_scores(x, synthetic_x, categorical_blocks=blocks)
         if attack == "classifier_seeker":
             return classifier_seeker_scores(x, synthetic_x, is_member, seed=seed)
         # positions in the holdout (the density reference) of the rows being scored

@@ -12,7 +12,7 @@ applies the same rule (a split must cut the root's error by 1%).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -23,8 +23,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from synthreview._results import to_jsonable
 from synthreview.encoding import TabularEncoder
 from synthreview.errors import ConfigError, DataError
-from synthreview.metrics.membership import AttackResult, membership_inference
-from synthreview.neighbors import nearest
+from synthreview.metrics.membership import AttackResult, encoded_nearest, membership_inference
 from synthreview.schema import Schema
 
 Progress = Callable[[float, str], None] | None
@@ -106,6 +105,7 @@ def distance_to_closest_record(
     real_hashes: np.ndarray | None = None,
     synthetic_hashes: np.ndarray | None = None,
     holdout_hashes: np.ndarray | None = None,
+    categorical_blocks: Sequence[Sequence[int]] | None = None,
     seed: int = 0,
 ) -> DCRResult:
     """Distance to closest record, DCR share, NNDR and exact copies.
@@ -116,6 +116,9 @@ def distance_to_closest_record(
         Encoded rows (same feature space).
     real_hashes, synthetic_hashes, holdout_hashes : ndarray of uint64, optional
         :func:`row_hashes` of the original rows; default: hashes of the encoded rows.
+    categorical_blocks : sequence of sequence of int, optional
+        One-hot positions of each categorical column: enables the exact same-tuple pre-pass
+        of :func:`~synthreview.metrics.membership.encoded_nearest`.
     seed : int, default=0
         Seeds the subsample that equalises train and holdout sizes for the share.
 
@@ -125,8 +128,14 @@ def distance_to_closest_record(
     """
     if len(real_x) < 2:
         raise ValueError(f"real must have at least 2 rows for the NNDR; got {len(real_x)}")
-    to_train = nearest(synthetic_x, real_x, k=2)
-    d1, d2 = to_train.distances[:, 0], to_train.distances[:, 1]
+
+    def search(
+        query: np.ndarray, reference: np.ndarray, k: int = 1
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return encoded_nearest(query, reference, k=k, categorical_blocks=categorical_blocks)
+
+    to_train, train_index = search(synthetic_x, real_x, k=2)
+    d1, d2 = to_train[:, 0], to_train[:, 1]
     with np.errstate(invalid="ignore", divide="ignore"):
         nndr = np.where(d2 > 0, d1 / d2, 0.0)  # d2 == 0: the row sits on duplicated records
     real_hashes = row_hashes(real_x) if real_hashes is None else real_hashes
@@ -138,22 +147,22 @@ def distance_to_closest_record(
     if holdout_x is not None and len(holdout_x):
         holdout_hashes = row_hashes(holdout_x) if holdout_hashes is None else holdout_hashes
         holdout_copy_share = float(np.isin(holdout_hashes, real_hashes).mean())
-        to_holdout = nearest(synthetic_x, holdout_x, k=1).distances[:, 0]
-        holdout_to_train = nearest(holdout_x, real_x, k=1).distances[:, 0]
+        to_holdout = search(synthetic_x, holdout_x)[0][:, 0]
+        holdout_to_train = search(holdout_x, real_x)[0][:, 0]
         holdout_median = float(np.median(holdout_to_train))
         share_rows = min(len(real_x), len(holdout_x))
         rng = np.random.default_rng(seed)
         d_train, d_holdout = d1, to_holdout
         if len(real_x) > share_rows:
             subset = real_x[np.sort(rng.choice(len(real_x), share_rows, replace=False))]
-            d_train = nearest(synthetic_x, subset, k=1).distances[:, 0]
+            d_train = search(synthetic_x, subset)[0][:, 0]
         elif len(holdout_x) > share_rows:
             subset = holdout_x[np.sort(rng.choice(len(holdout_x), share_rows, replace=False))]
-            d_holdout = nearest(synthetic_x, subset, k=1).distances[:, 0]
+            d_holdout = search(synthetic_x, subset)[0][:, 0]
         share = float(np.mean((d_train < d_holdout) + 0.5 * (d_train == d_holdout)))
     return DCRResult(
         synthetic_to_train=d1,
-        nearest_train_index=to_train.indices[:, 0],
+        nearest_train_index=train_index[:, 0],
         synthetic_to_holdout=to_holdout,
         exact_copy=exact,
         nndr=nndr,
@@ -460,7 +469,8 @@ def evaluate_privacy(
     dcr = _guarded("dcr", errors, lambda: distance_to_closest_record(
         real_x, synthetic_x, holdout_x, real_hashes=row_hashes(real[cols]),
         synthetic_hashes=row_hashes(synthetic[cols]),
-        holdout_hashes=None if holdout is None else row_hashes(holdout[cols]), seed=seed,
+        holdout_hashes=None if holdout is None else row_hashes(holdout[cols]),
+        categorical_blocks=[encoder.groups[c] for c in schema.categorical], seed=seed,
     ))  # fmt: skip
     if holdout is None:
         skipped["dcr_share"] = "needs a holdout table"

@@ -1,0 +1,138 @@
+"""Speed of the distance-based privacy checks at Adult scale (issue 4; a benchmark, not a test).
+
+Attack set 20k members + 20k non-members against 50k synthetic rows of the 15 Adult columns
+(6 numeric, 9 categorical with missing cells): Gower distance attack + nearest-neighbour seeker
++ distance to closest record. Target: <= 15 s wall and <= 2 GB peak RSS on the 2-core machine.
+
+Run: ``python benchmarks/bench_privacy.py [--with-reference] [--all-attacks]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from synthreview.encoding import TabularEncoder  # noqa: E402
+from synthreview.metrics.gower import gower_nearest  # noqa: E402
+from synthreview.metrics.membership import (  # noqa: E402
+    attack_set,
+    membership_inference,
+    nn_seeker_scores,
+    summarize_attack,
+)
+from synthreview.metrics.privacy import distance_to_closest_record, row_hashes  # noqa: E402
+from synthreview.schema import Schema  # noqa: E402
+
+ADULT = Path("/work/shared/data/adult.csv")
+NUMERIC = ["age", "fnlwgt", "education_num", "capital_gain", "capital_loss", "hours_per_week"]
+N_MEMBERS, N_SYNTHETIC = 20_000, 50_000
+
+
+def adult_like(seed: int = 0) -> pd.DataFrame:
+    """Adult rows when the file exists, else a generated table with the same columns."""
+    rng = np.random.default_rng(seed)
+    if ADULT.exists():
+        return pd.read_csv(ADULT)
+    n = 48_842
+    cats = {"workclass": 9, "education": 16, "marital_status": 7, "occupation": 15,
+            "relationship": 6, "race": 5, "sex": 2, "native_country": 42, "income": 2}  # fmt: skip
+    frame = {c: rng.integers(0, 1000, n).astype(float) for c in NUMERIC}
+    frame.update({c: rng.choice([f"{c}{i}" for i in range(k)], n) for c, k in cats.items()})
+    return pd.DataFrame(frame)
+
+
+def perturbed_copy(df: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
+    """Resample rows, then replace 30 % of each column's cells by values of other rows."""
+    rng = np.random.default_rng(seed)
+    out = df.iloc[rng.integers(0, len(df), n)].reset_index(drop=True)
+    for col in out.columns:
+        swap = rng.random(n) < 0.3
+        out.loc[swap, col] = df[col].to_numpy()[rng.integers(0, len(df), swap.sum())]
+    return out
+
+
+def peak_rss_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+
+
+def timed(label: str, fn):
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    print(f"{label:<38s} wall {wall:6.2f} s   cpu {cpu:6.2f} s   peak RSS {peak_rss_gb():.2f} GB")
+    return result, wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--with-reference", action="store_true", help="also the sanity split")
+    parser.add_argument("--all-attacks", action="store_true", help="also classifier + density")
+    args = parser.parse_args()
+
+    df = adult_like()
+    schema = Schema({c: "numeric" if c in NUMERIC else "categorical" for c in df.columns})
+    order = np.random.default_rng(0).permutation(len(df))
+    real = df.iloc[order[:N_MEMBERS]].reset_index(drop=True)
+    holdout = df.iloc[order[N_MEMBERS : 2 * N_MEMBERS]].reset_index(drop=True)
+    synthetic = perturbed_copy(real, N_SYNTHETIC, seed=1)
+    encoder = TabularEncoder(schema).fit(real)
+    print(f"real {len(real):,} · holdout {len(holdout):,} · synthetic {len(synthetic):,} · "
+          f"{len(schema.numeric)} numeric + {len(schema.categorical)} categorical columns · "
+          f"encoded width {len(encoder.feature_names)}")  # fmt: skip
+
+    start = time.perf_counter()
+    (real_x, synthetic_x, holdout_x), _ = timed(
+        "encode", lambda: [encoder.transform(t) for t in (real, synthetic, holdout)]
+    )
+    sets = attack_set(len(real), len(holdout), max_attack=N_MEMBERS, seed=0)
+    cols = schema.analysed
+    blocks = [encoder.groups[c] for c in schema.categorical]
+    query = pd.concat([real[cols].iloc[sets.real_rows], holdout[cols].iloc[sets.holdout_rows]])
+    attack_x = np.vstack([real_x[sets.real_rows], holdout_x[sets.holdout_rows]])
+    gower, _ = timed(
+        "Gower distance attack (40k x 50k)",
+        lambda: gower_nearest(query, synthetic[cols], categorical=schema.categorical),
+    )
+    nn, _ = timed(
+        "NN seeker, L2 encoded (40k x 50k)",
+        lambda: nn_seeker_scores(attack_x, synthetic_x, categorical_blocks=blocks),
+    )
+    dcr, _ = timed("DCR (50k -> 20k train, 20k holdout)", lambda: distance_to_closest_record(
+        real_x, synthetic_x, holdout_x, real_hashes=row_hashes(real[cols]),
+        synthetic_hashes=row_hashes(synthetic[cols]), holdout_hashes=row_hashes(holdout[cols]),
+        categorical_blocks=blocks,
+    ))  # fmt: skip
+    total = time.perf_counter() - start
+    gower_result = summarize_attack("distance", -gower[0], sets.is_member)
+    nn_result = summarize_attack("nn_seeker", nn, sets.is_member, with_challenge=True)
+    print(f"TOTAL encode + distance attack + NN seeker + DCR: {total:.2f} s wall (target <= 15 s), "
+          f"peak RSS {peak_rss_gb():.2f} GB (target <= 2 GB)")  # fmt: skip
+    print(
+        f"  distance AUC {gower_result.auc:.3f} {np.round(gower_result.auc_ci, 3)}, "
+        f"NN seeker AUC {nn_result.auc:.3f} (challenge accuracy "
+        f"{nn_result.challenge_accuracy:.3f}), DCR share {dcr.share_closer_to_train:.3f}, "
+        f"exact copies {dcr.exact_copies:,} (holdout repeats {dcr.holdout_exact_copy_share:.2%})"
+    )
+    if args.with_reference or args.all_attacks:
+        attacks = None if args.all_attacks else ["distance", "nn_seeker"]
+        results, _ = timed("membership_inference() incl. reference", lambda: membership_inference(
+            real, synthetic, holdout, encoder=encoder, attacks=attacks, max_attack=N_MEMBERS,
+        ))  # fmt: skip
+        for r in results:
+            print(
+                f"  {r.attack:<18s} AUC {r.auc:.3f}  reference {r.reference_auc:.3f}  "
+                f"TPR@1% {r.tpr_at_fpr_1pct:.3f}  {r.error or ''}"
+            )
+
+
+if __name__ == "__main__":
+    main()
