@@ -49,7 +49,15 @@ from synthreview.metrics.glycemic import (
     glycemic_samples,
     glycemic_table,
 )
-from synthreview.metrics.motifs import MotifBreadth, MotifSet, motif_breadth, motif_set
+from synthreview.metrics.motifs import (
+    DEFAULT_MOTIF_LENGTH,
+    DEFAULT_TOLERANCE_MG_DL,
+    MotifBreadth,
+    MotifSet,
+    motif_breadth,
+    motif_set,
+)
+from synthreview.metrics.trace_seekers import trace_attacks
 
 __all__ = [
     "GLYCEMIC_METRICS",
@@ -78,11 +86,11 @@ def _values(traces: Any, name: str) -> np.ndarray:
     return values
 
 
-def _digest(*arrays: np.ndarray | None) -> str:
+def _key(real: np.ndarray, holdout: np.ndarray | None, *settings: object) -> str:
     h = hashlib.sha256()
-    for a in arrays:
+    for a in (real, holdout):
         h.update(b"none" if a is None else repr(a.shape).encode() + a.tobytes())
-    return h.hexdigest()
+    return h.hexdigest() + repr(settings)
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,16 +122,21 @@ def prepare_glucose(
     seed: int = 0,
     device: str = "cpu",
     progress: Progress | None = None,
+    motif_length: int = DEFAULT_MOTIF_LENGTH,
+    motif_tolerance_mg_dl: float = DEFAULT_TOLERANCE_MG_DL,
 ) -> GlucoseContext:
     """Fit and compute what every candidate is compared against (seeded, deterministic).
 
     With a holdout, TRTR trains on all real traces and tests on holdout, and the motif
     reference set is the holdout's. Without one, a seeded 20 % of real traces is held back as
     the forecasting test set (TRTR trains on the rest) and motifs are compared with real.
+    ``motif_length`` (τ, readings) and ``motif_tolerance_mg_dl`` (σ) set the motif matching of
+    :mod:`synthreview.metrics.motifs`; the defaults are GlucoSynth's (48, 2).
     """
     r = _values(real, "real")
     h = None if holdout is None else _values(holdout, "holdout")
-    key = _digest(r, h) + f":{seed}:{device}"
+    key = _key(r, h, seed, device, motif_length, motif_tolerance_mg_dl)
+    motifs = {"motif_length": motif_length, "tolerance_mg_dl": motif_tolerance_mg_dl}
     note = progress or (lambda fraction, message: None)
     note(0.0, "glycemic metrics of real traces")
     real_samples = glycemic_samples(r)
@@ -131,11 +144,13 @@ def prepare_glucose(
     if h is not None:
         holdout_samples = glycemic_samples(h)
         holdout_metrics = compare_glycemic(real_samples, holdout_samples)
-        reference_motifs, motif_reference = motif_set(h), "holdout"
-        holdout_motifs = motif_breadth(reference_motifs, motif_set(r), reference="holdout")
+        reference_motifs, motif_reference = motif_set(h, **motifs), "holdout"
+        holdout_motifs = motif_breadth(
+            reference_motifs, motif_set(r, **motifs), reference="holdout"
+        )
         train, test, test_set = r, h, "holdout"
     else:
-        reference_motifs, motif_reference = motif_set(r), "real"
+        reference_motifs, motif_reference = motif_set(r, **motifs), "real"
         rng = np.random.default_rng(seed)
         is_test = np.zeros(len(r), bool)
         is_test[rng.choice(len(r), max(1, round(TEST_SHARE_WITHOUT_HOLDOUT * len(r))), False)] = 1
@@ -258,6 +273,8 @@ def evaluate_glucose(
     context: GlucoseContext | None = None,
     max_attack: int = 10_000,
     n_bootstrap: int = 200,
+    motif_length: int = DEFAULT_MOTIF_LENGTH,
+    motif_tolerance_mg_dl: float = DEFAULT_TOLERANCE_MG_DL,
 ) -> GlucoseReport:
     """Review one synthetic candidate of glucose traces.
 
@@ -278,6 +295,10 @@ def evaluate_glucose(
         From :func:`prepare_glucose` for the same real, holdout, seed and device.
     max_attack, n_bootstrap : int
         Passed to the privacy attacks and the fidelity bootstrap.
+    motif_length, motif_tolerance_mg_dl : int, float, default=48, 2.0
+        τ and σ of the motif matching (GlucoSynth's defaults). With these, two real samples
+        of the bundled CGM demo share no motif at all (VM = coverage = 0); τ = 6 and σ = 10
+        give holdout-vs-real coverage 0.58 there.
 
     Returns
     -------
@@ -287,25 +308,30 @@ def evaluate_glucose(
     s = _values(synthetic, "synthetic")
     h = None if holdout is None else _values(holdout, "holdout")
     note = progress or (lambda fraction, message: None)
-    key = _digest(r, h) + f":{seed}:{device}"
+    key = _key(r, h, seed, device, motif_length, motif_tolerance_mg_dl)
     if context is None:
         with _memo_lock:
             context = _memo.get(key)
     if context is None:
         context = prepare_glucose(
-            r, h, seed=seed, device=device, progress=lambda f, m: note(0.5 * f, m)
-        )
+            r, h, seed=seed, device=device, progress=lambda f, m: note(0.5 * f, m),
+            motif_length=motif_length, motif_tolerance_mg_dl=motif_tolerance_mg_dl,
+        )  # fmt: skip
         with _memo_lock:
             _memo.clear()
             _memo[key] = context
     elif context.key != key:
-        raise DataError("context was prepared for other real/holdout traces, seed or device")
+        raise DataError(
+            "context was prepared for other real/holdout traces, seed, device or motif settings"
+        )
     errors: dict[str, str] = {}
     note(0.5, "glycemic metrics and motifs of the candidate")
     synthetic_samples = glycemic_samples(s)
     metrics = compare_glycemic(context.real_samples, synthetic_samples)
     motifs = motif_breadth(
-        context.reference_motifs, motif_set(s), reference=context.motif_reference
+        context.reference_motifs,
+        motif_set(s, motif_length=motif_length, tolerance_mg_dl=motif_tolerance_mg_dl),
+        reference=context.motif_reference,
     )
     note(0.55, "training the forecaster on synthetic traces (TSTR)")
 
@@ -339,40 +365,16 @@ def evaluate_glucose(
     note(0.8, "membership attacks on traces")
 
     def privacy() -> Any:
-        from synthreview.metrics.membership import failed_attack
         from synthreview.metrics.privacy import evaluate_privacy_arrays
-        from synthreview.metrics.trace_seekers import trace_gru_seeker, trace_nn_seeker
 
         report = evaluate_privacy_arrays(
-            context.embedded["real"],
-            synthetic_z,
-            context.embedded.get("holdout"),
-            max_attack=max_attack,
-            seed=seed,
-            progress=lambda f, m: note(0.8 + 0.1 * f, m),
-        )
+            context.embedded["real"], synthetic_z, context.embedded.get("holdout"),
+            max_attack=max_attack, seed=seed, progress=lambda f, m: note(0.8 + 0.1 * f, m),
+        )  # fmt: skip
         if h is None:
             return report
-        seekers = []
-        for name, seeker, options in (
-            ("trace_nn_seeker", trace_nn_seeker, {}),
-            ("trace_gru_seeker", trace_gru_seeker, {"device": device}),
-        ):
-            try:
-                seekers.append(
-                    seeker(
-                        r,
-                        s,
-                        h,
-                        max_attack=max_attack,
-                        n_bootstrap=n_bootstrap,
-                        seed=seed,
-                        **options,
-                    )
-                )
-            except Exception as exc:  # one failing seeker still leaves the others
-                log.exception("trace seeker %r failed", name)
-                seekers.append(failed_attack(name, f"{type(exc).__name__}: {exc}"))
+        seekers = trace_attacks(r, s, h, max_attack=max_attack, n_bootstrap=n_bootstrap,
+                                seed=seed, device=device)  # fmt: skip
         return replace(report, membership_inference=(*report.membership_inference, *seekers))
 
     privacy_result = _attempt(errors, "privacy", privacy)

@@ -25,6 +25,8 @@ some of them does not tell the classifier who is a member).
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import torch
 from torch import nn
@@ -33,11 +35,13 @@ from synthreview.embeddings.lstm_autoencoder import fill_gaps, torch_threads
 from synthreview.metrics.membership import (
     AttackResult,
     attack_set,
+    failed_attack,
     nn_seeker_scores,
     summarize_attack,
 )
 
 TRACE_ATTACKS = ("trace_nn_seeker", "trace_gru_seeker")
+log = logging.getLogger(__name__)
 _CENTER_MG_DL = 140.0
 _SPREAD_MG_DL = 60.0
 
@@ -198,3 +202,28 @@ def trace_gru_seeker(
         n_bootstrap=n_bootstrap,
         seed=seed,
     )
+
+
+def trace_attacks(
+    real: object,
+    synthetic: object,
+    holdout: object,
+    *,
+    max_attack: int = 10_000,
+    n_bootstrap: int = 200,
+    seed: int = 0,
+    device: str = "cpu",
+) -> tuple[AttackResult, ...]:
+    """Both trace seekers; one that raises is returned with ``error`` set, the other still runs."""
+    results = []
+    for name, seeker, options in (
+        ("trace_nn_seeker", trace_nn_seeker, {}),
+        ("trace_gru_seeker", trace_gru_seeker, {"device": device}),
+    ):
+        try:
+            results.append(seeker(real, synthetic, holdout, max_attack=max_attack,
+                                  n_bootstrap=n_bootstrap, seed=seed, **options))  # fmt: skip
+        except Exception as exc:  # a failed attack must not hide the other one
+            log.exception("trace seeker %r failed", name)
+            results.append(failed_attack(name, f"{type(exc).__name__}: {exc}"))
+    return tuple(results)
