@@ -209,11 +209,14 @@ def clarke_grid(
     )
     for x, y, text in _CLARKE_LABELS:
         fig.add_annotation(x=x, y=y, text=f"<b>{text}</b>", showarrow=False, font={"size": 18})
-    fig.update_xaxes(range=[0, 400], title_text="reference glucose (mg/dL)")
+    fig.update_xaxes(range=[0, 400], title_text="reference glucose (mg/dL)", constrain="domain")
     fig.update_yaxes(
         range=[0, 400], title_text="predicted glucose (mg/dL)", scaleanchor="x", scaleratio=1
     )
-    return apply_style(fig, title=title, height=520)
+    apply_style(fig, title=title, height=560)
+    # the legend goes under the grid: on top it collides with the title, inside with a zone
+    fig.update_layout(legend={"y": -0.2, "yanchor": "top"}, margin={"b": 110})
+    return fig
 
 
 def clarke_zone_bars(percent: Mapping[str, Mapping[str, float]]) -> go.Figure:
