@@ -335,14 +335,16 @@ def evaluate_glucose(
     )
     note(0.55, "training the forecaster on synthetic traces (TSTR)")
 
+    step = float(getattr(real, "step_minutes", 5))
+
     def forecast() -> ForecastUtility:
         model = train_forecaster(s, seed=seed, device=device)
         return ForecastUtility(
             tstr=evaluate_forecaster(model, context.test, seed=seed),
             trtr=context.trtr,
             test_set=context.test_set,
-            history_minutes=model.history_steps * 5.0,
-            horizon_minutes=model.horizon_steps * 5.0,
+            history_minutes=model.history_steps * step,
+            horizon_minutes=model.horizon_steps * step,
         )
 
     forecast_result = _attempt(errors, "forecast", forecast)
