@@ -84,3 +84,14 @@ def browser_context_args(browser_context_args):
     """A tall viewport (the app scrolls inside its main block) and downloads enabled."""
     return {**browser_context_args, "viewport": {"width": 1400, "height": 1600},
             "accept_downloads": True}
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _single_threaded_torch():
+    """Tests run beside each other on 2 cores: one torch thread avoids oversubscription."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)

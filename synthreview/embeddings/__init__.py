@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from synthreview.embeddings.base import Embedding
+from synthreview.embeddings.lstm_autoencoder import LSTMAutoencoderEmbedding, fit_lstm_autoencoder
 from synthreview.embeddings.one_class import OneClassConfig, OneClassEmbedding, fit_one_class
 from synthreview.errors import ConfigError
 
@@ -58,6 +59,8 @@ def fit_identity(
 FITTERS: dict[str, Callable[..., Embedding]] = {
     "oneclass": fit_one_class,
     "none": fit_identity,
+    # takes raw (n, n_steps) mg/dL traces rather than encoded table rows
+    "lstm_autoencoder": fit_lstm_autoencoder,
 }
 
 
@@ -76,7 +79,8 @@ def fit_embedding(
     x_real : ndarray of shape (n, d)
     method : str, default="oneclass"
         A key of ``FITTERS``: ``"oneclass"`` (Deep SVDD, Alaa et al. 2022 appendix) or
-        ``"none"`` (identity; centre = mean of real).
+        ``"none"`` (identity; centre = mean of real) for encoded table rows;
+        ``"lstm_autoencoder"`` (Alaa et al. 2022 appendix) for raw mg/dL traces.
     seed : int, default=0
     device : str, default="cpu"
     progress : callable, optional
@@ -96,9 +100,11 @@ __all__ = [
     "FITTERS",
     "Embedding",
     "IdentityEmbedding",
+    "LSTMAutoencoderEmbedding",
     "OneClassConfig",
     "OneClassEmbedding",
     "fit_embedding",
     "fit_identity",
+    "fit_lstm_autoencoder",
     "fit_one_class",
 ]

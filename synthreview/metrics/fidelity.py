@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from synthreview._results import to_jsonable
-from synthreview.metrics.prdc import PRDC, Pairs, pairs_within, prdc_from_pairs
+from synthreview.metrics.density_coverage import PRDC, Pairs, pairs_within, prdc_from_pairs
 from synthreview.neighbors import nearest
 
 #: α / β grid of the curves: 0, 0.025, …, 1
