@@ -7,13 +7,16 @@ Writes the same report the dashboard exports. Exit codes: 0 every candidate pass
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from synthreview import data, traces
-from synthreview.errors import SynthreviewError
+from synthreview.audit import default_thresholds
+from synthreview.errors import ConfigError, SynthreviewError
+from synthreview.export import review_release, write_files
+from synthreview.policy import load_policy
 from synthreview.report import SECTIONS, ReviewOptions, evaluate
 from synthreview.schema import Review
 
@@ -48,6 +51,29 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument(
         "--curate", action="store_true", help="write curated datasets and before/after metrics"
     )
+    review.add_argument(
+        "--alpha",
+        type=float,
+        default=0.95,
+        help="audit: keep rows inside the real α-support at this α (0 = off)",
+    )
+    review.add_argument(
+        "--keep-unauthentic",
+        action="store_true",
+        help="audit: do not remove rows the authenticity test flags",
+    )
+    review.add_argument(
+        "--keep-exact-copies",
+        action="store_true",
+        help="audit: do not remove exact copies of training rows",
+    )
+    review.add_argument(
+        "--distance-percentile",
+        type=float,
+        default=1.0,
+        help="audit: remove rows closer to a training row than this percentile "
+        "of holdout-to-training distances (negative = off)",
+    )
     review.add_argument("--quiet", action="store_true")
     return parser
 
@@ -65,8 +91,27 @@ def load_review(args: argparse.Namespace) -> Review:
     return data.align(real, candidates, holdout=holdout)
 
 
+def _thresholds(args: argparse.Namespace, report):
+    """Per-candidate audit thresholds from the command line and each holdout reference."""
+    if not 0.0 <= args.alpha <= 1.0:
+        raise ConfigError(f"--alpha must be in [0, 1]; got {args.alpha}")
+    out = {}
+    for name, result in report.candidates.items():
+        base = default_thresholds(
+            result.privacy, alpha=args.alpha or None, percentile=max(args.distance_percentile, 0.0)
+        )
+        out[name] = replace(
+            base,
+            drop_unauthentic=not args.keep_unauthentic,
+            drop_exact_copies=not args.keep_exact_copies,
+            min_train_distance=None if args.distance_percentile < 0 else base.min_train_distance,
+        )
+    return out
+
+
 def run_review(args: argparse.Namespace) -> int:
-    """Run the ``review`` command; returns the exit code."""
+    """Run the ``review`` command; returns the exit code (0 pass, 1 policy failure)."""
+    policy = load_policy(args.policy)  # a bad policy must stop us before any computing
     review = load_review(args)
     options = ReviewOptions(
         embedding=args.embedding,
@@ -89,13 +134,33 @@ def run_review(args: argparse.Namespace) -> int:
         device=args.device,
         progress=progress,
     )
-    args.out.mkdir(parents=True, exist_ok=True)
-    content = report.to_dict()
-    (args.out / "report.json").write_text(json.dumps(content, indent=2, sort_keys=True) + "\n")
     for name, candidate in report.candidates.items():
         for section, message in candidate.errors.items():
             print(f"warning: {section} of {name} failed: {message}", file=sys.stderr)
-    return 0
+    release = review_release(
+        review,
+        report,
+        policy=policy,
+        thresholds=_thresholds(args, report),
+        curate=args.curate,
+        params=vars_for_manifest(args),
+        device=args.device,
+        progress=progress,
+    )
+    write_files(args.out, release.files)
+    for name, verdicts in release.verdicts.items():
+        print(f"{name}: {verdicts.overall}", file=sys.stderr)
+    for name, rules in release.failed.items():
+        print(f"{name} FAILS the policy: " + "; ".join(r.message for r in rules), file=sys.stderr)
+    return release.exit_code
+
+
+def vars_for_manifest(args: argparse.Namespace) -> dict[str, object]:
+    """The parsed options as JSON-ready values, for the manifest's parameters."""
+    return {
+        k: (str(v) if isinstance(v, Path) else list(map(str, v)) if isinstance(v, list) else v)
+        for k, v in sorted(vars(args).items())
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -97,3 +97,92 @@ def test_missing_file_exits_2(tmp_path):
         )
         == 2
     )
+
+
+@pytest.fixture(scope="module")
+def adult_files(tmp_path_factory):
+    """A small Adult split, a fresh real sample and a memorising candidate, as CSV files."""
+    from synthreview import demo
+
+    folder = tmp_path_factory.mktemp("adult")
+    review = demo.tables(seed=3, n_train=300, n_holdout=600)
+    review.real.raw.to_csv(folder / "train.csv", index=False)
+    holdout = review.holdout.raw
+    holdout.iloc[:300].to_csv(folder / "holdout.csv", index=False)
+    holdout.iloc[300:].to_csv(folder / "fresh.csv", index=False)  # never seen by "training"
+    review.real.raw.sample(n=300, replace=True, random_state=0).to_csv(
+        folder / "memorizer.csv", index=False
+    )
+    return folder
+
+
+def _review(folder, out, *candidates, extra=()):
+    args = [
+        "review",
+        "--real",
+        str(folder / "train.csv"),
+        "--holdout",
+        str(folder / "holdout.csv"),
+        "--out",
+        str(out),
+        "--quiet",
+        "--max-attack",
+        "300",
+        *extra,
+    ]
+    for name in candidates:
+        args += ["--synthetic", str(folder / f"{name}.csv")]
+    return main(args)
+
+
+@pytest.mark.slow
+def test_policy_exit_codes_and_release_files(adult_files, tmp_path, capsys):
+    assert (
+        _review(
+            adult_files, tmp_path / "fresh", "fresh", extra=["--sections", "fidelity", "privacy"]
+        )
+        == 0
+    )
+    code = _review(adult_files, tmp_path / "mem", "memorizer", "fresh", extra=["--curate"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "memorizer FAILS the policy" in err and "dcr_share" in err
+    out = tmp_path / "mem"
+    for rel in (
+        "report.json",
+        "report.html",
+        "manifest.json",
+        "memorizer/audit.csv",
+        "memorizer/curated.csv",
+        "memorizer/curated.parquet",
+    ):
+        assert (out / rel).is_file(), rel
+    report = json.loads((out / "report.json").read_text())
+    assert report["verdicts"]["memorizer"]["overall"] == "fail"
+    curated = pd.read_csv(out / "memorizer" / "curated.csv", dtype=str, keep_default_na=False)
+    audit = pd.read_csv(out / "memorizer" / "audit.csv")
+    assert len(curated) == int((~audit["removed"]).sum())
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["seed"] == 0 and "report.json" in json.dumps(manifest["outputs"])
+
+
+@pytest.mark.slow
+def test_same_inputs_and_seed_give_the_same_report(adult_files, tmp_path):
+    for run in ("a", "b"):
+        _review(
+            adult_files,
+            tmp_path / run,
+            "memorizer",
+            extra=["--sections", "fidelity", "privacy", "--curate"],
+        )
+    a, b = (json.loads((tmp_path / r / "report.json").read_text()) for r in ("a", "b"))
+    a.pop("generated_at")
+    b.pop("generated_at")
+    assert a == b
+
+
+def test_bad_policy_exits_2_before_computing(adult_files, tmp_path):
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[rules.mia_auc]\npass = 'high'\n")
+    assert _review(adult_files, tmp_path / "o", "fresh", extra=["--policy", str(policy)]) == 2
+    assert not (tmp_path / "o").exists()

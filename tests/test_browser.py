@@ -1,0 +1,152 @@
+"""Real-browser tests: streamlit run + Playwright driving Debian's headless chromium.
+
+One journey through the dashboard as a reviewer takes it: the demo opens, small CSVs are
+uploaded, every evidence page draws its charts, a threshold is set, the curation is confirmed
+and the curated CSV is downloaded; then the glucose demo is loaded and its page drawn. The Data
+page screenshot is the one in the README.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from playwright.sync_api import expect
+
+from synthreview import demo
+from tests.conftest import ARTIFACTS, ROOT
+from tests.e2e_utils import open_page, wait_for_app_run
+
+pytestmark = pytest.mark.e2e
+LONG = 300_000  # ms; first computations train torch models on 2 cores
+
+
+@pytest.fixture
+def app(page, streamlit_url):
+    page.set_default_timeout(LONG)
+    page.goto(streamlit_url)
+    page.get_by_test_id("stAppViewContainer").wait_for()
+    wait_for_app_run(page, LONG)
+    return page
+
+
+@pytest.fixture(scope="module")
+def small_files(tmp_path_factory) -> dict[str, Path]:
+    """A small Adult review written as CSV files, as a reviewer would upload them."""
+    folder = tmp_path_factory.mktemp("upload")
+    review = demo.tables(seed=1, n_train=400, n_holdout=400)
+    tables = {
+        "real": review.real,
+        "holdout": review.holdout,
+        "copula": review.synthetic["copula"],
+        "noisy_copy": review.synthetic["noisy_copy"],
+    }
+    paths = {}
+    for name, table in tables.items():
+        paths[name] = folder / f"{name}.csv"
+        table.raw.to_csv(paths[name], index=False)
+    return paths
+
+
+def _no_exception(page) -> None:
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def _shot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def _chart(page, key: str):
+    """The plotly chart with Streamlit key ``key``, once drawn."""
+    chart = page.locator(f".st-key-{key}").get_by_test_id("stPlotlyChart")
+    expect(chart.locator(".main-svg").first).to_be_visible(timeout=LONG)
+    return chart
+
+
+def _upload(page, key: str, *paths: Path) -> None:
+    page.locator(f".st-key-{key}").get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+        [str(p) for p in paths]
+    )
+    wait_for_app_run(page)
+
+
+def test_reviewer_journey(app, small_files):
+    page = app
+    # 1. the dashboard opens on the bundled demo
+    expect(page.get_by_text("Review loaded: table")).to_be_visible()
+    expect(page.get_by_text("Schema", exact=True)).to_be_visible()
+    _no_exception(page)
+    shutil.copyfile(_shot(page, "data_demo"), ROOT / "docs" / "screenshot.png")
+
+    # 2. upload the reviewer's own files
+    page.get_by_text("Upload tables (CSV, TSV, Parquet)").click()
+    wait_for_app_run(page)
+    _upload(page, "real_upload", small_files["real"])
+    _upload(page, "holdout_upload", small_files["holdout"])
+    _upload(page, "synthetic_upload", small_files["copula"], small_files["noisy_copy"])
+    page.locator(".st-key-load_files button").click()
+    wait_for_app_run(page, LONG)
+    expect(page.get_by_text("2 synthetic candidate(s): copula, noisy_copy")).to_be_visible()
+    expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
+    _no_exception(page)
+
+    # 3. the evidence pages draw their charts
+    open_page(page, "Overview")
+    slide = page.locator(".st-key-overview_slide_0")
+    expect(slide.get_by_test_id("stDataFrame")).to_be_visible(timeout=LONG)
+    _shot(page, "overview")
+    open_page(page, "Fidelity")
+    _chart(page, "fidelity_curves")
+    _chart(page, "fidelity_pca")
+    _shot(page, "fidelity")
+    open_page(page, "Privacy")
+    _chart(page, "privacy_roc_noisy_copy")
+    _chart(page, "privacy_dcr")
+    _shot(page, "privacy")
+    open_page(page, "Utility")
+    _chart(page, "utility_correlation")
+    _shot(page, "utility")
+    _no_exception(page)
+
+    # 4. audit: pick the noisy copy, set a threshold, confirm, download the curated CSV
+    open_page(page, "Audit & export")
+    page.locator(".st-key-audit_candidate").get_by_role("combobox").click()
+    page.get_by_role("option", name="noisy_copy").click()
+    wait_for_app_run(page, LONG)
+    page.locator(".st-key-audit_drop_unauthentic").get_by_text("Drop unauthentic rows").click()
+    wait_for_app_run(page, LONG)
+    removed_text = page.get_by_text(re.compile(r"Removed rows \(\d+\)")).inner_text()
+    n_removed = int(re.search(r"\((\d+)\)", removed_text).group(1))
+    page.locator(".st-key-audit_curate button").click()
+    page.locator(".st-key-audit_confirm button").click()
+    wait_for_app_run(page, LONG)
+    download_button = page.locator(".st-key-audit_download_csv button")
+    expect(download_button).to_be_visible(timeout=LONG)
+    with page.expect_download() as download:
+        download_button.click()
+    curated = pd.read_csv(download.value.path(), dtype=str, keep_default_na=False)
+    n_input = len(pd.read_csv(small_files["noisy_copy"], dtype=str))
+    assert len(curated) == n_input - n_removed
+    assert 0 < n_removed < n_input  # the noisy copy has rows worth removing, not all of them
+    _shot(page, "audit")
+    _no_exception(page)
+
+    # 5. glucose traces: load the trace demo, see the heatmap and the Clarke grid
+    open_page(page, "Data")
+    page.get_by_text("Demo: glucose (CGM) day traces").click()
+    wait_for_app_run(page)
+    page.locator(".st-key-load_demo button").click()
+    wait_for_app_run(page, LONG)
+    expect(page.get_by_text("Review loaded: traces")).to_be_visible()
+    open_page(page, "Glucose")
+    _chart(page, "glucose_heatmaps")
+    clarke = page.locator("[class*='st-key-glucose_clarke']").get_by_test_id("stPlotlyChart")
+    expect(clarke.first.locator(".main-svg").first).to_be_visible(timeout=LONG)
+    _shot(page, "glucose")
+    _no_exception(page)
