@@ -19,7 +19,7 @@ from synthreview.metrics.fidelity import (
     beta_recall_curve,
     evaluate_fidelity,
 )
-from synthreview.metrics.prdc import any_within, pairs_within, prdc
+from synthreview.metrics.density_coverage import any_within, pairs_within, prdc
 
 
 def _gauss(rng, n, d, shift=0.0, scale=1.0):
