@@ -1,4 +1,3 @@
-# ruff: noqa: T201
 """Benchmark: every utility metric on the full Adult table (target: <= 30 s).
 
 Real = 24,000 training rows, holdout = the other 24,000 (of 48,842, seeded split), synthetic =

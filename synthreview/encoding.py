@@ -100,12 +100,14 @@ class TabularEncoder:
             if self.schema.kinds[col] == "numeric":
                 values = self._numeric(df, col)
                 isna = np.isnan(values)
-                out[:, positions[0]] = np.where(isna, 0.0, (values - self._mean[col]) / self._std[col])
+                out[:, positions[0]] = np.where(
+                    isna, 0.0, (values - self._mean[col]) / self._std[col]
+                )
                 if self._has_missing[col]:
                     out[:, positions[1]] = isna
             else:
                 values = df[col].astype("string").fillna(MISSING).to_numpy(dtype=object)
-                lookup = {level: pos for level, pos in zip(self._levels[col], positions)}
+                lookup = dict(zip(self._levels[col], positions, strict=True))
                 rows = np.arange(len(df))
                 cols = np.array([lookup.get(v, -1) for v in values], dtype=np.int64)
                 seen = cols >= 0

@@ -17,8 +17,14 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
     "--disable-dev-shm-usage",
 ]
 ARTIFACTS = ROOT / "artifacts"
@@ -45,14 +51,22 @@ def streamlit_url(tmp_path_factory):
     port = _free_port()
     log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
     cmd = [
-        sys.executable, "-m", "streamlit", "run", str(APP),
-        "--server.headless=true", "--server.address=127.0.0.1", f"--server.port={port}",
-        "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP),
+        "--server.headless=true",
+        "--server.address=127.0.0.1",
+        f"--server.port={port}",
+        "--browser.gatherUsageStats=false",
+        "--server.fileWatcherType=none",
         "--client.toolbarMode=minimal",
     ]
     with open(log_path, "w") as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 90
         while not _healthy(url):
@@ -82,8 +96,11 @@ def browser_type_launch_args(browser_type_launch_args):
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args):
     """A tall viewport (the app scrolls inside its main block) and downloads enabled."""
-    return {**browser_context_args, "viewport": {"width": 1400, "height": 1600},
-            "accept_downloads": True}
+    return {
+        **browser_context_args,
+        "viewport": {"width": 1400, "height": 1600},
+        "accept_downloads": True,
+    }
 
 
 @pytest.fixture(autouse=True, scope="session")

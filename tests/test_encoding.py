@@ -9,8 +9,9 @@ from synthreview.errors import DataError
 from synthreview.schema import Schema
 
 SCHEMA = Schema({"age": "numeric", "sex": "categorical", "id": "identifier"})
-REAL = pd.DataFrame({"age": [20.0, 30.0, 40.0, None], "sex": ["F", "M", "M", None],
-                     "id": ["a", "b", "c", "d"]})
+REAL = pd.DataFrame(
+    {"age": [20.0, 30.0, 40.0, None], "sex": ["F", "M", "M", None], "id": ["a", "b", "c", "d"]}
+)
 
 
 def test_scales_come_from_real_only():

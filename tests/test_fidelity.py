@@ -12,6 +12,7 @@ import pytest
 from prdc import compute_prdc
 
 from synthreview.errors import UndefinedMetricWarning
+from synthreview.metrics.density_coverage import any_within, pairs_within, prdc
 from synthreview.metrics.fidelity import (
     alpha_precision_curve,
     authenticity_samples,
@@ -19,7 +20,6 @@ from synthreview.metrics.fidelity import (
     beta_recall_curve,
     evaluate_fidelity,
 )
-from synthreview.metrics.density_coverage import any_within, pairs_within, prdc
 
 
 def _gauss(rng, n, d, shift=0.0, scale=1.0):

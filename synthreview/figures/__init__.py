@@ -9,5 +9,13 @@ from __future__ import annotations
 from synthreview.figures import audit, fidelity, glucose, privacy, utility
 from synthreview.figures._style import apply_style, palette, source_color
 
-__all__ = ["apply_style", "audit", "fidelity", "glucose", "palette", "privacy", "source_color",
-           "utility"]
+__all__ = [
+    "apply_style",
+    "audit",
+    "fidelity",
+    "glucose",
+    "palette",
+    "privacy",
+    "source_color",
+    "utility",
+]

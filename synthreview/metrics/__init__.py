@@ -13,6 +13,7 @@ Each area also has one ``evaluate_*`` entry point that :func:`synthreview.evalua
 from __future__ import annotations
 
 from synthreview.metrics.clarke import clarke_error_grid, clarke_zones
+from synthreview.metrics.density_coverage import PRDC, prdc
 from synthreview.metrics.features import (
     feature_distances,
     pairwise_unique_combinations,
@@ -31,7 +32,6 @@ from synthreview.metrics.glycemic import compare_glycemic, glycemic_samples
 from synthreview.metrics.gower import gower_distances, gower_nearest
 from synthreview.metrics.membership import AttackResult, membership_inference
 from synthreview.metrics.motifs import motif_breadth
-from synthreview.metrics.density_coverage import PRDC, prdc
 from synthreview.metrics.privacy import PrivacyReport, evaluate_privacy, evaluate_privacy_arrays
 from synthreview.metrics.utility import (
     UtilityReport,
@@ -67,6 +67,7 @@ __all__ = [
     "evaluate_glucose",
     "evaluate_privacy",
     "evaluate_privacy_arrays",
+    "evaluate_utility",
     "feature_distances",
     "glycemic_samples",
     "gower_distances",
