@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import app_state
 from synthreview import demo
-
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+from tests.page_helpers import run_page, run_page_without_data
 
 
 @pytest.fixture(scope="module")
@@ -20,10 +17,7 @@ def review():
 
 
 def _fidelity_page(review) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.session_state[app_state.REVIEW_KEY] = review
-    at.run()
-    return at.switch_page("pages/fidelity.py").run()
+    return run_page("pages/fidelity.py", review)
 
 
 @pytest.mark.slow
@@ -61,10 +55,6 @@ def test_a_failed_candidate_shows_its_error_and_the_rest_renders(review):
 
 
 def test_fidelity_page_without_data_points_to_the_data_page():
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.session_state["_demo_autoloaded"] = True
-    at.session_state[app_state.REVIEW_KEY] = None
-    at.run()
-    at.switch_page("pages/fidelity.py").run()
+    at = run_page_without_data("pages/fidelity.py")
     assert not at.exception
     assert any("No data loaded" in w.value for w in at.warning)

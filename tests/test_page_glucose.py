@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import app_state
 from synthreview import demo
-
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+from tests.page_helpers import run_page
 
 
 @pytest.fixture(scope="module")
@@ -20,10 +17,7 @@ def review():
 
 
 def _glucose_page(review) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.session_state[app_state.REVIEW_KEY] = review
-    at.run()
-    return at.switch_page("pages/glucose.py").run()
+    return run_page("pages/glucose.py", review, timeout=300)
 
 
 @pytest.mark.slow
@@ -43,10 +37,7 @@ def test_glucose_page_shows_heatmaps_tables_and_clarke_grid(review):
 
 @pytest.mark.slow
 def test_glucose_page_points_table_reviews_to_the_data_page():
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state[app_state.REVIEW_KEY] = demo.tables(seed=0, n_train=200)
-    at.run()
-    at.switch_page("pages/glucose.py").run()
+    at = run_page("pages/glucose.py", demo.tables(seed=0, n_train=200), timeout=120)
     assert not at.exception
     assert any("glucose" in info.value for info in at.info)
     assert not at.get("plotly_chart")

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import app_state
 from synthreview import demo
-
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+from tests.page_helpers import run_page, run_page_without_data
 
 
 @pytest.fixture(scope="module")
@@ -20,10 +18,7 @@ def review():
 
 
 def _privacy_page(review) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=240)
-    at.session_state[app_state.REVIEW_KEY] = review
-    at.run()
-    return at.switch_page("pages/privacy.py").run()
+    return run_page("pages/privacy.py", review, timeout=240)
 
 
 @pytest.mark.slow
@@ -62,10 +57,6 @@ def test_a_failed_candidate_shows_its_error_and_the_rest_renders(review):
 
 
 def test_privacy_page_without_data_points_to_the_data_page():
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.session_state["_demo_autoloaded"] = True
-    at.session_state[app_state.REVIEW_KEY] = None
-    at.run()
-    at.switch_page("pages/privacy.py").run()
+    at = run_page_without_data("pages/privacy.py")
     assert not at.exception
     assert any("No data loaded" in w.value for w in at.warning)

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import app_state
 from synthreview import demo
-
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+from tests.page_helpers import run_page, run_page_without_data
 
 
 @pytest.fixture(scope="module")
@@ -19,10 +15,7 @@ def review():
 
 
 def _utility_page(review) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.session_state[app_state.REVIEW_KEY] = review
-    at.run()
-    return at.switch_page("pages/utility.py").run()
+    return run_page("pages/utility.py", review)
 
 
 @pytest.mark.slow
@@ -49,10 +42,6 @@ def test_utility_page_explains_a_bad_formula_and_still_renders(review):
 
 
 def test_utility_page_without_data_points_to_the_data_page():
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.session_state["_demo_autoloaded"] = True
-    at.session_state[app_state.REVIEW_KEY] = None
-    at.run()
-    at.switch_page("pages/utility.py").run()
+    at = run_page_without_data("pages/utility.py")
     assert not at.exception
     assert any("No data loaded" in w.value for w in at.warning)
