@@ -22,36 +22,18 @@ The centre (``Embedding.center``) is the mean of the real traces' embeddings.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 from torch import nn
 
+from synthreview._torch import seeded_torch, torch_threads, train_minibatches
 from synthreview.errors import DataError
 
 HIDDEN_SIZE = 70
 NUM_LAYERS = 2
-
-
-@contextmanager
-def torch_threads(n: int | None) -> Iterator[None]:
-    """Run a block with ``n`` torch intra-op threads (``None``: leave the setting) and restore it.
-
-    The recurrent models here are small (70 hidden units); their per-step matrix products are
-    too small to gain from threads, and on a busy machine spinning threads cost more than they
-    bring. Measured on the shared 2-core machine (load ~8), one forward and backward pass of
-    the autoencoder on a 64 x 96 batch: 0.31 s with 1 thread, 2.9 s with 2.
-    """
-    previous = torch.get_num_threads()
-    if n is not None:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def fill_gaps(values: np.ndarray) -> np.ndarray:
@@ -120,7 +102,7 @@ class LSTMAutoencoderEmbedding:
     train_loss : tuple of float
         Mean squared reconstruction error per epoch (standardised units).
     num_threads : int or None
-        Torch threads used by ``transform`` (see :func:`torch_threads`).
+        Torch threads used by ``transform`` (see :func:`synthreview._torch.torch_threads`).
     """
 
     model: _Seq2Seq = field(repr=False)
@@ -191,7 +173,8 @@ def fit_lstm_autoencoder(
         random state is left as it was.
     device : str
     num_threads : int or None, default=1
-        Torch threads while fitting (see :func:`torch_threads`); ``None`` keeps torch's own.
+        Torch threads while fitting (see :func:`synthreview._torch.torch_threads`); ``None``
+        keeps torch's own.
     progress : callable, optional
         ``progress(fraction, message)`` after every epoch.
 
@@ -207,31 +190,29 @@ def fit_lstm_autoencoder(
     mean, std = float(filled.mean()), float(filled.std())
     scale = (mean, std if std > 0 else 1.0)
     train_idx = np.sort(rng.choice(len(values), size=min(max_train, len(values)), replace=False))
-    with torch.random.fork_rng(devices=[]), torch_threads(num_threads):
-        torch.manual_seed(int(rng.integers(2**31)))
+    with seeded_torch(rng, num_threads):
         model = _Seq2Seq(hidden_size, num_layers).to(device)
         embedding = LSTMAutoencoderEmbedding(
             model=model, center=np.zeros(0), downsample=downsample, scale=scale, device=device
         )
         x = embedding._prepare(filled[train_idx]).to(device)
         target = torch.flip(x, dims=[1])
-        optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
-        losses = []
-        for epoch in range(epochs):
-            model.train()
-            order = torch.as_tensor(rng.permutation(len(x)), device=device)
-            total = 0.0
-            for start in range(0, len(x), batch_size):
-                batch = order[start : start + batch_size]
-                optimizer.zero_grad()
-                loss = nn.functional.mse_loss(model(x[batch]), target[batch])
-                loss.backward()
-                nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimizer.step()
-                total += float(loss.detach()) * len(batch)
-            losses.append(total / len(x))
+
+        def on_epoch(epoch: int) -> None:
             if progress is not None:
                 progress((epoch + 1) / epochs, f"LSTM autoencoder epoch {epoch + 1}/{epochs}")
+
+        losses = train_minibatches(
+            model,
+            lambda batch: nn.functional.mse_loss(model(x[batch]), target[batch]),
+            len(x),
+            rng=rng,
+            epochs=epochs,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            device=device,
+            on_epoch=on_epoch,
+        )
     model.eval()
     fitted = LSTMAutoencoderEmbedding(
         model=model,

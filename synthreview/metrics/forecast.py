@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from synthreview.embeddings.lstm_autoencoder import torch_threads
+from synthreview._torch import seeded_torch, torch_threads, train_minibatches
 from synthreview.errors import DataError, UndefinedMetricWarning
 from synthreview.metrics.clarke import ClarkeResult, clarke_error_grid
 
@@ -116,7 +116,7 @@ def train_forecaster(
     """Train the LSTM forecaster on the windows of ``traces`` (seeded; global torch RNG kept).
 
     ``num_threads`` torch threads are used while training (``None`` keeps torch's setting; see
-    :func:`synthreview.embeddings.lstm_autoencoder.torch_threads`).
+    :func:`synthreview._torch.torch_threads`).
 
     Raises :class:`~synthreview.errors.DataError` when the traces yield no complete window.
     """
@@ -135,20 +135,18 @@ def train_forecaster(
     x = torch.as_tensor((history - _CENTER_MG_DL) / _SPREAD_MG_DL, dtype=torch.float32)
     y = torch.as_tensor((target - _CENTER_MG_DL) / _SPREAD_MG_DL, dtype=torch.float32)
     x, y = x.to(device), y.to(device)
-    with torch.random.fork_rng(devices=[]), torch_threads(num_threads):
-        torch.manual_seed(int(rng.integers(2**31)))
+    with seeded_torch(rng, num_threads):
         model = _Forecaster(hidden_size).to(device)
-        optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
-        for _ in range(epochs):
-            model.train()
-            order = torch.as_tensor(rng.permutation(len(x)), device=device)
-            for start in range(0, len(x), batch_size):
-                batch = order[start : start + batch_size]
-                optimizer.zero_grad()
-                loss = nn.functional.mse_loss(model(x[batch]), y[batch])
-                loss.backward()
-                nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimizer.step()
+        train_minibatches(
+            model,
+            lambda batch: nn.functional.mse_loss(model(x[batch]), y[batch]),
+            len(x),
+            rng=rng,
+            epochs=epochs,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            device=device,
+        )
     return Forecaster(model, history_steps, horizon_steps, len(x), device)
 
 

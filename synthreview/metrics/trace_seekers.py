@@ -31,7 +31,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from synthreview.embeddings.lstm_autoencoder import fill_gaps, torch_threads
+from synthreview._torch import seeded_torch, train_minibatches
+from synthreview.embeddings.lstm_autoencoder import fill_gaps
 from synthreview.metrics.membership import (
     AttackResult,
     attack_set,
@@ -48,8 +49,7 @@ _SPREAD_MG_DL = 60.0
 
 def pad_flatten(traces: object, n_steps: int) -> np.ndarray:
     """Traces as flat float32 vectors of ``n_steps`` values, zero-padded (or cut) at the end."""
-    values = getattr(traces, "values", traces)
-    g = fill_gaps(np.asarray(traces if callable(values) else values, dtype=np.float64))
+    g = fill_gaps(_values(traces))
     out = np.zeros((len(g), n_steps), dtype=np.float32)
     m = min(n_steps, g.shape[1])
     out[:, :m] = g[:, :m]
@@ -170,24 +170,22 @@ def trace_gru_seeker(
     x = torch.cat([_gru_inputs(attack[pos], downsample), _gru_inputs(s[neg], downsample)])
     y = torch.cat([torch.ones(len(pos)), torch.zeros(len(neg))])
     x, y = x.to(device), y.to(device)
-    with torch.random.fork_rng(devices=[]), torch_threads(num_threads):
-        torch.manual_seed(int(rng.integers(2**31)))
+    with seeded_torch(rng, num_threads):
         model = _GRUClassifier(hidden_size).to(device)
-        optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
         # balance the labels when the attack set and the released set differ in size
         weight = torch.tensor(len(neg) / len(pos), device=device)
-        for _ in range(epochs):
-            model.train()
-            order = torch.as_tensor(rng.permutation(len(x)), device=device)
-            for start in range(0, len(x), batch_size):
-                batch = order[start : start + batch_size]
-                optimizer.zero_grad()
-                loss = nn.functional.binary_cross_entropy_with_logits(
-                    model(x[batch]), y[batch], pos_weight=weight
-                )
-                loss.backward()
-                nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimizer.step()
+        train_minibatches(
+            model,
+            lambda batch: nn.functional.binary_cross_entropy_with_logits(
+                model(x[batch]), y[batch], pos_weight=weight
+            ),
+            len(x),
+            rng=rng,
+            epochs=epochs,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            device=device,
+        )
         model.eval()
         with torch.no_grad():
             inputs = _gru_inputs(attack, downsample)
