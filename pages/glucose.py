@@ -55,6 +55,17 @@ def _fmt(value: float, digits: int = 3) -> str:
     return "n/a" if value is None or not math.isfinite(value) else f"{value:.{digits}g}"
 
 
+def _computed(part: str, what: str) -> dict:
+    """Each candidate's ``part`` of its glucose result; a failed one shows its error instead."""
+    found = {}
+    for name, result in results.items():
+        if getattr(result, part) is None:
+            app_state.show_error(result.errors.get(part, "unknown"), what=f"{what} of {name}")
+        else:
+            found[name] = getattr(result, part)
+    return found
+
+
 left, right = st.columns(2)
 with left:
     if results:
@@ -111,12 +122,7 @@ st.caption(
 )
 
 st.subheader("Forecasting utility and the Clarke error grid")
-forecasts = {}
-for name, result in results.items():
-    if result.forecast is None:
-        app_state.show_error(result.errors.get("forecast", "unknown"), what=f"Forecast of {name}")
-    else:
-        forecasts[name] = result.forecast
+forecasts = _computed("forecast", "Forecast")
 if forecasts:
     first = next(iter(forecasts.values()))
     st.caption(
@@ -148,12 +154,7 @@ if forecasts:
                           delta_color="inverse")  # fmt: skip
 
 st.subheader("Fidelity on the trace embedding")
-fidelity = {}
-for name, result in results.items():
-    if result.fidelity is None:
-        app_state.show_error(result.errors.get("fidelity", "unknown"), what=f"Fidelity of {name}")
-    else:
-        fidelity[name] = result.fidelity
+fidelity = _computed("fidelity", "Fidelity")
 if fidelity:
     st.caption(
         "α-Precision, β-Recall and authenticity on the 280-d LSTM-autoencoder embedding of the "
@@ -164,12 +165,7 @@ if fidelity:
     st.plotly_chart(fidelity_fig.authenticity_histogram(fidelity), key="glucose_authenticity")
 
 st.subheader("Membership inference on traces")
-privacy = {}
-for name, result in results.items():
-    if result.privacy is None:
-        app_state.show_error(result.errors.get("privacy", "unknown"), what=f"Privacy of {name}")
-    else:
-        privacy[name] = result.privacy
+privacy = _computed("privacy", "Privacy")
 if privacy:
     st.caption(
         "Attacks that try to tell training traces from holdout traces using only the released "
