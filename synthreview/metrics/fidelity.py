@@ -68,6 +68,17 @@ class FidelitySamples:
         return pd.DataFrame({f: getattr(self, f) for f in self.__dataclass_fields__})
 
 
+def _scores_and_curves(result: FidelityReference | FidelityReport) -> dict[str, Any]:
+    # one key set for a candidate and its holdout reference, so the two always compare
+    return {
+        "ip_alpha": result.ip_alpha,
+        "ir_beta": result.ir_beta,
+        "authenticity": result.authenticity,
+        "alpha_precision_curve": result.alpha_precision_curve.to_dict(),
+        "beta_recall_curve": result.beta_recall_curve.to_dict(),
+    }
+
+
 @dataclass(frozen=True)
 class FidelityReference:
     """The same metrics with the holdout rows in place of the synthetic rows."""
@@ -80,15 +91,7 @@ class FidelityReference:
 
     def to_dict(self) -> dict[str, Any]:
         """Scores and curves."""
-        return to_jsonable(
-            {
-                "ip_alpha": self.ip_alpha,
-                "ir_beta": self.ir_beta,
-                "authenticity": self.authenticity,
-                "alpha_precision_curve": self.alpha_precision_curve.to_dict(),
-                "beta_recall_curve": self.beta_recall_curve.to_dict(),
-            }
-        )
+        return to_jsonable(_scores_and_curves(self))
 
 
 @dataclass(frozen=True)
@@ -120,11 +123,7 @@ class FidelityReport:
         ref = self.holdout_reference
         return to_jsonable(
             {
-                "ip_alpha": self.ip_alpha,
-                "ir_beta": self.ir_beta,
-                "authenticity": self.authenticity,
-                "alpha_precision_curve": self.alpha_precision_curve.to_dict(),
-                "beta_recall_curve": self.beta_recall_curve.to_dict(),
+                **_scores_and_curves(self),
                 "holdout_reference": None if ref is None else ref.to_dict(),
                 "prdc": self.prdc.to_dict(),
                 "ci": {name: list(bounds) for name, bounds in self.ci.items()},
