@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -26,3 +27,14 @@ def run_page_without_data(page: str, *, timeout: float = 180) -> AppTest:
     at.session_state[app_state.REVIEW_KEY] = None
     at.run()
     return at.switch_page(page).run()
+
+
+def with_empty_candidate(review):
+    """``review`` with its first candidate's table emptied (too few rows for any metric).
+
+    Returns the broken review and that candidate's name: only that candidate should fail.
+    """
+    name = review.candidates[0]
+    table = review.synthetic[name]
+    empty = replace(table, frame=table.frame.iloc[:0], raw=table.raw.iloc[:0])
+    return replace(review, synthetic={**review.synthetic, name: empty}), name

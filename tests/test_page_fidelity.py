@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from synthreview import demo
-from tests.page_helpers import run_page, run_page_without_data
+from tests.page_helpers import run_page, run_page_without_data, with_empty_candidate
 
 
 @pytest.fixture(scope="module")
@@ -42,13 +40,8 @@ def test_fidelity_page_shows_scores_curves_and_tables(review):
 
 @pytest.mark.slow
 def test_a_failed_candidate_shows_its_error_and_the_rest_renders(review):
-    broken = dict(review.synthetic)
-    name = review.candidates[0]
-    # a synthetic table with too few rows for the fidelity metrics fails only that candidate
-    broken[name] = replace(
-        broken[name], frame=broken[name].frame.iloc[:0], raw=broken[name].raw.iloc[:0]
-    )
-    at = _fidelity_page(replace(review, synthetic=broken))
+    broken, name = with_empty_candidate(review)
+    at = _fidelity_page(broken)
     assert not at.exception
     assert any(name in e.value for e in at.error)
     assert len([m for m in at.metric if m.label == "IPα (fidelity)"]) == len(review.candidates) - 1

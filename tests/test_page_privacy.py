@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import app_state
 from synthreview import demo
-from tests.page_helpers import run_page, run_page_without_data
+from tests.page_helpers import run_page, run_page_without_data, with_empty_candidate
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +43,8 @@ def test_privacy_page_shows_roc_dcr_tables_and_closest_pairs(review):
 
 @pytest.mark.slow
 def test_a_failed_candidate_shows_its_error_and_the_rest_renders(review):
-    broken = dict(review.synthetic)
-    name = review.candidates[0]
-    broken[name] = replace(
-        broken[name], frame=broken[name].frame.iloc[:0], raw=broken[name].raw.iloc[:0]
-    )
-    at = _privacy_page(replace(review, synthetic=broken))
+    broken, name = with_empty_candidate(review)
+    at = _privacy_page(broken)
     assert not at.exception
     assert any(name in e.value for e in at.error)
     assert [m.label for m in at.metric].count("DCR share") >= len(review.candidates) - 1
