@@ -69,6 +69,14 @@ def _chart(page, key: str):
     return chart
 
 
+def _click(page, key: str) -> None:
+    """Click the keyed button once the rerun has settled (stale copies linger during reruns)."""
+    button = page.locator(f".st-key-{key} button:visible")
+    expect(button).to_have_count(1, timeout=LONG)
+    button.click()
+    wait_for_app_run(page, LONG)
+
+
 def _upload(page, key: str, *paths: Path) -> None:
     page.locator(f".st-key-{key}").get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
         [str(p) for p in paths]
@@ -90,8 +98,7 @@ def test_reviewer_journey(app, small_files):
     _upload(page, "real_upload", small_files["real"])
     _upload(page, "holdout_upload", small_files["holdout"])
     _upload(page, "synthetic_upload", small_files["copula"], small_files["noisy_copy"])
-    page.locator(".st-key-load_files button").click()
-    wait_for_app_run(page, LONG)
+    _click(page, "load_files")
     expect(page.get_by_text("2 synthetic candidate(s): copula, noisy_copy")).to_be_visible()
     expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
     _no_exception(page)
@@ -106,7 +113,7 @@ def test_reviewer_journey(app, small_files):
     _chart(page, "fidelity_pca")
     _shot(page, "fidelity")
     open_page(page, "Privacy")
-    _chart(page, "privacy_roc_noisy_copy")
+    _chart(page, "privacy_roc_copula")  # the first candidate tab is the one shown
     _chart(page, "privacy_dcr")
     _shot(page, "privacy")
     open_page(page, "Utility")
@@ -123,8 +130,8 @@ def test_reviewer_journey(app, small_files):
     wait_for_app_run(page, LONG)
     removed_text = page.get_by_text(re.compile(r"Removed rows \(\d+\)")).inner_text()
     n_removed = int(re.search(r"\((\d+)\)", removed_text).group(1))
-    page.locator(".st-key-audit_curate button").click()
-    page.locator(".st-key-audit_confirm button").click()
+    _click(page, "audit_curate")
+    _click(page, "audit_confirm")
     wait_for_app_run(page, LONG)
     download_button = page.locator(".st-key-audit_download_csv button")
     expect(download_button).to_be_visible(timeout=LONG)
@@ -141,8 +148,7 @@ def test_reviewer_journey(app, small_files):
     open_page(page, "Data")
     page.get_by_text("Demo: glucose (CGM) day traces").click()
     wait_for_app_run(page)
-    page.locator(".st-key-load_demo button").click()
-    wait_for_app_run(page, LONG)
+    _click(page, "load_demo")
     expect(page.get_by_text("Review loaded: traces")).to_be_visible()
     open_page(page, "Glucose")
     _chart(page, "glucose_heatmaps")
