@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import Any
 
 import streamlit as st
 
@@ -131,6 +132,21 @@ def get_report(sections: Sequence[str], options: ReviewOptions | None = None) ->
     for section in wanted[1:]:
         report = report.merged(cache[keys[section]])
     return report
+
+
+def section_results(report: Report, section: str, *, what: str | None = None) -> dict[str, Any]:
+    """Each candidate's ``section`` result; a candidate whose section failed shows its error.
+
+    Returns ``{candidate name: result}`` for the candidates that have one, in order.
+    """
+    label = what or section.capitalize()
+    found: dict[str, Any] = {}
+    for name, candidate in report.candidates.items():
+        if section in candidate.errors:
+            show_error(candidate.errors[section], what=f"{label} of {name}")
+        elif getattr(candidate, section) is not None:
+            found[name] = getattr(candidate, section)
+    return found
 
 
 def show_error(message: str, *, what: str = "This metric") -> None:

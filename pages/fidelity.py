@@ -24,12 +24,7 @@ st.caption(
 )
 
 report = app_state.get_report(("fidelity",))
-reports = {}
-for name, candidate in report.candidates.items():
-    if "fidelity" in candidate.errors:
-        app_state.show_error(candidate.errors["fidelity"], what=f"Fidelity of {name}")
-    elif candidate.fidelity is not None:
-        reports[name] = candidate.fidelity
+reports = app_state.section_results(report, "fidelity")
 if not reports:
     st.stop()
 

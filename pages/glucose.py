@@ -43,12 +43,7 @@ st.plotly_chart(
 )
 
 report = app_state.get_report(("glucose",))
-results = {}
-for name, candidate in report.candidates.items():
-    if "glucose" in candidate.errors:
-        app_state.show_error(candidate.errors["glucose"], what=f"The glucose review of {name}")
-    elif candidate.glucose is not None:
-        results[name] = candidate.glucose
+results = app_state.section_results(report, "glucose", what="The glucose review")
 
 
 def _fmt(value: float, digits: int = 3) -> str:

@@ -48,14 +48,8 @@ if review.kind == "table":
         app_state.set_options(options)
 
 report = app_state.get_report(("fidelity", "privacy"), options=options)
-privacy, fidelity = {}, {}
-for name, candidate in report.candidates.items():
-    if "privacy" in candidate.errors:
-        app_state.show_error(candidate.errors["privacy"], what=f"Privacy of {name}")
-    elif candidate.privacy is not None:
-        privacy[name] = candidate.privacy
-    if candidate.fidelity is not None:
-        fidelity[name] = candidate.fidelity
+privacy = app_state.section_results(report, "privacy")
+fidelity = {n: c.fidelity for n, c in report.candidates.items() if c.fidelity is not None}
 if not privacy:
     st.stop()
 if review.holdout is None:

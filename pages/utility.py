@@ -59,12 +59,7 @@ options = replace(
 )  # fmt: skip
 app_state.set_options(options)
 report = app_state.get_report(("utility",))
-reports = {}
-for name, candidate in report.candidates.items():
-    if "utility" in candidate.errors:
-        app_state.show_error(candidate.errors["utility"], what=f"Utility of {name}")
-    elif candidate.utility is not None:
-        reports[name] = candidate.utility
+reports = app_state.section_results(report, "utility")
 if not reports:
     st.stop()
 
