@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python benchmarks/x.py
 from synthreview.data import align, infer_schema, read_table
 from synthreview.traces import load_traces
 

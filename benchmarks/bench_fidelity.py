@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import argparse
 import resource
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python benchmarks/x.py
 from synthreview.embeddings import fit_embedding
 from synthreview.metrics.fidelity import evaluate_fidelity
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python benchmarks/x.py
 from synthreview.embeddings.lstm_autoencoder import fit_lstm_autoencoder
 from synthreview.metrics.forecast import evaluate_forecaster, train_forecaster
 from synthreview.metrics.glucose import evaluate_glucose
