@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
@@ -42,6 +43,26 @@ st.plotly_chart(
     key="glucose_heatmaps",
 )
 
+options = app_state.get_options()
+with st.expander("Motif matching (τ, σ)", expanded=False):
+    left, right = st.columns(2)
+    motif_length = left.number_input(
+        "Motif length τ (steps of 5 minutes)", min_value=2, max_value=288,
+        value=int(options.motif_length), key="glucose_motif_length",
+    )  # fmt: skip
+    motif_tolerance = right.number_input(
+        "Tolerance σ (mg/dL per value)", min_value=0.5, max_value=100.0,
+        value=float(options.motif_tolerance), step=0.5, key="glucose_motif_tolerance",
+    )  # fmt: skip
+    st.caption(
+        "GlucoSynth's defaults are τ = 48 (4 hours) and σ = 2 mg/dL; on real CGM data few "
+        "4-hour chunks repeat that closely, so shorter motifs or a wider σ give a more "
+        "informative breadth. Changing them recomputes the glucose review."
+    )
+if (motif_length, motif_tolerance) != (options.motif_length, options.motif_tolerance):
+    app_state.set_options(
+        replace(options, motif_length=int(motif_length), motif_tolerance=float(motif_tolerance))
+    )
 report = app_state.get_report(("glucose",))
 results = app_state.section_results(report, "glucose", what="The glucose review")
 

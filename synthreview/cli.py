@@ -47,6 +47,18 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument("--groups", nargs="*", default=(), help="grouping columns")
     review.add_argument("--formula", help="regression for CI overlap, e.g. 'y ~ a + b'")
     review.add_argument("--max-attack", type=int, default=10_000)
+    review.add_argument(
+        "--motif-length",
+        type=int,
+        default=48,
+        help="glucose motif length τ in 5-minute steps (GlucoSynth §3.1)",
+    )
+    review.add_argument(
+        "--motif-tolerance",
+        type=float,
+        default=2.0,
+        help="glucose motif tolerance σ in mg/dL per value",
+    )
     review.add_argument("--policy", type=Path, help="policy TOML (default: the shipped policy)")
     review.add_argument(
         "--curate", action="store_true", help="write curated datasets and before/after metrics"
@@ -120,6 +132,8 @@ def run_review(args: argparse.Namespace) -> int:
         groups=tuple(args.groups or ()),
         formula=args.formula,
         max_attack=args.max_attack,
+        motif_length=args.motif_length,
+        motif_tolerance=args.motif_tolerance,
     )
 
     def progress(fraction: float, message: str) -> None:

@@ -50,6 +50,10 @@ class ReviewOptions:
         Bootstrap resamples for confidence intervals.
     l_diversity : int
         ℓ for the ℓ-diversity of tree leaves.
+    motif_length : int
+        Glucose motif length τ in steps (GlucoSynth §3.1; 48 = 4 hours of 5-minute steps).
+    motif_tolerance : float
+        Glucose motif matching tolerance σ in mg/dL per value (GlucoSynth §3.1).
     """
 
     embedding: str = "oneclass"
@@ -60,9 +64,16 @@ class ReviewOptions:
     max_attack: int = 10_000
     n_bootstrap: int = 200
     l_diversity: int = 10
+    motif_length: int = 48
+    motif_tolerance: float = 2.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "groups", tuple(self.groups))
+        if int(self.motif_length) < 2 or not float(self.motif_tolerance) > 0:
+            raise ConfigError(
+                "motif_length must be >= 2 steps and motif_tolerance > 0 mg/dL; got "
+                f"{self.motif_length!r} and {self.motif_tolerance!r}"
+            )
         if self.embedding not in ("oneclass", "none"):
             raise ConfigError(f"embedding must be 'oneclass' or 'none'; got {self.embedding!r}")
 
@@ -72,7 +83,7 @@ SECTION_OPTIONS = {
     "fidelity": ("embedding", "n_bootstrap"),
     "privacy": ("embedding", "sensitive", "l_diversity", "max_attack"),
     "utility": ("target", "groups", "formula"),
-    "glucose": (),
+    "glucose": ("max_attack", "n_bootstrap", "motif_length", "motif_tolerance"),
 }
 _TARGET_NAMES = ("income", "target", "label", "class", "outcome", "y", "death", "creditability")
 
@@ -298,6 +309,10 @@ def _run_section(
             seed=seed,
             device=device,
             progress=progress,
+            max_attack=options.max_attack,
+            n_bootstrap=options.n_bootstrap,
+            motif_length=options.motif_length,
+            motif_tolerance_mg_dl=options.motif_tolerance,
         )
     raise ConfigError(f"section must be one of {list(SECTIONS)}; got {section!r}")
 

@@ -87,3 +87,35 @@ def test_merged_reports_keep_both_sections(review):
 def test_unknown_section_is_rejected(review):
     with pytest.raises(sr.ConfigError, match="sections must be among"):
         evaluate(review, sections=("beauty",))
+
+
+def _walks(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.clip(120 + np.cumsum(rng.normal(0, 3, (n, 288)), axis=1), 40, 400)
+
+
+@pytest.mark.slow
+def test_motif_options_reach_the_glucose_section():
+    from synthreview.traces import Traces, align_traces
+
+    real = Traces.from_array(_walks(24, 0), name="real")
+    holdout = Traces.from_array(_walks(24, 1), name="holdout")
+    # the candidate repeats real's first 12 traces: with coarse motifs they share motifs
+    candidate = Traces.from_array(np.vstack([_walks(24, 0)[:12], _walks(12, 2)]), name="cand")
+    review = align_traces(real, {"cand": candidate}, holdout=holdout)
+    fine = ReviewOptions(max_attack=24, n_bootstrap=10)
+    coarse = ReviewOptions(max_attack=24, n_bootstrap=10, motif_length=6, motif_tolerance=20.0)
+    motifs = {}
+    for label, options in (("fine", fine), ("coarse", coarse)):
+        report = evaluate(review, options=options, seed=0)
+        assert report.candidates["cand"].errors == {}
+        motifs[label] = report.to_dict()["candidates"]["cand"]["glucose"]["motifs"]
+    assert motifs["coarse"]["n_real"] != motifs["fine"]["n_real"]  # τ changes the chunking
+    assert motifs["coarse"]["coverage"] > motifs["fine"]["coverage"]
+
+
+def test_bad_motif_options_are_rejected():
+    with pytest.raises(sr.ConfigError, match="motif_length"):
+        ReviewOptions(motif_length=1)
+    with pytest.raises(sr.ConfigError, match="motif_tolerance"):
+        ReviewOptions(motif_tolerance=0)
