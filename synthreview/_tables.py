@@ -201,12 +201,23 @@ def _cast_column(s: pd.Series, kind: str, label: str, col: str) -> pd.Series:
     return s
 
 
-def _number_text(s: pd.Series) -> pd.Series:
-    # real "1" and synthetic "1.0" must be the same category: whole numbers lose their ".0"
-    values = s.to_numpy(dtype="float64", na_value=np.nan)
+def number_text(values: np.ndarray) -> np.ndarray:
+    """Numbers as a CSV holds them: whole numbers without ``.0``, others in shortest repr.
+
+    Returns an object array of the same shape; NaN becomes ``None``. One rule for every place
+    that turns numbers into text (category matching, demo files), so "1" and "1.0" never differ.
+    """
+    values = np.asarray(values, dtype="float64")
     whole = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2**53)
     text = values.astype(str).astype(object)
     text[whole] = values[whole].astype(np.int64).astype(str)
+    text[np.isnan(values)] = None
+    return text
+
+
+def _number_text(s: pd.Series) -> pd.Series:
+    # real "1" and synthetic "1.0" must be the same category: whole numbers lose their ".0"
+    text = number_text(s.to_numpy(dtype="float64", na_value=np.nan))
     return pd.Series(text, index=s.index, dtype="str").where(s.notna())
 
 

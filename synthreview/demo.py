@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from synthreview import generators
+from synthreview._tables import number_text
 from synthreview.data import align, infer_schema, read_table
 from synthreview.schema import LoadedTable, Review
 from synthreview.traces import Traces, align_traces, load_traces
@@ -94,13 +95,9 @@ def _cgm() -> Traces:
 
 
 def _number_text(numbers: np.ndarray) -> np.ndarray:
-    """Numbers as a CSV would hold them: integers without ``.0``, shortest repr, NaN empty."""
-    numbers = np.asarray(numbers, dtype="float64")
-    text = np.full(numbers.shape, "", dtype=object)
-    finite = np.isfinite(numbers)
-    whole = finite & (numbers == np.round(numbers)) & (np.abs(numbers) < 2**53)
-    text[whole] = numbers[whole].astype(np.int64).astype(str)
-    text[finite & ~whole] = [repr(float(x)) for x in numbers[finite & ~whole]]
+    """Numbers as a CSV would hold them (:func:`_tables.number_text`), missing values empty."""
+    text = number_text(numbers)
+    text[text == None] = ""  # noqa: E711 (element-wise comparison on an object array)
     return text
 
 
