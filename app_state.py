@@ -20,6 +20,7 @@ from synthreview.report import (
     default_options,
     evaluate,
     prepare,
+    scaled_progress,
     section_key,
 )
 from synthreview.schema import Review
@@ -116,7 +117,7 @@ def get_report(sections: Sequence[str], options: ReviewOptions | None = None) ->
 
         context = None
         if review.kind == "table" and any(s in ("fidelity", "privacy") for s in missing):
-            context = _context(review, options, lambda f, m: progress(0.3 * f, m))
+            context = _context(review, options, scaled_progress(progress, 0.0, 0.3))
         for i, section in enumerate(missing):
             lo, hi = i / len(missing), (i + 1) / len(missing)
             cache[keys[section]] = evaluate(
@@ -125,7 +126,7 @@ def get_report(sections: Sequence[str], options: ReviewOptions | None = None) ->
                 options=options,
                 seed=seed(),
                 context=context,
-                progress=lambda f, m, lo=lo, hi=hi: progress(lo + (hi - lo) * f, m),
+                progress=scaled_progress(progress, lo, hi),
             )
         bar.empty()
     report = cache[keys[wanted[0]]]

@@ -33,10 +33,6 @@ st.number_input(
 )
 
 
-def _stem(filename: str) -> str:
-    return filename.rsplit("/", 1)[-1].split(".", 1)[0]
-
-
 def _load(make_review) -> None:
     try:
         review = make_review()
@@ -89,10 +85,8 @@ else:
                     if holdout_file
                     else None
                 )
-                candidates = {
-                    _stem(f.name): traces.load_traces(f, name=_stem(f.name), **kwargs)
-                    for f in synthetic_files
-                }
+                # each candidate is named after its file; align_traces makes repeated names unique
+                candidates = [traces.load_traces(f, **kwargs) for f in synthetic_files]
                 return traces.align_traces(real, candidates, holdout=holdout)
             real = data.read_table(real_file, role="real")
             holdout = data.read_table(holdout_file, role="holdout") if holdout_file else None

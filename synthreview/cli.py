@@ -93,9 +93,10 @@ def _parser() -> argparse.ArgumentParser:
 def load_review(args: argparse.Namespace) -> Review:
     """Load and validate the files named on the command line."""
     if args.traces:
-        real = traces.load_traces(args.real, name=args.real.stem)
-        holdout = traces.load_traces(args.holdout, name=args.holdout.stem) if args.holdout else None
-        candidates = {p.stem: traces.load_traces(p, name=p.stem) for p in args.synthetic}
+        # names default to the file stem, as for tables; align_traces makes repeats unique
+        real = traces.load_traces(args.real)
+        holdout = traces.load_traces(args.holdout) if args.holdout else None
+        candidates = [traces.load_traces(p) for p in args.synthetic]
         return traces.align_traces(real, candidates, holdout=holdout)
     real = data.read_table(args.real, role="real")
     holdout = data.read_table(args.holdout, role="holdout") if args.holdout else None

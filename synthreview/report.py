@@ -210,7 +210,8 @@ def describe_inputs(review: Review) -> list[dict[str, Any]]:
     ]
 
 
-def _stage(progress: Progress | None, lo: float, hi: float) -> Progress | None:
+def scaled_progress(progress: Progress | None, lo: float, hi: float) -> Progress | None:
+    """``progress`` for a sub-step that covers ``[lo, hi]`` of the whole (None stays None)."""
     if progress is None:
         return None
     return lambda fraction, message: progress(
@@ -368,7 +369,7 @@ def evaluate(
                 options=options,
                 seed=seed,
                 device=device,
-                progress=_stage(progress, 0.0, 0.3),
+                progress=scaled_progress(progress, 0.0, 0.3),
             )
         except Exception as exc:  # the embedding failing must not hide utility results
             log.error("preparing the review failed:\n%s", traceback.format_exc())
@@ -390,7 +391,14 @@ def evaluate(
                 progress(lo, f"{section}: {name}")
             try:
                 results[section] = _run_section(
-                    section, review, name, ctx, options, seed, device, _stage(progress, lo, hi)
+                    section,
+                    review,
+                    name,
+                    ctx,
+                    options,
+                    seed,
+                    device,
+                    scaled_progress(progress, lo, hi),
                 )
             except Exception as exc:
                 log.error("%s of %s failed:\n%s", section, name, traceback.format_exc())
