@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from synthreview.neighbors import nearest
+from synthreview._grouped_search import GroupedReference
+from synthreview.neighbors import GROUPED_MIN_ROWS, nearest
 
 
 def _brute(q, r):
@@ -50,3 +51,57 @@ def test_rejects_bad_input():
         nearest(np.zeros((2, 2)), np.zeros((2, 3)))
     with pytest.raises(ValueError, match="k must be"):
         nearest(np.zeros((2, 2)), np.zeros((2, 2)), k=3)
+
+
+def _exact_knn(q, r, k, exclude_self=False):
+    dist = _brute(q.astype(np.float64), r.astype(np.float64))
+    if exclude_self:
+        np.fill_diagonal(dist, np.inf)
+    order = np.lexsort((np.broadcast_to(np.arange(len(r)), dist.shape), dist), axis=1)[:, :k]
+    return np.take_along_axis(dist, order, axis=1), order
+
+
+@pytest.mark.parametrize("offset", [0.0, 300.0])
+def test_grouped_knn_equals_float64_brute_force(offset):
+    # offset 300 makes |x|² ~ 1e6, where float32 |q|² + |x|² − 2 q·x misranks near-ties
+    # by far more than the gaps between neighbours; the grouped search must still be exact
+    rng = np.random.default_rng(2)
+    ref = rng.normal(size=(900, 4)).astype(np.float32) + offset
+    ref[10] = ref[11]  # an exact duplicate: both count, the lower index first
+    query = rng.normal(size=(300, 4)).astype(np.float32) + offset
+    grouped = GroupedReference(ref, n_groups=30)
+    for k in (1, 5):
+        dist, idx = grouped.knn(query, k, exclude_self=False)
+        want_d, want_i = _exact_knn(query, ref, k)
+        np.testing.assert_array_equal(idx, want_i)
+        np.testing.assert_allclose(dist, want_d, rtol=0, atol=1e-9)
+    dist, idx = grouped.knn(ref, 5, exclude_self=True)
+    want_d, want_i = _exact_knn(ref, ref, 5, exclude_self=True)
+    np.testing.assert_array_equal(idx, want_i)
+    assert idx[10, 0] == 11 and dist[10, 0] == 0.0
+
+
+def test_grouped_within_equals_brute_force():
+    rng = np.random.default_rng(3)
+    ref = rng.normal(size=(700, 3)).astype(np.float32) + 50.0
+    query = rng.normal(size=(200, 3)).astype(np.float32) + 50.0
+    radius = rng.uniform(0.05, 0.6, size=200)
+    dist = _brute(query.astype(np.float64), ref.astype(np.float64))
+    for inclusive in (False, True):
+        q, r, d = GroupedReference(ref, n_groups=20).within(query, radius, inclusive=inclusive)
+        inside = (dist <= radius[:, None]) if inclusive else (dist < radius[:, None])
+        assert set(zip(q.tolist(), r.tolist(), strict=True)) == set(
+            zip(*(a.tolist() for a in np.nonzero(inside)), strict=True)
+        )
+        np.testing.assert_allclose(d, dist[q, r], rtol=0, atol=1e-9)
+        assert np.all(np.diff(q) >= 0)
+
+
+def test_large_reference_uses_grouped_search_and_stays_exact():
+    rng = np.random.default_rng(4)
+    ref = rng.normal(size=(GROUPED_MIN_ROWS, 3)).astype(np.float32)
+    query = rng.normal(size=(40, 3)).astype(np.float32)
+    got = nearest(query, ref, k=4)
+    want_d, want_i = _exact_knn(query, ref, 4)
+    np.testing.assert_array_equal(got.indices, want_i)
+    np.testing.assert_allclose(got.distances, want_d, rtol=0, atol=1e-9)

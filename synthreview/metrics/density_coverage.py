@@ -22,9 +22,11 @@ k = 16: 9.5 s; 20k rows: k = 1 0.8 s, k = 16 2.7 s, and 2.5× slower with 2 thre
 load); faiss range search costs the same per distance as the heap, and a tiled torch
 ``addmm`` + threshold pass took 46–85 s. Hence:
 
-* radii NND_k: one k-NN search per set (unavoidable);
+* radii NND_k: one k-NN search per set (unavoidable; at scale through per-group 1-NN minima,
+  :mod:`synthreview._grouped_search`, which sidesteps the heap);
 * density, precision, coverage: :func:`pairs_within` real → synthetic with the real radii
-  (one k = 16 search, then k = 128 for the few rows whose 16th neighbour is still inside);
+  (at scale: the per-group minima name the few groups that can hold a pair; small sets: one
+  k = 16 search, then k = 128 for the few rows whose 16th neighbour is still inside);
 * recall (a per-*synthetic* radius): :func:`any_within`, one lifted 1-NN search on the fast
   path instead of a second pair search.
 """
@@ -36,9 +38,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synthreview._grouped_search import GroupedReference
 from synthreview._results import to_jsonable
 from synthreview.errors import UndefinedMetricWarning
-from synthreview.neighbors import nearest
+from synthreview.neighbors import GROUPED_MIN_ROWS, as_float32, nearest
 
 
 @dataclass(frozen=True)
@@ -78,16 +81,22 @@ def pairs_within(
         ``d <= radius`` instead of ``d < radius``.
     k0 : int, default=16
         Neighbours asked for in the first k-NN pass; rows whose ``k``-th neighbour is still
-        inside their radius are searched again with 8× as many.
+        inside their radius are searched again with 8× as many. Small references only: from
+        ``GROUPED_MIN_ROWS`` rows the search goes through per-group minima instead
+        (:class:`synthreview._grouped_search.GroupedReference`, measured 2.6× faster at 50k).
     prefilter : bool, default=False
-        Run a 1-NN pass first (faiss's fast path) and drop rows whose nearest reference row
-        is already outside the radius; pays off when most rows have no pair.
+        Small references only: run a 1-NN pass first (faiss's fast path) and drop rows whose
+        nearest reference row is already outside the radius; pays off when most rows have no
+        pair.
 
     Returns
     -------
     Pairs
     """
     radius = np.asarray(radius, dtype=np.float64)
+    if len(reference) >= GROUPED_MIN_ROWS:
+        grouped = GroupedReference(as_float32(reference, "reference"))
+        return Pairs(*grouped.within(as_float32(query, "query"), radius, inclusive=inclusive))
     inside = np.less_equal if inclusive else np.less
     rows = np.arange(len(query))
     if prefilter:
