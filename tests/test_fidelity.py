@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from prdc import compute_prdc
 
+from synthreview import _grouped_search
 from synthreview.errors import UndefinedMetricWarning
 from synthreview.metrics.density_coverage import any_within, pairs_within, prdc
 from synthreview.metrics.fidelity import (
@@ -176,3 +177,21 @@ def test_small_synthetic_set_warns_for_prdc_only():
         report = evaluate_fidelity(real, synthetic, n_bootstrap=5)
     assert any(issubclass(w.category, UndefinedMetricWarning) for w in caught)
     assert np.isnan(report.prdc.precision) and 0.0 <= report.ip_alpha <= 1.0
+
+
+def test_grouped_scan_gives_the_same_report_as_the_single_metric_functions(monkeypatch):
+    # evaluate_fidelity shares one grouped scan per set; with 40-row groups the scan spans
+    # several groups and must still equal the independent estimators exactly
+    monkeypatch.setattr(_grouped_search, "GROUP_ROWS", 40)
+    real, synthetic, holdout = _fixture(seed=5, n=420, m=390, h=300)
+    synthetic[:30] = real[:30] + 1e-3  # near-copies: authenticity and density matter
+    report = evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=0)
+    auth = authenticity_samples(real, synthetic)
+    np.testing.assert_array_equal(report.samples.nearest_real_index, auth.nearest_real_index)
+    np.testing.assert_array_equal(report.samples.authentic, auth.authentic)
+    np.testing.assert_allclose(report.samples.authenticity_ratio, auth.ratio, rtol=1e-12)
+    assert report.prdc == prdc(real, synthetic)
+    assert report.ir_beta == beta_recall_curve(real, synthetic).integrated
+    ref = report.holdout_reference
+    assert ref.authenticity == authenticity_score(real, holdout)
+    assert ref.ir_beta == beta_recall_curve(real, holdout).integrated

@@ -105,3 +105,22 @@ def test_large_reference_uses_grouped_search_and_stays_exact():
     want_d, want_i = _exact_knn(query, ref, 4)
     np.testing.assert_array_equal(got.indices, want_i)
     np.testing.assert_allclose(got.distances, want_d, rtol=0, atol=1e-9)
+
+
+def test_grouped_scan_with_order_limits_and_ties_equals_brute_force():
+    rng = np.random.default_rng(5)
+    ref = np.round(rng.normal(size=(600, 2)), 1).astype(np.float32)  # many exact ties
+    query = np.round(rng.normal(size=(150, 2)), 1).astype(np.float32)
+    ref_limit = rng.uniform(0.0, 0.1, size=600)
+    query_limit = rng.uniform(0.0, 0.05, size=150)
+    order = rng.permutation(600)
+    found = GroupedReference(ref, n_groups=15, order=order).scan(
+        query, query_limit=query_limit, reference_limit=ref_limit, nearest=True
+    )
+    sq = _brute(query.astype(np.float64), ref.astype(np.float64)) ** 2
+    want = (sq <= query_limit[:, None]) | (sq <= ref_limit[None, :])
+    got = set(zip(found.query.tolist(), found.reference.tolist(), strict=True))
+    assert set(zip(*(a.tolist() for a in np.nonzero(want)), strict=True)) <= got
+    want_d, want_i = _exact_knn(query, ref, 1)
+    np.testing.assert_array_equal(found.nearest_index, want_i[:, 0])  # ties → lower index
+    np.testing.assert_allclose(found.nearest_distance, want_d[:, 0], rtol=0, atol=1e-12)

@@ -29,6 +29,10 @@ load); faiss range search costs the same per distance as the heap, and a tiled t
   k = 16 search, then k = 128 for the few rows whose 16th neighbour is still inside);
 * recall (a per-*synthetic* radius): :func:`any_within`, one lifted 1-NN search on the fast
   path instead of a second pair search.
+
+:func:`synthreview.metrics.fidelity.evaluate_fidelity` does not call :func:`prdc`: it passes
+pairs and recall flags from its single grouped scan to :func:`prdc_from_pairs`; the tests
+check that both routes give the same four values.
 """
 
 from __future__ import annotations
@@ -192,11 +196,14 @@ def prdc_from_pairs(
     real_to_synthetic: Pairs,
     *,
     k: int,
+    recalled: np.ndarray | None = None,
 ) -> PRDC:
     """PRDC from precomputed radii and real→synthetic pairs (lets evaluation share searches).
 
     ``real_to_synthetic`` must hold every pair with ``d < real_radii[i]`` (query = real);
-    extra pairs at larger distances are allowed and filtered here.
+    extra pairs at larger distances are allowed and filtered here. ``recalled`` (bool per
+    real row: some synthetic row j within ``synthetic_radii[j]``, strict) is computed here
+    when not given.
     """
     n, m = len(real_radii), len(synthetic_radii)
     rs = real_to_synthetic
@@ -206,7 +213,9 @@ def prdc_from_pairs(
     covered[rs.query[in_real_ball]] = True
     return PRDC(
         precision=float((counts > 0).mean()),
-        recall=float(any_within(real, synthetic, synthetic_radii).mean()),
+        recall=float(
+            (any_within(real, synthetic, synthetic_radii) if recalled is None else recalled).mean()
+        ),
         density=float(counts.sum() / (k * m)),
         # the nearest synthetic row is inside the ball iff any synthetic row is
         coverage=float(covered.mean()),

@@ -2,10 +2,16 @@
 
 :func:`evaluate_fidelity` runs the α-Precision, β-Recall and Authenticity estimators of
 :mod:`synthreview.metrics.fidelity_estimators` (where they are defined and documented; they
-are re-exported here) together with PRDC, sharing the nearest-neighbour searches, and adds a
-holdout reference (the same estimators with holdout rows in place of synthetic rows: a fresh
-sample of the real distribution scores about 0.5 on authenticity, so every score is shown
-beside it).
+are re-exported here) together with PRDC, and adds a holdout reference (the same estimators
+with holdout rows in place of synthetic rows: a fresh sample of the real distribution scores
+about 0.5 on authenticity, so every score is shown beside it).
+
+Searches: one exact k-NN of the real rows (their radii NND_1…NND_5, cached across candidates)
+and of the synthetic rows (PRDC's synthetic radii), then one grouped scan per evaluated set
+(:meth:`synthreview._grouped_search.GroupedReference.scan`) that yields every row's nearest
+real row, the pairs inside each real row's radius and the pairs inside each synthetic row's
+radius. The single-metric functions compute the same values with their own searches; the
+tests hold the two equal.
 
 Confidence intervals (95 %, percentile bootstrap reusing the per-row results): IPα and
 authenticity resample synthetic rows (from a content-sorted order, so a permutation of the
@@ -22,15 +28,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from synthreview._grouped_search import GroupedReference
 from synthreview._results import to_jsonable
-from synthreview.metrics.density_coverage import PRDC, Pairs, pairs_within, prdc_from_pairs
+from synthreview.metrics.density_coverage import PRDC, Pairs, prdc_from_pairs
 from synthreview.metrics.fidelity_estimators import (
     DEFAULT_GRID,
     AlphaPrecisionCurve,
     AuthenticitySamples,  # noqa: F401  (public here before the split)
     BetaRecallCurve,
     _alpha_levels,
-    _authenticity,
+    _authenticity_from,
     _check,
     _distance_to,
     _recall_minima,
@@ -39,7 +46,7 @@ from synthreview.metrics.fidelity_estimators import (
     authenticity_score,  # noqa: F401  (public here before the split)
     beta_recall_curve,  # noqa: F401  (public here before the split)
 )
-from synthreview.neighbors import nearest
+from synthreview.neighbors import as_float32, nearest
 
 
 @dataclass(frozen=True)
@@ -139,16 +146,30 @@ def _inside(pairs: Pairs, radius: np.ndarray, *, inclusive: bool) -> Pairs:
     return Pairs(pairs.query[keep], pairs.reference[keep], pairs.distance[keep])
 
 
-def _evaluate_source(real_x, real_cd, center, other_x, real_nn, k, grid, *, with_prdc):
-    """Curves, per-row results, in-ball pairs and bootstrap state of one evaluated set."""
+def _evaluate_source(real_x, real_cd, center, other_x, real_nn, real_index, k, grid, radii=None):
+    """Curves, per-row results, pairs, PRDC recall flags and bootstrap state of one set.
+
+    One scan of ``other_x`` against the real rows serves authenticity (each row's nearest real
+    row), β-Recall (pairs within NND_k of the real row), PRDC precision, density and coverage
+    (pairs within the real row's widest radius) and, given ``radii`` (the other set's own
+    NND_5), PRDC recall (pairs within the other row's radius).
+    """
     nnd_k = real_nn.distances[:, k - 1]
-    if with_prdc:  # one search serves recall (d ≤ NND_k) and PRDC (d < NND_5, the widest)
-        pairs = pairs_within(real_x, other_x, real_nn.distances[:, -1], inclusive=True)
-    else:  # about half the real rows have no row within NND_1: filter them on the fast path
-        pairs = pairs_within(real_x, other_x, nnd_k, inclusive=True, k0=8, prefilter=True)
+    widest = nnd_k if radii is None else real_nn.distances[:, -1]
+    scan = real_index.scan(
+        as_float32(other_x, "synthetic_z"),
+        reference_limit=widest**2,
+        query_limit=None if radii is None else radii**2,
+        nearest=True,
+    )
+    pairs = Pairs(scan.reference, scan.query, scan.distance)  # real row → other row
+    recalled = None
+    if radii is not None:
+        recalled = np.zeros(len(real_x), dtype=bool)
+        recalled[scan.reference[scan.distance < radii[scan.query]]] = True
     recall_pairs = _inside(pairs, nnd_k, inclusive=True)
     cd = _distance_to(other_x, center)
-    auth = _authenticity(real_x, other_x, real_nn.distances[:, 0])
+    auth = _authenticity_from(scan.nearest_distance, scan.nearest_index, real_nn.distances[:, 0])
     cd_g, minima = _recall_minima(other_x, recall_pairs, len(real_x))
     alpha_radii = np.quantile(real_cd, grid)
     samples = FidelitySamples(
@@ -167,7 +188,7 @@ def _evaluate_source(real_x, real_cd, center, other_x, real_nn, k, grid, *, with
         recall_first=np.searchsorted(beta_radii, minima, side="left"),
         authentic=auth.authentic,
     )
-    return precision, recall, samples, pairs, state
+    return precision, recall, samples, (pairs, recalled), state
 
 
 @dataclass(frozen=True)
@@ -267,11 +288,19 @@ def evaluate_fidelity(
     hold_x = None if holdout_z is None else _check(holdout_z, "holdout_z", d=real_x.shape[1])
     grid = DEFAULT_GRID if grid is None else np.asarray(grid, dtype=np.float64)
     c = real_x.mean(axis=0, dtype=np.float64) if center is None else np.asarray(center, float)
-    real_cd, real_nn, reference, holdout_samples = _real_side(real_x, hold_x, c, k, prdc_k, grid)
-    precision, recall, samples, pairs, state = _evaluate_source(
-        real_x, real_cd, c, synth_x, real_nn, k, grid, with_prdc=True
+    real_cd, real_nn, real_index, reference, holdout_samples = _real_side(
+        real_x, hold_x, c, k, prdc_k, grid
     )
-    prdc = _prdc(real_x, synth_x, real_nn, pairs, prdc_k)
+    radii = _synthetic_radii(synth_x, prdc_k)
+    precision, recall, samples, (pairs, recalled), state = _evaluate_source(
+        real_x, real_cd, c, synth_x, real_nn, real_index, k, grid, radii
+    )
+    prdc = PRDC(np.nan, np.nan, np.nan, np.nan, k=prdc_k)
+    if radii is not None:
+        real_radii = real_nn.distances[:, prdc_k - 1]
+        prdc = prdc_from_pairs(
+            real_x, synth_x, real_radii, radii, pairs, k=prdc_k, recalled=recalled
+        )
     features = combos = None
     if real is not None and synthetic is not None and schema is not None:
         features = feature_distances(real, synthetic, schema=schema)
@@ -319,22 +348,26 @@ def _real_side(real_x, hold_x, center, k, prdc_k, grid):
         return cached
     real_cd = _distance_to(real_x, center)
     real_nn = nearest(real_x, real_x, k=max(k, prdc_k), exclude_self=True)
+    # rows of similar radius share a group, so per-real-radius scans skip most groups
+    order = np.argsort(real_nn.distances[:, -1], kind="stable")
+    real_index = GroupedReference(real_x, order=order)
     reference = holdout_samples = None
     if hold_x is not None and len(hold_x):
         h_prec, h_rec, holdout_samples, _, _ = _evaluate_source(
-            real_x, real_cd, center, hold_x, real_nn, k, grid, with_prdc=False
+            real_x, real_cd, center, hold_x, real_nn, real_index, k, grid
         )
         authenticity = float(holdout_samples.authentic.mean())
         reference = FidelityReference(
             h_prec.integrated, h_rec.integrated, authenticity, h_prec, h_rec
         )
-    result = (real_cd, real_nn, reference, holdout_samples)
+    result = (real_cd, real_nn, real_index, reference, holdout_samples)
     _REAL_SIDE_CACHE.clear()
     _REAL_SIDE_CACHE[key] = result
     return result
 
 
-def _prdc(real_x, synth_x, real_nn, pairs, prdc_k) -> PRDC:
+def _synthetic_radii(synth_x: np.ndarray, prdc_k: int) -> np.ndarray | None:
+    """NND_k of every synthetic row (PRDC recall), or None with a warning when too few rows."""
     import warnings
 
     from synthreview.errors import UndefinedMetricWarning
@@ -345,7 +378,5 @@ def _prdc(real_x, synth_x, real_nn, pairs, prdc_k) -> PRDC:
             UndefinedMetricWarning,
             stacklevel=3,
         )
-        return PRDC(np.nan, np.nan, np.nan, np.nan, k=prdc_k)
-    real_radii = real_nn.distances[:, prdc_k - 1]
-    synth_radii = nearest(synth_x, synth_x, k=prdc_k, exclude_self=True).distances[:, -1]
-    return prdc_from_pairs(real_x, synth_x, real_radii, synth_radii, pairs, k=prdc_k)
+        return None
+    return nearest(synth_x, synth_x, k=prdc_k, exclude_self=True).distances[:, -1]

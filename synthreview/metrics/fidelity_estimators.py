@@ -166,7 +166,11 @@ def authenticity_samples(real: np.ndarray, synthetic: np.ndarray) -> Authenticit
 
 def _authenticity(real_x, synth_x, real_nnd) -> AuthenticitySamples:
     nn = nearest(synth_x, real_x, k=1)
-    d, i_star = nn.distances[:, 0], nn.indices[:, 0]
+    return _authenticity_from(nn.distances[:, 0], nn.indices[:, 0], real_nnd)
+
+
+def _authenticity_from(d, i_star, real_nnd) -> AuthenticitySamples:
+    """The §4 test from each row's nearest real row ``i_star`` at distance ``d``."""
     own = real_nnd[i_star]
     ratio = np.divide(d, own, out=np.where(d > 0, np.inf, 0.0), where=own > 0)
     return AuthenticitySamples(ratio > 1.0, ratio, i_star, d)
