@@ -15,9 +15,12 @@ the cost of one 1-NN search). Stage two searches only the groups that can hold a
 * **Within a per-reference radius** (PRDC's balls around real rows): a group can hold a pair
   only if its minimum is within the largest radius of the group; rows are grouped in order
   of their radius (``order=``) so that this bound is tight.
-* **Nearest row**: the special case t = the smallest group minimum; one :meth:`scan` answers
-  all of these at once, which is how the fidelity section gets authenticity, β-Recall and
-  PRDC from one pass per evaluated set.
+* **Nearest row**: the special case t = the smallest group minimum.
+
+One :meth:`GroupedReference.pair_blocks` pass answers all of these at once and yields the
+pairs block by block, so consumers reduce them as they come (:class:`TopK` for neighbours,
+counts and flags in :func:`synthreview.metrics._fidelity_scan.tally`) and memory stays at one
+block even when thousands of exact duplicates tie within every bound.
 
 Exactness. Both stages rank in float32 (BLAS, like faiss). The float32 error of
 ``|q|² + |r|² − 2 q·r`` is at most (d + 3) units of roundoff of ``|q|² + |r|²``; rows are
@@ -28,12 +31,12 @@ index). faiss's own 5-NN on the 50k benchmark embedding got the 5th neighbour wr
 rows (near-ties 3e-5 apart); this search got none wrong against float64 brute force.
 
 Measured (50k real × 50k synthetic × 50k holdout, 25-d embedding, ``bench_fidelity.py``): the
-fidelity metrics went from 20.4 s (ten faiss searches) to 8.2–9.4 s (two k-NN, two scans).
+fidelity metrics went from 20.4 s (ten faiss searches) to 8.8–9.6 s (two k-NN, two passes).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 import faiss
 import numpy as np
@@ -41,30 +44,16 @@ import numpy as np
 #: reference rows per group: stage one grows with the number of groups (one faiss call
 #: each), stage two with the group size; 300–800 rows per group measured best at 50k
 GROUP_ROWS = 400
-
-
-@dataclass(frozen=True)
-class Scan:
-    """Pairs found by :meth:`GroupedReference.scan`, with float64 distances, by query.
-
-    ``query``/``reference`` are row positions (reference positions in the caller's order);
-    the set holds every pair that meets a bound that was asked for, and possibly a few more
-    within the float32 margin, so callers filter on ``distance``. ``nearest_*`` (per query
-    row; None unless asked for) is the exact nearest reference row, ties → lower index.
-    """
-
-    query: np.ndarray
-    reference: np.ndarray
-    distance: np.ndarray
-    nearest_index: np.ndarray | None = None
-    nearest_distance: np.ndarray | None = None
+#: query rows per stage-two block: bounds the working memory of one block
+BLOCK_ROWS = 8192
 
 
 class GroupedReference:
     """A float32 reference split into contiguous groups of about ``GROUP_ROWS`` rows.
 
     ``order`` (a permutation of the rows) sets which rows share a group: rows with similar
-    per-reference radii in one group keep :meth:`scan` with ``reference_limit`` selective.
+    per-reference radii in one group keep :meth:`pair_blocks` with ``reference_limit``
+    selective.
     Results always name rows by their position in ``reference``.
     """
 
@@ -117,97 +106,130 @@ class GroupedReference:
             if edges[g + 1] > edges[g]:
                 yield g, order[edges[g] : edges[g + 1]]
 
-    def scan(
+    def pair_blocks(
         self,
         query: np.ndarray,
         *,
         query_limit: np.ndarray | None = None,
         reference_limit: np.ndarray | None = None,
-        nearest: bool = False,
-        minima: np.ndarray | None = None,
-    ) -> Scan:
-        """Every pair with d² ≤ ``query_limit[q]`` or d² ≤ ``reference_limit[r]``.
+        nearest: int = 0,
+    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Pairs with d² ≤ ``query_limit[q]`` or d² ≤ ``reference_limit[r]``, block by block.
+
+        Yields ``(query rows, reference rows, float64 distances)``; reference rows are
+        positions in the caller's order. Together the blocks hold every such pair once, plus
+        possibly a few more within the float32 margin, so consumers filter on the distance and
+        reduce block by block: memory stays at one block (at most ``BLOCK_ROWS`` × group
+        size) even when thousands of exact duplicates lie within every bound.
 
         Parameters
         ----------
-        query : float32 ndarray of shape (n_query, d)
+        query : ndarray of shape (n_query, d)
         query_limit : ndarray of shape (n_query,), optional
             Squared distance bound per query row.
         reference_limit : ndarray of shape (n_reference,), optional
             Squared distance bound per reference row, in the caller's row order.
-        nearest : bool, default=False
-            Also find each query row's exact nearest reference row.
-        minima : ndarray, optional
-            :meth:`minima` of the centred ``query``, when the caller already has it.
+        nearest : int, default=0
+            Also include each query row's ``nearest`` nearest reference rows (the bound t is
+            the ``nearest``-th smallest group minimum).
         """
         original, query = query, self._centred(query)
-        minima = self.minima(query) if minima is None else minima
+        minima = self.minima(query)
         qn = np.einsum("ij,ij->i", query, query, dtype=np.float64)
         # worst case, float32 |q|² + |r|² − 2 q·r is off by (d + 3) units of roundoff of
         # |q|² + |r|²; the margin is twice that, for the group minima and for stage two
         scale = (2 * self.dim + 6) * np.finfo(np.float32).eps
         margin = scale * (qn + self.norms.max()) + 1e-30
         q_lim = np.full(len(query), -np.inf) if query_limit is None else query_limit.copy()
-        if nearest:  # the nearest row is within the smallest group minimum
-            q_lim = np.maximum(q_lim, minima.min(axis=1))
+        if nearest:
+            if nearest > len(self.indexes):
+                raise ValueError(f"nearest={nearest} exceeds the {len(self.indexes)} groups")
+            t = np.partition(minima, nearest - 1, axis=1)[:, nearest - 1]
+            q_lim = np.maximum(q_lim, t)
         r_lim = None if reference_limit is None else reference_limit[self.order]
         group_lim = q_lim[:, None] + margin[:, None]
         if r_lim is not None:
             top = np.maximum.reduceat(r_lim, self.bounds[:-1])
             group_lim = np.maximum(group_lim, top[None, :] + margin[:, None])
         cand_q, cand_g = np.nonzero(minima <= group_lim)
+        del minima, group_lim
         q_aug = np.hstack([query, np.ones((len(query), 1), np.float32)])
         rest_q = (q_lim + margin - qn).astype(np.float32)
         shift = (margin - qn).astype(np.float32)
-        out_q, out_r = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
         for g, pos in self._by_group(cand_g):
-            rows = cand_q[pos]
             start, stop = self.bounds[g], self.bounds[g + 1]
-            prod = q_aug[rows] @ self.augmented[start:stop].T  # d² − |q|²
-            hit = prod <= rest_q[rows, None]
-            if r_lim is not None:
-                hit |= prod <= r_lim[None, start:stop].astype(np.float32) + shift[rows, None]
-            hit_q, hit_r = np.nonzero(hit)
-            out_q.append(rows[hit_q])
-            out_r.append(hit_r + start)
-        q, pos = np.concatenate(out_q), np.concatenate(out_r)
-        diff = original[q].astype(np.float64) - self.original[pos]
-        d = np.sqrt(np.einsum("ij,ij->i", diff, diff))
-        r = self.order[pos]
-        order = np.lexsort((r, d, q))  # by query, then distance, then lower index
-        q, r, d = q[order], r[order], d[order]
-        near_i = near_d = None
-        if nearest:
-            first = np.searchsorted(q, np.arange(len(query)), side="left")
-            near_i, near_d = r[first], d[first]
-        return Scan(q, r, d, near_i, near_d)
+            for first in range(0, len(pos), BLOCK_ROWS):
+                rows = cand_q[pos[first : first + BLOCK_ROWS]]
+                prod = q_aug[rows] @ self.augmented[start:stop].T  # d² − |q|²
+                hit = prod <= rest_q[rows, None]
+                if r_lim is not None:
+                    hit |= prod <= r_lim[None, start:stop].astype(np.float32) + shift[rows, None]
+                hit_q, hit_r = np.nonzero(hit)
+                q, at = rows[hit_q], hit_r + start
+                yield q, self.order[at], _distances(original, q, self.original, at)
 
     def knn(
         self, query: np.ndarray, k: int, *, exclude_self: bool
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Float64 distances and indices (n_query, k) of the k nearest rows, ties → lower index.
-
-        t, the ``need``-th smallest group minimum, bounds the ``need``-th nearest distance, so
-        every pair with d² ≤ t (plus the float32 margin) is gathered and ranked in float64.
-        """
+        """Float64 distances and indices (n_query, k) of the k nearest rows, ties → lower index."""
         need = k + 1 if exclude_self else k
-        if need > len(self.indexes):
-            raise ValueError(f"k={k} needs at least {need} groups; got {len(self.indexes)}")
-        minima = self.minima(self._centred(query))
-        t = np.partition(minima, need - 1, axis=1)[:, need - 1].astype(np.float64)
-        found = self.scan(query, query_limit=t, minima=minima)
-        q, r, d = found.query, found.reference, found.distance
-        if exclude_self:
-            keep = q != r
-            q, r, d = q[keep], r[keep], d[keep]
-        rank = np.arange(len(q)) - np.searchsorted(q, q, side="left")
-        first = rank < k
-        return d[first].reshape(len(query), k), r[first].reshape(len(query), k)
+        best = TopK(len(query), k)
+        for q, r, d in self.pair_blocks(query, nearest=need):
+            if exclude_self:
+                keep = q != r
+                q, r, d = q[keep], r[keep], d[keep]
+            best.update(q, r, d)
+        return best.result()
 
-    def within(
-        self, query: np.ndarray, radius: np.ndarray, *, inclusive: bool
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """All (query row, reference row, float64 distance) within ``radius``, by query."""
-        found = self.scan(query, query_limit=radius**2)
-        keep = (np.less_equal if inclusive else np.less)(found.distance, radius[found.query])
-        return found.query[keep], found.reference[keep], found.distance[keep]
+
+def _distances(query, q, reference, r) -> np.ndarray:
+    """Float64 ‖query[q] − reference[r]‖, a slice at a time (bounded memory)."""
+    out = np.empty(len(q))
+    for s in range(0, len(q), 1 << 18):
+        diff = query[q[s : s + (1 << 18)]].astype(np.float64) - reference[r[s : s + (1 << 18)]]
+        out[s : s + (1 << 18)] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+    return out
+
+
+class TopK:
+    """The k smallest (distance, index) per query row, ties → lower index.
+
+    Candidate pairs are buffered and merged once the buffer passes ``flush_at`` pairs (and at
+    the end), which keeps memory bounded without paying a sort per block.
+    """
+
+    def __init__(self, n_query: int, k: int, *, flush_at: int = 1 << 22):
+        self.k, self.flush_at = k, flush_at
+        self._distance = np.full((n_query, k), np.inf)
+        self._index = np.full((n_query, k), np.iinfo(np.int64).max, dtype=np.int64)
+        self._buffer: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._buffered = 0
+
+    def update(self, q: np.ndarray, r: np.ndarray, d: np.ndarray) -> None:
+        """Add candidate pairs (query row, reference row, distance)."""
+        self._buffer.append((q, r, d))
+        self._buffered += len(q)
+        if self._buffered >= self.flush_at:
+            self._flush()
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        """Distances and indices, each (n_query, k), ascending."""
+        self._flush()
+        return self._distance, self._index
+
+    def _flush(self) -> None:
+        if not self._buffered:
+            self._buffer.clear()
+            return
+        q, r, d = (np.concatenate(parts) for parts in zip(*self._buffer, strict=True))
+        self._buffer.clear()
+        self._buffered = 0
+        rows = np.unique(q)
+        all_q = np.concatenate([np.repeat(rows, self.k), q])
+        all_d = np.concatenate([self._distance[rows].ravel(), d])
+        all_i = np.concatenate([self._index[rows].ravel(), r])
+        order = np.lexsort((all_i, all_d, all_q))
+        all_q, all_d, all_i = all_q[order], all_d[order], all_i[order]
+        keep = np.arange(len(all_q)) - np.searchsorted(all_q, all_q, side="left") < self.k
+        self._distance[rows] = all_d[keep].reshape(len(rows), self.k)
+        self._index[rows] = all_i[keep].reshape(len(rows), self.k)

@@ -12,8 +12,10 @@ import pytest
 from prdc import compute_prdc
 
 from synthreview import _grouped_search
+from synthreview._grouped_search import GroupedReference
 from synthreview.errors import UndefinedMetricWarning
-from synthreview.metrics.density_coverage import any_within, pairs_within, prdc
+from synthreview.metrics._fidelity_scan import tally
+from synthreview.metrics.density_coverage import prdc
 from synthreview.metrics.fidelity import (
     alpha_precision_curve,
     authenticity_samples,
@@ -27,8 +29,10 @@ def _gauss(rng, n, d, shift=0.0, scale=1.0):
     return (rng.standard_normal((n, d)) * scale + shift).astype(np.float32)
 
 
+@pytest.mark.parametrize("group_rows", [400, 25])  # one group; many groups
 @pytest.mark.parametrize(("n", "m", "d", "k"), [(200, 150, 5, 5), (120, 260, 3, 5), (90, 90, 8, 3)])
-def test_prdc_equals_reference_package(n, m, d, k):
+def test_prdc_equals_reference_package(n, m, d, k, group_rows, monkeypatch):
+    monkeypatch.setattr(_grouped_search, "GROUP_ROWS", group_rows)
     rng = np.random.default_rng(n + m + d)
     real, synthetic = _gauss(rng, n, d), _gauss(rng, m, d, shift=0.3, scale=1.3)
     with contextlib.redirect_stdout(io.StringIO()):  # the package prints the sizes
@@ -45,17 +49,33 @@ def test_prdc_too_few_rows_warns_nan():
     assert np.isnan(result.precision) and np.isnan(result.density)
 
 
-def test_pairs_within_and_any_within_match_brute_force():
+def test_tally_matches_brute_force_with_duplicates():
+    # several groups (n_groups=9), exact duplicates and boundary ties: every reduction must
+    # equal its brute-force definition (β-Recall inclusive, PRDC strict)
     rng = np.random.default_rng(1)
-    q, r = _gauss(rng, 80, 3), _gauss(rng, 70, 3)
-    radius = rng.uniform(0.2, 1.5, size=80)
-    dist = np.linalg.norm(q[:, None, :].astype(float) - r[None, :, :], axis=2)
-    pairs = pairs_within(q, r, radius, k0=2)  # k0=2 forces the widening passes
-    assert set(zip(pairs.query, pairs.reference, strict=True)) == set(
-        zip(*np.nonzero(dist < radius[:, None]), strict=True)
-    )
-    ref_radius = rng.uniform(0.1, 1.0, size=70)
-    np.testing.assert_array_equal(any_within(q, r, ref_radius), (dist < ref_radius).any(axis=1))
+    # integer points and radii: many distances equal a radius exactly (≤ vs < matters)
+    real = rng.integers(0, 4, size=(180, 3)).astype(np.float32)
+    other = rng.integers(0, 4, size=(40, 3)).astype(np.float32)
+    recall_radii = rng.choice([0.0, 1.0, 2.0], size=180)
+    ball_radii = rng.choice([0.0, 1.0, 2.0], size=180)
+    own_radii = rng.choice([0.0, 1.0], size=40)
+    cd_g = rng.uniform(size=40)
+    index = GroupedReference(real, n_groups=9, order=np.argsort(ball_radii))
+    found = tally(
+        index, other, recall_radii=recall_radii, cd_g=cd_g, ball_radii=ball_radii,
+        own_radii=own_radii,
+    )  # fmt: skip
+    dist = np.linalg.norm(real[:, None, :].astype(float) - other[None, :, :], axis=2)
+    in_recall = dist <= recall_radii[:, None]
+    want_minima = np.where(in_recall, cd_g[None, :], np.inf).min(axis=1)
+    np.testing.assert_array_equal(found.recall_minima, want_minima)
+    in_ball = dist < ball_radii[:, None]
+    np.testing.assert_array_equal(found.ball_counts, in_ball.sum(axis=0))
+    np.testing.assert_array_equal(found.covered, in_ball.any(axis=1))
+    np.testing.assert_array_equal(found.recalled, (dist < own_radii[None, :]).any(axis=1))
+    order = np.lexsort((np.broadcast_to(np.arange(180)[:, None], dist.shape), dist), axis=0)
+    np.testing.assert_array_equal(found.nearest_index, order[0])  # ties → lower index
+    np.testing.assert_allclose(found.nearest_distance, dist.min(axis=0), rtol=0, atol=1e-12)
 
 
 def test_authenticity_hand_computed():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from synthreview._grouped_search import GroupedReference
+from synthreview._grouped_search import GroupedReference, TopK
 from synthreview.neighbors import GROUPED_MIN_ROWS, nearest
 
 
@@ -81,20 +81,22 @@ def test_grouped_knn_equals_float64_brute_force(offset):
     assert idx[10, 0] == 11 and dist[10, 0] == 0.0
 
 
-def test_grouped_within_equals_brute_force():
+def test_pair_blocks_hold_every_pair_within_either_limit_once():
     rng = np.random.default_rng(3)
     ref = rng.normal(size=(700, 3)).astype(np.float32) + 50.0
     query = rng.normal(size=(200, 3)).astype(np.float32) + 50.0
-    radius = rng.uniform(0.05, 0.6, size=200)
+    query_limit = rng.uniform(0.0, 0.3, size=200)
+    ref_limit = rng.uniform(0.0, 0.3, size=700)
+    grouped = GroupedReference(ref, n_groups=20, order=rng.permutation(700))
+    blocks = list(grouped.pair_blocks(query, query_limit=query_limit, reference_limit=ref_limit))
+    q, r, d = (np.concatenate(parts) for parts in zip(*blocks, strict=True))
     dist = _brute(query.astype(np.float64), ref.astype(np.float64))
-    for inclusive in (False, True):
-        q, r, d = GroupedReference(ref, n_groups=20).within(query, radius, inclusive=inclusive)
-        inside = (dist <= radius[:, None]) if inclusive else (dist < radius[:, None])
-        assert set(zip(q.tolist(), r.tolist(), strict=True)) == set(
-            zip(*(a.tolist() for a in np.nonzero(inside)), strict=True)
-        )
-        np.testing.assert_allclose(d, dist[q, r], rtol=0, atol=1e-9)
-        assert np.all(np.diff(q) >= 0)
+    np.testing.assert_allclose(d, dist[q, r], rtol=0, atol=1e-9)
+    assert len(set(zip(q.tolist(), r.tolist(), strict=True))) == len(q)  # each pair once
+    want = (dist**2 <= query_limit[:, None]) | (dist**2 <= ref_limit[None, :])
+    got = np.zeros_like(want)
+    got[q, r] = True
+    assert not (want & ~got).any()
 
 
 def test_large_reference_uses_grouped_search_and_stays_exact():
@@ -107,20 +109,28 @@ def test_large_reference_uses_grouped_search_and_stays_exact():
     np.testing.assert_allclose(got.distances, want_d, rtol=0, atol=1e-9)
 
 
-def test_grouped_scan_with_order_limits_and_ties_equals_brute_force():
+def test_grouped_nearest_with_order_and_ties_equals_brute_force():
     rng = np.random.default_rng(5)
     ref = np.round(rng.normal(size=(600, 2)), 1).astype(np.float32)  # many exact ties
     query = np.round(rng.normal(size=(150, 2)), 1).astype(np.float32)
-    ref_limit = rng.uniform(0.0, 0.1, size=600)
-    query_limit = rng.uniform(0.0, 0.05, size=150)
-    order = rng.permutation(600)
-    found = GroupedReference(ref, n_groups=15, order=order).scan(
-        query, query_limit=query_limit, reference_limit=ref_limit, nearest=True
-    )
-    sq = _brute(query.astype(np.float64), ref.astype(np.float64)) ** 2
-    want = (sq <= query_limit[:, None]) | (sq <= ref_limit[None, :])
-    got = set(zip(found.query.tolist(), found.reference.tolist(), strict=True))
-    assert set(zip(*(a.tolist() for a in np.nonzero(want)), strict=True)) <= got
-    want_d, want_i = _exact_knn(query, ref, 1)
-    np.testing.assert_array_equal(found.nearest_index, want_i[:, 0])  # ties → lower index
-    np.testing.assert_allclose(found.nearest_distance, want_d[:, 0], rtol=0, atol=1e-12)
+    grouped = GroupedReference(ref, n_groups=15, order=rng.permutation(600))
+    for k in (1, 3):
+        dist, idx = grouped.knn(query, k, exclude_self=False)
+        want_d, want_i = _exact_knn(query, ref, k)
+        np.testing.assert_array_equal(idx, want_i)  # ties → lower index
+        np.testing.assert_allclose(dist, want_d, rtol=0, atol=1e-12)
+
+
+def test_top_k_merges_buffered_blocks_like_one_sort():
+    rng = np.random.default_rng(6)
+    q = rng.integers(0, 30, size=400)
+    r = rng.permutation(400)  # distinct reference rows, so ties break on index
+    d = rng.integers(0, 5, size=400).astype(float)  # many equal distances
+    small = TopK(30, 3, flush_at=7)  # merges many times along the way
+    for s in range(0, 400, 11):
+        small.update(q[s : s + 11], r[s : s + 11], d[s : s + 11])
+    dist, idx = small.result()
+    for row in range(30):
+        mine = np.lexsort((r[q == row], d[q == row]))[:3]
+        np.testing.assert_array_equal(idx[row], r[q == row][mine])
+        np.testing.assert_array_equal(dist[row], d[q == row][mine])

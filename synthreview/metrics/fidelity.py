@@ -7,11 +7,11 @@ with holdout rows in place of synthetic rows: a fresh sample of the real distrib
 about 0.5 on authenticity, so every score is shown beside it).
 
 Searches: one exact k-NN of the real rows (their radii NND_1…NND_5, cached across candidates)
-and of the synthetic rows (PRDC's synthetic radii), then one grouped scan per evaluated set
-(:meth:`synthreview._grouped_search.GroupedReference.scan`) that yields every row's nearest
-real row, the pairs inside each real row's radius and the pairs inside each synthetic row's
-radius. The single-metric functions compute the same values with their own searches; the
-tests hold the two equal.
+and of the synthetic rows (PRDC's synthetic radii), then one grouped pass per evaluated set
+(:func:`synthreview.metrics._fidelity_scan.tally`) that reduces every pair it meets to each
+row's nearest real row, the β-Recall minima and PRDC's counts and flags. The tests hold the
+result equal to the single-metric functions, to the authors' ``prdc`` package and to brute
+force.
 
 Confidence intervals (95 %, percentile bootstrap reusing the per-row results): IPα and
 authenticity resample synthetic rows (from a content-sorted order, so a permutation of the
@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synthreview._grouped_search import GroupedReference
 from synthreview._results import to_jsonable
-from synthreview.metrics.density_coverage import PRDC, Pairs, prdc_from_pairs
+from synthreview.metrics._fidelity_scan import real_index, tally
+from synthreview.metrics.density_coverage import PRDC, prdc_from_tally
 from synthreview.metrics.fidelity_estimators import (
     DEFAULT_GRID,
     AlphaPrecisionCurve,
@@ -38,9 +38,9 @@ from synthreview.metrics.fidelity_estimators import (
     BetaRecallCurve,
     _alpha_levels,
     _authenticity_from,
+    _centre_distances,
     _check,
     _distance_to,
-    _recall_minima,
     alpha_precision_curve,  # noqa: F401  (public here before the split)
     authenticity_samples,  # noqa: F401  (public here before the split)
     authenticity_score,  # noqa: F401  (public here before the split)
@@ -141,36 +141,25 @@ class FidelityReport:
         )
 
 
-def _inside(pairs: Pairs, radius: np.ndarray, *, inclusive: bool) -> Pairs:
-    keep = (np.less_equal if inclusive else np.less)(pairs.distance, radius[pairs.query])
-    return Pairs(pairs.query[keep], pairs.reference[keep], pairs.distance[keep])
+def _evaluate_source(real_x, real_cd, center, other_x, real_nn, index, k, grid, prdc_k, radii=None):
+    """Curves, per-row results, PRDC (given ``radii``) and bootstrap state of one set.
 
-
-def _evaluate_source(real_x, real_cd, center, other_x, real_nn, real_index, k, grid, radii=None):
-    """Curves, per-row results, pairs, PRDC recall flags and bootstrap state of one set.
-
-    One scan of ``other_x`` against the real rows serves authenticity (each row's nearest real
-    row), β-Recall (pairs within NND_k of the real row), PRDC precision, density and coverage
-    (pairs within the real row's widest radius) and, given ``radii`` (the other set's own
-    NND_5), PRDC recall (pairs within the other row's radius).
+    One :func:`~synthreview.metrics._fidelity_scan.tally` pass of ``other_x`` against the
+    real rows serves authenticity, β-Recall and, given ``radii`` (the other set's own NND_k
+    for PRDC), precision, recall, density and coverage.
     """
-    nnd_k = real_nn.distances[:, k - 1]
-    widest = nnd_k if radii is None else real_nn.distances[:, -1]
-    scan = real_index.scan(
+    cd_g = _centre_distances(other_x)
+    found = tally(
+        index,
         as_float32(other_x, "synthetic_z"),
-        reference_limit=widest**2,
-        query_limit=None if radii is None else radii**2,
-        nearest=True,
+        recall_radii=real_nn.distances[:, k - 1],
+        cd_g=cd_g,
+        ball_radii=None if radii is None else real_nn.distances[:, prdc_k - 1],
+        own_radii=radii,
     )
-    pairs = Pairs(scan.reference, scan.query, scan.distance)  # real row → other row
-    recalled = None
-    if radii is not None:
-        recalled = np.zeros(len(real_x), dtype=bool)
-        recalled[scan.reference[scan.distance < radii[scan.query]]] = True
-    recall_pairs = _inside(pairs, nnd_k, inclusive=True)
     cd = _distance_to(other_x, center)
-    auth = _authenticity_from(scan.nearest_distance, scan.nearest_index, real_nn.distances[:, 0])
-    cd_g, minima = _recall_minima(other_x, recall_pairs, len(real_x))
+    auth = _authenticity_from(found.nearest_distance, found.nearest_index, real_nn.distances[:, 0])
+    minima = found.recall_minima
     alpha_radii = np.quantile(real_cd, grid)
     samples = FidelitySamples(
         alpha_level=_alpha_levels(real_cd, cd),
@@ -188,7 +177,8 @@ def _evaluate_source(real_x, real_cd, center, other_x, real_nn, real_index, k, g
         recall_first=np.searchsorted(beta_radii, minima, side="left"),
         authentic=auth.authentic,
     )
-    return precision, recall, samples, (pairs, recalled), state
+    prdc = None if radii is None else prdc_from_tally(found, k=prdc_k)
+    return precision, recall, samples, prdc, state
 
 
 @dataclass(frozen=True)
@@ -288,19 +278,15 @@ def evaluate_fidelity(
     hold_x = None if holdout_z is None else _check(holdout_z, "holdout_z", d=real_x.shape[1])
     grid = DEFAULT_GRID if grid is None else np.asarray(grid, dtype=np.float64)
     c = real_x.mean(axis=0, dtype=np.float64) if center is None else np.asarray(center, float)
-    real_cd, real_nn, real_index, reference, holdout_samples = _real_side(
+    real_cd, real_nn, index, reference, holdout_samples = _real_side(
         real_x, hold_x, c, k, prdc_k, grid
     )
     radii = _synthetic_radii(synth_x, prdc_k)
-    precision, recall, samples, (pairs, recalled), state = _evaluate_source(
-        real_x, real_cd, c, synth_x, real_nn, real_index, k, grid, radii
+    precision, recall, samples, prdc, state = _evaluate_source(
+        real_x, real_cd, c, synth_x, real_nn, index, k, grid, prdc_k, radii
     )
-    prdc = PRDC(np.nan, np.nan, np.nan, np.nan, k=prdc_k)
-    if radii is not None:
-        real_radii = real_nn.distances[:, prdc_k - 1]
-        prdc = prdc_from_pairs(
-            real_x, synth_x, real_radii, radii, pairs, k=prdc_k, recalled=recalled
-        )
+    if prdc is None:
+        prdc = PRDC(np.nan, np.nan, np.nan, np.nan, k=prdc_k)
     features = combos = None
     if real is not None and synthetic is not None and schema is not None:
         features = feature_distances(real, synthetic, schema=schema)
@@ -348,19 +334,17 @@ def _real_side(real_x, hold_x, center, k, prdc_k, grid):
         return cached
     real_cd = _distance_to(real_x, center)
     real_nn = nearest(real_x, real_x, k=max(k, prdc_k), exclude_self=True)
-    # rows of similar radius share a group, so per-real-radius scans skip most groups
-    order = np.argsort(real_nn.distances[:, -1], kind="stable")
-    real_index = GroupedReference(real_x, order=order)
+    index = real_index(real_x, real_nn.distances[:, -1])
     reference = holdout_samples = None
     if hold_x is not None and len(hold_x):
         h_prec, h_rec, holdout_samples, _, _ = _evaluate_source(
-            real_x, real_cd, center, hold_x, real_nn, real_index, k, grid
+            real_x, real_cd, center, hold_x, real_nn, index, k, grid, prdc_k
         )
         authenticity = float(holdout_samples.authentic.mean())
         reference = FidelityReference(
             h_prec.integrated, h_rec.integrated, authenticity, h_prec, h_rec
         )
-    result = (real_cd, real_nn, real_index, reference, holdout_samples)
+    result = (real_cd, real_nn, index, reference, holdout_samples)
     _REAL_SIDE_CACHE.clear()
     _REAL_SIDE_CACHE[key] = result
     return result

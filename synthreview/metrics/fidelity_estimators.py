@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from synthreview._results import to_jsonable
-from synthreview.metrics.density_coverage import Pairs, pairs_within
+from synthreview.metrics._fidelity_scan import real_index, tally
 from synthreview.neighbors import nearest
 
 #: α / β grid of the curves: 0, 0.025, …, 1
@@ -212,12 +212,9 @@ def alpha_precision_curve(
     return AlphaPrecisionCurve(grid, (cd[:, None] <= radii[None, :]).mean(axis=0))
 
 
-def _recall_minima(other_x: np.ndarray, pairs: Pairs, n_real: int) -> tuple[np.ndarray, ...]:
-    """Per real row, the smallest ‖x_g − c_g‖ among the other-set rows within its NND_k."""
-    cd_g = _distance_to(other_x, other_x.mean(axis=0, dtype=np.float64))
-    minima = np.full(n_real, np.inf)
-    np.minimum.at(minima, pairs.query, cd_g[pairs.reference])
-    return cd_g, minima
+def _centre_distances(other_x: np.ndarray) -> np.ndarray:
+    """‖x_g − c_g‖ with c_g the mean of the evaluated rows (the β-Recall centre)."""
+    return _distance_to(other_x, other_x.mean(axis=0, dtype=np.float64))
 
 
 def beta_recall_curve(
@@ -247,7 +244,7 @@ def beta_recall_curve(
     synth_x = _check(synthetic, "synthetic", d=real_x.shape[1])
     grid = DEFAULT_GRID if betas is None else np.asarray(betas, dtype=np.float64)
     nnd = nearest(real_x, real_x, k=k, exclude_self=True).distances[:, k - 1]
-    pairs = pairs_within(real_x, synth_x, nnd, inclusive=True, k0=8, prefilter=True)
-    cd_g, minima = _recall_minima(synth_x, pairs, len(real_x))
+    cd_g = _centre_distances(synth_x)
+    minima = tally(real_index(real_x, nnd), synth_x, recall_radii=nnd, cd_g=cd_g).recall_minima
     radii = np.quantile(cd_g, grid)
     return BetaRecallCurve(grid, (minima[:, None] <= radii[None, :]).mean(axis=0), k=k)
