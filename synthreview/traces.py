@@ -51,13 +51,8 @@ from synthreview.schema import LoadedTable, Notice, Review, Schema
 
 
 def _empty_dropped() -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "source_id": pd.Series(dtype="str"),
-            "start": pd.Series(dtype="datetime64[ns]"),
-            "reason": pd.Series(dtype="str"),
-        }
-    )
+    columns = {"source_id": "str", "start": "datetime64[ns]", "reason": "str"}
+    return pd.DataFrame({name: pd.Series(dtype=kind) for name, kind in columns.items()})
 
 
 @dataclass(frozen=True, eq=False)  # arrays have no single truth value: compare by identity
