@@ -175,6 +175,30 @@ def test_cross_fitting_never_scores_a_row_with_a_model_that_saw_it():
     assert len(scored_rows) == 100
 
 
+def test_one_hot_blocks_become_native_categorical_codes():
+    x = np.array([[0.5, 0, 1, 0, 1, 0], [1.5, 0, 0, 0, 0, 1], [2.5, 1, 0, 0, 1, 0]], np.float32)
+    out, categorical = membership._native_categories(x, [[1, 2, 3], [4, 5]])
+    np.testing.assert_array_equal(categorical, [False, True, True])
+    np.testing.assert_array_equal(out[:, 0], [0.5, 1.5, 2.5])
+    np.testing.assert_array_equal(out[:, 1], [1.0, np.nan, 0.0])  # all-zero block: unseen
+    np.testing.assert_array_equal(out[:, 2], [0.0, 1.0, 0.0])
+
+
+def test_classifier_seeker_learns_a_categorical_level_from_the_blocks(tables):
+    real, holdout, _, encoder = tables
+    attack = pd.concat([real.iloc[:300], holdout.iloc[:300]], ignore_index=True)
+    synthetic = real.iloc[300:].assign(job="nurse")  # the generator knows one job only
+    blocks = [encoder.groups[c] for c in SCHEMA.categorical]
+    scores = classifier_seeker_scores(
+        encoder.transform(attack),
+        encoder.transform(synthetic),
+        np.r_[np.ones(300, bool), np.zeros(300, bool)],
+        categorical_blocks=blocks,
+    )
+    nurse = (attack["job"] == "nurse").to_numpy()
+    assert scores[nurse].min() > scores[~nurse].max()
+
+
 def test_failing_attack_reports_its_error_and_others_still_run(tables, monkeypatch):
     real, holdout, fresh, encoder = tables
 
