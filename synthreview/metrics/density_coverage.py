@@ -19,7 +19,7 @@ and everything else from one grouped pass of the synthetic rows against the real
 (:func:`synthreview.metrics._fidelity_scan.tally`): per synthetic row the number of real balls
 holding it (precision, density), per real row whether a synthetic row is inside its ball
 (coverage) and whether it lies inside some synthetic row's ball (recall). Memory is O(n·k);
-at 50k × 50k × 25 the whole computation takes about 4.5 s on the 2-core reference machine.
+at 50k × 50k × 25 the whole computation takes 5.7–7.2 s on the 2-core reference machine.
 :func:`synthreview.metrics.fidelity.evaluate_fidelity` shares that pass with authenticity and
 β-Recall and calls :func:`prdc_from_tally` directly.
 """
