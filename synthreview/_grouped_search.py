@@ -113,6 +113,7 @@ class GroupedReference:
         query_limit: np.ndarray | None = None,
         reference_limit: np.ndarray | None = None,
         nearest: int = 0,
+        block_rows: int | None = None,
     ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Pairs with d² ≤ ``query_limit[q]`` or d² ≤ ``reference_limit[r]``, block by block.
 
@@ -132,6 +133,8 @@ class GroupedReference:
         nearest : int, default=0
             Also include each query row's ``nearest`` nearest reference rows (the bound t is
             the ``nearest``-th smallest group minimum).
+        block_rows : int, optional
+            Query rows per block (default ``BLOCK_ROWS``).
         """
         original, query = query, self._centred(query)
         minima = self.minima(query)
@@ -158,8 +161,9 @@ class GroupedReference:
         shift = (margin - qn).astype(np.float32)
         for g, pos in self._by_group(cand_g):
             start, stop = self.bounds[g], self.bounds[g + 1]
-            for first in range(0, len(pos), BLOCK_ROWS):
-                rows = cand_q[pos[first : first + BLOCK_ROWS]]
+            step = block_rows or BLOCK_ROWS
+            for first in range(0, len(pos), step):
+                rows = cand_q[pos[first : first + step]]
                 prod = q_aug[rows] @ self.augmented[start:stop].T  # d² − |q|²
                 hit = prod <= rest_q[rows, None]
                 if r_lim is not None:
@@ -169,12 +173,12 @@ class GroupedReference:
                 yield q, self.order[at], _distances(original, q, self.original, at)
 
     def knn(
-        self, query: np.ndarray, k: int, *, exclude_self: bool
+        self, query: np.ndarray, k: int, *, exclude_self: bool, block_rows: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Float64 distances and indices (n_query, k) of the k nearest rows, ties → lower index."""
         need = k + 1 if exclude_self else k
         best = TopK(len(query), k)
-        for q, r, d in self.pair_blocks(query, nearest=need):
+        for q, r, d in self.pair_blocks(query, nearest=need, block_rows=block_rows):
             if exclude_self:
                 keep = q != r
                 q, r, d = q[keep], r[keep], d[keep]

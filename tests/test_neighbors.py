@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from synthreview._grouped_search import GroupedReference, TopK
-from synthreview.neighbors import GROUPED_MIN_ROWS, nearest
+from synthreview.neighbors import nearest
 
 
 def _brute(q, r):
@@ -99,14 +99,16 @@ def test_pair_blocks_hold_every_pair_within_either_limit_once():
     assert not (want & ~got).any()
 
 
-def test_large_reference_uses_grouped_search_and_stays_exact():
+def test_nearest_is_exact_where_float32_ranking_is_not():
+    # |x|² ~ 1e6: float32 |q|² + |x|² − 2 q·x misranks neighbours that are 1e-3 apart
     rng = np.random.default_rng(4)
-    ref = rng.normal(size=(GROUPED_MIN_ROWS, 3)).astype(np.float32)
-    query = rng.normal(size=(40, 3)).astype(np.float32)
-    got = nearest(query, ref, k=4)
-    want_d, want_i = _exact_knn(query, ref, 4)
-    np.testing.assert_array_equal(got.indices, want_i)
-    np.testing.assert_allclose(got.distances, want_d, rtol=0, atol=1e-9)
+    ref = rng.normal(size=(3000, 3)).astype(np.float32) + 1000.0
+    query = rng.normal(size=(200, 3)).astype(np.float32) + 1000.0
+    for k in (1, 4):
+        got = nearest(query, ref, k=k, chunk_size=37)
+        want_d, want_i = _exact_knn(query, ref, k)
+        np.testing.assert_array_equal(got.indices, want_i)
+        np.testing.assert_allclose(got.distances, want_d, rtol=0, atol=1e-9)
 
 
 def test_grouped_nearest_with_order_and_ties_equals_brute_force():
