@@ -306,36 +306,43 @@ def evaluate(
     names = review.candidates
     steps = [(name, s) for name in names for s in sections]
     candidates: dict[str, CandidateResult] = {}
-    for name in names:
-        results: dict[str, Any] = {}
-        errors: dict[str, str] = {s: m for s, m in errors_all.items() if s in sections}
-        for section in sections:
-            if section in errors:
-                continue
-            i = steps.index((name, section))
-            lo = 0.3 + 0.7 * i / len(steps)
-            hi = 0.3 + 0.7 * (i + 1) / len(steps)
-            if progress:
-                progress(lo, f"{section}: {name}")
-            try:
-                results[section] = _run_section(
-                    section,
-                    review,
-                    name,
-                    ctx,
-                    options,
-                    seed,
-                    device,
-                    scaled_progress(progress, lo, hi),
-                )
-            except Exception as exc:
-                log.error("%s of %s failed:\n%s", section, name, traceback.format_exc())
-                errors[section] = _message(exc)
-        glucose = results.get("glucose")
-        if glucose is not None:
-            results.setdefault("fidelity", getattr(glucose, "fidelity", None))
-            results.setdefault("privacy", getattr(glucose, "privacy", None))
-        candidates[name] = CandidateResult(name=name, errors=errors, **results)
+    try:
+        for name in names:
+            results: dict[str, Any] = {}
+            errors: dict[str, str] = {s: m for s, m in errors_all.items() if s in sections}
+            for section in sections:
+                if section in errors:
+                    continue
+                i = steps.index((name, section))
+                lo = 0.3 + 0.7 * i / len(steps)
+                hi = 0.3 + 0.7 * (i + 1) / len(steps)
+                if progress:
+                    progress(lo, f"{section}: {name}")
+                try:
+                    results[section] = _run_section(
+                        section,
+                        review,
+                        name,
+                        ctx,
+                        options,
+                        seed,
+                        device,
+                        scaled_progress(progress, lo, hi),
+                    )
+                except Exception as exc:
+                    log.error("%s of %s failed:\n%s", section, name, traceback.format_exc())
+                    errors[section] = _message(exc)
+            glucose = results.get("glucose")
+            if glucose is not None:
+                results.setdefault("fidelity", getattr(glucose, "fidelity", None))
+                results.setdefault("privacy", getattr(glucose, "privacy", None))
+            candidates[name] = CandidateResult(name=name, errors=errors, **results)
+    finally:
+        # the fidelity real-side cache holds embedded rows of this review: keep them only
+        # while its candidates are evaluated, never beyond the call (or the session)
+        from synthreview.metrics.fidelity import forget_cached_real_side
+
+        forget_cached_real_side()
     if progress:
         progress(1.0, "done")
     return Report(

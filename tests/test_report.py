@@ -59,6 +59,25 @@ def test_every_section_runs_for_every_candidate(review):
     assert fid["authenticity"] < content["candidates"]["fresh"]["fidelity"]["authenticity"]
 
 
+def test_no_embedded_rows_outlive_the_evaluation(review, monkeypatch):
+    # candidates share one cached real side, but nothing of the review stays in the module
+    # once evaluate returns (a dashboard process serves many sessions)
+    from synthreview.metrics import fidelity
+
+    sizes = []
+    original = fidelity._real_side
+
+    def spy(*args):
+        out = original(*args)
+        sizes.append(len(fidelity._REAL_SIDE_CACHE))
+        return out
+
+    monkeypatch.setattr(fidelity, "_real_side", spy)
+    evaluate(review, sections=("fidelity",), options=ReviewOptions(n_bootstrap=0), seed=0)
+    assert sizes == [1, 1]  # shared by both candidates during the call
+    assert fidelity._REAL_SIDE_CACHE == {}
+
+
 def test_same_seed_same_json(review):
     options = ReviewOptions(max_attack=200, n_bootstrap=20)
     a = evaluate(review, sections=("fidelity",), options=options, seed=5).to_dict()

@@ -313,6 +313,11 @@ def evaluate_fidelity(
 _REAL_SIDE_CACHE: dict[tuple, tuple] = {}
 
 
+def forget_cached_real_side() -> None:
+    """Drop the cached real-side result (``report.evaluate`` calls this when it finishes)."""
+    _REAL_SIDE_CACHE.clear()
+
+
 def _digest(x: np.ndarray | None) -> str | None:
     if x is None:
         return None
