@@ -15,6 +15,13 @@ Messages name the argument, what was expected and what was received, e.g.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
 
 class SynthreviewError(Exception):
     """Base class of the errors synthreview raises deliberately."""
@@ -30,3 +37,22 @@ class ConfigError(SynthreviewError, ValueError):
 
 class UndefinedMetricWarning(UserWarning):
     """A metric is undefined for the given input; the function returns ``nan``."""
+
+
+def error_message(exc: BaseException) -> str:
+    """``"TypeName: message"``, how a failed metric or section is reported in place."""
+    return f"{type(exc).__name__}: {exc}"
+
+
+def attempt(part: str, errors: dict[str, str], fn: Callable[[], T]) -> T | None:
+    """Run one part of a section; a failure is logged and recorded in ``errors[part]``.
+
+    Returns ``fn()``, or None when it raised: one failing metric is shown with its error in
+    place and the other parts of the section still run.
+    """
+    try:
+        return fn()
+    except Exception as exc:
+        log.exception("%s failed", part)
+        errors[part] = error_message(exc)
+        return None

@@ -18,7 +18,7 @@ import numpy as np
 
 from synthreview._results import to_jsonable
 from synthreview.encoding import TabularEncoder
-from synthreview.errors import ConfigError
+from synthreview.errors import ConfigError, error_message
 from synthreview.options import (  # noqa: F401  (public here before the split)
     SECTION_OPTIONS,
     ReviewOptions,
@@ -301,7 +301,7 @@ def evaluate(
             )
         except Exception as exc:  # the embedding failing must not hide utility results
             log.error("preparing the review failed:\n%s", traceback.format_exc())
-            errors_all = {"fidelity": _message(exc), "privacy": _message(exc)}
+            errors_all = {"fidelity": error_message(exc), "privacy": error_message(exc)}
     ctx = context or Context(encoder=None, embedding=None, encoded={}, embedded={})
     names = review.candidates
     steps = [(name, s) for name in names for s in sections]
@@ -331,7 +331,7 @@ def evaluate(
                     )
                 except Exception as exc:
                     log.error("%s of %s failed:\n%s", section, name, traceback.format_exc())
-                    errors[section] = _message(exc)
+                    errors[section] = error_message(exc)
             glucose = results.get("glucose")
             if glucose is not None:
                 results.setdefault("fidelity", getattr(glucose, "fidelity", None))
@@ -354,7 +354,3 @@ def evaluate(
         kind=review.kind,
         context=context,
     )
-
-
-def _message(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"

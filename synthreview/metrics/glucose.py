@@ -23,7 +23,6 @@ data, seed and device (kept in memory, keyed on a full digest of the values).
 from __future__ import annotations
 
 import hashlib
-import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -34,7 +33,7 @@ import pandas as pd
 
 from synthreview._results import to_jsonable
 from synthreview.embeddings.lstm_autoencoder import LSTMAutoencoderEmbedding, fit_lstm_autoencoder
-from synthreview.errors import DataError
+from synthreview.errors import DataError, attempt
 from synthreview.metrics.clarke import ZONES, ClarkeResult, clarke_error_grid, clarke_zones
 from synthreview.metrics.forecast import (
     ForecastEvaluation,
@@ -73,7 +72,6 @@ __all__ = [
     "prepare_glucose",
 ]
 
-log = logging.getLogger(__name__)
 Progress = Callable[[float, str], None]
 #: share of real traces held back as the forecasting test set when there is no holdout
 TEST_SHARE_WITHOUT_HOLDOUT = 0.2
@@ -252,16 +250,6 @@ class GlucoseReport:
         return to_jsonable(out)
 
 
-def _attempt(errors: dict[str, str], part: str, fn: Callable[[], Any]) -> Any:
-    # fidelity and privacy come from other modules; one failing must not hide the glucose metrics
-    try:
-        return fn()
-    except Exception as exc:
-        log.exception("glucose part %r failed", part)
-        errors[part] = f"{type(exc).__name__}: {exc}"
-        return None
-
-
 def evaluate_glucose(
     real: Any,
     synthetic: Any,
@@ -347,7 +335,7 @@ def evaluate_glucose(
             horizon_minutes=model.horizon_steps * step,
         )
 
-    forecast_result = _attempt(errors, "forecast", forecast)
+    forecast_result = attempt("forecast", errors, forecast)
     note(0.7, "fidelity on the LSTM-autoencoder embedding")
     synthetic_z = context.embedding.transform(s)
 
@@ -363,7 +351,7 @@ def evaluate_glucose(
             n_bootstrap=n_bootstrap,
         )
 
-    fidelity_result = _attempt(errors, "fidelity", fidelity)
+    fidelity_result = attempt("fidelity", errors, fidelity)
     note(0.8, "membership attacks on traces")
 
     def privacy() -> Any:
@@ -379,7 +367,7 @@ def evaluate_glucose(
                                 seed=seed, device=device)  # fmt: skip
         return replace(report, membership_inference=(*report.membership_inference, *seekers))
 
-    privacy_result = _attempt(errors, "privacy", privacy)
+    privacy_result = attempt("privacy", errors, privacy)
     note(1.0, "glucose review done")
     samples = {"real": context.real_samples, "synthetic": synthetic_samples}
     if context.holdout_samples is not None:

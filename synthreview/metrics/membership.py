@@ -38,7 +38,7 @@ from sklearn.mixture import GaussianMixture
 from sklearn.model_selection import StratifiedKFold
 from threadpoolctl import threadpool_limits
 
-from synthreview.errors import DataError
+from synthreview.errors import DataError, error_message
 from synthreview.metrics.attack_stats import (
     AttackResult,
     AttackSet,
@@ -389,5 +389,5 @@ def membership_inference(
                 )
             )
         except Exception as exc:  # one failing attack must not hide the others
-            results.append(failed_attack(attack, f"{type(exc).__name__}: {exc}"))
+            results.append(failed_attack(attack, error_message(exc)))
     return tuple(results)

@@ -18,7 +18,7 @@ import pandas as pd
 
 from synthreview._results import to_jsonable
 from synthreview.encoding import TabularEncoder
-from synthreview.errors import ConfigError, DataError
+from synthreview.errors import ConfigError, DataError, attempt
 from synthreview.metrics.disclosure import (
     AttributeInferenceResult,
     LDiversityResult,
@@ -240,14 +240,6 @@ class PrivacyReport:
         )
 
 
-def _guarded(part: str, errors: dict[str, str], fn: Callable[[], Any]) -> Any:
-    try:
-        return fn()
-    except Exception as exc:  # a failing part is reported in place; the rest still runs
-        errors[part] = f"{type(exc).__name__}: {exc}"
-        return None
-
-
 def evaluate_privacy(
     real: pd.DataFrame,
     synthetic: pd.DataFrame,
@@ -304,12 +296,12 @@ def evaluate_privacy(
     if holdout is None or len(holdout) < 2:
         skipped["membership_inference"] = "needs a holdout table (the non-members)"
     else:
-        attacks = _guarded("membership_inference", errors, lambda: membership_inference(
+        attacks = attempt("membership_inference", errors, lambda: membership_inference(
             real, synthetic, holdout, encoder=encoder, max_attack=max_attack, seed=seed,
             progress=lambda f, m: step(0.7 * f, m),
         )) or ()  # fmt: skip
     step(0.7, "distance to closest record")
-    dcr = _guarded("dcr", errors, lambda: distance_to_closest_record(
+    dcr = attempt("dcr", errors, lambda: distance_to_closest_record(
         real_x, synthetic_x, holdout_x, real_hashes=row_hashes(real[cols]),
         synthetic_hashes=row_hashes(synthetic[cols]),
         holdout_hashes=None if holdout is None else row_hashes(holdout[cols]),
@@ -324,13 +316,13 @@ def evaluate_privacy(
         skipped["attribute_inference"] = "needs a holdout table (the benchmark attacker)"
     else:
         step(0.85, f"attribute inference on {sensitive}")
-        inference = _guarded("attribute_inference", errors, lambda: attribute_inference(
+        inference = attempt("attribute_inference", errors, lambda: attribute_inference(
             real, synthetic, holdout, sensitive=sensitive, encoder=encoder, seed=seed
         ))  # fmt: skip
     step(0.92, "l-diversity of tree leaves")
     diversity = None
     if schema.numeric:
-        diversity = _guarded(
+        diversity = attempt(
             "l_diversity",
             errors,
             lambda: _l_diversity(synthetic, encoder=encoder, ell=l_diversity, seed=seed),
@@ -377,12 +369,12 @@ def evaluate_privacy_arrays(
     if holdout_x is None or len(holdout_x) < 2:
         skipped["membership_inference"] = "needs holdout rows (the non-members)"
     else:
-        attacks = _guarded("membership_inference", errors, lambda: membership_inference(
+        attacks = attempt("membership_inference", errors, lambda: membership_inference(
             real_x, synthetic_x, holdout_x, max_attack=max_attack, seed=seed,
             progress=lambda f, m: step(0.8 * f, m),
         )) or ()  # fmt: skip
     step(0.8, "distance to closest record")
-    dcr = _guarded(
+    dcr = attempt(
         "dcr", errors, lambda: distance_to_closest_record(real_x, synthetic_x, holdout_x, seed=seed)
     )
     step(1.0, "privacy done")

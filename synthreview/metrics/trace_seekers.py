@@ -33,6 +33,7 @@ from torch import nn
 
 from synthreview._torch import seeded_torch, train_minibatches
 from synthreview.embeddings.lstm_autoencoder import fill_gaps
+from synthreview.errors import error_message
 from synthreview.metrics.membership import (
     AttackResult,
     attack_set,
@@ -223,5 +224,5 @@ def trace_attacks(
                                   n_bootstrap=n_bootstrap, seed=seed, **options))  # fmt: skip
         except Exception as exc:  # a failed attack must not hide the other one
             log.exception("trace seeker %r failed", name)
-            results.append(failed_attack(name, f"{type(exc).__name__}: {exc}"))
+            results.append(failed_attack(name, error_message(exc)))
     return tuple(results)

@@ -22,14 +22,14 @@ percentiles, correlations), :mod:`~synthreview.metrics.kmarginal`,
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from synthreview._results import to_jsonable
-from synthreview.errors import ConfigError
+from synthreview.errors import ConfigError, attempt
 from synthreview.metrics.efficacy import (
     DiscriminatorResult,
     MLEfficacy,
@@ -162,15 +162,6 @@ class UtilityReport:
         return to_jsonable(out)
 
 
-def _attempt(name: str, errors: dict[str, str], fn: Callable[[], Any]) -> Any:
-    """Run one metric; a failure is recorded under ``name`` and the other metrics still run."""
-    try:
-        return fn()
-    except Exception as exc:  # isolate one metric's failure, as SDMetrics' details table does
-        errors[name] = f"{type(exc).__name__}: {exc}"
-        return None
-
-
 def _distribution_metrics(
     real: pd.DataFrame,
     other: pd.DataFrame,
@@ -182,7 +173,7 @@ def _distribution_metrics(
     errors: dict[str, str],
 ) -> UtilityReference:
     cat, num = schema.categorical, schema.numeric
-    run = lambda name, fn: _attempt(name, errors, fn)  # noqa: E731
+    run = lambda name, fn: attempt(name, errors, fn)  # noqa: E731
     return UtilityReference(
         proportions=run(
             "proportions",
@@ -317,7 +308,7 @@ def evaluate_utility(
     elif holdout is None:
         skipped["ml_efficacy"] = "no holdout table to test the models on."
     else:
-        efficacy = _attempt(
+        efficacy = attempt(
             "ml_efficacy",
             errors,
             lambda: ml_efficacy(real, synthetic, holdout, schema=schema, target=target, seed=seed),
