@@ -84,3 +84,16 @@ def train_minibatches(
         if on_epoch is not None:
             on_epoch(epoch)
     return losses
+
+
+def in_batches(
+    fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, *, batch_size: int, device: str
+) -> torch.Tensor:
+    """``fn`` over non-empty ``x`` one batch at a time on ``device``, without gradients.
+
+    The results are moved to the CPU and concatenated along the first axis.
+    """
+    with torch.no_grad():
+        return torch.cat(
+            [fn(x[i : i + batch_size].to(device)).cpu() for i in range(0, len(x), batch_size)]
+        )

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from synthreview._torch import seeded_torch, torch_threads, train_minibatches
+from synthreview._torch import in_batches, seeded_torch, torch_threads, train_minibatches
 from synthreview.errors import DataError
 
 HIDDEN_SIZE = 70
@@ -122,17 +122,19 @@ class LSTMAutoencoderEmbedding:
     def transform(self, x: np.ndarray, *, batch_size: int = 2048) -> np.ndarray:
         """Embed traces (mg/dL, NaN for gaps) into an ``(n, 280)`` float32 array."""
         seqs = self._prepare(x)
-        out = []
-        self.model.eval()
-        with torch.no_grad(), torch_threads(self.num_threads):
-            for start in range(0, len(seqs), batch_size):
-                h, c = self.model.encode(seqs[start : start + batch_size].to(self.device))
-                # (layers, batch, hidden) -> (batch, layers * hidden), h before c
-                z = torch.cat([h.permute(1, 0, 2), c.permute(1, 0, 2)], dim=1)
-                out.append(z.reshape(len(z), -1).cpu().numpy())
-        if not out:
+        if not len(seqs):
             return np.empty((0, 2 * NUM_LAYERS * self.model.encoder.hidden_size), np.float32)
-        return np.concatenate(out).astype(np.float32)
+
+        def states(batch: torch.Tensor) -> torch.Tensor:
+            h, c = self.model.encode(batch)
+            # (layers, batch, hidden) -> (batch, layers * hidden), h before c
+            z = torch.cat([h.permute(1, 0, 2), c.permute(1, 0, 2)], dim=1)
+            return z.reshape(len(z), -1)
+
+        self.model.eval()
+        with torch_threads(self.num_threads):
+            out = in_batches(states, seqs, batch_size=batch_size, device=self.device)
+        return out.numpy().astype(np.float32)
 
 
 def fit_lstm_autoencoder(

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from synthreview._torch import seeded_torch, torch_threads, train_minibatches
+from synthreview._torch import in_batches, seeded_torch, torch_threads, train_minibatches
 from synthreview.errors import DataError, UndefinedMetricWarning
 from synthreview.metrics.clarke import ClarkeResult, clarke_error_grid
 
@@ -89,14 +89,11 @@ class Forecaster:
         x = torch.as_tensor(
             (np.asarray(history) - _CENTER_MG_DL) / _SPREAD_MG_DL, dtype=torch.float32
         )
-        out = []
-        self.model.eval()
-        with torch.no_grad():
-            for start in range(0, len(x), batch_size):
-                out.append(self.model(x[start : start + batch_size].to(self.device)).cpu())
-        if not out:
+        if not len(x):
             return np.empty(0)
-        return torch.cat(out).numpy().astype(np.float64) * _SPREAD_MG_DL + _CENTER_MG_DL
+        self.model.eval()
+        out = in_batches(self.model, x, batch_size=batch_size, device=self.device)
+        return out.numpy().astype(np.float64) * _SPREAD_MG_DL + _CENTER_MG_DL
 
 
 def train_forecaster(

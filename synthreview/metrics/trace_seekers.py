@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from synthreview._torch import seeded_torch, train_minibatches
+from synthreview._torch import in_batches, seeded_torch, train_minibatches
 from synthreview.embeddings.lstm_autoencoder import fill_gaps
 from synthreview.errors import error_message
 from synthreview.metrics.membership import (
@@ -188,11 +188,7 @@ def trace_gru_seeker(
             device=device,
         )
         model.eval()
-        with torch.no_grad():
-            inputs = _gru_inputs(attack, downsample)
-            logits = torch.cat(
-                [model(inputs[i : i + 4096].to(device)).cpu() for i in range(0, len(inputs), 4096)]
-            )
+        logits = in_batches(model, _gru_inputs(attack, downsample), batch_size=4096, device=device)
     return summarize_attack(
         "trace_gru_seeker",
         -logits.numpy().astype(np.float64),
