@@ -88,7 +88,7 @@ class GroupedReference:
     def _centred(self, x: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(x - self.shift, dtype=np.float32)
 
-    def minima(self, query: np.ndarray) -> np.ndarray:
+    def _minima(self, query: np.ndarray) -> np.ndarray:
         """Squared float32 distance from every query row to the nearest row of every group.
 
         ``query`` must be centred (``x - self.shift``).
@@ -137,13 +137,13 @@ class GroupedReference:
             Query rows per block (default ``BLOCK_ROWS``).
         """
         original, query = query, self._centred(query)
-        minima = self.minima(query)
+        minima = self._minima(query)
         qn = np.einsum("ij,ij->i", query, query, dtype=np.float64)
         # worst case, float32 |q|² + |r|² − 2 q·r is off by (d + 3) units of roundoff of
         # |q|² + |r|²; the margin is twice that, for the group minima and for stage two
         scale = (2 * self.dim + 6) * np.finfo(np.float32).eps
         margin = scale * (qn + self.norms.max()) + 1e-30
-        q_lim = np.full(len(query), -np.inf) if query_limit is None else query_limit.copy()
+        q_lim = np.full(len(query), -np.inf) if query_limit is None else query_limit
         if nearest:
             if nearest > len(self.indexes):
                 raise ValueError(f"nearest={nearest} exceeds the {len(self.indexes)} groups")

@@ -30,7 +30,7 @@ import pandas as pd
 
 from synthreview._results import to_jsonable
 from synthreview.metrics._fidelity_scan import real_index, tally
-from synthreview.metrics.density_coverage import PRDC, prdc_from_tally
+from synthreview.metrics.density_coverage import PRDC, neighbour_radii, prdc_from_tally
 from synthreview.metrics.fidelity_estimators import (
     DEFAULT_GRID,
     AlphaPrecisionCurve,
@@ -368,4 +368,4 @@ def _synthetic_radii(synth_x: np.ndarray, prdc_k: int) -> np.ndarray | None:
             stacklevel=3,
         )
         return None
-    return nearest(synth_x, synth_x, k=prdc_k, exclude_self=True).distances[:, -1]
+    return neighbour_radii(synth_x, k=prdc_k)
