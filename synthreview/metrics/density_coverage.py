@@ -34,6 +34,7 @@ import numpy as np
 from synthreview._results import to_jsonable
 from synthreview.errors import UndefinedMetricWarning
 from synthreview.metrics._fidelity_scan import Tally, real_index, tally
+from synthreview.metrics.fidelity_estimators import _check
 from synthreview.neighbors import nearest
 
 
@@ -75,15 +76,6 @@ class PRDC:
         )
 
 
-def _as_array(x: np.ndarray, name: str) -> np.ndarray:
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be a 2-d array (n, d); got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or infinite values; encode missing values first")
-    return arr
-
-
 def prdc_from_tally(found: Tally, *, k: int) -> PRDC:
     """PRDC from one :func:`~synthreview.metrics._fidelity_scan.tally` pass of the synthetic
     rows with ``ball_radii`` = the real NND_k and ``own_radii`` = the synthetic NND_k."""
@@ -114,11 +106,8 @@ def prdc(real: np.ndarray, synthetic: np.ndarray, *, k: int = 5) -> PRDC:
     PRDC
         All four ``nan`` with an :class:`UndefinedMetricWarning` when either set has ≤ k rows.
     """
-    real_x, synth_x = _as_array(real, "real"), _as_array(synthetic, "synthetic")
-    if real_x.shape[1] != synth_x.shape[1]:
-        raise ValueError(
-            f"synthetic has {synth_x.shape[1]} features; expected {real_x.shape[1]} like real"
-        )
+    real_x = _check(real, "real", min_rows=0)
+    synth_x = _check(synthetic, "synthetic", d=real_x.shape[1], min_rows=0)
     if k < 1:
         raise ValueError(f"k must be a positive integer; got {k}")
     if len(real_x) <= k or len(synth_x) <= k:
@@ -132,8 +121,8 @@ def prdc(real: np.ndarray, synthetic: np.ndarray, *, k: int = 5) -> PRDC:
     real_radii = neighbour_radii(real_x, k=k)
     synth_radii = neighbour_radii(synth_x, k=k)
     found = tally(
-        real_index(real_x.astype(np.float32), real_radii),
-        synth_x.astype(np.float32),
+        real_index(real_x, real_radii),
+        synth_x,
         ball_radii=real_radii,
         own_radii=synth_radii,
     )

@@ -122,7 +122,7 @@ def _check(x: np.ndarray, name: str, *, d: int | None = None, min_rows: int = 1)
     if len(arr) < min_rows:
         raise ValueError(f"{name} must have at least {min_rows} rows; got {len(arr)}")
     if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or infinite values")
+        raise ValueError(f"{name} contains NaN or infinite values; encode missing values first")
     return arr
 
 
