@@ -46,7 +46,7 @@ from synthreview.metrics.fidelity_estimators import (
     authenticity_score,  # noqa: F401  (public here before the split)
     beta_recall_curve,  # noqa: F401  (public here before the split)
 )
-from synthreview.neighbors import as_float32, nearest
+from synthreview.neighbors import nearest
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ def _evaluate_source(real_x, real_cd, center, other_x, real_nn, index, k, grid, 
     cd_g = _centre_distances(other_x)
     found = tally(
         index,
-        as_float32(other_x, "synthetic_z"),
+        other_x,
         recall_radii=real_nn.distances[:, k - 1],
         cd_g=cd_g,
         ball_radii=None if radii is None else real_nn.distances[:, prdc_k - 1],

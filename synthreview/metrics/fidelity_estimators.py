@@ -35,7 +35,7 @@ import numpy as np
 
 from synthreview._results import to_jsonable
 from synthreview.metrics._fidelity_scan import real_index, tally
-from synthreview.neighbors import nearest
+from synthreview.neighbors import as_float32, nearest
 
 #: α / β grid of the curves: 0, 0.025, …, 1
 DEFAULT_GRID = np.linspace(0.0, 1.0, 41)
@@ -114,15 +114,11 @@ class AuthenticitySamples:
 
 
 def _check(x: np.ndarray, name: str, *, d: int | None = None, min_rows: int = 1) -> np.ndarray:
-    arr = np.asarray(x, dtype=np.float32)
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be a 2-d array (n, d); got shape {arr.shape}")
+    arr = as_float32(x, name)
     if d is not None and arr.shape[1] != d:
         raise ValueError(f"{name} has {arr.shape[1]} features; expected {d} like real")
     if len(arr) < min_rows:
         raise ValueError(f"{name} must have at least {min_rows} rows; got {len(arr)}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or infinite values; encode missing values first")
     return arr
 
 
