@@ -13,17 +13,9 @@ from typing import Any
 
 import streamlit as st
 
-from synthreview.report import (
-    Context,
-    Report,
-    ReviewOptions,
-    default_options,
-    evaluate,
-    prepare,
-    scaled_progress,
-    section_key,
-)
-from synthreview.schema import Review
+from synthreview.io.schema import Review
+from synthreview.options import ReviewOptions, default_options, section_key
+from synthreview.review import Context, Report, evaluate, prepare, scaled_progress
 
 REVIEW_KEY = "review"
 REPORTS_KEY = "_reports"

@@ -18,9 +18,10 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from synthreview.audit import Thresholds, apply_thresholds, audit_table, curate, rule_overlaps
-from synthreview.export import audit_csv_bytes, curated_csv_bytes, curated_parquet_bytes
-from synthreview.schema import LoadedTable, Schema
+from synthreview.io.schema import LoadedTable, Schema
+from synthreview.release.audit import Thresholds, apply_thresholds, audit_table, rule_overlaps
+from synthreview.release.curation import curate
+from synthreview.release.export import audit_csv_bytes, curated_csv_bytes, curated_parquet_bytes
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python benchmarks/x.py
-from synthreview.data import align, infer_schema, read_table
-from synthreview.traces import load_traces
+from synthreview.io.tables import align, infer_schema, read_table
+from synthreview.io.traces import load_traces
 
 
 def _say(line: str) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python benchmarks/x.py
 from synthreview.embeddings import fit_embedding
-from synthreview.metrics.fidelity import evaluate_fidelity
+from synthreview.metrics.fidelity.section import evaluate_fidelity
 
 
 def _peak_rss_gb() -> float:

@@ -18,11 +18,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python benchmarks/x.py
 from synthreview.embeddings.lstm_autoencoder import fit_lstm_autoencoder
-from synthreview.metrics.forecast import evaluate_forecaster, train_forecaster
-from synthreview.metrics.glucose import evaluate_glucose
-from synthreview.metrics.glycemic import compare_glycemic, glycemic_samples
-from synthreview.metrics.motifs import motif_breadth
-from synthreview.metrics.trace_seekers import trace_gru_seeker, trace_nn_seeker
+from synthreview.metrics.glucose.forecast import evaluate_forecaster, train_forecaster
+from synthreview.metrics.glucose.glycemic import compare_glycemic, glycemic_samples
+from synthreview.metrics.glucose.motifs import motif_breadth
+from synthreview.metrics.glucose.section import evaluate_glucose
+from synthreview.metrics.glucose.seekers import trace_gru_seeker, trace_nn_seeker
 
 
 def day_traces(n: int, seed: int) -> np.ndarray:

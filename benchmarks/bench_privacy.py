@@ -22,15 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from synthreview.encoding import TabularEncoder  # noqa: E402
-from synthreview.metrics.gower import gower_nearest  # noqa: E402
-from synthreview.metrics.membership import (  # noqa: E402
-    attack_set,
-    membership_inference,
-    nn_seeker_scores,
-    summarize_attack,
-)
-from synthreview.metrics.privacy import distance_to_closest_record, row_hashes  # noqa: E402
-from synthreview.schema import Schema  # noqa: E402
+from synthreview.io.schema import Schema  # noqa: E402
+from synthreview.metrics.privacy.attack_stats import attack_set, summarize_attack  # noqa: E402
+from synthreview.metrics.privacy.gower import gower_nearest  # noqa: E402
+from synthreview.metrics.privacy.membership import membership_inference, nn_seeker_scores  # noqa: E402
+from synthreview.metrics.privacy.section import distance_to_closest_record, row_hashes  # noqa: E402
 
 ADULT = Path("/work/shared/data/adult.csv")
 NUMERIC = ["age", "fnlwgt", "education_num", "capital_gain", "capital_loss", "hours_per_week"]

@@ -22,9 +22,10 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import synthreview.metrics as utility
 from synthreview.errors import UndefinedMetricWarning
-from synthreview.metrics import utility
-from synthreview.schema import Schema
+from synthreview.io.schema import Schema
+from synthreview.metrics.utility.regression import suggest_formula
 
 BUNDLED = Path(__file__).resolve().parents[1] / "synthreview" / "datasets" / "adult.csv.gz"
 DATA = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/shared/data/adult.csv")
@@ -83,7 +84,7 @@ def main() -> None:
         "correlation MAE": lambda: utility.correlation_error(real, shuffled, columns=num),
         "discriminator AUC": lambda: utility.discriminator_auc(real, shuffled, schema=schema),
         "CI overlap": lambda: utility.ci_overlap(
-            real, shuffled, formula=utility.suggest_formula(schema), schema=schema
+            real, shuffled, formula=suggest_formula(schema), schema=schema
         ),
     }
     for label, fn in parts.items():

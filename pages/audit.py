@@ -9,18 +9,17 @@ import streamlit as st
 
 import app_state
 from synthreview import export
-from synthreview.audit import (
+from synthreview.figures.audit import before_after_bars, fidelity_curves, rule_overlap_bars
+from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.release.audit import (
     Thresholds,
     audit_table,
-    curate,
     default_thresholds,
-    evaluate_curated,
     holdout_audit,
     rule_overlaps,
     rule_summary,
 )
-from synthreview.figures.audit import before_after_bars, fidelity_curves, rule_overlap_bars
-from synthreview.policy import apply_policy, load_policy
+from synthreview.release.curation import curate, evaluate_curated
 
 POLICY_KEY = "release_policy"  # shared with the Overview page, which lets the reviewer upload one
 DIALOG_FLAG = "audit_dialog_open"

@@ -6,9 +6,11 @@ import pandas as pd
 import streamlit as st
 
 import app_state
-from synthreview import data, demo, traces
+from synthreview import demo
 from synthreview.errors import DataError
-from synthreview.schema import KINDS
+from synthreview.io.schema import KINDS
+from synthreview.io.tables import align, missing_rates, read_table
+from synthreview.io.traces import align_traces, load_traces
 
 LOADED_KEY = "_loaded_tables"
 SOURCES = {
@@ -79,20 +81,18 @@ else:
         def make():
             if is_traces:
                 kwargs = {"max_gap_minutes": int(max_gap), "max_missing_share": float(max_missing)}
-                real = traces.load_traces(real_file, name="real", **kwargs)
+                real = load_traces(real_file, name="real", **kwargs)
                 holdout = (
-                    traces.load_traces(holdout_file, name="holdout", **kwargs)
-                    if holdout_file
-                    else None
+                    load_traces(holdout_file, name="holdout", **kwargs) if holdout_file else None
                 )
                 # each candidate is named after its file; align_traces makes repeated names unique
-                candidates = [traces.load_traces(f, **kwargs) for f in synthetic_files]
-                return traces.align_traces(real, candidates, holdout=holdout)
-            real = data.read_table(real_file, role="real")
-            holdout = data.read_table(holdout_file, role="holdout") if holdout_file else None
-            candidates = [data.read_table(f, role="synthetic") for f in synthetic_files]
+                candidates = [load_traces(f, **kwargs) for f in synthetic_files]
+                return align_traces(real, candidates, holdout=holdout)
+            real = read_table(real_file, role="real")
+            holdout = read_table(holdout_file, role="holdout") if holdout_file else None
+            candidates = [read_table(f, role="synthetic") for f in synthetic_files]
             st.session_state[LOADED_KEY] = (real, holdout, candidates)
-            return data.align(real, candidates, holdout=holdout)
+            return align(real, candidates, holdout=holdout)
 
         with st.spinner("Reading and validating…"):
             _load(make)
@@ -182,13 +182,13 @@ else:
         overrides = dict(zip(edited["column"], edited["kind"], strict=True))
         schema = review.schema.with_kinds(overrides)
         _load(
-            lambda: data.align(
+            lambda: align(
                 review.real, list(review.synthetic.values()), holdout=review.holdout, schema=schema
             )
         )
         st.rerun()
     st.subheader("Missing values")
-    st.dataframe(data.missing_rates(review), key="missing_rates")
+    st.dataframe(missing_rates(review), key="missing_rates")
 
 st.subheader("Validation findings")
 if not review.notices:

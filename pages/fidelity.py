@@ -9,7 +9,7 @@ import streamlit as st
 
 import app_state
 from synthreview.figures import fidelity as fig
-from synthreview.metrics.features import pca_projection
+from synthreview.metrics.fidelity.features import pca_projection
 
 PCA_KEY = "_fidelity_pca"
 

@@ -12,7 +12,7 @@ import app_state
 from synthreview.figures import fidelity as fidelity_fig
 from synthreview.figures import glucose as fig
 from synthreview.figures import privacy as privacy_fig
-from synthreview.metrics.glucose import glycemic_table
+from synthreview.metrics.glucose.glycemic import glycemic_table
 
 ALPHA = 0.05
 

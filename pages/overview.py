@@ -8,7 +8,13 @@ import streamlit as st
 import app_state
 from synthreview.errors import ConfigError
 from synthreview.figures.audit import fidelity_curves, scorecard_table
-from synthreview.policy import HEADLINES, apply_policy, headline_scores, load_policy, parse_policy
+from synthreview.judgement.policy import (
+    HEADLINES,
+    apply_policy,
+    headline_scores,
+    load_policy,
+    parse_policy,
+)
 
 POLICY_KEY = "release_policy"
 SECTIONS = ("fidelity", "privacy", "utility")

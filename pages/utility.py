@@ -9,7 +9,7 @@ import streamlit as st
 import app_state
 from synthreview.errors import ConfigError
 from synthreview.figures import utility as fig
-from synthreview.metrics.regression import parse_formula, suggest_formula
+from synthreview.metrics.utility.regression import parse_formula, suggest_formula
 
 NONE = "(none)"
 

@@ -11,13 +11,13 @@ The public surface::
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from synthreview.data import align, infer_schema, load_table, missing_rates, read_table
 from synthreview.errors import ConfigError, DataError, UndefinedMetricWarning
-from synthreview.report import Report, ReviewOptions, evaluate
-from synthreview.schema import LoadedTable, Review, Schema
-from synthreview.traces import Traces, align_traces, load_traces
+from synthreview.io.schema import LoadedTable, Review, Schema
+from synthreview.io.tables import align, infer_schema, load_table, missing_rates, read_table
+from synthreview.io.traces import Traces, align_traces, load_traces
+from synthreview.options import ReviewOptions
+from synthreview.review import Report, evaluate
+from synthreview.version import __version__
 
 __all__ = [
     "ConfigError",

@@ -12,13 +12,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from synthreview import data, traces
-from synthreview.audit import default_thresholds
 from synthreview.errors import ConfigError, SynthreviewError
-from synthreview.export import review_release, write_files
-from synthreview.policy import load_policy
-from synthreview.report import SECTIONS, ReviewOptions, evaluate
-from synthreview.schema import Review
+from synthreview.io.schema import Review
+from synthreview.io.tables import align, read_table
+from synthreview.io.traces import align_traces, load_traces
+from synthreview.judgement.policy import load_policy
+from synthreview.options import ReviewOptions
+from synthreview.release.audit import default_thresholds
+from synthreview.release.bundle import review_release, write_files
+from synthreview.review import SECTIONS, evaluate
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -94,14 +96,14 @@ def load_review(args: argparse.Namespace) -> Review:
     """Load and validate the files named on the command line."""
     if args.traces:
         # names default to the file stem, as for tables; align_traces makes repeats unique
-        real = traces.load_traces(args.real)
-        holdout = traces.load_traces(args.holdout) if args.holdout else None
-        candidates = [traces.load_traces(p) for p in args.synthetic]
-        return traces.align_traces(real, candidates, holdout=holdout)
-    real = data.read_table(args.real, role="real")
-    holdout = data.read_table(args.holdout, role="holdout") if args.holdout else None
-    candidates = [data.read_table(p, role="synthetic") for p in args.synthetic]
-    return data.align(real, candidates, holdout=holdout)
+        real = load_traces(args.real)
+        holdout = load_traces(args.holdout) if args.holdout else None
+        candidates = [load_traces(p) for p in args.synthetic]
+        return align_traces(real, candidates, holdout=holdout)
+    real = read_table(args.real, role="real")
+    holdout = read_table(args.holdout, role="holdout") if args.holdout else None
+    candidates = [read_table(p, role="synthetic") for p in args.synthetic]
+    return align(real, candidates, holdout=holdout)
 
 
 def _thresholds(args: argparse.Namespace, report):

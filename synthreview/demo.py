@@ -27,10 +27,10 @@ import numpy as np
 import pandas as pd
 
 from synthreview import generators
-from synthreview._tables import number_text
-from synthreview.data import align, infer_schema, read_table
-from synthreview.schema import LoadedTable, Review
-from synthreview.traces import Traces, align_traces, load_traces
+from synthreview.io.schema import LoadedTable, Review
+from synthreview.io.table_rules import number_text
+from synthreview.io.tables import align, infer_schema, read_table
+from synthreview.io.traces import Traces, align_traces, load_traces
 
 ADULT_FILE = "adult.csv.gz"
 #: a CTGAN sample made once by ``scripts/make_ctgan_candidate.py``, and the record of how
@@ -224,7 +224,7 @@ def traces(seed: int = 0) -> Review:
     """Review of one person's CGM day traces: a seeded split by day and three candidates.
 
     The bundled recording (2010-03-24 to 2010-10-10) is cut into day traces of 288 five-minute
-    steps by :func:`synthreview.traces.load_traces` with its default gap rules (168 days are
+    steps by :func:`synthreview.io.traces.load_traces` with its default gap rules (168 days are
     kept). A random 30 % of the days is the holdout; the generators see only the other days.
 
     Parameters
@@ -265,7 +265,7 @@ def demo_files(out_dir: str | Path, *, kind: str = "tables", seed: int = 0) -> D
     """Write the demo's real, holdout and synthetic tables as CSV files to ``out_dir``.
 
     Tables are written with their cells as loaded (``<name>.csv``); traces in the wide format
-    :func:`synthreview.traces.load_traces` reads back (``id``, ``start``, one ``HH:MM`` column
+    :func:`synthreview.io.traces.load_traces` reads back (``id``, ``start``, one ``HH:MM`` column
     per step). Each file's sha256 equals the digest the in-memory review of :func:`tables` or
     :func:`traces` reports for it.
 

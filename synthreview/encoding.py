@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from synthreview.errors import DataError
-from synthreview.schema import Schema
+from synthreview.io.schema import Schema
 
 MISSING = "__missing__"
 

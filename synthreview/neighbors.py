@@ -4,7 +4,7 @@ Backend chosen by measurement on the 2-core reference machine (50k x 50k x 25 fl
 faiss ``IndexFlatL2`` 1-NN 0.8-0.9 s but 5-NN 3.0-4.7 s (its k > 1 heap costs 3-4x its
 arg-min per distance); scikit-learn ``NearestNeighbors`` 5-NN 5.6 s; chunked torch ``addmm`` +
 ``min`` 8.4 s; chunked numpy 10 s. Every search therefore goes through
-:class:`synthreview._grouped_search.GroupedReference`: one faiss 1-NN per group of rows, then
+:class:`synthreview.grouped_search.GroupedReference`: one faiss 1-NN per group of rows, then
 only the groups that can hold a neighbour (5-NN at 50k: 1.5-2.1 s; 1-NN 1.5 s, against 0.9 s
 for the bare faiss arg-min, the price of exactness). Memory stays O(n*k) plus one block.
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synthreview._grouped_search import GROUP_ROWS, GroupedReference
+from synthreview.grouped_search import GROUP_ROWS, GroupedReference
 
 
 @dataclass(frozen=True)

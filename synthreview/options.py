@@ -2,7 +2,7 @@
 
 :class:`ReviewOptions` is part of every cache key (the dashboard keeps each section per
 ``section_key``), so two reviews with the same data, seed and options give the same numbers.
-Re-exported from :mod:`synthreview.report`.
+Re-exported from :mod:`synthreview.review`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from synthreview.errors import ConfigError
-from synthreview.schema import Review
+from synthreview.io.schema import Review
 
 
 @dataclass(frozen=True)

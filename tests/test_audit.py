@@ -9,21 +9,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthreview.audit import (
+from synthreview.errors import ConfigError, DataError
+from synthreview.io.tables import align, read_table
+from synthreview.release.audit import (
     RULES,
     Thresholds,
     apply_thresholds,
     audit_table,
-    curate,
-    curated_review,
     default_thresholds,
     holdout_audit,
     rule_overlaps,
     rule_summary,
 )
-from synthreview.data import align, read_table
-from synthreview.errors import ConfigError, DataError
-from synthreview.export import curated_csv_bytes, curated_parquet_bytes
+from synthreview.release.curation import curate, curated_review
+from synthreview.release.export import curated_csv_bytes, curated_parquet_bytes
 
 
 # Duck-typed stand-ins holding the contract fields of FidelityReport.samples / PrivacyReport.dcr
@@ -269,7 +268,7 @@ def test_curated_review_replaces_only_curated_candidates():
 
 
 def test_curated_review_cuts_traces_too():
-    from synthreview.traces import Traces, align_traces
+    from synthreview.io.traces import Traces, align_traces
 
     rng = np.random.default_rng(0)
     real = Traces.from_array(100 + 20 * rng.random((6, 12)), name="real")

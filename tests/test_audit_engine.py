@@ -12,18 +12,14 @@ import pandas as pd
 import pytest
 
 from synthreview import demo, generators
-from synthreview.audit import (
-    audit_table,
-    curate,
-    default_thresholds,
-    evaluate_curated,
-    holdout_audit,
-    rule_summary,
-)
-from synthreview.data import align
-from synthreview.export import curated_csv_bytes, curated_parquet_bytes, review_release
-from synthreview.policy import apply_policy, load_policy
-from synthreview.report import ReviewOptions, evaluate
+from synthreview.io.tables import align
+from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.options import ReviewOptions
+from synthreview.release.audit import audit_table, default_thresholds, holdout_audit, rule_summary
+from synthreview.release.bundle import review_release
+from synthreview.release.curation import curate, evaluate_curated
+from synthreview.release.export import curated_csv_bytes, curated_parquet_bytes
+from synthreview.review import evaluate
 
 pytestmark = pytest.mark.slow
 N = 150  # the classifier-seeker attack dominates: ~30 s per candidate at 150 rows

@@ -6,8 +6,9 @@ import pytest
 from playwright.sync_api import expect
 
 from synthreview import demo
-from synthreview.export import review_release, write_files
-from synthreview.report import ReviewOptions, evaluate
+from synthreview.options import ReviewOptions
+from synthreview.release.bundle import review_release, write_files
+from synthreview.review import evaluate
 from tests.conftest import ARTIFACTS
 
 pytestmark = pytest.mark.e2e

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from synthreview.errors import UndefinedMetricWarning
-from synthreview.metrics.clarke import ZONES, clarke_error_grid, clarke_zones
+from synthreview.metrics.glucose.clarke import ZONES, clarke_error_grid, clarke_zones
 
 # (reference, prediction, zone, why) — each checked by hand against the rule order A, E, C, D, B
 CASES = [

@@ -1,4 +1,4 @@
-"""Loading, typing, schema inference and alignment of tables (synthreview.data)."""
+"""Loading, typing, schema inference and alignment of tables (synthreview.io.tables)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthreview.data import (
-    NA_MARKERS,
-    align,
-    infer_schema,
-    load_table,
-    missing_rates,
-    read_table,
-)
 from synthreview.errors import DataError
-from synthreview.schema import Schema
+from synthreview.io.schema import Schema
+from synthreview.io.tables import align, infer_schema, load_table, missing_rates, read_table
+from synthreview.io.textfile import NA_MARKERS
 
 DATA = Path(__file__).parent / "data"
 

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from synthreview import demo
-from synthreview.data import read_table
-from synthreview.schema import Review
-from synthreview.traces import load_traces
+from synthreview.io.schema import Review
+from synthreview.io.tables import read_table
+from synthreview.io.traces import load_traces
 
 DATASETS = resources.files("synthreview") / "datasets"
 

@@ -6,7 +6,7 @@ import pytest
 
 from synthreview.encoding import TabularEncoder
 from synthreview.errors import DataError
-from synthreview.schema import Schema
+from synthreview.io.schema import Schema
 
 SCHEMA = Schema({"age": "numeric", "sex": "categorical", "id": "identifier"})
 REAL = pd.DataFrame(

@@ -12,22 +12,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthreview.audit import Thresholds, audit_table, curate
-from synthreview.export import (
+from synthreview.io.schema import LoadedTable, Schema
+from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.release.audit import Thresholds, audit_table
+from synthreview.release.bundle import build_release, write_release, zip_bytes
+from synthreview.release.curation import curate
+from synthreview.release.export import (
     ESCAPE_STATEMENT,
     audit_csv_bytes,
-    build_release,
     curated_csv_bytes,
     curated_parquet_bytes,
     escape_formulas,
     manifest,
     safe_name,
-    write_release,
-    zip_bytes,
 )
-from synthreview.html_report import render_html
-from synthreview.policy import apply_policy, load_policy
-from synthreview.schema import LoadedTable, Schema
+from synthreview.release.html import render_html
 from tests.test_audit import DCR, Fidelity, Privacy, Samples
 from tests.test_policy import candidate
 
@@ -223,6 +222,6 @@ def test_html_is_self_contained_and_escaped():
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])
 def test_json_has_no_nan(bad):
-    from synthreview.export import dumps
+    from synthreview.release.export import dumps
 
     assert json.loads(dumps({"x": bad})) == {"x": None}

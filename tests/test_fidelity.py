@@ -11,18 +11,18 @@ import numpy as np
 import pytest
 from prdc import compute_prdc
 
-from synthreview import _grouped_search
-from synthreview._grouped_search import GroupedReference
+from synthreview import grouped_search
 from synthreview.errors import UndefinedMetricWarning
-from synthreview.metrics._fidelity_scan import tally
-from synthreview.metrics.density_coverage import prdc
-from synthreview.metrics.fidelity import (
+from synthreview.grouped_search import GroupedReference
+from synthreview.metrics.fidelity.alpha_beta import (
     alpha_precision_curve,
     authenticity_samples,
     authenticity_score,
     beta_recall_curve,
-    evaluate_fidelity,
 )
+from synthreview.metrics.fidelity.prdc import prdc
+from synthreview.metrics.fidelity.scan import tally
+from synthreview.metrics.fidelity.section import evaluate_fidelity
 
 
 def _gauss(rng, n, d, shift=0.0, scale=1.0):
@@ -32,7 +32,7 @@ def _gauss(rng, n, d, shift=0.0, scale=1.0):
 @pytest.mark.parametrize("group_rows", [400, 25])  # one group; many groups
 @pytest.mark.parametrize(("n", "m", "d", "k"), [(200, 150, 5, 5), (120, 260, 3, 5), (90, 90, 8, 3)])
 def test_prdc_equals_reference_package(n, m, d, k, group_rows, monkeypatch):
-    monkeypatch.setattr(_grouped_search, "GROUP_ROWS", group_rows)
+    monkeypatch.setattr(grouped_search, "GROUP_ROWS", group_rows)
     rng = np.random.default_rng(n + m + d)
     real, synthetic = _gauss(rng, n, d), _gauss(rng, m, d, shift=0.3, scale=1.3)
     with contextlib.redirect_stdout(io.StringIO()):  # the package prints the sizes
@@ -139,7 +139,7 @@ def test_report_scores_in_range_and_public_functions_agree():
 
 @pytest.mark.parametrize("group_rows", [400, 30])  # one group; many groups
 def test_permuting_synthetic_rows_changes_no_score(group_rows, monkeypatch):
-    monkeypatch.setattr(_grouped_search, "GROUP_ROWS", group_rows)
+    monkeypatch.setattr(grouped_search, "GROUP_ROWS", group_rows)
     real, synthetic, holdout = _fixture(seed=3)
     synthetic[:10] = synthetic[10:20]  # exact duplicates: ties must not depend on order
     perm = np.random.default_rng(9).permutation(len(synthetic))
@@ -210,7 +210,7 @@ def test_small_synthetic_set_warns_for_prdc_only():
 def test_grouped_scan_gives_the_same_report_as_the_single_metric_functions(monkeypatch):
     # evaluate_fidelity shares one grouped scan per set; with 40-row groups the scan spans
     # several groups and must still equal the independent estimators exactly
-    monkeypatch.setattr(_grouped_search, "GROUP_ROWS", 40)
+    monkeypatch.setattr(grouped_search, "GROUP_ROWS", 40)
     real, synthetic, holdout = _fixture(seed=5, n=420, m=390, h=300)
     synthetic[:30] = real[:30] + 1e-3  # near-copies: authenticity and density matter
     report = evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=0)

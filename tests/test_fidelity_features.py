@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthreview.metrics.features import (
+from synthreview.io.schema import Schema
+from synthreview.metrics.fidelity.features import (
     feature_distances,
     pairwise_unique_combinations,
     pca_projection,
 )
-from synthreview.schema import Schema
 
 SCHEMA = Schema({"age": "numeric", "sex": "categorical", "edu": "categorical", "id": "identifier"})
 

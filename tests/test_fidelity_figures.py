@@ -7,8 +7,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from synthreview.figures import fidelity as fig
-from synthreview.metrics.features import pca_projection
-from synthreview.metrics.fidelity import evaluate_fidelity
+from synthreview.metrics.fidelity.features import pca_projection
+from synthreview.metrics.fidelity.section import evaluate_fidelity
 
 
 def _reports():

@@ -7,7 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from synthreview.metrics.fidelity import alpha_precision_curve, evaluate_fidelity
+from synthreview.metrics.fidelity.alpha_beta import alpha_precision_curve
+from synthreview.metrics.fidelity.section import evaluate_fidelity
 
 
 def _report(real, synthetic, holdout=None):

@@ -10,8 +10,8 @@ from scipy import stats
 from synthreview import generators as g
 from synthreview.encoding import TabularEncoder
 from synthreview.errors import DataError
+from synthreview.io.schema import Schema
 from synthreview.neighbors import nearest
-from synthreview.schema import Schema
 
 SCHEMA = Schema(
     {

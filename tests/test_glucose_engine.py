@@ -7,11 +7,15 @@ import json
 import numpy as np
 import pytest
 
-from synthreview.generators import traces_add_noise
-from synthreview.metrics.forecast import evaluate_forecaster, forecast_windows, train_forecaster
-from synthreview.metrics.glucose import evaluate_glucose, prepare_glucose
-from synthreview.metrics.trace_seekers import trace_gru_seeker, trace_nn_seeker
-from synthreview.traces import Traces
+from synthreview.generators.traces import traces_add_noise
+from synthreview.io.traces import Traces
+from synthreview.metrics.glucose.forecast import (
+    evaluate_forecaster,
+    forecast_windows,
+    train_forecaster,
+)
+from synthreview.metrics.glucose.section import evaluate_glucose, prepare_glucose
+from synthreview.metrics.glucose.seekers import trace_gru_seeker, trace_nn_seeker
 
 
 def _walks(n, seed):

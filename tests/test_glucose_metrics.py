@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from synthreview.errors import DataError, UndefinedMetricWarning
-from synthreview.metrics.glycemic import (
+from synthreview.io.cgm_grid import MG_DL_PER_MMOL_L
+from synthreview.metrics.glucose.glycemic import (
     GLYCEMIC_METRICS,
-    MG_DL_PER_MMOL_L,
     compare_glycemic,
     glycemic_samples,
     glycemic_table,

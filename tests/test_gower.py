@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthreview.metrics.gower import gower_distances, gower_nearest
+from synthreview.metrics.privacy.gower import gower_distances, gower_nearest
 
 
 def _mixed(n: int, seed: int) -> pd.DataFrame:
@@ -128,7 +128,7 @@ def test_rejects_mismatched_columns():
 
 
 def test_one_mismatch_prepass_matches_brute_force_gower():
-    from synthreview.metrics.gower import _code, same_tuple_nearest
+    from synthreview.metrics.privacy.gower import _code, same_tuple_nearest
 
     query, reference = _mixed(150, 9), _mixed(120, 10)
     cats = ["sex", "city", "const_cat"]

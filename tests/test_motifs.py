@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from synthreview.errors import DataError, UndefinedMetricWarning
-from synthreview.metrics.motifs import motif_breadth, motif_set
+from synthreview.metrics.glucose.motifs import motif_breadth, motif_set
 
 
 @pytest.fixture

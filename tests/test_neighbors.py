@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from synthreview._grouped_search import GroupedReference, TopK
+from synthreview.grouped_search import GroupedReference, TopK
 from synthreview.neighbors import nearest
 
 

@@ -17,8 +17,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import app_state
-from synthreview.data import align, read_table
-from synthreview.report import CandidateResult, Report, ReviewOptions, describe_inputs
+from synthreview.io.tables import align, read_table
+from synthreview.options import ReviewOptions
+from synthreview.review import CandidateResult, Report, describe_inputs
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 N = 12
@@ -108,7 +109,7 @@ def patched():
     after = fake_report(review, mia=0.5)
     with (
         patch("app_state.get_report", return_value=report),
-        patch("synthreview.audit.evaluate_curated", return_value=after) as evaluate,
+        patch("synthreview.release.audit.evaluate_curated", return_value=after) as evaluate,
     ):
         yield review, report, evaluate
 

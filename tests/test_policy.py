@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from synthreview.errors import ConfigError
-from synthreview.policy import RULES, apply_policy, headline_scores, load_policy
+from synthreview.judgement.policy import RULES, apply_policy, headline_scores, load_policy
 
 
 def candidate(

@@ -13,25 +13,23 @@ from sklearn.metrics import roc_auc_score
 
 from synthreview.encoding import TabularEncoder
 from synthreview.errors import ConfigError, DataError
-from synthreview.metrics import membership
-from synthreview.metrics.membership import (
+from synthreview.io.schema import Schema
+from synthreview.metrics.privacy import membership
+from synthreview.metrics.privacy.attack_stats import (
     attack_set,
     bootstrap_auc,
     challenge_accuracy,
-    classifier_seeker_scores,
-    membership_inference,
     summarize_attack,
 )
-from synthreview.metrics.privacy import (
-    attribute_inference,
+from synthreview.metrics.privacy.disclosure import attribute_inference, l_diversity
+from synthreview.metrics.privacy.membership import classifier_seeker_scores, membership_inference
+from synthreview.metrics.privacy.section import (
     distance_to_closest_record,
     evaluate_privacy,
     evaluate_privacy_arrays,
-    l_diversity,
     row_hashes,
 )
 from synthreview.neighbors import nearest
-from synthreview.schema import Schema
 
 SCHEMA = Schema({"age": "numeric", "income": "numeric", "sex": "categorical", "job": "categorical"})
 

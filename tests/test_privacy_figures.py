@@ -9,8 +9,8 @@ import pytest
 
 from synthreview.encoding import TabularEncoder
 from synthreview.figures import privacy as fig
-from synthreview.metrics.privacy import evaluate_privacy
-from synthreview.schema import Schema
+from synthreview.io.schema import Schema
+from synthreview.metrics.privacy.section import evaluate_privacy
 
 SCHEMA = Schema({"age": "numeric", "sex": "categorical"})
 

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 import synthreview as sr
-from synthreview.report import ReviewOptions, evaluate
+from synthreview.options import ReviewOptions
+from synthreview.review import evaluate
 
 
 def _frame(n: int, seed: int) -> pd.DataFrame:
@@ -62,7 +63,7 @@ def test_every_section_runs_for_every_candidate(review):
 def test_no_embedded_rows_outlive_the_evaluation(review, monkeypatch):
     # candidates share one cached real side, but nothing of the review stays in the module
     # once evaluate returns (a dashboard process serves many sessions)
-    from synthreview.metrics import fidelity
+    from synthreview.metrics.fidelity import section as fidelity
 
     sizes = []
     original = fidelity._real_side
@@ -115,7 +116,7 @@ def _walks(n: int, seed: int) -> np.ndarray:
 
 @pytest.mark.slow
 def test_motif_options_reach_the_glucose_section():
-    from synthreview.traces import Traces, align_traces
+    from synthreview.io.traces import Traces, align_traces
 
     real = Traces.from_array(_walks(24, 0), name="real")
     holdout = Traces.from_array(_walks(24, 1), name="holdout")

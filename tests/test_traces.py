@@ -1,4 +1,4 @@
-"""Loading, regularising and aligning glucose traces (synthreview.traces)."""
+"""Loading, regularising and aligning glucose traces (synthreview.io.traces)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from synthreview.errors import DataError
-from synthreview.traces import MG_DL_PER_MMOL_L, Traces, align_traces, load_traces
+from synthreview.io.cgm_grid import MG_DL_PER_MMOL_L
+from synthreview.io.traces import Traces, align_traces, load_traces
 
 DATA = Path(__file__).parent / "data"
 

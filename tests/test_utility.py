@@ -7,20 +7,17 @@ import pandas as pd
 import pytest
 
 from synthreview.errors import ConfigError, UndefinedMetricWarning
-from synthreview.metrics.regression import interval_overlap
-from synthreview.metrics.utility import (
-    ci_overlap,
+from synthreview.io.schema import Schema
+from synthreview.metrics.utility.efficacy import discriminator_auc, ml_efficacy
+from synthreview.metrics.utility.kmarginal import k_marginal_score
+from synthreview.metrics.utility.marginals import (
     correlation_error,
-    discriminator_auc,
-    evaluate_utility,
-    k_marginal_score,
     mean_errors,
-    ml_efficacy,
-    parse_formula,
     percentile_errors,
     proportion_errors,
 )
-from synthreview.schema import Schema
+from synthreview.metrics.utility.regression import ci_overlap, interval_overlap, parse_formula
+from synthreview.metrics.utility.section import evaluate_utility
 
 
 def _table(n: int, seed: int) -> pd.DataFrame:

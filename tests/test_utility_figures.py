@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import pytest
 
 from synthreview.figures import utility as fig
-from synthreview.metrics.utility import evaluate_utility
+from synthreview.metrics.utility.section import evaluate_utility
 from tests.test_utility import SCHEMA, _shuffle_columns, _table
 
 

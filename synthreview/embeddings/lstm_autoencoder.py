@@ -29,8 +29,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from synthreview._torch import in_batches, seeded_torch, torch_threads, train_minibatches
 from synthreview.errors import DataError
+from synthreview.training import in_batches, seeded_torch, torch_threads, train_minibatches
 
 HIDDEN_SIZE = 70
 NUM_LAYERS = 2
@@ -102,7 +102,7 @@ class LSTMAutoencoderEmbedding:
     train_loss : tuple of float
         Mean squared reconstruction error per epoch (standardised units).
     num_threads : int or None
-        Torch threads used by ``transform`` (see :func:`synthreview._torch.torch_threads`).
+        Torch threads used by ``transform`` (see :func:`synthreview.training.torch_threads`).
     """
 
     model: _Seq2Seq = field(repr=False)
@@ -175,7 +175,7 @@ def fit_lstm_autoencoder(
         random state is left as it was.
     device : str
     num_threads : int or None, default=1
-        Torch threads while fitting (see :func:`synthreview._torch.torch_threads`); ``None``
+        Torch threads while fitting (see :func:`synthreview.training.torch_threads`); ``None``
         keeps torch's own.
     progress : callable, optional
         ``progress(fraction, message)`` after every epoch.

@@ -7,7 +7,7 @@ imports streamlit, so the HTML report and the dashboard draw the same figures.
 from __future__ import annotations
 
 from synthreview.figures import audit, fidelity, glucose, privacy, utility
-from synthreview.figures._style import apply_style, palette, source_color
+from synthreview.figures.style import apply_style, palette, source_color
 
 __all__ = [
     "apply_style",

@@ -12,14 +12,14 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from synthreview.figures._style import (
+from synthreview.figures.style import (
     HOLDOUT_COLOR,
     IDEAL_COLOR,
     VERDICT_COLORS,
     apply_style,
     palette,
 )
-from synthreview.policy import HEADLINES, headline_scores
+from synthreview.judgement.policy import HEADLINES, headline_scores
 
 _BEFORE_AFTER = ("ip_alpha", "ir_beta", "authenticity", "mia_auc", "dcr_share")
 

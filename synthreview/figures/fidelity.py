@@ -1,8 +1,8 @@
 """Figures of the fidelity section (no Streamlit).
 
-Builders take result objects from :mod:`synthreview.metrics.fidelity` (``reports`` maps a
+Builders take result objects from :mod:`synthreview.metrics.fidelity.section` (``reports`` maps a
 candidate name to its ``FidelityReport``) or the tidy frames of
-:mod:`synthreview.metrics.features`. The ideal diagonal is green and dotted, the holdout
+:mod:`synthreview.metrics.fidelity.features`. The ideal diagonal is green and dotted, the holdout
 reference grey and dashed, candidates take ``palette(i)`` in the order given.
 """
 
@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from synthreview.figures._style import (
+from synthreview.figures.style import (
     HOLDOUT_COLOR,
     IDEAL_COLOR,
     REAL_COLOR,

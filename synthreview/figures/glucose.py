@@ -1,7 +1,7 @@
 """Figures of the glucose review (GlucoSynth figures 5, 6 and 18): plotly only, no Streamlit.
 
 Every builder takes result objects or trace arrays and returns a ``plotly.graph_objects.Figure``
-styled with :func:`synthreview.figures._style.apply_style`. Sources are coloured like the rest
+styled with :func:`synthreview.figures.style.apply_style`. Sources are coloured like the rest
 of the dashboard: real blue, holdout grey, candidates from :func:`palette`.
 """
 
@@ -16,7 +16,7 @@ from plotly.subplots import make_subplots
 from sklearn.decomposition import PCA
 
 from synthreview.embeddings.lstm_autoencoder import fill_gaps
-from synthreview.figures._style import apply_style, source_color
+from synthreview.figures.style import apply_style, source_color
 
 #: the fixed colour scale of every heatmap (GlucoSynth appendix C.1), mg/dL
 HEATMAP_RANGE_MG_DL = (40.0, 400.0)

@@ -1,6 +1,7 @@
 """Figures and tables of the privacy section (membership-inference ROC, DCR, disclosure risk).
 
-Builders take :class:`~synthreview.metrics.privacy.PrivacyReport` objects (one per candidate)
+Builders take :class:`~synthreview.metrics.privacy.section.PrivacyReport` objects (one per
+candidate)
 and return plotly figures, DataFrames or pandas Stylers; no Streamlit here.
 """
 
@@ -14,8 +15,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from pandas.io.formats.style import Styler
 
-from synthreview.figures._style import HOLDOUT_COLOR, VERDICT_COLORS, apply_style, palette
-from synthreview.metrics.membership import ATTACK_LABELS
+from synthreview.figures.style import HOLDOUT_COLOR, VERDICT_COLORS, apply_style, palette
+from synthreview.metrics.privacy.membership import ATTACK_LABELS
 
 #: traffic-light thresholds, the defaults of ``policies/default.toml`` (pass, fail; lower better)
 MIA_AUC_LIMITS = (0.6, 0.7)

@@ -1,6 +1,7 @@
 """Figures and the traffic-light summary of the utility section (no Streamlit).
 
-Every builder takes result objects from :mod:`synthreview.metrics.utility`; ``reports`` maps a
+Every builder takes result objects from :mod:`synthreview.metrics.utility.section`;
+``reports`` maps a
 candidate name to its ``UtilityReport``. The holdout reference is drawn in the holdout grey.
 """
 
@@ -15,15 +16,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from synthreview.figures._style import (
+from synthreview.figures.style import (
     HOLDOUT_COLOR,
     REAL_COLOR,
     VERDICT_COLORS,
     apply_style,
     palette,
 )
-from synthreview.metrics.kmarginal import MarginalDifference
-from synthreview.metrics.marginals import CorrelationError
+from synthreview.metrics.utility.kmarginal import MarginalDifference
+from synthreview.metrics.utility.marginals import CorrelationError
 
 REFERENCE = "holdout reference"
 

@@ -12,39 +12,41 @@ Each area also has one ``evaluate_*`` entry point that :func:`synthreview.evalua
 
 from __future__ import annotations
 
-from synthreview.metrics.clarke import clarke_error_grid, clarke_zones
-from synthreview.metrics.density_coverage import PRDC, prdc
-from synthreview.metrics.features import (
-    feature_distances,
-    pairwise_unique_combinations,
-    pca_projection,
-)
-from synthreview.metrics.fidelity import (
-    FidelityReport,
+from synthreview.metrics.fidelity.alpha_beta import (
     alpha_precision_curve,
     authenticity_samples,
     authenticity_score,
     beta_recall_curve,
-    evaluate_fidelity,
 )
-from synthreview.metrics.glucose import GlucoseReport, evaluate_glucose, prepare_glucose
-from synthreview.metrics.glycemic import compare_glycemic, glycemic_samples
-from synthreview.metrics.gower import gower_distances, gower_nearest
-from synthreview.metrics.membership import AttackResult, membership_inference
-from synthreview.metrics.motifs import motif_breadth
-from synthreview.metrics.privacy import PrivacyReport, evaluate_privacy, evaluate_privacy_arrays
-from synthreview.metrics.utility import (
-    UtilityReport,
-    ci_overlap,
+from synthreview.metrics.fidelity.features import (
+    feature_distances,
+    pairwise_unique_combinations,
+    pca_projection,
+)
+from synthreview.metrics.fidelity.prdc import PRDC, prdc
+from synthreview.metrics.fidelity.section import FidelityReport, evaluate_fidelity
+from synthreview.metrics.glucose.clarke import clarke_error_grid, clarke_zones
+from synthreview.metrics.glucose.glycemic import compare_glycemic, glycemic_samples
+from synthreview.metrics.glucose.motifs import motif_breadth
+from synthreview.metrics.glucose.section import GlucoseReport, evaluate_glucose, prepare_glucose
+from synthreview.metrics.privacy.attack_stats import AttackResult
+from synthreview.metrics.privacy.gower import gower_distances, gower_nearest
+from synthreview.metrics.privacy.membership import membership_inference
+from synthreview.metrics.privacy.section import (
+    PrivacyReport,
+    evaluate_privacy,
+    evaluate_privacy_arrays,
+)
+from synthreview.metrics.utility.efficacy import discriminator_auc, ml_efficacy
+from synthreview.metrics.utility.kmarginal import k_marginal_score
+from synthreview.metrics.utility.marginals import (
     correlation_error,
-    discriminator_auc,
-    evaluate_utility,
-    k_marginal_score,
     mean_errors,
-    ml_efficacy,
     percentile_errors,
     proportion_errors,
 )
+from synthreview.metrics.utility.regression import ci_overlap
+from synthreview.metrics.utility.section import UtilityReport, evaluate_utility
 
 __all__ = [
     "PRDC",

@@ -1,0 +1,261 @@
+"""Table checks, column-kind inference and alignment helpers behind :mod:`synthreview.io.tables`.
+
+:mod:`synthreview.io.tables` holds the public functions (``read_table``, ``infer_schema``,
+``align``); this module holds the rules they apply to every table: header and row checks, the
+kind of one column, wrapping DataFrames as tables, casting to the real table's kinds and the
+notices that alignment reports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synthreview.errors import DataError
+from synthreview.io.schema import LoadedTable, Notice, Schema
+from synthreview.io.textfile import strip_na, text_series, type_text_column
+
+#: share of values that must parse as dates for a text column to be a datetime column
+DATETIME_SHARE = 0.95
+#: rows needed before an all-unique text column is taken for an identifier
+IDENTIFIER_MIN_ROWS = 20
+_ID_NAME = re.compile(r"^(id|uuid|guid|key|index|row_?id|record_?id)$|(^|_)id$|^id_", re.I)
+_DATE_LIKE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|^\d{4}-?\d{2}-?\d{2}T|^\d{1,2}:\d{2}")
+
+# ---------------------------------------------------------------------------------------------
+# checks
+
+
+def check_header(header: list[str], what: str, label: str) -> list[Notice]:
+    """Refuse duplicated names; rename empty names in place to ``unnamed_<i>`` with a notice."""
+    seen: dict[str, int] = {}
+    for col in header:
+        seen[col] = seen.get(col, 0) + 1
+    dupes = sorted(c for c, n in seen.items() if n > 1)
+    if dupes:
+        raise DataError(
+            f"{what} has duplicated column names {dupes}; expected every column name once"
+        )
+    notices = []
+    for i, col in enumerate(header):
+        if col == "":
+            header[i] = f"unnamed_{i + 1}"
+            notices.append(
+                Notice(
+                    "warning",
+                    label,
+                    f"column {i + 1} has no name; it is called {header[i]!r}",
+                    header[i],
+                )
+            )
+    return notices
+
+
+def check_rows(frame: pd.DataFrame, what: str) -> None:
+    """Refuse a table without columns or with fewer than 2 rows."""
+    if frame.shape[1] == 0:
+        raise DataError(f"{what} has no columns")
+    if len(frame) == 0:
+        raise DataError(f"{what} has a header but no data rows; expected at least 2 rows")
+    if len(frame) == 1:
+        raise DataError(f"{what} has only 1 data row; at least 2 rows are needed to review a table")
+
+
+# ---------------------------------------------------------------------------------------------
+# schema
+
+
+def infer_kind(name: str, s: pd.Series) -> str:
+    """Kind of one column; the rules are listed in :func:`synthreview.io.tables.infer_schema`."""
+    present = s.dropna()
+    n_unique = present.nunique()
+    if n_unique <= 1:
+        return "constant"
+    all_distinct = n_unique == len(present)
+    if _ID_NAME.search(name) and all_distinct:
+        return "identifier"
+    if pd.api.types.is_datetime64_any_dtype(s):
+        return "datetime"
+    if pd.api.types.is_numeric_dtype(s):
+        values = present.to_numpy(dtype="float64")
+        integral = bool(np.all(values == np.round(values)))
+        if (
+            integral
+            and all_distinct
+            and len(s) >= IDENTIFIER_MIN_ROWS
+            and values.max() - values.min() + 1 == len(values)
+        ):
+            return "identifier"
+        return "categorical" if n_unique == 2 else "numeric"
+    if _looks_datetime(present):
+        return "datetime"
+    if all_distinct and len(s) >= IDENTIFIER_MIN_ROWS:
+        return "identifier"
+    return "categorical"
+
+
+def _looks_datetime(present: pd.Series) -> bool:
+    text = present.astype("str")
+    sample = text.iloc[:: max(1, len(text) // 2000)]
+    if sample.str.match(_DATE_LIKE).mean() < DATETIME_SHARE:
+        return False
+    parsed = pd.to_datetime(sample, errors="coerce", format="mixed")
+    return bool(parsed.notna().mean() >= DATETIME_SHARE)
+
+
+# ---------------------------------------------------------------------------------------------
+# alignment
+
+
+def as_table(obj: LoadedTable | pd.DataFrame, name: str, role: str) -> LoadedTable:
+    """A LoadedTable with ``role``; DataFrames are checked and hashed by content."""
+    if isinstance(obj, LoadedTable):
+        return obj if obj.role == role else replace(obj, role=role)
+    if not isinstance(obj, pd.DataFrame):
+        raise DataError(
+            f"{role} table {name!r} must be a LoadedTable or a pandas DataFrame; got "
+            f"{type(obj).__name__}"
+        )
+    columns = [str(c) for c in obj.columns]
+    what = f"{role} table {name!r}"
+    check_header(list(columns), what, name)
+    frame = obj.copy()
+    frame.columns = columns
+    frame = frame.reset_index(drop=True)
+    check_rows(frame, what)
+    hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    digest = hashlib.sha256("\x1f".join(columns).encode() + hashed.tobytes()).hexdigest()
+    raw = frame.astype("str").where(frame.notna(), "")
+    return LoadedTable(name=name, role=role, frame=frame, raw=raw, sha256=digest)
+
+
+def name_candidates(synthetic: Any) -> dict[str, LoadedTable]:
+    """Synthetic tables by unique candidate name (never ``real`` or ``holdout``)."""
+    if isinstance(synthetic, Mapping):
+        items = [(str(k), v) for k, v in synthetic.items()]
+    elif isinstance(synthetic, (LoadedTable, pd.DataFrame)):
+        items = [(None, synthetic)]
+    else:
+        items = [(None, v) for v in synthetic]
+    out: dict[str, LoadedTable] = {}
+    for i, (key, obj) in enumerate(items, start=1):
+        base = key or (obj.name if isinstance(obj, LoadedTable) else f"synthetic_{i}")
+        cand, n = base, 1
+        while cand in out or cand in ("real", "holdout"):
+            n += 1
+            cand = f"{base}-{n}"
+        table = as_table(obj, cand, "synthetic")
+        out[cand] = table if table.name == cand else replace(table, name=cand)
+    return out
+
+
+def check_columns(frame: pd.DataFrame, columns: list[str], label: str) -> None:
+    """Refuse a table whose columns are not exactly ``columns`` (in any order)."""
+    have = list(frame.columns)
+    missing = [c for c in columns if c not in have]
+    extra = [c for c in have if c not in columns]
+    if missing and extra:
+        raise DataError(
+            f"{label} is missing columns {missing} and has extra columns {extra}; "
+            "expected the columns of real"
+        )
+    if missing:
+        raise DataError(f"{label} is missing columns {missing}; expected the columns of real")
+    if extra:
+        raise DataError(f"{label} has extra columns {extra}; expected the columns of real")
+
+
+def cast_table(table: LoadedTable, schema: Schema, label: str) -> LoadedTable:
+    """The table with the schema's column order and every column cast to its kind."""
+    frame = table.frame[schema.columns]
+    raw = table.raw[schema.columns] if list(table.raw.columns) != schema.columns else table.raw
+    cast = {c: _cast_column(frame[c], kind, label, c) for c, kind in schema.kinds.items()}
+    return replace(table, frame=pd.DataFrame(cast, index=frame.index), raw=raw)
+
+
+def _cast_column(s: pd.Series, kind: str, label: str, col: str) -> pd.Series:
+    if kind == "numeric":
+        if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
+            numbers = type_text_column(s)
+            if numbers.dtype == "float64":
+                return numbers
+            text = text_series(strip_na(s), s.index)
+            bad = text[text.notna() & pd.to_numeric(text, errors="coerce").isna()]
+            if len(bad):
+                examples = list(dict.fromkeys(bad.tolist()))[:5]
+                raise DataError(
+                    f"{label} column {col!r} must be numeric (its kind in the schema); found "
+                    f"{len(bad)} values that are not numbers, e.g. {examples}"
+                )
+        return s.astype("float64")
+    if kind == "categorical":
+        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+            return _number_text(s)
+        return s.astype("str").where(s.notna())
+    return s
+
+
+def number_text(values: np.ndarray) -> np.ndarray:
+    """Numbers as a CSV holds them: whole numbers without ``.0``, others in shortest repr.
+
+    Returns an object array of the same shape; NaN becomes ``None``. One rule for every place
+    that turns numbers into text (category matching, demo files), so "1" and "1.0" never differ.
+    """
+    values = np.asarray(values, dtype="float64")
+    whole = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2**53)
+    text = values.astype(str).astype(object)
+    text[whole] = values[whole].astype(np.int64).astype(str)
+    text[np.isnan(values)] = None
+    return text
+
+
+def _number_text(s: pd.Series) -> pd.Series:
+    # real "1" and synthetic "1.0" must be the same category: whole numbers lose their ".0"
+    text = number_text(s.to_numpy(dtype="float64", na_value=np.nan))
+    return pd.Series(text, index=s.index, dtype="str").where(s.notna())
+
+
+def alignment_notices(
+    tables: dict[str, LoadedTable], schema: Schema, label: dict[str, str]
+) -> list[Notice]:
+    """Unseen categories, all-missing columns and missing rates across the cast tables."""
+    notices: list[Notice] = []
+    real = tables["real"].frame
+    for col in schema.categorical:
+        seen = real[col].dropna().unique()
+        for key, table in tables.items():
+            if key == "real":
+                continue
+            values = table.frame[col].dropna()
+            unseen = values[~values.isin(seen)]
+            if len(unseen):
+                examples = list(dict.fromkeys(unseen.tolist()))[:5]
+                notices.append(
+                    Notice(
+                        "warning",
+                        key,
+                        f"{label[key]} column {col!r} has {unseen.nunique()} categories never "
+                        f"seen in real ({len(unseen)} rows), e.g. {examples}",
+                        col,
+                    )
+                )
+    for key, table in tables.items():
+        for col in schema.columns:
+            if table.frame[col].isna().all():
+                notices.append(
+                    Notice("warning", key, f"{label[key]} column {col!r} is all missing", col)
+                )
+    rates = pd.DataFrame({k: t.frame.isna().mean() for k, t in tables.items()})
+    for col, row in rates.iterrows():
+        if (row > 0).any():
+            parts = ", ".join(f"{label[k]} {v:.1%}" for k, v in row.items())
+            notices.append(
+                Notice("info", "all", f"column {col!r} has missing values: {parts}", str(col))
+            )
+    return notices

@@ -1,0 +1,357 @@
+"""Loading tables and aligning real, holdout and synthetic tables for a review.
+
+``read_table`` turns one CSV, TSV or Parquet source (a path or an upload) into a
+:class:`~synthreview.io.schema.LoadedTable`, or raises :class:`~synthreview.errors.DataError` before
+anything is returned: nothing is ever half-loaded. ``infer_schema`` guesses column kinds on the
+real table and ``align`` checks that every table has the real table's columns, casts them to the
+real kinds and collects the findings that do not stop a review (unseen categories, empty
+columns, missing-value rates) as :class:`~synthreview.io.schema.Notice` objects.
+
+Typing rules (shared by every table so they compare like with like):
+
+* values are stripped of surrounding whitespace; ``raw`` keeps them exactly as written;
+* a stripped value in :data:`NA_MARKERS` (including the empty string) is missing;
+* a column whose non-missing values all parse as numbers becomes ``float64`` (integers too:
+  one numeric dtype keeps numpy code simple and float64 holds integers exactly up to 2**53);
+* every other column stays text (pandas ``str`` dtype, missing as ``NaN``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import re
+import zlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import pandas as pd
+
+from synthreview.errors import DataError
+from synthreview.io.schema import LoadedTable, Notice, Review, Schema
+from synthreview.io.table_rules import (
+    alignment_notices,
+    as_table,
+    cast_table,
+    check_columns,
+    check_header,
+    check_rows,
+    infer_kind,
+    name_candidates,
+)
+from synthreview.io.textfile import (
+    decode_text,
+    parse_delimited,
+    sniff_delimiter,
+    type_text_column,
+    typed_frame,
+)
+
+MAX_BYTES = 2 * 1024**3
+_ROLES = ("real", "holdout", "synthetic")
+_PANDAS_INDEX = re.compile(r"__index_level_\d+__")
+
+
+def read_table(
+    source: str | os.PathLike[str] | IO[bytes] | bytes,
+    *,
+    name: str | None = None,
+    role: str = "real",
+    max_bytes: int = MAX_BYTES,
+) -> LoadedTable:
+    """Read a CSV, TSV or Parquet table from a path or a file-like object.
+
+    Parameters
+    ----------
+    source : str, path, binary file-like (e.g. a Streamlit ``UploadedFile``) or bytes
+        Parquet is recognised by its ``PAR1`` magic bytes, gzip-compressed text by its magic
+        bytes; anything else is read as delimited text (delimiter sniffed among
+        ``, ; TAB |``).
+    name : str, optional
+        Display name; defaults to the file stem (``"table"`` when the source has no name).
+    role : {"real", "holdout", "synthetic"}
+    max_bytes : int, default 2 GiB
+        Sources larger than this are refused before they are read.
+
+    Returns
+    -------
+    LoadedTable
+        ``frame`` holds typed values (see the module docstring), ``raw`` the cells as written
+        (for Parquet: the columns as stored), ``sha256`` the digest of the source bytes.
+
+    Raises
+    ------
+    DataError
+        Empty, header-only, single-row, too large, binary, ragged or unparseable input, and
+        duplicated column names. The message names the table.
+    """
+    if role not in _ROLES:
+        raise ValueError(f"role must be one of {list(_ROLES)}; got {role!r} instead")
+    label = name or _stem(source)
+    what = f"{role} table {label!r}"
+    data = _read_bytes(source, what, max_bytes)
+    digest = hashlib.sha256(data).hexdigest()
+    if data[:2] == b"\x1f\x8b":
+        data = _gunzip(data, what, max_bytes)
+    suffix = Path(str(getattr(source, "name", source) if not isinstance(source, bytes) else ""))
+    suffix_text = "".join(suffix.suffixes[-2:]).lower() if suffix.suffixes else ""
+    if data[:4] == b"PAR1":
+        raw, frame, notices = _read_parquet(data, what, label)
+        source_format, delimiter, encoding = "parquet", None, None
+    elif suffix_text.endswith((".parquet", ".pq")):
+        raise DataError(
+            f"{what} is named like a Parquet file but does not start "
+            "with the Parquet magic bytes 'PAR1'; the file is damaged or not Parquet"
+        )
+    else:
+        if not data[:4096].strip() and not data.strip():  # full strip only when the head is blank
+            raise DataError(f"{what} is empty; expected a header row and data rows")
+        utf8, head, encoding, notices = decode_text(data, what, label)
+        del data  # for BOM or latin-1 input only the UTF-8 copy is needed from here
+        prefer_tab = ".tsv" in suffix_text or ".tab" in suffix_text
+        delimiter = sniff_delimiter(head, prefer_tab=prefer_tab)
+        header, raw = parse_delimited(utf8, head, delimiter, what)
+        notices += check_header(header, what, label)
+        raw.columns = header
+        frame, typing_notices = typed_frame(raw, decimal_comma=delimiter == ";", label=label)
+        notices += typing_notices
+        source_format = "tsv" if delimiter == "\t" else "csv"
+    check_rows(frame, what)
+    return LoadedTable(
+        name=label,
+        role=role,
+        frame=frame,
+        raw=raw,
+        sha256=digest,
+        source_format=source_format,
+        delimiter=delimiter,
+        encoding=encoding,
+        notices=tuple(notices),
+    )
+
+
+def load_table(
+    source: str | os.PathLike[str] | IO[bytes] | bytes, *, name: str | None = None
+) -> pd.DataFrame:
+    """Read a table and return its typed frame; see :func:`read_table`."""
+    return read_table(source, name=name).frame
+
+
+def infer_schema(frame: pd.DataFrame) -> Schema:
+    """Guess the kind of every column of the real table.
+
+    Rules, applied in this order:
+
+    * ``constant``: at most one distinct non-missing value (all-missing included);
+    * ``identifier``: name like ``id``/``uuid``/``*_id`` with all non-missing values distinct,
+      or a text column of at least 20 rows whose values are all distinct, or an integer column
+      of at least 20 rows that is a permutation of a contiguous range (a row number);
+    * ``datetime``: datetime dtype, or a text column where at least 95 % of non-missing values
+      look like and parse as dates;
+    * ``categorical``: other text columns, and numeric columns with exactly two values (flags
+      and binary targets are compared as categories);
+    * ``numeric``: the remaining numeric columns.
+
+    The reviewer can override any kind with ``Schema.with_kinds``.
+    """
+    kinds: dict[str, str] = {}
+    for col in frame.columns:
+        kinds[str(col)] = infer_kind(str(col), frame[col])
+    return Schema(kinds)
+
+
+def align(
+    real: LoadedTable | pd.DataFrame,
+    synthetic: LoadedTable
+    | pd.DataFrame
+    | Sequence[LoadedTable | pd.DataFrame]
+    | Mapping[str, LoadedTable | pd.DataFrame],
+    *,
+    holdout: LoadedTable | pd.DataFrame | None = None,
+    schema: Schema | None = None,
+) -> Review:
+    """Check and cast real, holdout and synthetic tables into one review.
+
+    Parameters
+    ----------
+    real : LoadedTable or DataFrame
+        The training data the generators saw; it fixes the columns, their order and kinds.
+    synthetic : table, sequence of tables or mapping name -> table
+        Candidates; names default to the table names (file stems), ``synthetic_<i>`` for bare
+        DataFrames, and repeated names get a ``-2``, ``-3`` suffix.
+    holdout : LoadedTable or DataFrame, optional
+        Real rows the generators did not see.
+    schema : Schema, optional
+        Column kinds; inferred on ``real`` when not given. Its columns must be real's columns.
+
+    Returns
+    -------
+    Review
+        Every table with real's column order and kinds, and notices: each table's loading
+        notices, then categories never seen in real, all-missing columns and missing rates.
+
+    Raises
+    ------
+    DataError
+        A table lacks some of real's columns or has extra ones, or a numeric column holds
+        text that does not parse as numbers.
+    """
+    real_t = as_table(real, "real", "real")
+    holdout_t = None if holdout is None else as_table(holdout, "holdout", "holdout")
+    candidates = name_candidates(synthetic)
+    if not candidates:
+        raise DataError("synthetic must hold at least one table; got none")
+    columns = list(real_t.frame.columns)
+    if schema is None:
+        schema = infer_schema(real_t.frame)
+    elif list(schema.columns) != columns:
+        raise DataError(
+            f"schema columns {list(schema.columns)} must equal the columns of real "
+            f"{columns}, in the same order"
+        )
+    label = {"real": "real"}
+    tables: dict[str, LoadedTable] = {"real": real_t}
+    if holdout_t is not None:
+        tables["holdout"] = holdout_t
+        label["holdout"] = "holdout"
+    for cand, table in candidates.items():
+        tables[cand] = table
+        label[cand] = f"synthetic {cand!r}"
+    for key, table in tables.items():
+        check_columns(table.frame, columns, label[key])
+    cast = {k: cast_table(t, schema, label[k]) for k, t in tables.items()}
+    notices: list[Notice] = [n for t in cast.values() for n in t.notices]
+    notices += alignment_notices(cast, schema, label)
+    return Review(
+        real=cast["real"],
+        synthetic={c: cast[c] for c in candidates},
+        holdout=cast.get("holdout"),
+        schema=schema,
+        notices=tuple(notices),
+    )
+
+
+def missing_rates(review: Review) -> pd.DataFrame:
+    """Share of missing values per column (rows) and table (columns: real, holdout, candidates)."""
+    tables = {"real": review.real}
+    if review.holdout is not None:
+        tables["holdout"] = review.holdout
+    tables.update(review.synthetic)
+    return pd.DataFrame(
+        {k: t.frame.isna().mean() for k, t in tables.items()}, index=review.schema.columns
+    )
+
+
+def table_from_frame(frame: pd.DataFrame, *, name: str, role: str = "real") -> LoadedTable:
+    """Wrap an in-memory DataFrame as a LoadedTable (``sha256`` of its content hash)."""
+    return as_table(frame, name, role)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+def _stem(source: Any) -> str:
+    raw_name = (
+        getattr(source, "name", None) if not isinstance(source, (str, os.PathLike)) else source
+    )
+    if not raw_name or isinstance(source, bytes):
+        return "table"
+    stem = Path(str(raw_name)).name
+    for ext in (".gz", ".csv", ".tsv", ".tab", ".txt", ".parquet", ".pq"):
+        if stem.lower().endswith(ext):
+            stem = stem[: -len(ext)]
+    return stem or "table"
+
+
+def _read_bytes(source: Any, what: str, max_bytes: int) -> bytes:
+    if isinstance(source, bytes):
+        size = len(source)
+    elif isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            raise DataError(f"{what}: no file at {str(path)!r}")
+        size = path.stat().st_size
+    elif hasattr(source, "getbuffer"):
+        size = source.getbuffer().nbytes
+    elif hasattr(source, "seek") and hasattr(source, "tell"):
+        start = source.tell()
+        size = source.seek(0, io.SEEK_END) - start
+        source.seek(start)
+    else:
+        raise DataError(
+            f"{what}: expected a path, bytes or a binary file-like object; "
+            f"got {type(source).__name__}"
+        )
+    if size > max_bytes:
+        raise DataError(f"{what} is {size:,} bytes; the limit is {max_bytes:,} bytes")
+    if isinstance(source, bytes):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        return Path(source).read_bytes()
+    if hasattr(source, "getvalue"):
+        data = source.getvalue()
+    else:
+        source.seek(0)
+        data = source.read()
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return bytes(data)
+
+
+def _gunzip(data: bytes, what: str, max_bytes: int) -> bytes:
+    out = io.BytesIO()
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+            while chunk := fh.read(1 << 20):
+                out.write(chunk)
+                if out.tell() > max_bytes:
+                    raise DataError(
+                        f"{what} decompresses to more than {max_bytes:,} bytes, the limit"
+                    )
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DataError(f"{what} looks gzip-compressed but cannot be decompressed: {exc}") from exc
+    return out.getvalue()
+
+
+def _read_parquet(
+    data: bytes, what: str, label: str
+) -> tuple[pd.DataFrame, pd.DataFrame, list[Notice]]:
+    import pyarrow.parquet as pq
+
+    try:
+        arrow = pq.read_table(io.BytesIO(data))
+    except Exception as exc:  # pyarrow raises several unrelated types for damaged files
+        raise DataError(f"{what} cannot be read as Parquet: {exc}") from exc
+    # pandas' stored index is not data: a RangeIndex is metadata only, other indexes are
+    # columns named "__index_level_<i>__"
+    arrow = arrow.drop_columns([c for c in arrow.column_names if _PANDAS_INDEX.fullmatch(c)])
+    names = [str(c) for c in arrow.column_names]
+    notices = check_header(names, what, label)
+    raw = arrow.to_pandas(ignore_metadata=True)
+    raw.columns = names
+    typed: dict[str, pd.Series] = {}
+    for col in names:
+        s = raw[col]
+        if pd.api.types.is_bool_dtype(s):
+            typed[col] = s.astype("str").where(s.notna())
+        elif pd.api.types.is_numeric_dtype(s):
+            typed[col] = s.astype("float64")
+        elif pd.api.types.is_datetime64_any_dtype(s):
+            typed[col] = s
+        else:
+            typed[col] = type_text_column(s.astype("str").where(s.notna(), ""))
+    return raw, pd.DataFrame(typed, index=raw.index), notices
+
+
+__all__ = [
+    "align",
+    "infer_schema",
+    "load_table",
+    "missing_rates",
+    "read_table",
+    "table_from_frame",
+]

@@ -1,0 +1,202 @@
+"""Delimited text behind :func:`synthreview.io.tables.read_table`: decoding, sniffing, parsing,
+typing.
+
+The typing rules are shared by every table (and by :mod:`synthreview.io.traces` for in-memory
+frames) so that tables compare like with like:
+
+* values are stripped of surrounding whitespace;
+* a stripped value in :data:`NA_MARKERS` (including the empty string) is missing;
+* a column whose non-missing values all parse as numbers becomes ``float64``;
+* every other column stays text (pandas ``str`` dtype, missing as ``NaN``).
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import re
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from synthreview.errors import DataError
+from synthreview.io.schema import Notice
+
+#: stripped cell values read as missing (case-sensitive, as written by R, pandas, Excel, UCI)
+NA_MARKERS: frozenset[str] = frozenset(
+    {"", *"NA N/A n/a #N/A NaN nan NAN NaT <NA> null NULL Null nil None ? - .".split()}
+)
+_NA_ARROW = pa.array(sorted(NA_MARKERS))
+_DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+([eE][+-]?\d+)?|[+-]?\d+")
+_DELIMITERS = (",", ";", "\t", "|")
+_SNIFF_CHARS = 64 * 1024
+_HEAD_CHARS = 1024 * 1024
+_CHUNK_BYTES = 16 * 1024 * 1024
+_NEWLINE = b"\n"
+
+
+def decode_text(data: bytes, what: str, label: str) -> tuple[bytes, str, str, list[Notice]]:
+    """Return the content as UTF-8 bytes (no BOM), a decoded head, the encoding and notices."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise DataError(
+                f"{what} starts with a UTF-16 mark but does not decode as UTF-16: {exc}"
+            ) from exc
+        return text.encode("utf-8"), text[:_HEAD_CHARS], "utf-16", []
+    head = data[:_HEAD_CHARS]
+    # text files never hold NUL bytes; a few other control bytes mean binary content too
+    controls = sum(head.count(bytes([b])) for b in (*range(0, 9), 11, 12, *range(14, 32)))
+    if b"\x00" in head or controls > 0.01 * len(head):
+        raise DataError(f"{what} holds binary (non-text) content; expected CSV, TSV or Parquet")
+    body = data[3:] if data[:3] == b"\xef\xbb\xbf" else data
+    bad = _first_invalid_utf8(body)
+    if bad is None:
+        return body, body[:_HEAD_CHARS].decode("utf-8", errors="ignore"), "utf-8", []
+    text = body.decode("latin-1")
+    notice = Notice(
+        "warning",
+        label,
+        f"{label!r} is not valid UTF-8 (byte {bad}); it was read as latin-1, check accented "
+        "characters",
+    )
+    return text.encode("utf-8"), text[:_HEAD_CHARS], "latin-1", [notice]
+
+
+def _first_invalid_utf8(data: bytes) -> int | None:
+    # chunked so that a 2 GB upload is never held twice (bytes plus a str copy)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    for start in range(0, len(data), _CHUNK_BYTES):
+        try:
+            decoder.decode(
+                view[start : start + _CHUNK_BYTES], final=start + _CHUNK_BYTES >= len(data)
+            )
+        except UnicodeDecodeError as exc:
+            return start + exc.start
+    return None
+
+
+def _field_counts(lines: list[str], delimiter: str) -> list[int]:
+    return [len(row) for row in csv.reader(lines, delimiter=delimiter) if row]
+
+
+def sniff_delimiter(head: str, *, prefer_tab: bool) -> str:
+    """Pick the delimiter among ``, ; TAB |`` from the decoded head of a file."""
+    sample = head[:_SNIFF_CHARS]
+    if len(sample) == _SNIFF_CHARS and "\n" in sample:
+        sample = sample[: sample.rindex("\n")]
+    lines = sample.splitlines()[:200]
+    try:
+        sniffed = csv.Sniffer().sniff(sample, delimiters="".join(_DELIMITERS)).delimiter
+    except csv.Error:
+        sniffed = None
+
+    def score(delimiter: str) -> tuple[float, int, bool, bool]:
+        counts = _field_counts(lines, delimiter)
+        if not counts or counts[0] < 2:
+            return 0.0, 0, False, False
+        consistent = sum(c == counts[0] for c in counts) / len(counts)
+        preferred = prefer_tab and delimiter == "\t"
+        return consistent, counts[0], preferred, delimiter == sniffed
+
+    # csv.Sniffer alone picks a delimiter that merely occurs in the text (a "|" inside every
+    # name); the header's field count must hold on every sampled line, then more fields win
+    best = max(_DELIMITERS, key=score)
+    return best if score(best)[1] >= 2 else ","
+
+
+def parse_delimited(
+    utf8: bytes, head: str, delimiter: str, what: str
+) -> tuple[list[str], pd.DataFrame]:
+    """Parse UTF-8 delimited text into its stripped header and a frame of raw strings."""
+    import pyarrow.csv as pacsv
+
+    first = next(csv.reader(io.StringIO(head), delimiter=delimiter), None)
+    if not first or not any(f.strip() for f in first):
+        raise DataError(f"{what} has no header row; expected column names on line 1")
+    header = [f.strip() for f in first]
+    bad_rows: list[Any] = []
+
+    def on_bad_row(row: Any) -> str:
+        bad_rows.append(row)
+        return "error"
+
+    names = [f"c{i}" for i in range(len(header))]
+    try:
+        arrow = pacsv.read_csv(
+            pa.BufferReader(pa.py_buffer(utf8)),
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
+            parse_options=pacsv.ParseOptions(
+                delimiter=delimiter, newlines_in_values=True, invalid_row_handler=on_bad_row
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types=dict.fromkeys(names, pa.string()),
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, UnicodeError) as exc:
+        if bad_rows:
+            row = bad_rows[0]
+            pos = utf8.find(row.text.encode("utf-8"))
+            line = f"line {utf8.count(_NEWLINE, 0, pos) + 1}" if pos >= 0 else "a line"
+            raise DataError(
+                f"{what} has ragged rows: {line} has {row.actual_columns} fields, the "
+                f"header has {row.expected_columns} (delimiter {delimiter!r}): {row.text[:80]!r}"
+            ) from exc
+        raise DataError(f"{what} cannot be parsed as delimited text: {exc}") from exc
+    raw = arrow.to_pandas()
+    raw.columns = header
+    return header, raw
+
+
+def typed_frame(
+    raw: pd.DataFrame, *, decimal_comma: bool, label: str
+) -> tuple[pd.DataFrame, list[Notice]]:
+    """Type every column of ``raw`` (see the module docstring); notices for decimal commas."""
+    typed = {c: type_text_column(raw[c]) for c in raw.columns}
+    notices = []
+    if decimal_comma:
+        # semicolon files are usually written where "1,5" means 1.5 (Excel in most of Europe)
+        for col, s in typed.items():
+            present = s.dropna()
+            if s.dtype == "str" and len(present) and present.str.fullmatch(_DECIMAL_COMMA).all():
+                typed[col] = pd.to_numeric(s.str.replace(",", ".", regex=False)).astype("float64")
+                notices.append(
+                    Notice(
+                        "info", label, f"column {col!r} read with decimal commas (1,5 = 1.5)", col
+                    )
+                )
+    return pd.DataFrame(typed, index=raw.index), notices
+
+
+def type_text_column(values: pd.Series) -> pd.Series:
+    """``float64`` when every non-missing stripped value is a number, else ``str`` with NaN."""
+    masked = strip_na(values)
+    if masked.null_count < len(masked):
+        try:
+            numbers = pc.cast(masked, pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass  # some value is not a number: a text column
+        else:
+            return pd.Series(numbers.to_numpy(zero_copy_only=False), index=values.index)
+    return text_series(masked, values.index)
+
+
+def text_series(array: pa.Array, index: pd.Index) -> pd.Series:
+    """An Arrow string array as a pandas ``str`` Series on ``index``."""
+    out = array.to_pandas().astype("str")
+    out.index = index  # set, not passed to the constructor, which would realign by label
+    return out
+
+
+def strip_na(values: pd.Series) -> pa.Array:
+    """Stripped text with NA markers as nulls, as an Arrow array (vectorised in C++)."""
+    text = values if values.dtype == "str" else values.astype("str").where(values.notna())
+    stripped = pc.utf8_trim_whitespace(pa.array(text, from_pandas=True))
+    return pc.if_else(pc.is_in(stripped, value_set=_NA_ARROW), None, stripped)

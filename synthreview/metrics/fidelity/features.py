@@ -1,0 +1,190 @@
+"""Per-feature baselines and the PCA view of the Fidelity page.
+
+Definitions (Eiring 2022, thesis §2.3 names the metrics; the exact estimators are ours):
+
+* Numeric columns are compared on the real range: ``(x − min_real) / (max_real − min_real)``
+  (span 0 → 1), missing values dropped. Then
+  - ``wasserstein``: Wasserstein-1 distance of the two empirical distributions
+    (``scipy.stats.wasserstein_distance``); 0 is identical, 1 is "everything moved across the
+    whole real range";
+  - ``ks``: two-sample Kolmogorov–Smirnov statistic (``scipy.stats.ks_2samp``), in [0, 1];
+  - ``rmse``: root mean square difference of the two quantile functions at the 100 levels
+    0.005, 0.015, …, 0.995. The thesis calls it "the root mean square error between the fake
+    and real datasets"; rows of two independent samples have no pairing, so we compare the
+    sorted values (quantiles) instead of rows.
+* Categorical columns: ``tvd`` = total variation distance of the category proportions,
+  ``½ Σ_v |p_real(v) − p_synthetic(v)|`` with missing as its own category, in [0, 1].
+* Pairwise unique combinations: for every unordered pair of categorical columns, the number
+  of distinct (value, value) combinations present (missing counted as a value), summed over
+  pairs; reported for real and synthetic together with the synthetic combinations that never
+  occur in real (e.g. "illiterate" with "PhD"). Closer to the real count is better.
+
+Every value is lower-is-better and invariant to row order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from sklearn.decomposition import PCA
+
+from synthreview.results import to_jsonable
+
+_QUANTILES = (np.arange(100) + 0.5) / 100
+
+
+def _scaled(real: pd.Series, synthetic: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    r = pd.to_numeric(real, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+    s = pd.to_numeric(synthetic, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+    r, s = r[~np.isnan(r)], s[~np.isnan(s)]
+    if not len(r):
+        return r, s
+    lo, span = r.min(), r.max() - r.min()
+    span = span if span > 0 else 1.0
+    return (r - lo) / span, (s - lo) / span
+
+
+def _categories(values: pd.Series) -> pd.Series:
+    return values.astype("string").fillna("__missing__")
+
+
+def feature_distances(real: pd.DataFrame, synthetic: pd.DataFrame, *, schema) -> pd.DataFrame:
+    """One row per analysed column: kind, wasserstein, ks, rmse (numeric) or tvd (categorical).
+
+    Parameters
+    ----------
+    real, synthetic : DataFrame
+        Tables with the columns of ``schema.analysed``.
+    schema : Schema
+
+    Returns
+    -------
+    DataFrame
+        Columns ``column, kind, wasserstein, ks, rmse, tvd, real_missing, synthetic_missing``;
+        lower distances are better; ``nan`` where a measure does not apply or a column has
+        no values.
+    """
+    rows = []
+    for col in schema.analysed:
+        kind = schema.kinds[col]
+        row = {
+            "column": col,
+            "kind": kind,
+            "wasserstein": np.nan,
+            "ks": np.nan,
+            "rmse": np.nan,
+            "tvd": np.nan,
+            "real_missing": float(real[col].isna().mean()) if len(real) else np.nan,
+            "synthetic_missing": (
+                float(synthetic[col].isna().mean()) if len(synthetic) else np.nan
+            ),
+        }
+        if kind == "numeric":
+            r, s = _scaled(real[col], synthetic[col])
+            if len(r) and len(s):
+                row["wasserstein"] = float(stats.wasserstein_distance(r, s))
+                row["ks"] = float(stats.ks_2samp(r, s, method="asymp").statistic)  # p-value unused
+                diff = np.quantile(r, _QUANTILES) - np.quantile(s, _QUANTILES)
+                row["rmse"] = float(np.sqrt(np.mean(diff**2)))
+        else:
+            p = _categories(real[col]).value_counts(normalize=True)
+            q = _categories(synthetic[col]).value_counts(normalize=True)
+            if len(p) and len(q):
+                levels = p.index.union(q.index)
+                diff = p.reindex(levels, fill_value=0.0) - q.reindex(levels, fill_value=0.0)
+                row["tvd"] = float(0.5 * diff.abs().sum())
+        rows.append(row)
+    columns = [
+        "column",
+        "kind",
+        "wasserstein",
+        "ks",
+        "rmse",
+        "tvd",
+        "real_missing",
+        "synthetic_missing",
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+@dataclass(frozen=True)
+class PairwiseCombinations:
+    """Distinct value pairs over all pairs of categorical columns (thesis §2.3).
+
+    Attributes
+    ----------
+    real, synthetic : int
+        Number of distinct (column pair, value pair) combinations present in each table.
+    synthetic_not_in_real : int
+        Synthetic combinations that never occur in real (lower is better).
+    """
+
+    real: int
+    synthetic: int
+    synthetic_not_in_real: int
+
+    def to_dict(self) -> dict[str, int]:
+        """JSON-ready counts."""
+        return to_jsonable(self.__dict__)
+
+
+def pairwise_unique_combinations(
+    real: pd.DataFrame, synthetic: pd.DataFrame, *, schema
+) -> PairwiseCombinations:
+    """Count pairwise unique combinations of categorical values in real and synthetic."""
+    n_real = n_synth = n_new = 0
+    for a, b in combinations(schema.categorical, 2):
+        real_pairs = set(zip(_categories(real[a]), _categories(real[b]), strict=True))
+        synth_pairs = set(zip(_categories(synthetic[a]), _categories(synthetic[b]), strict=True))
+        n_real += len(real_pairs)
+        n_synth += len(synth_pairs)
+        n_new += len(synth_pairs - real_pairs)
+    return PairwiseCombinations(n_real, n_synth, n_new)
+
+
+def pca_projection(
+    real_x: np.ndarray,
+    others: dict[str, np.ndarray],
+    *,
+    n_components: int = 2,
+    max_points: int = 2000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Project real and other sources onto principal components fitted on real only.
+
+    Parameters
+    ----------
+    real_x : ndarray of shape (n, d)
+        Encoded (or embedded) real rows; the PCA is fitted on all of them.
+    others : dict of str -> ndarray of shape (m, d)
+        Other sources (``"holdout"``, candidate names) in the same space.
+    n_components : int, default=2
+    max_points : int, default=2000
+        At most this many rows per source are returned (seeded sample, in row order).
+    seed : int, default=0
+
+    Returns
+    -------
+    DataFrame
+        Tidy ``source, row_id, PC1, …`` where ``row_id`` is the row position in its source.
+    """
+    real_x = np.asarray(real_x, dtype=np.float64)
+    n_components = min(n_components, real_x.shape[1], len(real_x))
+    pca = PCA(n_components=n_components, svd_solver="full").fit(real_x)
+    rng = np.random.default_rng(seed)
+    frames = []
+    for source, x in {"real": real_x, **others}.items():
+        x = np.asarray(x, dtype=np.float64)
+        rows = np.arange(len(x))
+        if len(x) > max_points:
+            rows = np.sort(rng.choice(len(x), size=max_points, replace=False))
+        projected = pca.transform(x[rows]) if len(rows) else np.empty((0, n_components))
+        frame = pd.DataFrame(projected, columns=[f"PC{i + 1}" for i in range(n_components)])
+        frame.insert(0, "row_id", rows)
+        frame.insert(0, "source", source)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)

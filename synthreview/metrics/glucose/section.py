@@ -1,0 +1,374 @@
+"""Glucose-trace review: glycemic fidelity, motif breadth, forecasting utility, embedding checks.
+
+:func:`evaluate_glucose` is the glucose section of :func:`synthreview.review.evaluate`. For one
+synthetic candidate it gathers, following GlucoSynth (Lamp et al. 2023):
+
+- ``metrics``: per-trace glycemic metrics compared real vs synthetic (§7.2, appendix C.2;
+  :mod:`synthreview.metrics.glucose.glycemic`), and holdout vs real as the reference a faithful
+  generator can hope to reach;
+- ``motifs``: VM, coverage and motif-frequency MSE (§3.1, §7.3; :mod:`.motifs`) against the
+  holdout (validation) traces when there are some, else against real;
+- ``forecast`` and ``clarke``: LSTM forecaster RMSE trained on synthetic (TSTR) and on real
+  (TRTR), both tested on holdout, with Clarke error grid zones (§7.4, appendix E);
+- ``fidelity`` and ``privacy``: α-precision / β-recall / authenticity and the membership
+  attacks on the LSTM-autoencoder embedding of the traces (Alaa et al. 2022, appendix), plus
+  the Hide-and-Seek trace seekers (:mod:`.trace_seekers`).
+
+What depends only on real and holdout (the embedding, the TRTR forecaster, the reference
+statistics) is a :class:`GlucoseContext`: build it once with :func:`prepare_glucose` and pass
+it to every candidate, or let :func:`evaluate_glucose` reuse the last one it built for the same
+data, seed and device (kept in memory, keyed on a full digest of the values).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synthreview.embeddings.lstm_autoencoder import LSTMAutoencoderEmbedding, fit_lstm_autoencoder
+from synthreview.errors import DataError, attempt
+from synthreview.metrics.fidelity.section import evaluate_fidelity
+from synthreview.metrics.glucose.forecast import (
+    ForecastEvaluation,
+    ForecastUtility,
+    evaluate_forecaster,
+    train_forecaster,
+)
+from synthreview.metrics.glucose.glycemic import (
+    GlycemicComparison,
+    compare_glycemic,
+    glycemic_samples,
+)
+from synthreview.metrics.glucose.motifs import (
+    DEFAULT_MOTIF_LENGTH,
+    DEFAULT_TOLERANCE_MG_DL,
+    MotifBreadth,
+    MotifSet,
+    motif_breadth,
+    motif_set,
+)
+from synthreview.metrics.glucose.seekers import trace_attacks
+from synthreview.metrics.privacy.section import evaluate_privacy_arrays
+from synthreview.results import to_jsonable
+
+__all__ = [
+    "GlucoseContext",
+    "GlucoseReport",
+    "evaluate_glucose",
+    "prepare_glucose",
+]
+
+Progress = Callable[[float, str], None]
+#: share of real traces held back as the forecasting test set when there is no holdout
+TEST_SHARE_WITHOUT_HOLDOUT = 0.2
+
+
+def _values(traces: Any, name: str) -> np.ndarray:
+    values = np.asarray(getattr(traces, "values", traces), dtype=np.float64)
+    if values.ndim != 2 or len(values) < 2:
+        raise DataError(f"{name} must hold >= 2 traces of shape (n, n_steps); got {values.shape}")
+    return values
+
+
+def _key(real: np.ndarray, holdout: np.ndarray | None, *settings: object) -> str:
+    h = hashlib.sha256()
+    for a in (real, holdout):
+        h.update(b"none" if a is None else repr(a.shape).encode() + a.tobytes())
+    return h.hexdigest() + repr(settings)
+
+
+@dataclass(frozen=True, eq=False)
+class GlucoseContext:
+    """Everything computed from real and holdout alone, shared by every candidate."""
+
+    key: str
+    real_samples: pd.DataFrame = field(repr=False)
+    holdout_samples: pd.DataFrame | None = field(repr=False)
+    holdout_metrics: tuple[GlycemicComparison, ...] | None
+    reference_motifs: MotifSet = field(repr=False)
+    motif_reference: str
+    holdout_motifs: MotifBreadth | None
+    test: np.ndarray = field(repr=False)
+    test_set: str
+    trtr: ForecastEvaluation = field(repr=False)
+    embedding: LSTMAutoencoderEmbedding = field(repr=False)
+    embedded: Mapping[str, np.ndarray] = field(repr=False)
+
+
+_memo: dict[str, GlucoseContext] = {}
+_memo_lock = threading.Lock()
+
+
+def prepare_glucose(
+    real: Any,
+    holdout: Any | None,
+    *,
+    seed: int = 0,
+    device: str = "cpu",
+    progress: Progress | None = None,
+    motif_length: int = DEFAULT_MOTIF_LENGTH,
+    motif_tolerance_mg_dl: float = DEFAULT_TOLERANCE_MG_DL,
+) -> GlucoseContext:
+    """Fit and compute what every candidate is compared against (seeded, deterministic).
+
+    With a holdout, TRTR trains on all real traces and tests on holdout, and the motif
+    reference set is the holdout's. Without one, a seeded 20 % of real traces is held back as
+    the forecasting test set (TRTR trains on the rest) and motifs are compared with real.
+    ``motif_length`` (τ, readings) and ``motif_tolerance_mg_dl`` (σ) set the motif matching of
+    :mod:`synthreview.metrics.glucose.motifs`; the defaults are GlucoSynth's (48, 2).
+    """
+    r = _values(real, "real")
+    h = None if holdout is None else _values(holdout, "holdout")
+    key = _key(r, h, seed, device, motif_length, motif_tolerance_mg_dl)
+    motifs = {"motif_length": motif_length, "tolerance_mg_dl": motif_tolerance_mg_dl}
+    note = progress or (lambda fraction, message: None)
+    note(0.0, "glycemic metrics of real traces")
+    real_samples = glycemic_samples(r)
+    holdout_samples = holdout_metrics = holdout_motifs = None
+    if h is not None:
+        holdout_samples = glycemic_samples(h)
+        holdout_metrics = compare_glycemic(real_samples, holdout_samples)
+        reference_motifs, motif_reference = motif_set(h, **motifs), "holdout"
+        holdout_motifs = motif_breadth(
+            reference_motifs, motif_set(r, **motifs), reference="holdout"
+        )
+        train, test, test_set = r, h, "holdout"
+    else:
+        reference_motifs, motif_reference = motif_set(r, **motifs), "real"
+        rng = np.random.default_rng(seed)
+        is_test = np.zeros(len(r), bool)
+        is_test[rng.choice(len(r), max(1, round(TEST_SHARE_WITHOUT_HOLDOUT * len(r))), False)] = 1
+        train, test, test_set = r[~is_test], r[is_test], "real split"
+    note(0.1, "training the forecaster on real traces (TRTR)")
+    trtr = evaluate_forecaster(train_forecaster(train, seed=seed, device=device), test, seed=seed)
+    note(0.4, "training the LSTM autoencoder embedding on real traces")
+    embedding = fit_lstm_autoencoder(
+        r,
+        seed=seed,
+        device=device,
+        progress=lambda f, m: note(0.4 + 0.55 * f, m),
+    )
+    embedded = {"real": embedding.transform(r)}
+    if h is not None:
+        embedded["holdout"] = embedding.transform(h)
+    note(1.0, "reference ready")
+    return GlucoseContext(
+        key=key,
+        real_samples=real_samples,
+        holdout_samples=holdout_samples,
+        holdout_metrics=holdout_metrics,
+        reference_motifs=reference_motifs,
+        motif_reference=motif_reference,
+        holdout_motifs=holdout_motifs,
+        test=test,
+        test_set=test_set,
+        trtr=trtr,
+        embedding=embedding,
+        embedded=embedded,
+    )
+
+
+@dataclass(frozen=True)
+class GlucoseReport:
+    """Glucose section of one candidate.
+
+    Attributes
+    ----------
+    metrics : tuple of GlycemicComparison
+        Real vs synthetic, one per glycemic metric; ``p_value`` is Welch's t-test (the
+        Mann-Whitney U p-value is kept beside it). p < 0.05 flags a significant difference.
+    holdout_metrics : tuple of GlycemicComparison or None
+        Real vs holdout: the differences two samples of real data already show.
+    motifs : MotifBreadth
+        Synthetic motifs against the reference set (holdout, else real); VM and coverage
+        higher-better (0-1), MSE lower-better.
+    holdout_motifs : MotifBreadth or None
+        Real training traces against the holdout set (reference values).
+    forecast : ForecastUtility or None
+        TSTR and TRTR RMSE (mg/dL, lower is better) and Clarke zones; None if it failed.
+    fidelity : FidelityReport or None
+        On the LSTM-autoencoder embedding, centre = mean real embedding.
+    privacy : PrivacyReport or None
+        ``evaluate_privacy_arrays`` on the embedding, with the trace seekers appended to
+        ``membership_inference``.
+    samples : Mapping[str, DataFrame]
+        Per-trace glycemic metrics of ``"real"``, ``"synthetic"`` and ``"holdout"``.
+    errors : Mapping[str, str]
+        Part (``"forecast"``, ``"fidelity"``, ``"privacy"``) -> why it could not be computed.
+    """
+
+    metrics: tuple[GlycemicComparison, ...]
+    holdout_metrics: tuple[GlycemicComparison, ...] | None
+    motifs: MotifBreadth
+    holdout_motifs: MotifBreadth | None
+    forecast: ForecastUtility | None
+    fidelity: Any = None
+    privacy: Any = None
+    samples: Mapping[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+    errors: Mapping[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{metrics, motifs, forecast, clarke, fidelity, privacy, errors}`` (JSON-ready)."""
+        holdout = {m.metric: m for m in self.holdout_metrics or ()}
+        metrics = {}
+        for m in self.metrics:
+            entry = m.to_dict()
+            if m.metric in holdout:
+                entry["holdout_mean"] = holdout[m.metric].synthetic_mean
+                entry["holdout_p_value"] = holdout[m.metric].p_value
+            metrics[m.metric] = entry
+        motifs = self.motifs.to_dict()
+        if self.holdout_motifs is not None:
+            motifs["holdout_reference"] = self.holdout_motifs.to_dict()
+        out: dict[str, Any] = {"metrics": metrics, "motifs": motifs}
+        if self.forecast is not None:
+            out["forecast"] = self.forecast.to_dict()
+            out["clarke"] = {
+                "tstr": self.forecast.tstr.clarke.to_dict(),
+                "trtr": self.forecast.trtr.clarke.to_dict(),
+            }
+        for part in ("fidelity", "privacy"):
+            value = getattr(self, part)
+            if value is not None:
+                out[part] = value.to_dict()
+        if self.errors:
+            out["errors"] = dict(self.errors)
+        return to_jsonable(out)
+
+
+def evaluate_glucose(
+    real: Any,
+    synthetic: Any,
+    holdout: Any | None,
+    *,
+    seed: int = 0,
+    device: str = "cpu",
+    progress: Progress | None = None,
+    context: GlucoseContext | None = None,
+    max_attack: int = 10_000,
+    n_bootstrap: int = 200,
+    motif_length: int = DEFAULT_MOTIF_LENGTH,
+    motif_tolerance_mg_dl: float = DEFAULT_TOLERANCE_MG_DL,
+) -> GlucoseReport:
+    """Review one synthetic candidate of glucose traces.
+
+    Parameters
+    ----------
+    real, synthetic : Traces or array-like of shape (n, n_steps)
+        Training traces and the candidate's traces, mg/dL, NaN for gaps.
+    holdout : Traces, array-like or None
+        Real traces not used for training: the forecasting test set, the motif reference and
+        the non-members of the membership attacks.
+    seed : int
+        Seeds every model and sample; same inputs and seed give the same numbers.
+    device : str
+        Torch device for the LSTM models.
+    progress : callable, optional
+        ``progress(fraction, message)``.
+    context : GlucoseContext, optional
+        From :func:`prepare_glucose` for the same real, holdout, seed and device.
+    max_attack, n_bootstrap : int
+        Passed to the privacy attacks and the fidelity bootstrap.
+    motif_length, motif_tolerance_mg_dl : int, float, default=48, 2.0
+        τ and σ of the motif matching (GlucoSynth's defaults). With these, two real samples
+        of the bundled CGM demo share no motif at all (VM = coverage = 0); τ = 6 and σ = 10
+        give holdout-vs-real coverage 0.58 there.
+
+    Returns
+    -------
+    GlucoseReport
+    """
+    r = _values(real, "real")
+    s = _values(synthetic, "synthetic")
+    h = None if holdout is None else _values(holdout, "holdout")
+    note = progress or (lambda fraction, message: None)
+    key = _key(r, h, seed, device, motif_length, motif_tolerance_mg_dl)
+    if context is None:
+        with _memo_lock:
+            context = _memo.get(key)
+    if context is None:
+        context = prepare_glucose(
+            r, h, seed=seed, device=device, progress=lambda f, m: note(0.5 * f, m),
+            motif_length=motif_length, motif_tolerance_mg_dl=motif_tolerance_mg_dl,
+        )  # fmt: skip
+        with _memo_lock:
+            _memo.clear()
+            _memo[key] = context
+    elif context.key != key:
+        raise DataError(
+            "context was prepared for other real/holdout traces, seed, device or motif settings"
+        )
+    errors: dict[str, str] = {}
+    note(0.5, "glycemic metrics and motifs of the candidate")
+    synthetic_samples = glycemic_samples(s)
+    metrics = compare_glycemic(context.real_samples, synthetic_samples)
+    motifs = motif_breadth(
+        context.reference_motifs,
+        motif_set(s, motif_length=motif_length, tolerance_mg_dl=motif_tolerance_mg_dl),
+        reference=context.motif_reference,
+    )
+    note(0.55, "training the forecaster on synthetic traces (TSTR)")
+
+    step = float(getattr(real, "step_minutes", 5))
+
+    def forecast() -> ForecastUtility:
+        model = train_forecaster(s, seed=seed, device=device)
+        return ForecastUtility(
+            tstr=evaluate_forecaster(model, context.test, seed=seed),
+            trtr=context.trtr,
+            test_set=context.test_set,
+            history_minutes=model.history_steps * step,
+            horizon_minutes=model.horizon_steps * step,
+        )
+
+    forecast_result = attempt("forecast", errors, forecast)
+    note(0.7, "fidelity on the LSTM-autoencoder embedding")
+    synthetic_z = context.embedding.transform(s)
+
+    def fidelity() -> Any:
+
+        return evaluate_fidelity(
+            context.embedded["real"],
+            synthetic_z,
+            holdout_z=context.embedded.get("holdout"),
+            center=context.embedding.center,
+            seed=seed,
+            n_bootstrap=n_bootstrap,
+        )
+
+    fidelity_result = attempt("fidelity", errors, fidelity)
+    note(0.8, "membership attacks on traces")
+
+    def privacy() -> Any:
+        report = evaluate_privacy_arrays(
+            context.embedded["real"], synthetic_z, context.embedded.get("holdout"),
+            max_attack=max_attack, seed=seed, progress=lambda f, m: note(0.8 + 0.1 * f, m),
+        )  # fmt: skip
+        if h is None:
+            return report
+        seekers = trace_attacks(r, s, h, max_attack=max_attack, n_bootstrap=n_bootstrap,
+                                seed=seed, device=device)  # fmt: skip
+        return replace(report, membership_inference=(*report.membership_inference, *seekers))
+
+    privacy_result = attempt("privacy", errors, privacy)
+    note(1.0, "glucose review done")
+    samples = {"real": context.real_samples, "synthetic": synthetic_samples}
+    if context.holdout_samples is not None:
+        samples["holdout"] = context.holdout_samples
+    return GlucoseReport(
+        metrics=metrics,
+        holdout_metrics=context.holdout_metrics,
+        motifs=motifs,
+        holdout_motifs=context.holdout_motifs,
+        forecast=forecast_result,
+        fidelity=fidelity_result,
+        privacy=privacy_result,
+        samples=samples,
+        errors=errors,
+    )

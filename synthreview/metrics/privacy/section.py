@@ -1,0 +1,378 @@
+"""Privacy section: membership inference, distance to closest record and disclosure risk.
+
+Sources (``papers/``): Urban Institute appendix "Disclosure risk" (``001_*``: l-diversity of
+tree nodes, attribute inference against a holdout benchmark, Gower membership inference),
+Hide-and-Seek seekers (``002_*``, section 3) and ROC-AUC reporting of attacks (``003_*``,
+section 2.4). The attacks live in :mod:`synthreview.metrics.privacy.membership`, attribute inference
+and ℓ-diversity in :mod:`synthreview.metrics.privacy.disclosure` (re-exported here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synthreview.encoding import TabularEncoder
+from synthreview.errors import ConfigError, DataError, attempt
+from synthreview.io.schema import Schema
+from synthreview.metrics.privacy.attack_stats import AttackResult
+from synthreview.metrics.privacy.disclosure import (
+    AttributeInferenceResult,
+    LDiversityResult,
+    attribute_inference,
+    l_diversity,
+)
+from synthreview.metrics.privacy.membership import encoded_nearest, membership_inference
+from synthreview.results import to_jsonable
+
+__all__ = [
+    "DCRResult",
+    "PrivacyReport",
+    "distance_to_closest_record",
+    "evaluate_privacy",
+    "evaluate_privacy_arrays",
+    "row_hashes",
+]
+
+Progress = Callable[[float, str], None] | None
+
+
+@dataclass(frozen=True)
+class DCRResult:
+    """Distance to closest record (L2 in the encoded space), per synthetic row in input order.
+
+    Attributes
+    ----------
+    synthetic_to_train, nearest_train_index : ndarray (n_synthetic,)
+        Distance to and position of the nearest real (training) row.
+    synthetic_to_holdout : ndarray (n_synthetic,) or None
+    exact_copy : ndarray of bool (n_synthetic,)
+        The row equals a training row on every analysed column (row hashes, not float
+        distance 0).
+    nndr : ndarray (n_synthetic,)
+        Nearest-neighbour distance ratio d1 / d2 to the training rows, in [0, 1]; near 0 = the
+        row sits on one training record rather than among several.
+    holdout_to_train : ndarray (n_holdout,) or None
+        Distance from each holdout row to its nearest training row: the reference distribution.
+    share_closer_to_train : float
+        Fraction of synthetic rows closer to the training rows than to the holdout rows (ties
+        count 1/2), with the larger of the two sets subsampled to the smaller's size
+        (``share_rows`` each, seeded): 0.5 is ideal, 1 = every row sits on training data.
+    share_rows : int
+    exact_copies : int
+    exact_copy_share : float
+        ``exact_copies / n_synthetic``.
+    holdout_exact_copy_share : float
+        Share of holdout rows that equal a training row: how often real data repeats itself,
+        the reference for ``exact_copy_share`` (``nan`` without a holdout).
+    synthetic_to_train_median, holdout_to_train_median, nndr_median : float
+    """
+
+    synthetic_to_train: np.ndarray = field(repr=False)
+    nearest_train_index: np.ndarray = field(repr=False)
+    synthetic_to_holdout: np.ndarray | None = field(repr=False)
+    exact_copy: np.ndarray = field(repr=False)
+    nndr: np.ndarray = field(repr=False)
+    holdout_to_train: np.ndarray | None = field(repr=False)
+    share_closer_to_train: float
+    share_rows: int
+    exact_copies: int
+    exact_copy_share: float
+    holdout_exact_copy_share: float
+    synthetic_to_train_median: float
+    holdout_to_train_median: float
+    nndr_median: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (no per-row arrays)."""
+        keys = ("share_closer_to_train", "share_rows", "exact_copies", "exact_copy_share",
+                "holdout_exact_copy_share", "synthetic_to_train_median",
+                "holdout_to_train_median", "nndr_median")  # fmt: skip
+        return to_jsonable({k: getattr(self, k) for k in keys})
+
+
+def row_hashes(table: pd.DataFrame | np.ndarray) -> np.ndarray:
+    """One uint64 per row; equal rows (same values, numbers compared as float64) hash equal."""
+    if isinstance(table, np.ndarray):
+        table = pd.DataFrame(np.asarray(table, dtype=np.float64))
+    norm = {}
+    for col in table.columns:
+        values = table[col]
+        if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            norm[col] = pd.to_numeric(values).astype("float64")
+        else:
+            norm[col] = values.astype("string").fillna("\x00missing")
+    return pd.util.hash_pandas_object(pd.DataFrame(norm), index=False).to_numpy()
+
+
+def distance_to_closest_record(
+    real_x: np.ndarray,
+    synthetic_x: np.ndarray,
+    holdout_x: np.ndarray | None = None,
+    *,
+    real_hashes: np.ndarray | None = None,
+    synthetic_hashes: np.ndarray | None = None,
+    holdout_hashes: np.ndarray | None = None,
+    categorical_blocks: Sequence[Sequence[int]] | None = None,
+    seed: int = 0,
+) -> DCRResult:
+    """Distance to closest record, DCR share, NNDR and exact copies.
+
+    Parameters
+    ----------
+    real_x, synthetic_x, holdout_x : ndarray
+        Encoded rows (same feature space).
+    real_hashes, synthetic_hashes, holdout_hashes : ndarray of uint64, optional
+        :func:`row_hashes` of the original rows; default: hashes of the encoded rows.
+    categorical_blocks : sequence of sequence of int, optional
+        One-hot positions of each categorical column: enables the exact same-tuple pre-pass
+        of :func:`~synthreview.metrics.privacy.membership.encoded_nearest`.
+    seed : int, default=0
+        Seeds the subsample that equalises train and holdout sizes for the share.
+
+    Returns
+    -------
+    DCRResult
+    """
+    if len(real_x) < 2:
+        raise ValueError(f"real must have at least 2 rows for the NNDR; got {len(real_x)}")
+
+    def search(
+        query: np.ndarray, reference: np.ndarray, k: int = 1
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return encoded_nearest(query, reference, k=k, categorical_blocks=categorical_blocks)
+
+    to_train, train_index = search(synthetic_x, real_x, k=2)
+    d1, d2 = to_train[:, 0], to_train[:, 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        nndr = np.where(d2 > 0, d1 / d2, 0.0)  # d2 == 0: the row sits on duplicated records
+    real_hashes = row_hashes(real_x) if real_hashes is None else real_hashes
+    synthetic_hashes = row_hashes(synthetic_x) if synthetic_hashes is None else synthetic_hashes
+    exact = np.isin(synthetic_hashes, real_hashes)
+    to_holdout = holdout_to_train = None
+    share, share_rows, holdout_median = float("nan"), 0, float("nan")
+    holdout_copy_share = float("nan")
+    if holdout_x is not None and len(holdout_x):
+        holdout_hashes = row_hashes(holdout_x) if holdout_hashes is None else holdout_hashes
+        holdout_copy_share = float(np.isin(holdout_hashes, real_hashes).mean())
+        to_holdout = search(synthetic_x, holdout_x)[0][:, 0]
+        holdout_to_train = search(holdout_x, real_x)[0][:, 0]
+        holdout_median = float(np.median(holdout_to_train))
+        share_rows = min(len(real_x), len(holdout_x))
+        rng = np.random.default_rng(seed)
+        d_train, d_holdout = d1, to_holdout
+        if len(real_x) > share_rows:
+            subset = real_x[np.sort(rng.choice(len(real_x), share_rows, replace=False))]
+            d_train = search(synthetic_x, subset)[0][:, 0]
+        elif len(holdout_x) > share_rows:
+            subset = holdout_x[np.sort(rng.choice(len(holdout_x), share_rows, replace=False))]
+            d_holdout = search(synthetic_x, subset)[0][:, 0]
+        share = float(np.mean((d_train < d_holdout) + 0.5 * (d_train == d_holdout)))
+    return DCRResult(
+        synthetic_to_train=d1,
+        nearest_train_index=train_index[:, 0],
+        synthetic_to_holdout=to_holdout,
+        exact_copy=exact,
+        nndr=nndr,
+        holdout_to_train=holdout_to_train,
+        share_closer_to_train=share,
+        share_rows=share_rows,
+        exact_copies=int(exact.sum()),
+        exact_copy_share=float(exact.mean()) if len(exact) else float("nan"),
+        holdout_exact_copy_share=holdout_copy_share,
+        synthetic_to_train_median=float(np.median(d1)),
+        holdout_to_train_median=holdout_median,
+        nndr_median=float(np.median(nndr)),
+    )
+
+
+_l_diversity = l_diversity  # evaluate_privacy's option of the same name shadows it
+
+
+@dataclass(frozen=True)
+class PrivacyReport:
+    """Everything the privacy section found for one synthetic candidate.
+
+    Attributes
+    ----------
+    membership_inference : tuple of AttackResult
+        One per attack (AUC 0.5 = chance, lower is better); empty without a holdout.
+    dcr : DCRResult or None
+    attribute_inference : AttributeInferenceResult or None
+        When a sensitive column was chosen and a holdout exists.
+    l_diversity : LDiversityResult or None
+    errors : dict of str -> str
+        Part (``"dcr"``, ``"attribute_inference"``, ``"l_diversity"``, ``"membership_inference"``)
+        -> why it failed; a failed attack carries its own ``error``.
+    skipped : dict of str -> str
+        Part -> why it was not run (e.g. no holdout).
+    """
+
+    membership_inference: tuple[AttackResult, ...]
+    dcr: DCRResult | None
+    attribute_inference: AttributeInferenceResult | None = None
+    l_diversity: LDiversityResult | None = None
+    errors: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def attack(self, name: str) -> AttackResult | None:
+        """The result of attack ``name``, or None."""
+        return next((a for a in self.membership_inference if a.attack == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary with the keys of issue 4."""
+        return to_jsonable(
+            {
+                "membership_inference": [a.to_dict() for a in self.membership_inference],
+                "dcr": None if self.dcr is None else self.dcr.to_dict(),
+                "attribute_inference": self.attribute_inference,
+                "l_diversity": self.l_diversity,
+                "errors": self.errors,
+                "skipped": self.skipped,
+            }
+        )
+
+
+def evaluate_privacy(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    holdout: pd.DataFrame | None,
+    *,
+    schema: Schema,
+    encoder: TabularEncoder,
+    sensitive: str | None = None,
+    l_diversity: int = 10,
+    max_attack: int = 10_000,
+    seed: int = 0,
+    progress: Progress = None,
+) -> PrivacyReport:
+    """Privacy section for one synthetic table.
+
+    Parameters
+    ----------
+    real, synthetic, holdout : pandas.DataFrame
+        ``holdout`` may be None: membership inference, the DCR share and attribute inference
+        are then skipped with a reason.
+    schema : Schema
+        Column kinds; must be the schema ``encoder`` was built with.
+    encoder : TabularEncoder
+        Fitted on ``real``.
+    sensitive : str, optional
+        Column for the attribute-inference test.
+    l_diversity : int, default=10
+    max_attack : int, default=10_000
+    seed : int, default=0
+    progress : callable(fraction, message), optional
+
+    Returns
+    -------
+    PrivacyReport
+    """
+    if dict(encoder.schema.kinds) != dict(schema.kinds):
+        raise ConfigError("encoder was fitted with a different schema than the one given")
+    for name, table in (("real", real), ("synthetic", synthetic)):
+        if len(table) < 2:
+            raise DataError(
+                f"{name} must have at least 2 rows for the privacy section; got {len(table)}"
+            )
+    step = progress or (lambda fraction, message: None)
+    errors: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    cols = schema.analysed
+    real_x, synthetic_x = (
+        encoder.transform(real, name="real"),
+        encoder.transform(synthetic, name="synthetic"),
+    )
+    holdout_x = None if holdout is None else encoder.transform(holdout, name="holdout")
+
+    attacks: tuple[AttackResult, ...] = ()
+    if holdout is None or len(holdout) < 2:
+        skipped["membership_inference"] = "needs a holdout table (the non-members)"
+    else:
+        attacks = attempt("membership_inference", errors, lambda: membership_inference(
+            real, synthetic, holdout, encoder=encoder, max_attack=max_attack, seed=seed,
+            progress=lambda f, m: step(0.7 * f, m),
+        )) or ()  # fmt: skip
+    step(0.7, "distance to closest record")
+    dcr = attempt("dcr", errors, lambda: distance_to_closest_record(
+        real_x, synthetic_x, holdout_x, real_hashes=row_hashes(real[cols]),
+        synthetic_hashes=row_hashes(synthetic[cols]),
+        holdout_hashes=None if holdout is None else row_hashes(holdout[cols]),
+        categorical_blocks=[encoder.groups[c] for c in schema.categorical], seed=seed,
+    ))  # fmt: skip
+    if holdout is None:
+        skipped["dcr_share"] = "needs a holdout table"
+    inference = None
+    if sensitive is None:
+        skipped["attribute_inference"] = "no sensitive column chosen"
+    elif holdout is None:
+        skipped["attribute_inference"] = "needs a holdout table (the benchmark attacker)"
+    else:
+        step(0.85, f"attribute inference on {sensitive}")
+        inference = attempt("attribute_inference", errors, lambda: attribute_inference(
+            real, synthetic, holdout, sensitive=sensitive, encoder=encoder, seed=seed
+        ))  # fmt: skip
+    step(0.92, "l-diversity of tree leaves")
+    diversity = None
+    if schema.numeric:
+        diversity = attempt(
+            "l_diversity",
+            errors,
+            lambda: _l_diversity(synthetic, encoder=encoder, ell=l_diversity, seed=seed),
+        )
+    else:
+        skipped["l_diversity"] = "no numeric columns"
+    step(1.0, "privacy done")
+    return PrivacyReport(attacks, dcr, inference, diversity, errors, skipped)
+
+
+def evaluate_privacy_arrays(
+    real_x: np.ndarray,
+    synthetic_x: np.ndarray,
+    holdout_x: np.ndarray | None,
+    *,
+    max_attack: int = 10_000,
+    seed: int = 0,
+    progress: Progress = None,
+) -> PrivacyReport:
+    """Privacy section on numeric features (e.g. trace embeddings): seekers, density, DCR.
+
+    No Gower attack, attribute inference or ℓ-diversity (they need named columns). A further
+    attack on the same rows (e.g. a recurrent seeker) uses
+    ``membership.attack_set(len(real_x), len(holdout_x), max_attack=..., seed=...)`` and
+    ``membership.summarize_attack``, then ``dataclasses.replace(report,
+    membership_inference=report.membership_inference + (result,))``.
+    """
+    arrays = [
+        None if x is None else np.asarray(x, np.float32) for x in (real_x, synthetic_x, holdout_x)
+    ]
+    real_x, synthetic_x, holdout_x = arrays
+    for name, x in (("real_x", real_x), ("synthetic_x", synthetic_x), ("holdout_x", holdout_x)):
+        if x is not None and (x.ndim != 2 or x.shape[1] != real_x.shape[1]):
+            raise ValueError(f"{name} must be 2-d with {real_x.shape[1]} features; got {x.shape}")
+        if x is not None and name != "holdout_x" and len(x) < 2:
+            raise DataError(f"{name} must have at least 2 rows; got {len(x)}")
+    step = progress or (lambda fraction, message: None)
+    errors: dict[str, str] = {}
+    skipped: dict[str, str] = {
+        "attribute_inference": "not defined on arrays",
+        "l_diversity": "not defined on arrays",
+    }
+    attacks: tuple[AttackResult, ...] = ()
+    if holdout_x is None or len(holdout_x) < 2:
+        skipped["membership_inference"] = "needs holdout rows (the non-members)"
+    else:
+        attacks = attempt("membership_inference", errors, lambda: membership_inference(
+            real_x, synthetic_x, holdout_x, max_attack=max_attack, seed=seed,
+            progress=lambda f, m: step(0.8 * f, m),
+        )) or ()  # fmt: skip
+    step(0.8, "distance to closest record")
+    dcr = attempt(
+        "dcr", errors, lambda: distance_to_closest_record(real_x, synthetic_x, holdout_x, seed=seed)
+    )
+    step(1.0, "privacy done")
+    return PrivacyReport(attacks, dcr, None, None, errors, skipped)

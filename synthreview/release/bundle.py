@@ -1,0 +1,306 @@
+"""Release orchestration: audit, curate, apply the policy and build every release file at once.
+
+``review_release`` is what the CLI (``--out DIR``) and the dashboard call; ``build_release`` lays
+out the files (``report.json``, ``report.html``, per-candidate CSV / Parquet, ``manifest.json``)
+from the byte builders of ``synthreview.release.export``, which re-exports every name here.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from synthreview.io.schema import Schema
+from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.release.audit import (
+    Thresholds,
+    audit_table,
+    default_thresholds,
+    holdout_audit,
+    rule_overlaps,
+    rule_summary,
+)
+from synthreview.release.curation import CurationResult, evaluate_curated
+from synthreview.release.curation import curate as curate_table
+from synthreview.release.export import (
+    ESCAPE_STATEMENT,
+    audit_csv_bytes,
+    curated_csv_bytes,
+    curated_parquet_bytes,
+    dumps,
+    manifest,
+    removed_csv_bytes,
+    safe_name,
+)
+from synthreview.release.html import key_figures, render_html
+from synthreview.results import to_jsonable
+
+
+def release_dict(
+    report_dict: Mapping[str, Any],
+    *,
+    audits: Mapping[str, pd.DataFrame] | None = None,
+    curations: Mapping[str, CurationResult] | None = None,
+    verdicts: Mapping[str, Any] | None = None,
+    policy: Any = None,
+    after: Mapping[str, Any] | None = None,
+    after_verdicts: Mapping[str, Any] | None = None,
+    references: Mapping[str, pd.DataFrame] | None = None,
+    timestamp: datetime | None = None,
+) -> dict[str, Any]:
+    """``report.json`` content: the report plus audit, thresholds, verdicts, before/after.
+
+    Added top-level keys: ``audit`` ``{name: {thresholds, rules, overlaps, n_rows, n_removed}}``
+    (``rules`` carries ``reference_share`` when ``references`` gives the candidate's
+    ``audit.holdout_audit``),
+    ``curation`` ``{name: CurationResult.to_dict()}``, ``policy``, ``verdicts``
+    ``{name: Verdicts.to_dict()}``, ``curated`` ``{name: candidate dict after curation}``
+    (from ``audit.evaluate_curated``), ``curated_verdicts`` (the policy applied to those),
+    ``generated_at`` and ``csv_formula_escaping``.
+    """
+    # synthreview.release.export re-exports this module, so its names are imported at call time
+
+    content = dict(report_dict)
+    if audits:
+        content["audit"] = {
+            name: {
+                "thresholds": audit.attrs.get("thresholds"),
+                "n_rows": len(audit),
+                "n_removed": int(audit["removed"].sum()),
+                "rules": rule_summary(audit, (references or {}).get(name))
+                .reset_index(names="rule")
+                .to_dict(orient="records"),
+                "overlaps": rule_overlaps(audit)[["rules", "n_rows"]].to_dict(orient="records"),
+            }
+            for name, audit in audits.items()
+        }
+    if curations:
+        content["curation"] = {name: c.to_dict() for name, c in curations.items()}
+    if policy is not None:
+        content["policy"] = policy.to_dict()
+    if verdicts:
+        content["verdicts"] = {name: v.to_dict() for name, v in verdicts.items()}
+    if after:
+        content["curated"] = dict(after)
+    if after_verdicts:
+        content["curated_verdicts"] = {name: v.to_dict() for name, v in after_verdicts.items()}
+    content["generated_at"] = (timestamp or datetime.now(UTC)).isoformat(timespec="seconds")
+    content["csv_formula_escaping"] = ESCAPE_STATEMENT
+    return to_jsonable(content)
+
+
+def build_release(
+    report_dict: Mapping[str, Any],
+    *,
+    audits: Mapping[str, pd.DataFrame] | None = None,
+    curations: Mapping[str, CurationResult] | None = None,
+    verdicts: Mapping[str, Any] | None = None,
+    policy: Any = None,
+    after: Mapping[str, Any] | None = None,
+    after_verdicts: Mapping[str, Any] | None = None,
+    references: Mapping[str, pd.DataFrame] | None = None,
+    schema: Schema | None = None,
+    params: Mapping[str, Any] | None = None,
+    figures: Sequence[Any] | None = None,
+    timestamp: datetime | None = None,
+) -> dict[str, bytes]:
+    """Every release file in memory: ``{relative path: bytes}`` (manifest last).
+
+    Paths: ``report.json``, ``report.html``, per candidate ``NAME/audit.csv`` (when audited),
+    ``NAME/curated.csv``, ``NAME/curated.parquet`` and ``NAME/removed.csv`` (when curated), and
+    ``manifest.json``. ``NAME`` is ``safe_name(candidate)``. ``figures`` defaults to
+    ``html_report.key_figures`` of the report.
+    """
+
+    moment = timestamp or datetime.now(UTC)
+    content = release_dict(
+        report_dict,
+        audits=audits,
+        curations=curations,
+        verdicts=verdicts,
+        policy=policy,
+        after=after,
+        after_verdicts=after_verdicts,
+        references=references,
+        timestamp=moment,
+    )
+    files: dict[str, bytes] = {"report.json": dumps(content)}
+    figs = list(figures) if figures is not None else key_figures(content)
+    files["report.html"] = render_html(content, figs, verdicts or {}).encode("utf-8")
+    folders: dict[str, str] = {}
+    for name in list(audits or {}) + [n for n in curations or {} if n not in (audits or {})]:
+        folders[name] = safe_name(name, folders.values())
+    for name, folder in folders.items():
+        if audits and name in audits:
+            files[f"{folder}/audit.csv"] = audit_csv_bytes(audits[name])
+        if curations and name in curations:
+            files[f"{folder}/curated.csv"] = curated_csv_bytes(curations[name], schema=schema)
+            files[f"{folder}/curated.parquet"] = curated_parquet_bytes(curations[name])
+            files[f"{folder}/removed.csv"] = removed_csv_bytes(curations[name], schema=schema)
+    run_params = {
+        "options": report_dict.get("options"),
+        "sections": report_dict.get("sections"),
+        "thresholds": {n: a.attrs.get("thresholds") for n, a in (audits or {}).items()},
+        "policy": policy.to_dict() if policy is not None else None,
+        **(params or {}),
+    }
+    files["manifest.json"] = dumps(
+        manifest(
+            report_dict.get("inputs") or [],
+            files,
+            run_params,
+            int(report_dict.get("seed") or 0),
+            timestamp=moment,
+        )
+    )
+    return files
+
+
+def write_files(out_dir: str | Path, files: Mapping[str, bytes]) -> list[Path]:
+    """Write ``{relative path: bytes}`` (e.g. ``Release.files``) under ``out_dir``."""
+    out = Path(out_dir)
+    written = []
+    for rel, data in files.items():
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        written.append(path)
+    return written
+
+
+def write_release(out_dir: str | Path, report_dict: Mapping[str, Any], **kwargs: Any) -> list[Path]:
+    """Write ``build_release(report_dict, **kwargs)`` under ``out_dir``; return the paths."""
+    return write_files(out_dir, build_release(report_dict, **kwargs))
+
+
+def zip_bytes(files: Mapping[str, bytes]) -> bytes:
+    """All release files in one ZIP (fixed timestamps, so equal files give an equal archive)."""
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+    return buf.getvalue()
+
+
+@dataclass(frozen=True)
+class Release:
+    """All a release produces, in memory: the CLI writes ``files``, the dashboard serves them.
+
+    Attributes
+    ----------
+    files : dict of str to bytes
+        ``build_release`` output.
+    audits : dict of str to DataFrame
+    curations : dict of str to CurationResult
+        Empty unless curated.
+    verdicts, after_verdicts : dict of str to Verdicts
+        The policy applied to the candidates as submitted, and to their curated versions.
+    policy : Policy
+    """
+
+    files: dict[str, bytes]
+    audits: dict[str, pd.DataFrame]
+    curations: dict[str, CurationResult]
+    verdicts: dict[str, Any]
+    after_verdicts: dict[str, Any]
+    policy: Any
+
+    @property
+    def failed(self) -> dict[str, list[Any]]:
+        """Candidate -> the rules it fails (as submitted), for candidates that fail."""
+        return {n: v.failed for n, v in self.verdicts.items() if v.overall == "fail"}
+
+    @property
+    def exit_code(self) -> int:
+        """1 when any candidate as submitted fails the policy, else 0 (the CLI's contract).
+
+        Judged before curation on purpose: a generator that memorises must not pass because the
+        audit happened to strip most of its copies.
+        """
+        return 1 if self.failed else 0
+
+
+def review_release(
+    review: Any,
+    report: Any,
+    *,
+    policy: Any = None,
+    thresholds: Thresholds | Mapping[str, Thresholds] | None = None,
+    curate: bool = False,
+    params: Mapping[str, Any] | None = None,
+    device: str = "cpu",
+    progress: Any = None,
+    timestamp: datetime | None = None,
+) -> Release:
+    """Audit, optionally curate and re-evaluate, apply the policy and build every release file.
+
+    Parameters
+    ----------
+    review : Review
+    report : report.Report
+        From ``report.evaluate(review, ...)``; its seed, options, sections and context are re-used
+        for the "after curation" evaluation.
+    policy : Policy, optional
+        Default: ``policy.load_policy()``.
+    thresholds : Thresholds or mapping of candidate name to Thresholds, optional
+        Default per candidate: ``audit.default_thresholds(privacy)``.
+    curate : bool
+        Write curated files and before/after metrics.
+    """
+
+    policy = policy if policy is not None else load_policy()
+    content = report.to_dict()
+    verdicts = {n: apply_policy(policy, c) for n, c in content["candidates"].items()}
+    audits: dict[str, pd.DataFrame] = {}
+    references: dict[str, pd.DataFrame] = {}
+    for name, result in report.candidates.items():
+        if result.fidelity is None and result.privacy is None:
+            continue
+        chosen = thresholds.get(name) if isinstance(thresholds, Mapping) else thresholds
+        chosen = chosen or default_thresholds(result.privacy)
+        audits[name] = audit_table(result.fidelity, result.privacy, chosen)
+        references[name] = holdout_audit(result.fidelity, result.privacy, chosen)
+    curations: dict[str, CurationResult] = {}
+    after: dict[str, Any] = {}
+    after_verdicts: dict[str, Any] = {}
+    if curate and audits:
+        curations = {n: curate_table(review.synthetic[n], a) for n, a in audits.items()}
+        after_report = evaluate_curated(
+            review,
+            curations,
+            context=report.context,
+            sections=report.sections,
+            options=report.options,
+            seed=report.seed,
+            device=device,
+            progress=progress,
+        )
+        after = after_report.to_dict()["candidates"]
+        for name, curation in curations.items():
+            if not len(curation.kept_rows):
+                after[name] = {"errors": {"curation": "every row was removed; nothing to measure"}}
+        after_verdicts = {n: apply_policy(policy, c) for n, c in after.items()}
+    files = build_release(
+        content,
+        audits=audits,
+        curations=curations,
+        verdicts=verdicts,
+        policy=policy,
+        after=after,
+        after_verdicts=after_verdicts,
+        references=references,
+        schema=review.schema,
+        params=params,
+        timestamp=timestamp,
+    )
+    return Release(files, audits, curations, verdicts, after_verdicts, policy)

@@ -1,0 +1,239 @@
+"""Curation: cut the audited rows out of a candidate and measure what is left.
+
+Alaa et al. (2022), §5.1 ("Improving synthetic data via model auditing"): the rows that
+``audit.apply_thresholds`` marks ``removed`` are discarded and the curated data set is evaluated
+again, so a reviewer sees the metrics "before" and "after" curation side by side.
+
+``curate`` never edits a value: it cuts whole rows out of ``LoadedTable.raw`` (the strings exactly
+as written in the input file), so the kept rows are written back byte for byte. Every name here is
+also importable from ``synthreview.release.audit``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from synthreview.errors import ConfigError, DataError
+from synthreview.io.schema import LoadedTable, Review
+from synthreview.options import ReviewOptions
+from synthreview.release.audit import Thresholds, apply_thresholds
+from synthreview.results import to_jsonable
+from synthreview.review import evaluate
+
+if TYPE_CHECKING:
+    from synthreview.release.audit import Thresholds
+
+
+@dataclass(frozen=True)
+class CurationResult:
+    """A candidate with the audited rows removed.
+
+    Attributes
+    ----------
+    name : str
+        Candidate name.
+    kept_raw : pandas.DataFrame
+        Kept rows of ``LoadedTable.raw``: the input file's strings, columns and order unchanged.
+    kept_frame : pandas.DataFrame
+        The same rows of ``LoadedTable.frame`` (typed), for re-evaluation and Parquet export.
+    kept_rows, removed_rows : ndarray of int64
+        0-based positions in the input file.
+    removed_raw : pandas.DataFrame
+        Removed rows of ``LoadedTable.raw``.
+    reasons : tuple of str
+        Reasons of each removed row, aligned with ``removed_rows``.
+    thresholds : Thresholds
+    table : LoadedTable
+        The curated candidate as a table (new ``sha256``), ready to replace the original.
+    """
+
+    name: str
+    kept_raw: pd.DataFrame
+    kept_frame: pd.DataFrame
+    kept_rows: np.ndarray
+    removed_rows: np.ndarray
+    removed_raw: pd.DataFrame
+    reasons: tuple[str, ...]
+    thresholds: Thresholds
+    table: LoadedTable
+
+    @property
+    def n_input(self) -> int:
+        """Rows before curation."""
+        return len(self.kept_rows) + len(self.removed_rows)
+
+    def removed_table(self) -> pd.DataFrame:
+        """Removed rows as in the file, preceded by their input ``row`` number and ``reasons``.
+
+        The two added columns are named ``__row__`` / ``__reasons__`` when the input already has
+        a ``row`` or ``reasons`` column, so no input column is shadowed.
+        """
+        row_col, reason_col = ("row", "reasons")
+        if {"row", "reasons"} & set(map(str, self.removed_raw.columns)):
+            row_col, reason_col = ("__row__", "__reasons__")
+        out = self.removed_raw.copy()
+        out.insert(0, reason_col, list(self.reasons))
+        out.insert(0, row_col, self.removed_rows)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (counts and thresholds; rows are in the CSV exports)."""
+        return to_jsonable(
+            {
+                "name": self.name,
+                "n_input": self.n_input,
+                "n_kept": len(self.kept_rows),
+                "n_removed": len(self.removed_rows),
+                "thresholds": self.thresholds.to_dict(),
+                "sha256": self.table.sha256,
+            }
+        )
+
+
+def curate(
+    table: LoadedTable, audit: pd.DataFrame, thresholds: Thresholds | None = None
+) -> CurationResult:
+    """Cut the rows marked ``removed`` in ``audit`` out of ``table``; change nothing else.
+
+    Parameters
+    ----------
+    table : LoadedTable
+        The candidate as loaded; ``raw`` gives the strings of the input file.
+    audit : pandas.DataFrame
+        Output of ``audit_table`` / ``apply_thresholds`` for this candidate.
+    thresholds : Thresholds, optional
+        When given, the audit's rule columns are recomputed with it; otherwise the thresholds the
+        audit was built with (kept in ``audit.attrs``) are recorded.
+    """
+    # synthreview.release.audit re-exports this module, so its names are imported at call time
+
+    if thresholds is not None:
+        audit = apply_thresholds(audit, thresholds)
+    elif "thresholds" in audit.attrs:
+        thresholds = Thresholds(**audit.attrs["thresholds"])
+    else:
+        raise ConfigError("curate needs 'thresholds' for an audit table not built by audit_table")
+    if len(audit) != table.n_rows or len(table.raw) != table.n_rows:
+        raise DataError(
+            f"audit of '{table.name}' must have one row per input row ({table.n_rows}); "
+            f"got {len(audit)} audit rows and {len(table.raw)} raw rows"
+        )
+    removed = np.zeros(table.n_rows, dtype=bool)
+    removed[audit["row"].to_numpy(dtype=np.int64)] = audit["removed"].to_numpy(dtype=bool)
+    kept_rows = np.flatnonzero(~removed).astype(np.int64)
+    removed_rows = np.flatnonzero(removed).astype(np.int64)
+    reasons_by_row = dict(zip(audit["row"].to_numpy(dtype=np.int64), audit["reasons"], strict=True))
+    kept_raw = table.raw.iloc[kept_rows].reset_index(drop=True)
+    kept_frame = table.frame.iloc[kept_rows].reset_index(drop=True)
+    digest = hashlib.sha256(f"{table.sha256}:curated:".encode())
+    digest.update(kept_rows.tobytes())
+    curated = replace(
+        table,
+        frame=kept_frame,
+        raw=kept_raw,
+        sha256=digest.hexdigest(),
+        source_format="memory",
+    )
+    return CurationResult(
+        name=table.name,
+        kept_raw=kept_raw,
+        kept_frame=kept_frame,
+        kept_rows=kept_rows,
+        removed_rows=removed_rows,
+        removed_raw=table.raw.iloc[removed_rows].reset_index(drop=True),
+        reasons=tuple(str(reasons_by_row[r]) for r in removed_rows),
+        thresholds=thresholds,
+        table=curated,
+    )
+
+
+def curated_review(review: Review, curations: Mapping[str, CurationResult]) -> Review:
+    """A review whose candidates are the curated versions in ``curations`` (and only those).
+
+    Real, holdout and schema are unchanged, so ``report.evaluate`` on it (same seed) gives the
+    "after curation" metrics of each curated candidate under the same candidate names. For
+    trace reviews the candidate's traces are cut to the kept rows as well.
+    """
+    unknown = sorted(set(curations) - set(review.synthetic))
+    if unknown:
+        raise DataError(f"curations name candidates {unknown}; the review has {review.candidates}")
+    synthetic = {name: curations[name].table for name in review.synthetic if name in curations}
+    traces = review.traces
+    if traces is not None:
+        traces = dict(traces)
+        for name in synthetic:
+            if name in traces:
+                curation = curations[name]
+                traces[name] = _cut_traces(traces[name], curation.kept_rows, curation.table.sha256)
+    return replace(review, synthetic=synthetic, traces=traces)
+
+
+def _cut_traces(traces: Any, rows: np.ndarray, sha256: str) -> Any:
+    cut = traces.subset(rows)
+    return replace(cut, sha256=sha256) if hasattr(cut, "sha256") else cut
+
+
+def curated_context(context: Any, curations: Mapping[str, CurationResult]) -> Any:
+    """The fitted context of the original review, with curated candidates' rows cut.
+
+    Re-using the encoder and the embedding fitted on real data (instead of refitting them) keeps
+    "before" and "after" numbers in the same embedding space, so they differ only by the rows
+    removed, and skips the most expensive step.
+    """
+    if context is None:
+        return None
+    encoded, embedded = dict(context.encoded), dict(context.embedded)
+    for name, curation in curations.items():
+        for arrays in (encoded, embedded):
+            if name in arrays:
+                arrays[name] = np.asarray(arrays[name])[curation.kept_rows]
+    return replace(context, encoded=encoded, embedded=embedded)
+
+
+def evaluate_curated(
+    review: Review,
+    curations: Mapping[str, CurationResult],
+    *,
+    context: Any = None,
+    sections: Sequence[str] | None = None,
+    options: Any = None,
+    seed: int = 0,
+    device: str = "cpu",
+    progress: Any = None,
+) -> Any:
+    """Re-run ``report.evaluate`` on the curated candidates ("after curation" metrics).
+
+    Parameters
+    ----------
+    review : Review
+        The original review.
+    curations : mapping of str to CurationResult
+    context : report.Context, optional
+        The original report's context (``Report.context``); passed on with rows cut so the
+        embedding is not refitted.
+    sections, options, seed, device, progress
+        As for ``report.evaluate``; use the original report's values so numbers are comparable.
+
+    Returns
+    -------
+    report.Report
+        Candidates under their original names, holding the curated results. A curation that
+        removed every row is left out (there is nothing to measure).
+    """
+
+    curations = {n: c for n, c in curations.items() if len(c.kept_rows)}
+    return evaluate(
+        curated_review(review, curations),
+        sections=sections,
+        options=options if options is not None else ReviewOptions(),
+        seed=seed,
+        device=device,
+        progress=progress,
+        context=curated_context(context, curations),
+    )

@@ -1,0 +1,348 @@
+"""``evaluate()``: one call that runs every metric section for every candidate.
+
+The dashboard pages and the CLI both call :func:`evaluate`, so a number on screen and the same
+number in ``report.json`` come from one code path. The encoder and the evaluation embedding are
+fitted once on the real data (the expensive, seeded part) and shared by every candidate; a
+section that raises is recorded as that candidate's error and the other sections still run.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from synthreview.embeddings import fit_embedding
+from synthreview.encoding import TabularEncoder
+from synthreview.errors import ConfigError, error_message
+from synthreview.io.schema import Review
+from synthreview.metrics.fidelity.section import evaluate_fidelity, forget_cached_real_side
+from synthreview.metrics.glucose.section import evaluate_glucose
+from synthreview.metrics.privacy.section import evaluate_privacy
+from synthreview.metrics.utility.section import evaluate_utility
+from synthreview.options import (
+    ReviewOptions,
+)
+from synthreview.results import to_jsonable
+from synthreview.version import __version__
+
+log = logging.getLogger(__name__)
+
+SECTIONS = ("fidelity", "privacy", "utility", "glucose")
+TABLE_SECTIONS = ("fidelity", "privacy", "utility")
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What is fitted once per review: the encoder, the embedding and the embedded sources."""
+
+    encoder: TabularEncoder | None
+    embedding: Any
+    encoded: dict[str, np.ndarray]
+    embedded: dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class CandidateResult:
+    """All section results of one synthetic candidate; a failed section is in ``errors``."""
+
+    name: str
+    fidelity: Any = None
+    privacy: Any = None
+    utility: Any = None
+    glucose: Any = None
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready sections that ran, plus ``errors`` when any failed."""
+        out: dict[str, Any] = {}
+        for section in SECTIONS:
+            value = getattr(self, section)
+            if value is not None:
+                out[section] = to_jsonable(value)
+        if self.errors:
+            out["errors"] = dict(sorted(self.errors.items()))
+        return out
+
+
+@dataclass(frozen=True)
+class Report:
+    """Result of :func:`evaluate`: inputs, per-candidate results and what produced them."""
+
+    inputs: list[dict[str, Any]]
+    candidates: dict[str, CandidateResult]
+    options: ReviewOptions
+    seed: int
+    sections: tuple[str, ...]
+    kind: str = "table"
+    context: Context | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def embedded(self) -> dict[str, np.ndarray]:
+        """Embedded arrays by source name (``"real"``, ``"holdout"``, candidate names)."""
+        return self.context.embedded if self.context else {}
+
+    @property
+    def encoder(self) -> TabularEncoder | None:
+        """The encoder fitted on real data (tables only)."""
+        return self.context.encoder if self.context else None
+
+    def merged(self, other: Report) -> Report:
+        """This report with the sections of ``other`` added (same review, seed and options)."""
+        candidates = {}
+        for name, mine in self.candidates.items():
+            theirs = other.candidates.get(name)
+            if theirs is None:
+                candidates[name] = mine
+                continue
+            updates = {
+                s: getattr(theirs, s) for s in other.sections if getattr(theirs, s) is not None
+            }
+            errors = {**mine.errors, **theirs.errors}
+            candidates[name] = replace(mine, errors=errors, **updates)
+        sections = tuple(s for s in SECTIONS if s in self.sections or s in other.sections)
+        return replace(
+            self, candidates=candidates, sections=sections, context=self.context or other.context
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``report.json`` content (no per-row arrays)."""
+
+        return {
+            "synthreview_version": __version__,
+            "kind": self.kind,
+            "seed": self.seed,
+            "sections": list(self.sections),
+            "options": to_jsonable(self.options),
+            "inputs": self.inputs,
+            "candidates": {name: c.to_dict() for name, c in self.candidates.items()},
+        }
+
+
+def describe_inputs(review: Review) -> list[dict[str, Any]]:
+    """One entry per input file: name, role, rows, columns, sha256."""
+    tables = [review.real, *([review.holdout] if review.holdout is not None else [])]
+    tables += list(review.synthetic.values())
+    return [
+        {
+            "name": t.name,
+            "role": t.role,
+            "rows": int(t.n_rows),
+            "columns": int(t.frame.shape[1]),
+            "sha256": t.sha256,
+        }
+        for t in tables
+    ]
+
+
+def scaled_progress(progress: Progress | None, lo: float, hi: float) -> Progress | None:
+    """``progress`` for a sub-step that covers ``[lo, hi]`` of the whole (None stays None)."""
+    if progress is None:
+        return None
+    return lambda fraction, message: progress(
+        lo + (hi - lo) * min(max(fraction, 0.0), 1.0), message
+    )
+
+
+def prepare(
+    review: Review,
+    *,
+    options: ReviewOptions = ReviewOptions(),
+    seed: int = 0,
+    device: str = "cpu",
+    progress: Progress | None = None,
+) -> Context:
+    """Fit the encoder and the evaluation embedding on real data and embed every source."""
+    if review.kind == "traces":
+        return Context(encoder=None, embedding=None, encoded={}, embedded={})
+
+    encoder = TabularEncoder(review.schema).fit(review.real.frame)
+    sources = {"real": review.real.frame}
+    if review.holdout is not None:
+        sources["holdout"] = review.holdout.frame
+    sources.update({name: t.frame for name, t in review.synthetic.items()})
+    encoded = {name: encoder.transform(frame, name=name) for name, frame in sources.items()}
+    embedding = fit_embedding(
+        encoded["real"], method=options.embedding, seed=seed, device=device, progress=progress
+    )
+    embedded = {name: embedding.transform(x) for name, x in encoded.items()}
+    return Context(encoder=encoder, embedding=embedding, encoded=encoded, embedded=embedded)
+
+
+def _run_section(
+    section: str,
+    review: Review,
+    name: str,
+    ctx: Context,
+    options: ReviewOptions,
+    seed: int,
+    device: str,
+    progress: Progress | None,
+) -> Any:
+    synthetic = review.synthetic[name]
+    holdout = review.holdout.frame if review.holdout is not None else None
+    if section == "fidelity":
+        return evaluate_fidelity(
+            ctx.embedded["real"],
+            ctx.embedded[name],
+            holdout_z=ctx.embedded.get("holdout"),
+            center=ctx.embedding.center,
+            real=review.real.frame,
+            synthetic=synthetic.frame,
+            schema=review.schema,
+            seed=seed,
+            n_bootstrap=options.n_bootstrap,
+        )
+    if section == "privacy":
+        return evaluate_privacy(
+            review.real.frame,
+            synthetic.frame,
+            holdout,
+            schema=review.schema,
+            encoder=ctx.encoder,
+            sensitive=options.sensitive,
+            l_diversity=options.l_diversity,
+            max_attack=options.max_attack,
+            seed=seed,
+            progress=progress,
+        )
+    if section == "utility":
+        return evaluate_utility(
+            review.real.frame,
+            synthetic.frame,
+            holdout,
+            schema=review.schema,
+            target=options.target,
+            groups=options.groups,
+            formula=options.formula,
+            seed=seed,
+        )
+    if section == "glucose":
+        traces = review.traces or {}
+        return evaluate_glucose(
+            traces["real"],
+            traces[name],
+            traces.get("holdout"),
+            seed=seed,
+            device=device,
+            progress=progress,
+            max_attack=options.max_attack,
+            n_bootstrap=options.n_bootstrap,
+            motif_length=options.motif_length,
+            motif_tolerance_mg_dl=options.motif_tolerance,
+        )
+    raise ConfigError(f"section must be one of {list(SECTIONS)}; got {section!r}")
+
+
+def evaluate(
+    review: Review,
+    *,
+    sections: Sequence[str] | None = None,
+    options: ReviewOptions = ReviewOptions(),
+    seed: int = 0,
+    device: str = "cpu",
+    progress: Progress | None = None,
+    context: Context | None = None,
+) -> Report:
+    """Run the requested metric sections for every synthetic candidate.
+
+    Parameters
+    ----------
+    review : Review
+        From :func:`synthreview.align` or :func:`synthreview.align_traces`.
+    sections : sequence of {"fidelity", "privacy", "utility", "glucose"}, optional
+        Default: fidelity, privacy and utility for tables; glucose for traces (its result also
+        carries fidelity and privacy on the trace embedding, copied into those sections).
+    options : ReviewOptions
+    seed : int
+        Seeds every random step; same inputs and seed give the same numbers.
+    device : str
+        Torch device for the embeddings (``"cpu"``, ``"cuda"``).
+    progress : callable, optional
+        ``progress(fraction, message)``, called as work advances.
+    context : Context, optional
+        A context from :func:`prepare` for this review, options and seed, to skip refitting.
+
+    Returns
+    -------
+    Report
+    """
+    if sections is None:
+        sections = ("glucose",) if review.kind == "traces" else TABLE_SECTIONS
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        raise ConfigError(f"sections must be among {list(SECTIONS)}; got {unknown}")
+    if review.kind == "traces":
+        # trace fidelity and privacy are computed inside the glucose section on the trace embedding
+        sections = ("glucose",) if any(s != "utility" for s in sections) else ()
+    sections = tuple(s for s in SECTIONS if s in sections)
+    needs_context = any(s in ("fidelity", "privacy") for s in sections)
+    errors_all: dict[str, str] = {}
+    if context is None and needs_context:
+        try:
+            context = prepare(
+                review,
+                options=options,
+                seed=seed,
+                device=device,
+                progress=scaled_progress(progress, 0.0, 0.3),
+            )
+        except Exception as exc:  # the embedding failing must not hide utility results
+            log.error("preparing the review failed:\n%s", traceback.format_exc())
+            errors_all = {"fidelity": error_message(exc), "privacy": error_message(exc)}
+    ctx = context or Context(encoder=None, embedding=None, encoded={}, embedded={})
+    names = review.candidates
+    steps = [(name, s) for name in names for s in sections]
+    candidates: dict[str, CandidateResult] = {}
+    try:
+        for name in names:
+            results: dict[str, Any] = {}
+            errors: dict[str, str] = {s: m for s, m in errors_all.items() if s in sections}
+            for section in sections:
+                if section in errors:
+                    continue
+                i = steps.index((name, section))
+                lo = 0.3 + 0.7 * i / len(steps)
+                hi = 0.3 + 0.7 * (i + 1) / len(steps)
+                if progress:
+                    progress(lo, f"{section}: {name}")
+                try:
+                    results[section] = _run_section(
+                        section,
+                        review,
+                        name,
+                        ctx,
+                        options,
+                        seed,
+                        device,
+                        scaled_progress(progress, lo, hi),
+                    )
+                except Exception as exc:
+                    log.error("%s of %s failed:\n%s", section, name, traceback.format_exc())
+                    errors[section] = error_message(exc)
+            glucose = results.get("glucose")
+            if glucose is not None:
+                results.setdefault("fidelity", getattr(glucose, "fidelity", None))
+                results.setdefault("privacy", getattr(glucose, "privacy", None))
+            candidates[name] = CandidateResult(name=name, errors=errors, **results)
+    finally:
+        # the fidelity real-side cache holds embedded rows of this review: keep them only
+        # while its candidates are evaluated, never beyond the call (or the session)
+
+        forget_cached_real_side()
+    if progress:
+        progress(1.0, "done")
+    return Report(
+        inputs=describe_inputs(review),
+        candidates=candidates,
+        options=options,
+        seed=seed,
+        sections=sections,
+        kind=review.kind,
+        context=context,
+    )
