@@ -1,0 +1,148 @@
+"""Privacy metrics as the reviewer sees them (pure data; see :mod:`synthreview.metrics.info`)."""
+
+from __future__ import annotations
+
+from synthreview.metrics.info import MetricInfo
+
+_URBAN = "Urban Institute, appendix Metrics Descriptions, Disclosure risk"
+_CARLINI = "Carlini et al. (2022), Membership Inference Attacks From First Principles (TPR at low FPR)"
+_DCR = "The DCR Delusion, arXiv 2505.01524 (distance-based scores do not measure privacy)"
+_WP29 = (
+    "Article 29 Working Party, Opinion 05/2014 on Anonymisation Techniques (singling out, "
+    "linkability, inference); Giomi et al. (2023), Anonymeter"
+)
+_NO_ATTACK = "the same attack with holdout rows in both roles: what pure chance gives"
+
+METRICS: tuple[MetricInfo, ...] = (
+    MetricInfo(
+        name="mia_auc",
+        section="privacy",
+        label="MIA AUC (worst attack)",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.5,
+        key="membership_inference[*].auc",
+        citation=f"{_URBAN}, membership inference test; Eiring (2022), §2.4",
+        meaning="how well the best attacker tells training rows from unseen rows using the "
+        "synthetic data; 0.5 = a coin toss",
+        holdout_meaning=_NO_ATTACK,
+    ),
+    MetricInfo(
+        name="mia_tpr_at_fpr_1pct",
+        section="privacy",
+        label="attacker hits at 1 % false alarms",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.01,
+        key="membership_inference[*].tpr_at_fpr_1pct",
+        citation=_CARLINI,
+        meaning="share of training rows the attacker identifies while wrongly accusing only 1 % "
+        "of non-members; chance = 0.01",
+        holdout_meaning=_NO_ATTACK,
+    ),
+    MetricInfo(
+        name="mia_tpr_at_fpr_01pct",
+        section="privacy",
+        label="attacker hits at 0.1 % false alarms",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.001,
+        key="membership_inference[*].tpr_at_fpr_01pct",
+        citation=_CARLINI,
+        meaning="share of training rows identified at 0.1 % false alarms; chance = 0.001",
+        holdout_meaning=_NO_ATTACK,
+    ),
+    MetricInfo(
+        name="dcr_share",
+        section="privacy",
+        label="DCR share closer to training",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.5,
+        key="dcr.share_closer_to_train",
+        citation=_DCR,
+        meaning="share of synthetic rows nearer a training row than any holdout row; 0.5 = no "
+        "sign of memorising (a warning sign, not proof of privacy either way)",
+        holdout_meaning="0.5 by construction when training and holdout are equally large",
+    ),
+    MetricInfo(
+        name="exact_copy_share",
+        section="privacy",
+        label="exact copies",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.0,
+        key="dcr.exact_copy_share",
+        citation=_DCR,
+        meaning="share of synthetic rows identical to a training row on every analysed column",
+        holdout_meaning="how often real rows repeat a training row anyway "
+        "(dcr.holdout_exact_copy_share)",
+        fmt=".2%",
+    ),
+    MetricInfo(
+        name="attribute_inference_risk",
+        section="privacy",
+        label="attribute inference risk ratio",
+        direction="lower",
+        range=(0.0, float("inf")),
+        ideal=1.0,
+        key="attribute_inference.risk_ratio",
+        citation=f"{_URBAN}, attribute inference test",
+        meaning="how much better an attacker infers the sensitive column from the synthetic "
+        "data than from a fresh real sample; 1 = no added risk",
+        holdout_meaning="the ratio is already relative to an attacker holding holdout rows",
+        fmt=".2f",
+    ),
+    MetricInfo(
+        name="wp29_singling_out_univariate",
+        section="privacy",
+        label="singling out (one column)",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.0,
+        key="wp29.singling_out_univariate.risk",
+        citation=_WP29,
+        meaning="excess share of one-column predicates from the synthetic data that pick out "
+        "exactly one training person, over chance",
+        holdout_meaning="the attack's success against people outside training (the baseline)",
+    ),
+    MetricInfo(
+        name="wp29_singling_out_multivariate",
+        section="privacy",
+        label="singling out (several columns)",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.0,
+        key="wp29.singling_out_multivariate.risk",
+        citation=_WP29,
+        meaning="excess share of multi-column predicates that pick out exactly one training "
+        "person",
+        holdout_meaning="the attack's success against people outside training (the baseline)",
+    ),
+    MetricInfo(
+        name="wp29_linkability",
+        section="privacy",
+        label="linkability",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.0,
+        key="wp29.linkability.risk",
+        citation=_WP29,
+        meaning="excess share of training people whose two halves of columns an attacker links "
+        "through the synthetic data",
+        holdout_meaning="the attack's success against people outside training (the baseline)",
+    ),
+    MetricInfo(
+        name="wp29_inference",
+        section="privacy",
+        label="inference",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.0,
+        key="wp29.inference.risk",
+        citation=_WP29,
+        meaning="excess share of a secret column an attacker guesses right for training people "
+        "using the synthetic data",
+        holdout_meaning="the attack's success against people outside training (the baseline)",
+    ),
+)
