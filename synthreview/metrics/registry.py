@@ -40,8 +40,7 @@ def get(name: str) -> MetricInfo:
         return REGISTRY[name]
     except KeyError:
         raise KeyError(
-            f"metric must be one of the registered metrics {sorted(REGISTRY)}; got {name!r} "
-            "instead"
+            f"metric must be one of the registered metrics {sorted(REGISTRY)}; got {name!r} instead"
         ) from None
 
 

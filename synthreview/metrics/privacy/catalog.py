@@ -5,7 +5,9 @@ from __future__ import annotations
 from synthreview.metrics.info import MetricInfo
 
 _URBAN = "Urban Institute, appendix Metrics Descriptions, Disclosure risk"
-_CARLINI = "Carlini et al. (2022), Membership Inference Attacks From First Principles (TPR at low FPR)"
+_CARLINI = (
+    "Carlini et al. (2022), Membership Inference Attacks From First Principles (TPR at low FPR)"
+)
 _DCR = "The DCR Delusion, arXiv 2505.01524 (distance-based scores do not measure privacy)"
 _WP29 = (
     "Article 29 Working Party, Opinion 05/2014 on Anonymisation Techniques (singling out, "
@@ -115,8 +117,7 @@ METRICS: tuple[MetricInfo, ...] = (
         ideal=0.0,
         key="wp29.singling_out_multivariate.risk",
         citation=_WP29,
-        meaning="excess share of multi-column predicates that pick out exactly one training "
-        "person",
+        meaning="excess share of multi-column predicates that pick out exactly one training person",
         holdout_meaning="the attack's success against people outside training (the baseline)",
     ),
     MetricInfo(
