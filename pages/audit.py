@@ -8,9 +8,9 @@ import pandas as pd
 import streamlit as st
 
 import app_state
-from synthreview import export
 from synthreview.figures.audit import before_after_bars, fidelity_curves, rule_overlap_bars
 from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.release import bundle, export
 from synthreview.release.audit import (
     Thresholds,
     audit_table,
@@ -199,7 +199,7 @@ after_dicts = {name: after_report.to_dict()["candidates"][name]} if after_report
 
 def release_files() -> dict[str, bytes]:
     """Every release file, built on click (runs off the script thread: no st.* calls here)."""
-    return export.build_release(
+    return bundle.build_release(
         content,
         audits={name: audit},
         curations={name: curation},
@@ -268,7 +268,7 @@ downloads = [
         "release.zip",
         "application/zip",
         "audit_download_zip",
-        lambda: export.zip_bytes(release_files()),
+        lambda: bundle.zip_bytes(release_files()),
     ),
 ]
 cols = st.columns(4)

@@ -10,6 +10,7 @@ from scipy import stats
 from synthreview import generators as g
 from synthreview.encoding import TabularEncoder
 from synthreview.errors import DataError
+from synthreview.generators.traces import GLUCOSE_MAX_MG_DL, GLUCOSE_MIN_MG_DL
 from synthreview.io.schema import Schema
 from synthreview.neighbors import nearest
 
@@ -207,7 +208,7 @@ def test_trace_generator_is_seeded_shaped_and_in_range(name, days):
     assert out.shape == days.shape and out.dtype == np.float64
     observed = out[np.isfinite(out)]
     assert observed.size > 0.95 * out.size
-    assert observed.min() >= g.GLUCOSE_MIN_MG_DL and observed.max() <= g.GLUCOSE_MAX_MG_DL
+    assert observed.min() >= GLUCOSE_MIN_MG_DL and observed.max() <= GLUCOSE_MAX_MG_DL
 
 
 def test_traces_add_noise_has_the_requested_noise(days):

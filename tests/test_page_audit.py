@@ -109,7 +109,7 @@ def patched():
     after = fake_report(review, mia=0.5)
     with (
         patch("app_state.get_report", return_value=report),
-        patch("synthreview.release.audit.evaluate_curated", return_value=after) as evaluate,
+        patch("synthreview.release.curation.evaluate_curated", return_value=after) as evaluate,
     ):
         yield review, report, evaluate
 
