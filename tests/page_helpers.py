@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,3 +39,25 @@ def with_empty_candidate(review):
     table = review.synthetic[name]
     empty = replace(table, frame=table.frame.iloc[:0], raw=table.raw.iloc[:0])
     return replace(review, synthetic={**review.synthetic, name: empty}), name
+
+
+def chart_text(chart) -> str:
+    """Every string in a plotly chart's figure, decoded from its JSON spec.
+
+    plotly escapes non-ASCII characters (``α`` as ``\\u03b1``) unless ``orjson`` is installed, so a
+    test must parse the JSON rather than search its text.
+    """
+    strings: list[str] = []
+
+    def walk(node) -> None:
+        if isinstance(node, str):
+            strings.append(node)
+        elif isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(json.loads(chart.proto.spec))
+    return "\n".join(strings)

@@ -60,3 +60,95 @@ def test_ruff_is_clean():
         check=False,
     )
     assert result.returncode == 0, result.stdout[-3000:]
+
+
+def _import_graph() -> tuple[dict[str, set[str]], list[str]]:
+    """Module-level and function-level imports between synthreview modules, and private imports.
+
+    Edges into a package ``__init__`` and imports under ``if TYPE_CHECKING:`` do not couple
+    modules at run time and are left out, as ``../shared/tools/import_cycles.py`` does.
+    """
+    import ast
+
+    package = ROOT / "synthreview"
+    modules = {
+        ".".join(p.relative_to(ROOT).with_suffix("").parts): p
+        for p in package.rglob("*.py")
+        if p.name != "__init__.py"
+    }
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    private: list[str] = []
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text())
+        typing_only = {
+            id(node)
+            for branch in ast.walk(tree)
+            if isinstance(branch, ast.If) and "TYPE_CHECKING" in ast.unparse(branch.test)
+            for stmt in branch.body
+            for node in ast.walk(stmt)
+        }
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            if isinstance(node, ast.Import):
+                targets = [(alias.name, None) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                targets = [(node.module, a.name) for a in node.names]
+                targets += [(f"{node.module}.{a.name}", None) for a in node.names]
+            else:
+                continue
+            for target, name in targets:
+                if target in modules and target != module:
+                    graph[module].add(target)
+                    if name and name.startswith("_") and not name.startswith("__"):
+                        private.append(f"{module} imports {name} from {target}")
+    return graph, private
+
+
+def test_no_import_cycles_and_no_private_imports():
+    graph, private = _import_graph()
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append([*path[path.index(nxt) :], nxt])
+            elif not state.get(nxt):
+                visit(nxt, path)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if not state.get(node):
+            visit(node, [])
+    assert cycles == []
+    assert private == []
+
+
+def test_no_relative_imports_hide_edges():
+    # the graph above reads absolute imports only; a relative one would slip past it
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "synthreview").rglob("*.py")
+        if re.search(r"^\s*from \.", p.read_text(), re.MULTILINE)
+    ]
+    assert offenders == []
+
+
+def test_layers_import_one_way():
+    graph, _ = _import_graph()
+    # lower layers never import higher ones (pages -> app_state -> review -> judgement -> metrics
+    # -> encoding/neighbors/embeddings -> io)
+    higher_than_metrics = ("synthreview.review", "synthreview.judgement", "synthreview.release")
+    lower = [m for m in graph if m.startswith(("synthreview.metrics.", "synthreview.io."))]
+    offenders = {m: sorted(t for t in graph[m] if t.startswith(higher_than_metrics)) for m in lower}
+    assert {m: t for m, t in offenders.items() if t} == {}
+    io_up = {
+        m: sorted(t for t in graph[m] if t.startswith("synthreview.metrics."))
+        for m in graph
+        if m.startswith("synthreview.io.")
+    }
+    assert {m: t for m, t in io_up.items() if t} == {}

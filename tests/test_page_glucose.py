@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from synthreview import demo
-from tests.page_helpers import run_page
+from tests.page_helpers import chart_text, run_page
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def test_glucose_page_shows_heatmaps_tables_and_clarke_grid(review):
     at = _glucose_page(review)
     assert not at.exception
     assert [h.value for h in at.header] == ["Glucose traces"]
-    specs = [chart.proto.spec for chart in at.get("plotly_chart")]
+    specs = [chart_text(chart) for chart in at.get("plotly_chart")]
     assert any('"type":"heatmap"' in s.replace(" ", "") for s in specs)
     assert sum("Clarke error grid" in s for s in specs) == len(review.candidates)
     assert any("zone boundaries" in s for s in specs)

@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 import app_state
 from synthreview import demo
-from tests.page_helpers import run_page, run_page_without_data, with_empty_candidate
+from tests.page_helpers import chart_text, run_page, run_page_without_data, with_empty_candidate
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def test_privacy_page_shows_roc_dcr_tables_and_closest_pairs(review):
     assert len(at.error) == 0
     labels = [m.label for m in at.metric]
     assert labels.count("DCR share") == len(review.candidates)
-    specs = [chart.proto.spec for chart in at.get("plotly_chart")]
+    specs = [chart_text(chart) for chart in at.get("plotly_chart")]
     assert sum("chance" in spec for spec in specs) == 2 * len(review.candidates)  # ROC + log view
     assert any("AUC" in spec for spec in specs)
     assert any("holdout → train" in spec for spec in specs)
