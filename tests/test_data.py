@@ -357,3 +357,165 @@ def test_align_wraps_dataframes_with_content_digest():
     assert review.real.sha256 == review.synthetic["synthetic_1"].sha256
     other = align(frame.assign(a=[1.0, 3.0]), frame)
     assert other.real.sha256 != review.real.sha256
+
+
+# --- boundary fixes (issue #12, item 5) -------------------------------------------------------
+
+LONG_IDS = [str(12_345_678_901_234_567_890 + i) for i in range(120)]
+
+
+def test_integers_beyond_2_53_stay_distinct_text():
+    body = "customer,amount\n" + "".join(f"{v},{i % 7}\n" for i, v in enumerate(LONG_IDS))
+    table = read_table(body.encode())
+    assert table.frame["customer"].dtype == "str"
+    assert table.frame["customer"].tolist() == LONG_IDS
+    assert table.frame["customer"].nunique() == 120
+    assert infer_schema(table.frame).kinds["customer"] == "identifier"
+    assert table.frame["amount"].dtype == "float64"
+
+
+def test_integer_at_2_53_is_still_a_number():
+    table = read_table(b"x\n9007199254740992\n-9007199254740992\n1.5e300\n")
+    assert table.frame["x"].dtype == "float64"  # exact in float64; "1.5e300" is no whole number
+
+
+def test_zero_padded_codes_stay_text():
+    table = read_table(b"code,n\n007,1\n010,2\n123,3\n")
+    assert table.frame["code"].tolist() == ["007", "010", "123"]
+    assert table.frame["n"].dtype == "float64"
+
+
+def test_zero_padded_codes_stay_text_in_semicolon_files():
+    table = read_table(b"code;w\n007;1,5\n010;2\n")
+    assert table.frame["code"].tolist() == ["007", "010"]
+    assert table.frame["w"].tolist() == [1.5, 2.0]
+
+
+def test_zero_and_decimals_below_one_are_numbers():
+    assert read_table(b"x\n0\n0.5\n-0.25\n").frame["x"].tolist() == [0.0, 0.5, -0.25]
+
+
+def test_parquet_int64_beyond_2_53_stays_text(tmp_path):
+    path = tmp_path / "ids.parquet"
+    pd.DataFrame({"ref": [2**62 + i for i in range(30)], "n": range(30)}).to_parquet(path)
+    frame = read_table(path).frame
+    assert frame["ref"].tolist() == [str(2**62 + i) for i in range(30)]
+    assert frame["n"].dtype == "float64"
+
+
+@pytest.mark.parametrize("cell", ["inf", "-inf", "Infinity", "1e400"])
+def test_infinite_numbers_refused_naming_column_and_row(cell):
+    with pytest.raises(
+        DataError,
+        match=r"real table 'table' column 'b' holds 1 infinite value\(s\), the first "
+        r"in data row 2 \(-?inf\)",
+    ):
+        read_table(f"a,b\n1,2\n3,{cell}\n5,6\n".encode())
+
+
+def test_infinite_numbers_in_a_dataframe_refused():
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0.5, np.inf, np.inf]})
+    with pytest.raises(DataError, match=r"synthetic table 'synthetic_1' column 'b' holds 2 inf"):
+        align(frame.assign(b=1.0), frame)
+
+
+def test_infinite_text_cast_to_numeric_refused():
+    real = read_table(b"a,b\n1,2\n3,4\n")
+    synthetic = read_table(b"a,b\n1,x\n3,inf\n", role="synthetic", name="gen")
+    with pytest.raises(DataError, match=r"synthetic 'gen' column 'b'"):
+        align(real, synthetic, schema=Schema({"a": "numeric", "b": "numeric"}))
+
+
+@pytest.mark.parametrize(
+    ("values", "kind"),
+    [
+        ([[1, 2], [3]], "list"),
+        ([{"x": 1}, {"x": 2}], "struct"),
+    ],
+)
+def test_nested_parquet_columns_refused(tmp_path, values, kind):
+    path = tmp_path / "nested.parquet"
+    pd.DataFrame({"a": [1, 2], "deep": values}).to_parquet(path)
+    with pytest.raises(DataError, match=rf"column 'deep' has the nested Parquet type {kind}"):
+        read_table(path)
+
+
+def test_parquet_map_column_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "map.parquet"
+    tags = pa.array([[("k", 1)], [("j", 2)]], type=pa.map_(pa.string(), pa.int64()))
+    pq.write_table(pa.table({"a": [1, 2], "tags": tags}), path)
+    with pytest.raises(DataError, match=r"column 'tags' has the nested Parquet type map"):
+        read_table(path)
+
+
+def test_wide_table_refused_before_parsing_rows():
+    from synthreview.io.table_rules import MAX_COLUMNS
+
+    header = ",".join(f"c{i}" for i in range(MAX_COLUMNS + 1))
+    with pytest.raises(DataError, match=rf"has {MAX_COLUMNS + 1:,} columns; at most 999"):
+        read_table((header + "\n" + "\n".join(["1," * MAX_COLUMNS + "1"] * 3)).encode())
+
+
+def test_widest_allowed_table_loads():
+    from synthreview.io.table_rules import MAX_COLUMNS
+
+    header = ",".join(f"c{i}" for i in range(MAX_COLUMNS))
+    row = ",".join("1" for _ in range(MAX_COLUMNS))
+    assert read_table(f"{header}\n{row}\n{row}\n".encode()).frame.shape == (2, MAX_COLUMNS)
+
+
+def test_wide_dataframe_refused():
+    frame = pd.DataFrame(np.zeros((3, 10_000)), columns=[f"c{i}" for i in range(10_000)])
+    with pytest.raises(DataError, match=r"real table 'real' has 10,000 columns"):
+        align(frame, frame)
+
+
+def test_wide_parquet_refused(tmp_path):
+    path = tmp_path / "wide.parquet"
+    pd.DataFrame(np.zeros((2, 1_200)), columns=[f"c{i}" for i in range(1_200)]).to_parquet(path)
+    with pytest.raises(DataError, match=r"has 1,200 columns; at most 999"):
+        read_table(path)
+
+
+def test_numeric_identifier_is_aligned_as_written():
+    body = "row,x\n" + "".join(f"{i},{i % 3}.5\n" for i in range(25))
+    review = align(read_table(body.encode()), read_table(body.encode(), role="synthetic"))
+    assert review.schema.kinds["row"] == "identifier"
+    assert review.real.frame["row"].tolist()[:3] == ["0", "1", "2"]
+
+
+def _exported(review, name):
+    """The curated CSV and Parquet bytes of every row of candidate ``name`` (nothing removed)."""
+    from types import SimpleNamespace
+
+    from synthreview.release.export import curated_csv_bytes, curated_parquet_bytes
+
+    table = review.synthetic[name]
+    kept = SimpleNamespace(kept_raw=table.raw, kept_frame=table.frame)
+    return curated_csv_bytes(kept, schema=review.schema), curated_parquet_bytes(kept)
+
+
+def test_long_ids_codes_and_na_markers_export_byte_identical():
+    body = "customer,branch,status,age\n" + "".join(
+        f"{v},{('007', '010', '123')[i % 3]},{('A', '-', 'B')[i % 3]},{20 + i % 50}\n"
+        for i, v in enumerate(LONG_IDS)
+    )
+    real = read_table(body.encode())
+    review = align(real, read_table(body.encode(), role="synthetic", name="gen"))
+    assert review.schema.kinds["customer"] == "identifier"
+    csv_bytes, parquet_bytes = _exported(review, "gen")
+    assert csv_bytes.decode() == body  # "-" is a missing-value marker, not escaped to "'-"
+    back = pd.read_parquet(io.BytesIO(parquet_bytes))
+    assert back["customer"].tolist() == LONG_IDS
+    assert back["branch"].tolist()[:3] == ["007", "010", "123"]
+    assert b"e+19" not in parquet_bytes
+
+
+def test_formula_cells_are_still_escaped_beside_na_markers():
+    from synthreview.release.export import escape_formulas
+
+    frame = pd.DataFrame({"note": ["-", " - ", "-x", "=1+1", "NA"]})
+    assert escape_formulas(frame)["note"].tolist() == ["-", " - ", "'-x", "'=1+1", "NA"]

@@ -33,18 +33,23 @@ import pandas as pd
 from synthreview.errors import DataError
 from synthreview.io.schema import LoadedTable, Notice, Review, Schema
 from synthreview.io.table_rules import (
+    MAX_COLUMNS,
     alignment_notices,
     as_table,
     cast_table,
     check_columns,
+    check_finite,
     check_header,
     check_rows,
+    check_width,
     infer_kind,
     name_candidates,
 )
 from synthreview.io.textfile import (
+    EXACT_INTEGER_LIMIT,
     decode_text,
     parse_delimited,
+    read_header,
     sniff_delimiter,
     type_text_column,
     typed_frame,
@@ -61,6 +66,7 @@ def read_table(
     name: str | None = None,
     role: str = "real",
     max_bytes: int = MAX_BYTES,
+    max_columns: int | None = MAX_COLUMNS,
 ) -> LoadedTable:
     """Read a CSV, TSV or Parquet table from a path or a file-like object.
 
@@ -75,6 +81,8 @@ def read_table(
     role : {"real", "holdout", "synthetic"}
     max_bytes : int, default 2 GiB
         Sources larger than this are refused before they are read.
+    max_columns : int or None, default :data:`~synthreview.io.table_rules.MAX_COLUMNS`
+        Tables with more columns are refused as soon as the header is read (None: no limit).
 
     Returns
     -------
@@ -85,8 +93,9 @@ def read_table(
     Raises
     ------
     DataError
-        Empty, header-only, single-row, too large, binary, ragged or unparseable input, and
-        duplicated column names. The message names the table.
+        Empty, header-only, single-row, too large, too wide, binary, ragged or unparseable
+        input, duplicated column names, infinite numbers (column and row named) and nested
+        Parquet types (list, struct, map). The message names the table.
     """
     if role not in _ROLES:
         raise ValueError(f"role must be one of {list(_ROLES)}; got {role!r} instead")
@@ -99,7 +108,7 @@ def read_table(
     suffix = Path(str(getattr(source, "name", source) if not isinstance(source, bytes) else ""))
     suffix_text = "".join(suffix.suffixes[-2:]).lower() if suffix.suffixes else ""
     if data[:4] == b"PAR1":
-        raw, frame, notices = _read_parquet(data, what, label)
+        raw, frame, notices = _read_parquet(data, what, label, max_columns)
         source_format, delimiter, encoding = "parquet", None, None
     elif suffix_text.endswith((".parquet", ".pq")):
         raise DataError(
@@ -113,13 +122,16 @@ def read_table(
         del data  # for BOM or latin-1 input only the UTF-8 copy is needed from here
         prefer_tab = ".tsv" in suffix_text or ".tab" in suffix_text
         delimiter = sniff_delimiter(head, prefer_tab=prefer_tab)
-        header, raw = parse_delimited(utf8, head, delimiter, what)
+        header = read_header(head, delimiter, what)
+        check_width(len(header), what, max_columns)
+        raw = parse_delimited(utf8, header, delimiter, what)
         notices += check_header(header, what, label)
         raw.columns = header
         frame, typing_notices = typed_frame(raw, decimal_comma=delimiter == ";", label=label)
         notices += typing_notices
         source_format = "tsv" if delimiter == "\t" else "csv"
     check_rows(frame, what)
+    check_finite(frame, what)
     return LoadedTable(
         name=label,
         role=role,
@@ -318,19 +330,45 @@ def _gunzip(data: bytes, what: str, max_bytes: int) -> bytes:
 
 
 def _read_parquet(
-    data: bytes, what: str, label: str
+    data: bytes, what: str, label: str, max_columns: int | None
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[Notice]]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     try:
-        arrow = pq.read_table(io.BytesIO(data))
+        handle = pq.ParquetFile(io.BytesIO(data))
+        schema = handle.schema_arrow
     except Exception as exc:  # pyarrow raises several unrelated types for damaged files
         raise DataError(f"{what} cannot be read as Parquet: {exc}") from exc
     # pandas' stored index is not data: a RangeIndex is metadata only, other indexes are
     # columns named "__index_level_<i>__"
-    arrow = arrow.drop_columns([c for c in arrow.column_names if _PANDAS_INDEX.fullmatch(c)])
+    keep = [f for f in schema if not _PANDAS_INDEX.fullmatch(f.name)]
+    check_width(len(keep), what, max_columns)
+    for f in keep:
+        if pa.types.is_nested(f.type):
+            raise DataError(
+                f"{what} column {f.name!r} has the nested Parquet type {f.type}; expected one "
+                "value per cell (numbers, text, booleans or dates): flatten it first"
+            )
+        if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type):
+            raise DataError(
+                f"{what} column {f.name!r} holds raw bytes ({f.type}); expected numbers, text, "
+                "booleans or dates"
+            )
+    try:
+        arrow = handle.read(columns=[f.name for f in keep])
+    except Exception as exc:
+        raise DataError(f"{what} cannot be read as Parquet: {exc}") from exc
     names = [str(c) for c in arrow.column_names]
     notices = check_header(names, what, label)
+    for i, f in enumerate(arrow.schema):
+        # int64 beyond 2**53 would round in float64 (the typed dtype): such IDs stay text
+        if pa.types.is_integer(f.type) and arrow.num_rows:
+            bounds = pc.min_max(arrow.column(i))
+            low, high = bounds["min"].as_py(), bounds["max"].as_py()
+            if low is not None and max(abs(low), abs(high)) > EXACT_INTEGER_LIMIT:
+                arrow = arrow.set_column(i, f.name, pc.cast(arrow.column(i), pa.string()))
     raw = arrow.to_pandas(ignore_metadata=True)
     raw.columns = names
     typed: dict[str, pd.Series] = {}

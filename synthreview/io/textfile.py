@@ -6,7 +6,10 @@ frames) so that tables compare like with like:
 
 * values are stripped of surrounding whitespace;
 * a stripped value in :data:`NA_MARKERS` (including the empty string) is missing;
-* a column whose non-missing values all parse as numbers becomes ``float64``;
+* a column whose non-missing values all parse as numbers becomes ``float64``, unless one of
+  them is a whole number that float64 cannot hold exactly (beyond 2**53, e.g. a 20-digit ID)
+  or a zero-padded code (``007``): such a column stays text so that it is never rounded and
+  is written back byte-identical;
 * every other column stays text (pandas ``str`` dtype, missing as ``NaN``).
 """
 
@@ -30,6 +33,11 @@ NA_MARKERS: frozenset[str] = frozenset(
     {"", *"NA N/A n/a #N/A NaN nan NAN NaT <NA> null NULL Null nil None ? - .".split()}
 )
 _NA_ARROW = pa.array(sorted(NA_MARKERS))
+#: whole numbers beyond this lose digits in float64 (2**53 + 1 reads back as 2**53)
+EXACT_INTEGER_LIMIT = 2**53
+# a whole number written with a leading zero ("007", "-01"): a code, not a quantity
+_ZERO_PADDED = r"^[+-]?0\d+$"
+_WHOLE = r"^[+-]?\d+$"
 _DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+([eE][+-]?\d+)?|[+-]?\d+")
 _DELIMITERS = (",", ";", "\t", "|")
 _SNIFF_CHARS = 64 * 1024
@@ -110,16 +118,18 @@ def sniff_delimiter(head: str, *, prefer_tab: bool) -> str:
     return best if score(best)[1] >= 2 else ","
 
 
-def parse_delimited(
-    utf8: bytes, head: str, delimiter: str, what: str
-) -> tuple[list[str], pd.DataFrame]:
-    """Parse UTF-8 delimited text into its stripped header and a frame of raw strings."""
-    import pyarrow.csv as pacsv
-
+def read_header(head: str, delimiter: str, what: str) -> list[str]:
+    """The stripped column names on the first line of the decoded ``head``."""
     first = next(csv.reader(io.StringIO(head), delimiter=delimiter), None)
     if not first or not any(f.strip() for f in first):
         raise DataError(f"{what} has no header row; expected column names on line 1")
-    header = [f.strip() for f in first]
+    return [f.strip() for f in first]
+
+
+def parse_delimited(utf8: bytes, header: list[str], delimiter: str, what: str) -> pd.DataFrame:
+    """Parse UTF-8 delimited text (header line skipped) into a frame of raw strings."""
+    import pyarrow.csv as pacsv
+
     bad_rows: list[Any] = []
 
     def on_bad_row(row: Any) -> str:
@@ -152,7 +162,7 @@ def parse_delimited(
         raise DataError(f"{what} cannot be parsed as delimited text: {exc}") from exc
     raw = arrow.to_pandas()
     raw.columns = header
-    return header, raw
+    return raw
 
 
 def typed_frame(
@@ -165,7 +175,12 @@ def typed_frame(
         # semicolon files are usually written where "1,5" means 1.5 (Excel in most of Europe)
         for col, s in typed.items():
             present = s.dropna()
-            if s.dtype == "str" and len(present) and present.str.fullmatch(_DECIMAL_COMMA).all():
+            if (
+                s.dtype == "str"
+                and len(present)
+                and present.str.fullmatch(_DECIMAL_COMMA).all()
+                and not present.str.fullmatch(_ZERO_PADDED[1:-1]).any()
+            ):
                 typed[col] = pd.to_numeric(s.str.replace(",", ".", regex=False)).astype("float64")
                 notices.append(
                     Notice(
@@ -184,8 +199,27 @@ def type_text_column(values: pd.Series) -> pd.Series:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # some value is not a number: a text column
         else:
-            return pd.Series(numbers.to_numpy(zero_copy_only=False), index=values.index)
+            if not must_stay_text(masked, numbers):
+                return pd.Series(numbers.to_numpy(zero_copy_only=False), index=values.index)
     return text_series(masked, values.index)
+
+
+def must_stay_text(text: pa.Array, numbers: pa.Array | None = None) -> bool:
+    """Whether a column of number-like ``text`` must stay text to keep its values exact.
+
+    True when a value is zero-padded (``007``: a code whose leading zeros a number drops) or a
+    whole number whose magnitude exceeds :data:`EXACT_INTEGER_LIMIT` (float64 rounds it, so
+    120 distinct 20-digit IDs would collapse to a few floats). ``numbers`` is ``text`` already
+    cast to float64, when the caller has it.
+    """
+    if pc.any(pc.match_substring_regex(text, _ZERO_PADDED)).as_py():
+        return True
+    if numbers is None:
+        numbers = pc.cast(text, pa.float64())
+    big = pc.greater(pc.abs(numbers), EXACT_INTEGER_LIMIT)
+    if not pc.any(big).as_py():
+        return False
+    return bool(pc.any(pc.and_(big, pc.match_substring_regex(text, _WHOLE))).as_py())
 
 
 def text_series(array: pa.Array, index: pd.Index) -> pd.Series:

@@ -44,6 +44,10 @@ from synthreview.io.schema import LoadedTable, Notice, Review, Schema
 from synthreview.io.tables import MAX_BYTES, read_table
 from synthreview.io.textfile import type_text_column
 
+#: most columns of a trace file: a wide file of one day of 1-minute steps plus id and date
+#: columns (traces are scored per step, not by column combinations as tables are)
+MAX_TRACE_COLUMNS = 1_500
+
 
 def _empty_dropped() -> pd.DataFrame:
     columns = {"source_id": "str", "start": "datetime64[ns]", "reason": "str"}
@@ -270,7 +274,7 @@ def load_traces(
         )
         notices: list[Notice] = []
     else:
-        table = read_table(source, name=name, max_bytes=max_bytes)
+        table = read_table(source, name=name, max_bytes=max_bytes, max_columns=MAX_TRACE_COLUMNS)
         frame, label, digest = table.frame, table.name, table.sha256
         source_format, notices = table.source_format, list(table.notices)
     ids, starts, grid, step, grid_notices = build_grid(

@@ -6,7 +6,8 @@ release together (``review_release``, ``build_release``) lives in :mod:`synthrev
 
 CSV cells that a spreadsheet would run as a formula (leading ``=``, ``+``, ``-``, ``@``, tab or
 carriage return) in text columns get a leading single quote, as the OWASP "CSV Injection" page
-recommends; numeric columns and cells that are plain numbers (``-3.5``) are never changed, and
+recommends; numeric columns, cells that are plain numbers (``-3.5``) and missing-value markers
+(``-``, see :data:`synthreview.io.textfile.NA_MARKERS`) are never changed, and
 Parquet files are never escaped (they are typed, not parsed by spreadsheets as formulas).
 """
 
@@ -26,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from synthreview.io.schema import Schema
+from synthreview.io.textfile import NA_MARKERS
 from synthreview.release.curation import CurationResult
 from synthreview.results import to_jsonable
 from synthreview.version import __version__
@@ -61,13 +63,16 @@ VERSIONED = (
 )
 ESCAPE_STATEMENT = (
     "CSV cells in text columns that begin with =, +, -, @, tab or carriage return were prefixed "
-    "with a single quote (OWASP CSV injection guidance); numeric values were not altered; "
+    "with a single quote (OWASP CSV injection guidance); numeric values and missing-value "
+    "markers such as '-' were not altered; "
     "Parquet files are not escaped."
 )
 
 
 def _escape_cell(value: Any) -> Any:
     if not isinstance(value, str) or not value.startswith(FORMULA_TRIGGERS):
+        return value
+    if value.strip() in NA_MARKERS:  # a missing-value marker ("-") is no formula: keep it
         return value
     if _PLAIN_NUMBER.match(value):  # "-3.5" is a number to a spreadsheet, never a formula
         return value
