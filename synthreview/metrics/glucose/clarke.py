@@ -34,7 +34,7 @@ ZONES: tuple[str, ...] = ("A", "B", "C", "D", "E")
 _D_CORNER_MG_DL = 175 / 3
 
 
-def _check_pair(reference: np.ndarray, prediction: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def check_pair(reference: np.ndarray, prediction: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r = np.asarray(reference, dtype=np.float64).ravel()
     p = np.asarray(prediction, dtype=np.float64).ravel()
     if r.shape != p.shape:
@@ -66,7 +66,7 @@ def clarke_zones(reference: np.ndarray, prediction: np.ndarray) -> np.ndarray:
     >>> clarke_zones([100, 70, 240, 150, 100, 300, 70], [120, 100, 150, 28, 210, 420, 180])
     array(['A', 'D', 'D', 'C', 'C', 'B', 'E'], dtype='<U1')
     """
-    r, p = _check_pair(reference, prediction)
+    r, p = check_pair(reference, prediction)
     zone_a = ((r <= 70) & (p <= 70)) | ((p <= 6 * r / 5) & (p >= 4 * r / 5))
     zone_e = ((r >= 180) & (p <= 70)) | ((r <= 70) & (p >= 180))
     zone_c = ((r >= 70) & (r <= 290) & (p >= r + 110)) | (
@@ -120,7 +120,7 @@ def clarke_error_grid(reference: np.ndarray, prediction: np.ndarray) -> ClarkeRe
         With ``percent`` in 0-100 (GlucoSynth Table 5 gives the same shares as fractions).
         Empty input warns :class:`~synthreview.errors.UndefinedMetricWarning` and gives NaN.
     """
-    r, p = _check_pair(reference, prediction)
+    r, p = check_pair(reference, prediction)
     zones = clarke_zones(r, p)
     if zones.size == 0:
         warnings.warn(
