@@ -17,13 +17,15 @@ from typing import Any
 import numpy as np
 
 from synthreview.embeddings import fit_embedding
+from synthreview.embeddings.base import Embedding
 from synthreview.encoding import TabularEncoder
 from synthreview.errors import ConfigError, error_message
 from synthreview.io.schema import Review
-from synthreview.metrics.fidelity.section import evaluate_fidelity, forget_cached_real_side
-from synthreview.metrics.glucose.section import evaluate_glucose
-from synthreview.metrics.privacy.section import evaluate_privacy
-from synthreview.metrics.utility.section import evaluate_utility
+from synthreview.memo import Memo
+from synthreview.metrics.fidelity.section import FidelityReport, evaluate_fidelity
+from synthreview.metrics.glucose.section import GlucoseReport, evaluate_glucose
+from synthreview.metrics.privacy.section import PrivacyReport, evaluate_privacy
+from synthreview.metrics.utility.section import UtilityReport, evaluate_utility
 from synthreview.options import (
     ReviewOptions,
 )
@@ -39,12 +41,20 @@ Progress = Callable[[float, str], None]
 
 @dataclass(frozen=True)
 class Context:
-    """What is fitted once per review: the encoder, the embedding and the embedded sources."""
+    """What one review shares between its candidates, and nothing beyond it.
+
+    The encoder, the evaluation embedding and the embedded sources are fitted once; ``memo``
+    keeps what sections compute from real and holdout data alone (real-side neighbours, the
+    utility holdout reference, TRTR models, the glucose context). A Context lives as long as
+    the review that made it (the dashboard keeps it in the reviewer's session only), so no
+    process-wide cache holds a reviewer's data after the session ends.
+    """
 
     encoder: TabularEncoder | None
-    embedding: Any
+    embedding: Embedding | None
     encoded: dict[str, np.ndarray]
     embedded: dict[str, np.ndarray]
+    memo: Memo = field(default_factory=Memo, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -52,10 +62,10 @@ class CandidateResult:
     """All section results of one synthetic candidate; a failed section is in ``errors``."""
 
     name: str
-    fidelity: Any = None
-    privacy: Any = None
-    utility: Any = None
-    glucose: Any = None
+    fidelity: FidelityReport | None = None
+    privacy: PrivacyReport | None = None
+    utility: UtilityReport | None = None
+    glucose: GlucoseReport | None = None
     errors: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -197,6 +207,7 @@ def _run_section(
             schema=review.schema,
             seed=seed,
             n_bootstrap=options.n_bootstrap,
+            memo=ctx.memo,
         )
     if section == "privacy":
         return evaluate_privacy(
@@ -221,6 +232,7 @@ def _run_section(
             groups=options.groups,
             formula=options.formula,
             seed=seed,
+            memo=ctx.memo,
         )
     if section == "glucose":
         traces = review.traces or {}
@@ -233,6 +245,7 @@ def _run_section(
             progress=progress,
             max_attack=options.max_attack,
             n_bootstrap=options.n_bootstrap,
+            memo=ctx.memo,
             motif_length=options.motif_length,
             motif_tolerance_mg_dl=options.motif_tolerance,
         )
@@ -281,6 +294,7 @@ def evaluate(
         # trace fidelity and privacy are computed inside the glucose section on the trace embedding
         sections = ("glucose",) if any(s != "utility" for s in sections) else ()
     sections = tuple(s for s in SECTIONS if s in sections)
+    context_given = context is not None
     needs_context = any(s in ("fidelity", "privacy") for s in sections)
     errors_all: dict[str, str] = {}
     if context is None and needs_context:
@@ -331,10 +345,10 @@ def evaluate(
                 results.setdefault("privacy", getattr(glucose, "privacy", None))
             candidates[name] = CandidateResult(name=name, errors=errors, **results)
     finally:
-        # the fidelity real-side cache holds embedded rows of this review: keep them only
-        # while its candidates are evaluated, never beyond the call (or the session)
-
-        forget_cached_real_side()
+        # the memo holds rows derived from this review's real data: drop them when the call
+        # ends unless the caller passed the context in to share it (then it owns the lifetime)
+        if not context_given:
+            ctx.memo.clear()
     if progress:
         progress(1.0, "done")
     return Report(

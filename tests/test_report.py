@@ -61,22 +61,47 @@ def test_every_section_runs_for_every_candidate(review):
 
 
 def test_no_embedded_rows_outlive_the_evaluation(review, monkeypatch):
-    # candidates share one cached real side, but nothing of the review stays in the module
-    # once evaluate returns (a dashboard process serves many sessions)
+    # candidates share one real side through the review's memo, and nothing of the review stays
+    # in a module once evaluate returns (a dashboard process serves many sessions)
     from synthreview.metrics.fidelity import section as fidelity
 
-    sizes = []
+    calls = []
     original = fidelity._real_side
 
     def spy(*args):
-        out = original(*args)
-        sizes.append(len(fidelity._REAL_SIDE_CACHE))
-        return out
+        calls.append(1)
+        return original(*args)
 
     monkeypatch.setattr(fidelity, "_real_side", spy)
-    evaluate(review, sections=("fidelity",), options=ReviewOptions(n_bootstrap=0), seed=0)
-    assert sizes == [1, 1]  # shared by both candidates during the call
-    assert fidelity._REAL_SIDE_CACHE == {}
+    report = evaluate(review, sections=("fidelity",), options=ReviewOptions(n_bootstrap=0), seed=0)
+    assert len(review.candidates) == 2 and len(calls) == 1  # shared by both candidates
+    assert len(report.context.memo) == 0
+
+
+def test_no_module_level_caches_in_the_engine():
+    # an empty module-level dict filled at run time would keep a reviewer's data beyond the
+    # session; constant tables (dict([...]) of rules) are fine
+    import ast
+    from pathlib import Path
+
+    import synthreview
+
+    offenders = []
+    for path in Path(synthreview.__file__).parent.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            value = getattr(node, "value", None)
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(value, ast.Call):
+                name = ast.unparse(value.func)
+                empty = not value.args and not value.keywords
+                if empty and name in ("dict", "OrderedDict", "collections.OrderedDict"):
+                    offenders.append(f"{path.name}:{node.lineno}")  # filled at run time
+                if name in ("defaultdict", "collections.defaultdict"):
+                    offenders.append(f"{path.name}:{node.lineno}")
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(value, ast.Dict):
+                if not value.keys:  # an empty literal dict filled at run time
+                    offenders.append(f"{path.name}:{node.lineno}")
+    assert offenders == []
 
 
 def test_same_seed_same_json(review):

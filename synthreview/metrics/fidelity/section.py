@@ -21,7 +21,6 @@ synthetic β-balls fixed (see :func:`_bootstrap_intervals`).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from synthreview.errors import UndefinedMetricWarning
+from synthreview.memo import Memo, array_digest, remember
 from synthreview.metrics.fidelity.alpha_beta import (
     DEFAULT_GRID,
     AlphaPrecisionCurve,
@@ -236,6 +236,7 @@ def evaluate_fidelity(
     schema: Any = None,
     seed: int = 0,
     n_bootstrap: int = 200,
+    memo: Memo | None = None,
     k: int = 1,
     prdc_k: int = 5,
     grid: np.ndarray | None = None,
@@ -263,6 +264,10 @@ def evaluate_fidelity(
         PRDC neighbourhood.
     grid : array, optional
         α / β grid (default 0, 0.025, …, 1).
+    memo : Memo, optional
+        The review's :class:`~synthreview.memo.Memo`: the real-side neighbours and the holdout
+        reference are computed once and shared by its candidates. Without one, each call
+        computes them.
 
     Returns
     -------
@@ -276,8 +281,11 @@ def evaluate_fidelity(
     )
     grid = DEFAULT_GRID if grid is None else np.asarray(grid, dtype=np.float64)
     c = real_x.mean(axis=0, dtype=np.float64) if center is None else np.asarray(center, float)
-    real_cd, real_nn, index, reference, holdout_samples = _real_side(
-        real_x, hold_x, c, k, prdc_k, grid
+    key = ("fidelity-real-side", array_digest(real_x), array_digest(hold_x), c.tobytes())
+    real_cd, real_nn, index, reference, holdout_samples = remember(
+        memo,
+        (*key, k, prdc_k, grid.tobytes()),
+        lambda: _real_side(real_x, hold_x, c, k, prdc_k, grid),
     )
     radii = _synthetic_radii(synth_x, prdc_k)
     precision, recall, samples, prdc, state = _evaluate_source(
@@ -307,34 +315,12 @@ def evaluate_fidelity(
     )
 
 
-#: the last real-side result; every candidate of a review shares real, holdout and centre
-_REAL_SIDE_CACHE: dict[tuple, tuple] = {}
-
-
-def forget_cached_real_side() -> None:
-    """Drop the cached real-side result (``report.evaluate`` calls this when it finishes)."""
-    _REAL_SIDE_CACHE.clear()
-
-
-def _digest(x: np.ndarray | None) -> str | None:
-    if x is None:
-        return None
-    return hashlib.blake2b(np.ascontiguousarray(x).tobytes(), digest_size=16).hexdigest() + str(
-        x.shape
-    )
-
-
 def _real_side(real_x, hold_x, center, k, prdc_k, grid):
-    """Real centre distances, real k-NN and the holdout reference, cached on content.
+    """Real centre distances, real k-NN and the holdout reference.
 
     These depend only on real, holdout, centre and options, not on the candidate, and cost
-    about half of one evaluation; the report evaluates candidate after candidate with the same
-    real and holdout, so the last result is kept (keyed on full-content digests, in memory).
+    about half of one evaluation: a review shares them between its candidates through its memo.
     """
-    key = (_digest(real_x), _digest(hold_x), center.tobytes(), k, prdc_k, grid.tobytes())
-    cached = _REAL_SIDE_CACHE.get(key)
-    if cached is not None:
-        return cached
     real_cd = distance_to(real_x, center)
     real_nn = nearest(real_x, real_x, k=max(k, prdc_k), exclude_self=True)
     index = real_index(real_x, real_nn.distances[:, -1])
@@ -347,10 +333,7 @@ def _real_side(real_x, hold_x, center, k, prdc_k, grid):
         reference = FidelityReference(
             h_prec.integrated, h_rec.integrated, authenticity, h_prec, h_rec
         )
-    result = (real_cd, real_nn, index, reference, holdout_samples)
-    _REAL_SIDE_CACHE.clear()
-    _REAL_SIDE_CACHE[key] = result
-    return result
+    return real_cd, real_nn, index, reference, holdout_samples
 
 
 def _synthetic_radii(synth_x: np.ndarray, prdc_k: int) -> np.ndarray | None:

@@ -23,7 +23,6 @@ data, seed and device (kept in memory, keyed on a full digest of the values).
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -33,6 +32,7 @@ import pandas as pd
 
 from synthreview.embeddings.lstm_autoencoder import LSTMAutoencoderEmbedding, fit_lstm_autoencoder
 from synthreview.errors import DataError, attempt
+from synthreview.memo import Memo, remember
 from synthreview.metrics.fidelity.section import evaluate_fidelity
 from synthreview.metrics.glucose.forecast import (
     ForecastEvaluation,
@@ -99,10 +99,6 @@ class GlucoseContext:
     trtr: ForecastEvaluation = field(repr=False)
     embedding: LSTMAutoencoderEmbedding = field(repr=False)
     embedded: Mapping[str, np.ndarray] = field(repr=False)
-
-
-_memo: dict[str, GlucoseContext] = {}
-_memo_lock = threading.Lock()
 
 
 def prepare_glucose(
@@ -255,6 +251,7 @@ def evaluate_glucose(
     n_bootstrap: int = 200,
     motif_length: int = DEFAULT_MOTIF_LENGTH,
     motif_tolerance_mg_dl: float = DEFAULT_TOLERANCE_MG_DL,
+    memo: Memo | None = None,
 ) -> GlucoseReport:
     """Review one synthetic candidate of glucose traces.
 
@@ -273,6 +270,9 @@ def evaluate_glucose(
         ``progress(fraction, message)``.
     context : GlucoseContext, optional
         From :func:`prepare_glucose` for the same real, holdout, seed and device.
+    memo : Memo, optional
+        The review's :class:`~synthreview.memo.Memo`: without ``context``, the glucose context
+        is prepared once per review and shared by its candidates (never kept beyond it).
     max_attack, n_bootstrap : int
         Passed to the privacy attacks and the fidelity bootstrap.
     motif_length, motif_tolerance_mg_dl : int, float, default=48, 2.0
@@ -290,16 +290,15 @@ def evaluate_glucose(
     note = progress or (lambda fraction, message: None)
     key = _key(r, h, seed, device, motif_length, motif_tolerance_mg_dl)
     if context is None:
-        with _memo_lock:
-            context = _memo.get(key)
-    if context is None:
-        context = prepare_glucose(
-            r, h, seed=seed, device=device, progress=lambda f, m: note(0.5 * f, m),
-            motif_length=motif_length, motif_tolerance_mg_dl=motif_tolerance_mg_dl,
+        # the real side (trained models, embedding) is shared by the candidates of one review
+        context = remember(
+            memo,
+            ("glucose-context", key),
+            lambda: prepare_glucose(
+                r, h, seed=seed, device=device, progress=lambda f, m: note(0.5 * f, m),
+                motif_length=motif_length, motif_tolerance_mg_dl=motif_tolerance_mg_dl,
+            ),
         )  # fmt: skip
-        with _memo_lock:
-            _memo.clear()
-            _memo[key] = context
     elif context.key != key:
         raise DataError(
             "context was prepared for other real/holdout traces, seed, device or motif settings"

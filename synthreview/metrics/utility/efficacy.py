@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import math
 import warnings
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +45,7 @@ from threadpoolctl import threadpool_limits
 
 from synthreview.errors import ConfigError, DataError, UndefinedMetricWarning
 from synthreview.io.schema import Schema
+from synthreview.memo import Memo, remember
 from synthreview.metrics.utility.marginals import categorical_values, check_columns
 from synthreview.results import to_jsonable
 
@@ -292,19 +292,6 @@ def _fit_score(train, test, *, schema, target, features, task, positive, seed) -
     return out
 
 
-_TRTR_CACHE: OrderedDict[tuple, dict] = OrderedDict()
-
-
-def _trtr_cached(real, holdout, **kwargs) -> dict:
-    """TRTR is the same for every candidate of a review: fit it once per content and options."""
-    key = (frame_digest(real), frame_digest(holdout), repr(sorted(kwargs.items(), key=str)))
-    if key not in _TRTR_CACHE:
-        _TRTR_CACHE[key] = _fit_score(real, holdout, **kwargs)
-        while len(_TRTR_CACHE) > 4:
-            _TRTR_CACHE.popitem(last=False)
-    return _TRTR_CACHE[key]
-
-
 def ml_efficacy(
     real: pd.DataFrame,
     synthetic: pd.DataFrame,
@@ -313,6 +300,7 @@ def ml_efficacy(
     schema: Schema,
     target: str,
     seed: int = 0,
+    memo: Memo | None = None,
 ) -> MLEfficacy:
     """Train on synthetic, test on real (TSTR) next to train on real, test on real (TRTR).
 
@@ -355,7 +343,16 @@ def ml_efficacy(
     # 7.5 s instead of 1.4 s on Adult (measured on a busy 2-core machine)
     with threadpool_limits(limits=1):
         tstr = _fit_score(synthetic, holdout, **kwargs)
-        trtr = _trtr_cached(real, holdout, **kwargs)
+        trtr = remember(
+            memo,
+            (
+                "trtr",
+                frame_digest(real),
+                frame_digest(holdout),
+                repr(sorted(kwargs.items(), key=str)),
+            ),
+            lambda: _fit_score(real, holdout, **kwargs),
+        )
     scores = tuple(
         EfficacyScore(model=m, metric=k, tstr=v, trtr=trtr[(m, k)]) for (m, k), v in tstr.items()
     )

@@ -21,7 +21,6 @@ percentiles, correlations), :mod:`~synthreview.metrics.utility.kmarginal`,
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +29,7 @@ import pandas as pd
 
 from synthreview.errors import ConfigError, attempt
 from synthreview.io.schema import Schema
+from synthreview.memo import Memo, remember
 from synthreview.metrics.utility.efficacy import (
     DiscriminatorResult,
     MLEfficacy,
@@ -197,19 +197,17 @@ def _distribution_metrics(
     )
 
 
-_REFERENCE_CACHE: OrderedDict[tuple, tuple[UtilityReference, dict[str, str]]] = OrderedDict()
+def _holdout_reference(
+    real, holdout, *, memo: Memo | None, **options
+) -> tuple[UtilityReference, dict[str, str]]:
+    """The holdout reference is the same for every candidate: computed once per review."""
 
-
-def _holdout_reference(real, holdout, **options) -> tuple[UtilityReference, dict[str, str]]:
-    """The holdout reference is the same for every candidate: compute it once per content."""
-    key = (frame_digest(real), frame_digest(holdout), repr(sorted(options.items(), key=str)))
-    if key not in _REFERENCE_CACHE:
+    def compute() -> tuple[UtilityReference, dict[str, str]]:
         errors: dict[str, str] = {}
-        reference = _distribution_metrics(real, holdout, errors=errors, **options)
-        _REFERENCE_CACHE[key] = (reference, errors)
-        while len(_REFERENCE_CACHE) > 4:
-            _REFERENCE_CACHE.popitem(last=False)
-    return _REFERENCE_CACHE[key]
+        return _distribution_metrics(real, holdout, errors=errors, **options), errors
+
+    key = ("utility-reference", frame_digest(real), frame_digest(holdout))
+    return remember(memo, (*key, repr(sorted(options.items(), key=str))), compute)
 
 
 def _check_options(
@@ -241,6 +239,7 @@ def evaluate_utility(
     groups: Sequence[str] = (),
     formula: str | None = None,
     seed: int = 0,
+    memo: Memo | None = None,
 ) -> UtilityReport:
     """Every utility metric for one synthetic candidate, each with its holdout reference.
 
@@ -265,6 +264,9 @@ def evaluate_utility(
         turns the regression off.
     seed : int
         Seeds marginal sampling, the discriminator's sample and folds, and the models.
+    memo : Memo, optional
+        The review's :class:`~synthreview.memo.Memo`: the holdout reference and the TRTR models
+        are the same for every candidate and computed once per review.
 
     Returns
     -------
@@ -295,7 +297,7 @@ def evaluate_utility(
     if holdout is None:
         skipped["holdout_reference"] = "no holdout table was given."
     else:
-        reference, ref_errors = _holdout_reference(real, holdout, **options)
+        reference, ref_errors = _holdout_reference(real, holdout, memo=memo, **options)
         errors.update({f"holdout_reference.{k}": v for k, v in ref_errors.items()})
     efficacy = None
     if target is None:
@@ -306,7 +308,9 @@ def evaluate_utility(
         efficacy = attempt(
             "ml_efficacy",
             errors,
-            lambda: ml_efficacy(real, synthetic, holdout, schema=schema, target=target, seed=seed),
+            lambda: ml_efficacy(
+                real, synthetic, holdout, schema=schema, target=target, seed=seed, memo=memo
+            ),
         )
     return UtilityReport(
         candidate=candidate,
