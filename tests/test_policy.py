@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from synthreview.errors import ConfigError
-from synthreview.judgement.policy import RULES, apply_policy, headline_scores, load_policy
+from synthreview.judgement.policy import apply_policy, headline_scores, load_policy
+from synthreview.judgement.rules import SPECS
 
 
 def candidate(
@@ -20,8 +23,10 @@ def candidate(
     ref_ir=0.9,
     disc=0.6,
     k2=950.0,
+    ref_k2=955.0,
     tstr=0.8,
     trtr=0.82,
+    tpr=0.02,
 ):
     return {
         "fidelity": {
@@ -29,12 +34,16 @@ def candidate(
             "holdout_reference": {"ip_alpha": ref_ip, "ir_beta": ref_ir, "authenticity": ref_auth},
         },
         "privacy": {
-            "membership_inference": [{"attack": "nn", "auc": mia}, {"attack": "clf", "auc": 0.5}],
+            "membership_inference": [
+                {"attack": "nn", "auc": mia, "tpr_at_fpr_1pct": tpr},
+                {"attack": "clf", "auc": 0.5, "tpr_at_fpr_1pct": 0.01},
+            ],
             "dcr": {"share_closer_to_train": share},
         },
         "utility": {
             "discriminator_auc": disc,
             "k_marginal": {"1": 990.0, "2": k2, "3": 900.0},
+            "holdout_reference": {"k_marginal": {"1": 995.0, "2": ref_k2, "3": 910.0}},
             "ml_efficacy": [
                 {"model": "rf", "metric": "roc_auc", "tstr": tstr, "trtr": trtr},
                 {"model": "ridge", "metric": "rmse", "tstr": 1.0, "trtr": 1.0},
@@ -45,15 +54,19 @@ def candidate(
 
 def test_default_policy_documents_every_rule():
     policy = load_policy()
-    assert list(policy.rules) == list(RULES)
+    assert list(policy.rules) == list(SPECS)
     assert policy.rules["mia_auc"].pass_at == 0.6 and policy.rules["mia_auc"].fail_at == 0.7
     assert policy.missing == "n/a"
+    text = (Path(__file__).parents[1] / "synthreview/policies/default.toml").read_text()
+    for name in SPECS:  # every rule states its thresholds and why in the shipped file
+        assert f"[rules.{name}]" in text
 
 
 def test_good_candidate_passes_every_rule():
     verdicts = apply_policy(load_policy(), candidate())
     assert verdicts.overall == "pass"
-    assert {r.verdict for r in verdicts.rules} == {"pass"}
+    applicable = {r.verdict for r in verdicts.rules if not r.rule.startswith("wp29_")}
+    assert applicable == {"pass"}
     assert verdicts["tstr_trtr_ratio"].value == pytest.approx(0.8 / 0.82)  # roc_auc decides
     assert verdicts["authenticity_gap"].value == pytest.approx(0.02)
     assert verdicts["authenticity_gap"].reference == pytest.approx(0.62)
@@ -66,13 +79,16 @@ def test_good_candidate_passes_every_rule():
         ({"mia": 0.71}, "mia_auc", "fail"),
         ({"mia": 0.6}, "mia_auc", "pass"),  # boundary: pass is inclusive
         ({"mia": 0.7}, "mia_auc", "warn"),  # boundary: fail is strict
-        ({"share": 0.9}, "dcr_share", "fail"),
-        ({"auth": 0.3}, "authenticity_gap", "fail"),
+        ({"share": 0.9}, "dcr_share", "warn"),  # advisory: never fails (arXiv 2505.01524)
+        ({"auth": 0.3}, "authenticity_gap", "warn"),  # advisory
+        ({"tpr": 0.05}, "mia_tpr_at_fpr_1pct", "warn"),  # 5x chance
+        ({"tpr": 0.12}, "mia_tpr_at_fpr_1pct", "fail"),  # 12x chance
         ({"ip": 0.8}, "ip_alpha", "warn"),
         ({"ir": 0.6}, "ir_beta", "fail"),
-        ({"disc": 0.9}, "discriminator_auc", "fail"),
-        ({"k2": 850.0}, "k_marginal", "warn"),
-        ({"k2": 700.0}, "k_marginal", "fail"),
+        ({"disc": 0.9}, "discriminator_auc", "warn"),  # advisory by default
+        ({"disc": 0.75}, "discriminator_auc", "warn"),
+        ({"k2": 940.0}, "k_marginal", "warn"),  # 15 points below the holdout's 955
+        ({"k2": 920.0}, "k_marginal", "fail"),  # 35 points below
         ({"tstr": 0.6}, "tstr_trtr_ratio", "fail"),
     ],
 )
@@ -99,7 +115,7 @@ def test_r2_and_nonpositive_denominators_are_ignored():
         {"model": "ridge", "metric": "r2", "tstr": -0.5, "trtr": 0.3},
         {"model": "rf", "metric": "accuracy", "tstr": 0.5, "trtr": 0.0},
     ]
-    assert apply_policy(load_policy(), c)["tstr_trtr_ratio"].verdict == "n/a"
+    assert apply_policy(load_policy(), c)["tstr_trtr_ratio"].verdict == "incomplete"
 
 
 def test_ratio_uses_roc_auc_not_f1():
@@ -120,10 +136,12 @@ def test_rmse_ratio_is_inverted():
     assert apply_policy(load_policy(), c)["tstr_trtr_ratio"].value == pytest.approx(0.5)
 
 
-def test_missing_sections_are_na_or_as_configured(tmp_path):
+def test_missing_sections_are_incomplete_or_as_configured(tmp_path):
+    # issue #12: a failed section used to make its rules "n/a" and the candidate pass
     verdicts = apply_policy(load_policy(), {"errors": {"privacy": "boom"}})
-    assert verdicts.overall == "n/a"
-    assert "privacy" in verdicts["mia_auc"].note
+    assert verdicts.overall == "incomplete"
+    assert verdicts["mia_auc"].verdict == "incomplete"
+    assert "privacy section failed: boom" in verdicts["mia_auc"].note
     strict = tmp_path / "strict.toml"
     strict.write_text('[policy]\nmissing = "fail"\n')
     assert apply_policy(load_policy(strict), {}).overall == "fail"
@@ -139,6 +157,7 @@ def test_glucose_candidate_reads_nested_sections():
     verdicts = apply_policy(load_policy(), {"glucose": glucose})
     assert verdicts["mia_auc"].verdict == "pass"
     assert verdicts["tstr_trtr_ratio"].value == pytest.approx(0.5)
+    assert verdicts["k_marginal"].verdict == "n/a"  # table-only rules do not apply to traces
 
 
 def test_user_file_overrides_and_disables(tmp_path):
@@ -161,7 +180,13 @@ def test_user_file_overrides_and_disables(tmp_path):
         ("[rules.mia_auc\npass = 1", "not valid TOML"),
         ("[rules.nope]\npass = 1\nfail = 2\n", "not a known rule"),
         ("[rules.mia_auc]\npass = 0.8\nfail = 0.7\n", "'pass' .* must not be above 'fail'"),
-        ("[rules.k_marginal]\npass = 700\nfail = 800\n", "must not be below"),
+        ("[rules.tstr_trtr_ratio]\npass = 0.7\nfail = 0.8\n", "must not be below"),
+        ("[rules.k_marginal]\npass = 30\nfail = 20\n", "must not be above"),
+        ("[rules.mia_auc]\nrequired = 'yes'\n", "required must be true or false"),
+        ("[rules.mia_auc]\napplies_to = ['tables']\n", "applies_to must be a non-empty list"),
+        ("[rules.mia_auc]\napplies_to = []\n", "applies_to must be a non-empty list"),
+        ("[rules.mia_auc]\nk = 2\n", "k only applies to k_marginal"),
+        ("[policy]\nmissing = 'incomplete'\n", "missing must be one of"),
         ("[rules.mia_auc]\npass = 'x'\n", "must be a finite number"),
         ("[rules.mia_auc]\nwarn = 0.6\n", "unknown keys"),
         ("[rules.k_marginal]\nk = 5\n", "k must be 1, 2 or 3"),
@@ -185,4 +210,5 @@ def test_headline_scores_pairs_value_and_reference():
     scores = headline_scores(candidate())
     assert scores["ip_alpha"] == (0.9, 0.93)
     assert scores["mia_auc"] == (0.52, None)
+    assert scores["k_marginal"] == (950.0, 955.0)
     assert headline_scores({})["ip_alpha"] == (None, None)

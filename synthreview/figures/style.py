@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from synthreview.judgement.verdicts import VERDICT_STYLE
+
 REAL_COLOR = "#1f77b4"
 HOLDOUT_COLOR = "#7f7f7f"
 IDEAL_COLOR = "#2ca02c"
 CANDIDATE_COLORS = ("#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 SOURCE_COLORS = {"real": REAL_COLOR, "holdout": HOLDOUT_COLOR}
-#: traffic-light colours for pass / warn / fail
-VERDICT_COLORS = {"pass": "#2ca02c", "warn": "#ffbf00", "fail": "#d62728", "n/a": "#bbbbbb"}
+#: mark colours per verdict (pass / warn / fail / incomplete / n/a), from the judgement module
+VERDICT_COLORS = {verdict: s.accent for verdict, s in VERDICT_STYLE.items()}
 
 
 def palette(i: int) -> str:

@@ -1,44 +1,62 @@
-"""Release policy: pass / warn / fail thresholds per rule, read from a TOML file.
+"""Release policy: which rules a release requires, and their pass / warn / fail thresholds.
 
-A policy turns the numbers of a review into the decision a release meeting needs. Every rule reads
-one value from a candidate's ``to_dict()`` (the same JSON as in ``report.json``), so a verdict can
-be recomputed from a filed report without re-running any metric. The shipped defaults live in
-``synthreview/policies/default.toml``, where each rule is documented; a reviewer's file only needs
-the rules it changes.
+A policy turns the numbers of a review into the verdicts a release meeting needs. Every rule
+reads one value from a candidate's ``to_dict()`` (the same JSON as in ``report.json``, see
+:mod:`synthreview.judgement.rules`), so a verdict can be recomputed from a filed report without
+re-running any metric. The shipped defaults live in ``synthreview/policies/default.toml``, where
+each threshold is justified; a reviewer's file only needs the rules it changes.
+
+Fail closed: a rule the policy marks ``required`` that could not be computed (its section
+failed, an option it needs was not given, the data were degenerate) is ``incomplete``, and an
+incomplete candidate is never released. ``n/a`` is only for a rule that does not apply to the
+kind of data under review (``applies_to``). A rule that is not required is advisory: it can
+warn but never fail a candidate.
 """
 
 from __future__ import annotations
 
 import math
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from synthreview.errors import ConfigError
-from synthreview.judgement.rules import (
-    Measured,
-    as_number,
-    measure_dcr_share,
-    measure_discriminator_auc,
-    measure_gap,
-    measure_k_marginal,
-    measure_mia_auc,
-    measure_tstr_trtr_ratio,
-    section_of,
-)
+from synthreview.judgement.rules import SPECS, Measurement, RuleSpec
+from synthreview.judgement.verdicts import SEVERITY, Verdict
+from synthreview.metrics.registry import get as metric_info
 from synthreview.results import to_jsonable
 
-Verdict = Literal["pass", "warn", "fail", "n/a"]
-VERDICTS: tuple[str, ...] = ("pass", "warn", "fail", "n/a")
-_SEVERITY = {"n/a": 0, "pass": 1, "warn": 2, "fail": 3}
+KINDS: tuple[str, ...] = ("table", "traces")
+#: what [policy].missing may say an unmeasured advisory rule counts as
+MISSING_CHOICES: tuple[str, ...] = ("n/a", "warn", "fail")
+_RULE_KEYS = ("pass", "fail", "enabled", "required", "applies_to", "k")
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One policy rule: thresholds on a value where ``direction`` says which way is better."""
+    """One policy rule.
+
+    Attributes
+    ----------
+    name : str
+    pass_at, fail_at : float
+        Thresholds on the judged quantity (see :mod:`synthreview.judgement.rules`): at least
+        as good as ``pass_at`` passes, worse than ``fail_at`` fails, in between warns.
+    direction : {"lower", "higher"}
+        Which way the *thresholds* are better (from the rule's form and the registry metric).
+    description : str
+    enabled : bool
+    required : bool
+        A release needs this rule measured and not failed; False makes it advisory (at worst
+        "warn").
+    applies_to : tuple of {"table", "traces"}
+        Kinds of data the rule applies to; elsewhere it is "n/a".
+    k : int or None
+        Marginal order (k_marginal only).
+    """
 
     name: str
     pass_at: float
@@ -46,17 +64,29 @@ class Rule:
     direction: Literal["lower", "higher"]
     description: str
     enabled: bool = True
+    required: bool = True
+    applies_to: tuple[str, ...] = KINDS
     k: int | None = None
+
+    @property
+    def spec(self) -> RuleSpec:
+        """How the rule measures and explains its value."""
+        return SPECS[self.name]
 
 
 @dataclass(frozen=True)
 class Policy:
-    """Rules by name, in the order they are reported, plus how unmeasured values count."""
+    """Rules by name, in the order they are reported, plus how unmeasured advisory rules count."""
 
     name: str
     rules: Mapping[str, Rule]
-    missing: Verdict = "n/a"
+    missing: str = "n/a"
     source: str = "default"
+
+    @property
+    def required(self) -> list[str]:
+        """Names of the enabled rules a release requires."""
+        return [r.name for r in self.rules.values() if r.enabled and r.required]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready policy (for report.json and the manifest)."""
@@ -71,6 +101,9 @@ class Policy:
                         "fail": r.fail_at,
                         "direction": r.direction,
                         "enabled": r.enabled,
+                        "required": r.required,
+                        "applies_to": list(r.applies_to),
+                        "metric": r.spec.metric,
                         **({"k": r.k} if r.k is not None else {}),
                     }
                     for r in self.rules.values()
@@ -81,7 +114,11 @@ class Policy:
 
 @dataclass(frozen=True)
 class RuleVerdict:
-    """The verdict of one rule for one candidate, with the evidence behind it."""
+    """The verdict of one rule for one candidate, with the evidence and a plain reason.
+
+    ``value`` is the judged quantity the thresholds apply to (e.g. the IPα shortfall),
+    ``measured`` the metric itself and ``reference`` its holdout reference.
+    """
 
     rule: str
     verdict: Verdict
@@ -92,17 +129,20 @@ class RuleVerdict:
     description: str
     reference: float | None = None
     note: str = ""
+    measured: float | None = None
+    required: bool = True
+    reason: str = ""
 
     @property
     def message(self) -> str:
-        """One line for logs and the CLI, e.g. ``"mia_auc = 0.93 (fail above 0.7)"``."""
+        """One line for logs and the CLI: rule, plain reason, verdict and thresholds."""
         if self.value is None:
-            return f"{self.rule}: not measured ({self.note or 'n/a'})"
+            return f"{self.rule} {self.verdict}: {self.reason}"
+        better = "≤" if self.direction == "lower" else "≥"
         worse = "above" if self.direction == "lower" else "below"
         return (
-            f"{self.rule} = {self.value:.4g} → {self.verdict} "
-            f"(pass {'≤' if self.direction == 'lower' else '≥'} {self.pass_at:g}, "
-            f"fail {worse} {self.fail_at:g})"
+            f"{self.rule} = {self.value:.4g} → {self.verdict}: {self.reason} "
+            f"(pass {better} {self.pass_at:g}, fail {worse} {self.fail_at:g})"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -112,11 +152,14 @@ class RuleVerdict:
                 "rule": self.rule,
                 "verdict": self.verdict,
                 "value": self.value,
+                "measured": self.measured,
                 "pass": self.pass_at,
                 "fail": self.fail_at,
                 "direction": self.direction,
                 "reference": self.reference,
+                "required": self.required,
                 "description": self.description,
+                "reason": self.reason,
                 "note": self.note,
             }
         )
@@ -124,16 +167,31 @@ class RuleVerdict:
 
 @dataclass(frozen=True)
 class Verdicts:
-    """Every rule's verdict for one candidate and the overall verdict."""
+    """Every rule's verdict for one candidate and the overall verdict.
+
+    ``overall`` is "fail" if a rule fails, else "incomplete" if a required rule could not be
+    computed, else "warn" if a rule warns, else "pass" if a rule passes, else "n/a".
+    """
 
     overall: Verdict
     rules: tuple[RuleVerdict, ...] = field(default_factory=tuple)
     policy: str = "default"
+    kind: str = "table"
 
     @property
     def failed(self) -> list[RuleVerdict]:
         """Rules that failed, in policy order."""
         return [r for r in self.rules if r.verdict == "fail"]
+
+    @property
+    def incomplete(self) -> list[RuleVerdict]:
+        """Required rules that could not be computed, in policy order."""
+        return [r for r in self.rules if r.verdict == "incomplete"]
+
+    @property
+    def warned(self) -> list[RuleVerdict]:
+        """Rules that warn, in policy order."""
+        return [r for r in self.rules if r.verdict == "warn"]
 
     def __getitem__(self, rule: str) -> RuleVerdict:
         for r in self.rules:
@@ -142,37 +200,13 @@ class Verdicts:
         raise KeyError(rule)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready ``{"overall", "policy", "rules": {name: verdict}}``."""
+        """JSON-ready ``{"overall", "policy", "kind", "rules": {name: verdict}}``."""
         return {
             "overall": self.overall,
             "policy": self.policy,
+            "kind": self.kind,
             "rules": {r.rule: r.to_dict() for r in self.rules},
         }
-
-
-#: rule name -> (direction, description, measure)
-RULES: dict[str, tuple[str, str, Callable[[Mapping[str, Any], Rule], Measured]]] = {
-    "mia_auc": ("lower", "membership-inference ROC AUC (worst attack)", measure_mia_auc),
-    "dcr_share": (
-        "lower",
-        "share of synthetic rows closer to training than holdout",
-        measure_dcr_share,
-    ),
-    "authenticity_gap": (
-        "lower",
-        "authenticity below the holdout reference",
-        measure_gap("authenticity", "authenticity"),
-    ),
-    "ip_alpha": ("lower", "IPα shortfall vs the holdout reference", measure_gap("ip_alpha", "IPα")),
-    "ir_beta": ("lower", "IRβ shortfall vs the holdout reference", measure_gap("ir_beta", "IRβ")),
-    "discriminator_auc": (
-        "lower",
-        "real-vs-synthetic discriminator ROC AUC",
-        measure_discriminator_auc,
-    ),
-    "k_marginal": ("higher", "k-marginal score (0-1000)", measure_k_marginal),
-    "tstr_trtr_ratio": ("higher", "TSTR / TRTR (worst model)", measure_tstr_trtr_ratio),
-}
 
 
 # --- loading --------------------------------------------------------------------------------
@@ -192,54 +226,66 @@ def _parse(text: str, source: str) -> dict[str, Any]:
 def _threshold(table: Mapping[str, Any], key: str, where: str) -> float:
     value = table[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"{where}.{key} must be a finite number; got {value!r}")
+        raise ConfigError(f"{where}.{key} must be a finite number; got {value!r} instead")
     return float(value)
 
 
-def _build_rules(doc: Mapping[str, Any], base: Mapping[str, Rule], source: str) -> dict[str, Rule]:
-    rules = dict(base)
-    tables = doc.get("rules", {})
-    if not isinstance(tables, Mapping):
-        raise ConfigError(f"policy {source}: 'rules' must be a table of [rules.NAME] tables")
-    for name, table in tables.items():
-        where = f"policy {source}: [rules.{name}]"
-        if name not in RULES:
-            raise ConfigError(f"{where} is not a known rule; expected one of {sorted(RULES)}")
-        if not isinstance(table, Mapping):
-            raise ConfigError(f"{where} must be a table; got {table!r}")
-        extra = sorted(set(table) - {"pass", "fail", "enabled", "k"})
-        if extra:
-            raise ConfigError(f"{where} has unknown keys {extra}; expected pass, fail, enabled, k")
-        old = rules.get(name)
-        if old is None and not {"pass", "fail"} <= set(table):
-            raise ConfigError(f"{where} must set both 'pass' and 'fail'")
-        direction, description, _ = RULES[name]
-        pass_at = _threshold(table, "pass", where) if "pass" in table else old.pass_at
-        fail_at = _threshold(table, "fail", where) if "fail" in table else old.fail_at
-        if (direction == "lower" and pass_at > fail_at) or (
-            direction == "higher" and pass_at < fail_at
-        ):
-            better = "lower" if direction == "lower" else "higher"
-            raise ConfigError(
-                f"{where}: {better} is better for this rule, so 'pass' ({pass_at:g}) must not be "
-                f"{'above' if better == 'lower' else 'below'} 'fail' ({fail_at:g})"
-            )
-        enabled = table.get("enabled", old.enabled if old else True)
-        if not isinstance(enabled, bool):
-            raise ConfigError(f"{where}.enabled must be true or false; got {enabled!r}")
-        k = table.get("k", old.k if old else None)
-        if name == "k_marginal" and (isinstance(k, bool) or k not in (1, 2, 3)):
-            raise ConfigError(f"{where}.k must be 1, 2 or 3; got {k!r}")
-        rules[name] = Rule(
-            name,
-            pass_at,
-            fail_at,
-            direction,
-            description,
-            enabled,  # type: ignore[arg-type]
-            k if name == "k_marginal" else None,
+def _flag(table: Mapping[str, Any], key: str, old: bool, where: str) -> bool:
+    value = table.get(key, old)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}.{key} must be true or false; got {value!r} instead")
+    return value
+
+
+def _kinds(table: Mapping[str, Any], old: tuple[str, ...], where: str) -> tuple[str, ...]:
+    value = table.get("applies_to", list(old))
+    if (
+        not isinstance(value, list)
+        or not value
+        or any(not isinstance(v, str) or v not in KINDS for v in value)
+    ):
+        raise ConfigError(
+            f"{where}.applies_to must be a non-empty list drawn from {list(KINDS)}; "
+            f"got {value!r} instead"
         )
-    return rules
+    return tuple(k for k in KINDS if k in value)
+
+
+def _rule(name: str, table: Mapping[str, Any], old: Rule | None, where: str) -> Rule:
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where} must be a table; got {table!r} instead")
+    extra = sorted(set(table) - set(_RULE_KEYS))
+    if extra:
+        raise ConfigError(f"{where} has unknown keys {extra}; expected {', '.join(_RULE_KEYS)}")
+    if old is None and not {"pass", "fail"} <= set(table):
+        raise ConfigError(f"{where} must set both 'pass' and 'fail'")
+    spec = SPECS[name]
+    direction = "higher" if spec.higher_is_better else "lower"
+    pass_at = _threshold(table, "pass", where) if "pass" in table else old.pass_at
+    fail_at = _threshold(table, "fail", where) if "fail" in table else old.fail_at
+    if (direction == "lower" and pass_at > fail_at) or (
+        direction == "higher" and pass_at < fail_at
+    ):
+        raise ConfigError(
+            f"{where}: {direction} is better for this rule, so 'pass' ({pass_at:g}) must not be "
+            f"{'above' if direction == 'lower' else 'below'} 'fail' ({fail_at:g})"
+        )
+    k = table.get("k", old.k if old else None)
+    if name == "k_marginal" and (isinstance(k, bool) or k not in (1, 2, 3)):
+        raise ConfigError(f"{where}.k must be 1, 2 or 3; got {k!r} instead")
+    if name != "k_marginal" and "k" in table:
+        raise ConfigError(f"{where}.k only applies to k_marginal")
+    return Rule(
+        name=name,
+        pass_at=pass_at,
+        fail_at=fail_at,
+        direction=direction,
+        description=spec.description,
+        enabled=_flag(table, "enabled", old.enabled if old else True, where),
+        required=_flag(table, "required", old.required if old else True, where),
+        applies_to=_kinds(table, old.applies_to if old else KINDS, where),
+        k=k if name == "k_marginal" else None,
+    )
 
 
 def _build(doc: Mapping[str, Any], base: Policy | None, source: str) -> Policy:
@@ -255,12 +301,21 @@ def _build(doc: Mapping[str, Any], base: Policy | None, source: str) -> Policy:
             f"policy {source}: [policy] has unknown keys {extra}; expected name, missing"
         )
     missing = head.get("missing", base.missing if base else "n/a")
-    if missing not in VERDICTS:
+    if missing not in MISSING_CHOICES:
         raise ConfigError(
-            f"policy {source}: [policy].missing must be one of {list(VERDICTS)}; got {missing!r}"
+            f"policy {source}: [policy].missing must be one of {list(MISSING_CHOICES)}; "
+            f"got {missing!r} instead"
         )
-    rules = _build_rules(doc, base.rules if base else {}, source)
-    ordered = {name: rules[name] for name in RULES if name in rules}
+    tables = doc.get("rules", {})
+    if not isinstance(tables, Mapping):
+        raise ConfigError(f"policy {source}: 'rules' must be a table of [rules.NAME] tables")
+    rules = dict(base.rules) if base else {}
+    for name, table in tables.items():
+        where = f"policy {source}: [rules.{name}]"
+        if name not in SPECS:
+            raise ConfigError(f"{where} is not a known rule; expected one of {sorted(SPECS)}")
+        rules[name] = _rule(name, table, rules.get(name), where)
+    ordered = {name: rules[name] for name in SPECS if name in rules}
     return Policy(name=str(head.get("name", source)), rules=ordered, missing=missing, source=source)
 
 
@@ -295,98 +350,150 @@ def parse_policy(text: str | bytes, *, source: str = "uploaded policy") -> Polic
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             raise ConfigError(f"policy {source} is not UTF-8 text") from None
-    default = load_policy()
-    return _build(_parse(text, source), default, source)
+    return _build(_parse(text, source), load_policy(), source)
 
 
-def apply_policy(policy: Policy, candidate: Mapping[str, Any]) -> Verdicts:
+# --- applying ---------------------------------------------------------------------------------
+
+
+def candidate_kind(candidate: Mapping[str, Any]) -> str:
+    """ "traces" when the candidate carries (or failed) the glucose section, else "table"."""
+    errors = candidate.get("errors") or {}
+    return "traces" if "glucose" in candidate or "glucose" in errors else "table"
+
+
+def _judge(rule: Rule, judged: float) -> Verdict:
+    if rule.direction == "lower":
+        return "pass" if judged <= rule.pass_at else "fail" if judged > rule.fail_at else "warn"
+    return "pass" if judged >= rule.pass_at else "fail" if judged < rule.fail_at else "warn"
+
+
+def judge_rule(rule: Rule, candidate: Mapping[str, Any], *, kind: str, missing: str) -> RuleVerdict:
+    """The verdict of one rule for one candidate's ``to_dict()``."""
+    spec = rule.spec
+    if kind not in rule.applies_to:
+        m = Measurement(math.nan, detail=f"does not apply to {kind} data", applicable=False)
+    else:
+        m = spec.measure(candidate, rule.k or 2)
+    judged = spec.judged(m)
+    note = m.detail
+    if not m.applicable:
+        verdict: Verdict = "n/a"
+        reason = f"not applicable: {m.detail}"
+    elif math.isnan(judged):
+        if rule.required:
+            verdict = "fail" if missing == "fail" else "incomplete"
+            reason = f"required but not computed: {m.detail}"
+        else:
+            verdict = missing  # type: ignore[assignment]
+            reason = f"not computed (advisory rule): {m.detail}"
+    else:
+        verdict = _judge(rule, judged)
+        reason = spec.say(m)
+        if verdict == "fail" and not rule.required:
+            verdict = "warn"
+            note = f"{note}; beyond the fail mark, but the policy does not require this rule"
+            note = note.lstrip("; ")
+    return RuleVerdict(
+        rule=rule.name,
+        verdict=verdict,
+        value=None if math.isnan(judged) else judged,
+        pass_at=rule.pass_at,
+        fail_at=rule.fail_at,
+        direction=rule.direction,
+        description=rule.description,
+        reference=None if math.isnan(m.reference) else m.reference,
+        note=note,
+        measured=None if math.isnan(m.value) else m.value,
+        required=rule.required,
+        reason=reason,
+    )
+
+
+def apply_policy(
+    policy: Policy, candidate: Mapping[str, Any], *, kind: str | None = None
+) -> Verdicts:
     """Verdict of every enabled rule for one candidate, and the overall verdict.
 
     Parameters
     ----------
     policy : Policy
     candidate : mapping
-        A candidate's ``to_dict()`` (keys ``fidelity``, ``privacy``, ``utility``, ``glucose``),
-        live or read back from ``report.json``.
+        A candidate's ``to_dict()`` (keys ``fidelity``, ``privacy``, ``utility``, ``glucose``,
+        ``errors``), live or read back from ``report.json``.
+    kind : {"table", "traces"}, optional
+        The review's kind (``Report.kind``); inferred from the candidate when not given.
 
     Returns
     -------
     Verdicts
-        ``overall`` is "fail" if any rule fails, else "warn" if any warns, else "pass" if any
-        passes, else "n/a".
+        ``overall`` is "fail" if any rule fails, else "incomplete" if a required rule could
+        not be computed, else "warn", "pass" or (nothing applied) "n/a".
     """
     if not isinstance(candidate, Mapping):
-        raise ConfigError(f"candidate must be a to_dict() mapping; got {type(candidate).__name__}")
-    verdicts = []
-    for rule in policy.rules.values():
-        if not rule.enabled:
-            continue
-        value, reference, note = RULES[rule.name][2](candidate, rule)
-        if math.isnan(value):
-            verdict: Verdict = policy.missing
-            errors = candidate.get("errors") or {}
-            if errors:
-                note = f"{note}; section errors: {', '.join(sorted(errors))}".lstrip("; ")
-        elif rule.direction == "lower":
-            verdict = (
-                "pass" if value <= rule.pass_at else "fail" if value > rule.fail_at else "warn"
-            )
-        else:
-            verdict = (
-                "pass" if value >= rule.pass_at else "fail" if value < rule.fail_at else "warn"
-            )
-        verdicts.append(
-            RuleVerdict(
-                rule.name,
-                verdict,
-                None if math.isnan(value) else value,
-                rule.pass_at,
-                rule.fail_at,
-                rule.direction,
-                rule.description,
-                None if math.isnan(reference) else reference,
-                note,
-            )
+        raise ConfigError(
+            f"candidate must be a to_dict() mapping; got {type(candidate).__name__} instead"
         )
-    overall = max((v.verdict for v in verdicts), key=_SEVERITY.__getitem__, default="n/a")
-    return Verdicts(overall=overall, rules=tuple(verdicts), policy=policy.name)
+    kind = kind or candidate_kind(candidate)
+    if kind not in KINDS:
+        raise ConfigError(f"kind must be one of {list(KINDS)}; got {kind!r} instead")
+    verdicts = tuple(
+        judge_rule(rule, candidate, kind=kind, missing=policy.missing)
+        for rule in policy.rules.values()
+        if rule.enabled
+    )
+    overall = max((v.verdict for v in verdicts), key=SEVERITY.__getitem__, default="n/a")
+    return Verdicts(overall=overall, rules=verdicts, policy=policy.name, kind=kind)
 
 
-#: headline scores shown side by side with the holdout reference (Overview page, report.html)
-HEADLINES: dict[str, str] = {
-    "ip_alpha": "IPα",
-    "ir_beta": "IRβ",
-    "authenticity": "authenticity",
-    "mia_auc": "MIA AUC (max)",
-    "dcr_share": "DCR share",
-    "discriminator_auc": "discriminator AUC",
-    "k_marginal": "2-marginal",
-    "tstr_trtr_ratio": "TSTR/TRTR",
+def judge_candidates(
+    policy: Policy, candidates: Mapping[str, Mapping[str, Any]], *, kind: str | None = None
+) -> dict[str, Verdicts]:
+    """:func:`apply_policy` for every candidate of a ``report.to_dict()["candidates"]``."""
+    return {name: apply_policy(policy, c, kind=kind) for name, c in candidates.items()}
+
+
+#: headline metrics shown side by side with the holdout reference (Overview page, report.html)
+_HEADLINE_RULES: dict[str, str] = {
+    "ip_alpha": "ip_alpha",
+    "ir_beta": "ir_beta",
+    "authenticity": "authenticity_gap",
+    "mia_auc": "mia_auc",
+    "mia_tpr_at_fpr_1pct": "mia_tpr_at_fpr_1pct",
+    "dcr_share": "dcr_share",
+    "discriminator_auc": "discriminator_auc",
+    "k_marginal": "k_marginal",
+    "tstr_trtr_ratio": "tstr_trtr_ratio",
 }
+#: headline key -> display label (from the metric registry)
+HEADLINES: dict[str, str] = {
+    key: metric_info(SPECS[rule].metric).label for key, rule in _HEADLINE_RULES.items()
+}
+HEADLINES["k_marginal"] = "2-marginal"
 
 
-def headline_scores(candidate: Mapping[str, Any]) -> dict[str, tuple[float | None, float | None]]:
-    """Headline ``{key: (value, holdout reference)}`` of a candidate's ``to_dict()``.
+def headline_scores(
+    candidate: Mapping[str, Any], *, k: int = 2
+) -> dict[str, tuple[float | None, float | None]]:
+    """Headline ``{key: (metric value, holdout reference)}`` of a candidate's ``to_dict()``.
 
     Values that were not measured are ``None``.
     """
-    fidelity = section_of(candidate, "fidelity")
-    reference = fidelity.get("holdout_reference") or {}
-    k_rule = Rule("k_marginal", 0, 0, "higher", "", k=2)
-    measured = {
-        "ip_alpha": (as_number(fidelity.get("ip_alpha")), as_number(reference.get("ip_alpha"))),
-        "ir_beta": (as_number(fidelity.get("ir_beta")), as_number(reference.get("ir_beta"))),
-        "authenticity": (
-            as_number(fidelity.get("authenticity")),
-            as_number(reference.get("authenticity")),
-        ),
-        "mia_auc": measure_mia_auc(candidate, k_rule)[:2],
-        "dcr_share": measure_dcr_share(candidate, k_rule)[:2],
-        "discriminator_auc": measure_discriminator_auc(candidate, k_rule)[:2],
-        "k_marginal": measure_k_marginal(candidate, k_rule)[:2],
-        "tstr_trtr_ratio": measure_tstr_trtr_ratio(candidate, k_rule)[:2],
+    out = {}
+    for key, rule in _HEADLINE_RULES.items():
+        m = SPECS[rule].measure(candidate, k)
+        out[key] = tuple(None if math.isnan(v) else v for v in (m.value, m.reference))
+    return out  # type: ignore[return-value]
+
+
+def required_sections(policy: Policy, kind: str) -> list[str]:
+    """Sections the required rules of ``policy`` read, for data of ``kind`` (in SECTIONS order)."""
+    if kind == "traces":
+        needed = any(kind in r.applies_to for r in policy.rules.values() if r.enabled)
+        return ["glucose"] if needed else []
+    sections = {
+        metric_info(r.spec.metric).section
+        for r in policy.rules.values()
+        if r.enabled and r.required and kind in r.applies_to
     }
-    return {
-        key: tuple(None if math.isnan(v) else v for v in pair)  # type: ignore[misc]
-        for key, pair in measured.items()
-    }
+    return [s for s in ("fidelity", "privacy", "utility", "glucose") if s in sections]

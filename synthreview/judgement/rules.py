@@ -1,114 +1,454 @@
-"""How each release-policy rule measures its value from a candidate's ``to_dict()``.
+"""What each release-policy rule reads from a candidate's ``to_dict()`` and how it says it.
 
-Every function takes the candidate's JSON (live or read back from ``report.json``) and the
-``policy.Rule`` being applied, and returns ``(value, holdout reference, note)``, with NaN for what
-was not measured. ``synthreview.judgement.policy.RULES`` maps rule names to these functions.
+Every rule reads its value by explicit keys from one section's ``to_dict()`` (the same JSON as
+in ``report.json``, so a verdict can be recomputed from a filed report), never by guessing a
+number under "value" / "score" / "auc". A :class:`RuleSpec` names the registry metric it judges
+(its direction, range and ideal come from :mod:`synthreview.metrics.registry`), the *form* of
+the judged quantity, the function that measures it and the sentence that explains it.
+
+Forms
+-----
+``value``
+    The metric itself; for a ``"closest"`` metric (discriminator AUC) the distance
+    ``|value - ideal|``, so an AUC of 0.07 is judged as far from 0.5 as 0.93.
+``shortfall``
+    How much worse than the holdout reference (a fresh real sample) the candidate is, in the
+    metric's units: ``reference - value`` for a higher-is-better metric. Without a holdout
+    reference the metric's ideal stands in (stricter: real data never reaches it).
+``times_chance``
+    ``value / ideal`` for a lower-is-better metric whose chance level is ``ideal`` (the true
+    positive rate at 1 % false positives: chance is 0.01, so 12 means twelve times chance).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from synthreview.judgement.policy import Rule
+from synthreview.metrics.registry import get as metric_info
 
+Form = Literal["value", "shortfall", "times_chance"]
+FORMS: tuple[str, ...] = ("value", "shortfall", "times_chance")
+#: ML-efficacy metrics where lower is better (the ratio is inverted: TRTR / TSTR)
 _LOWER_IS_BETTER_METRICS = ("rmse", "forecast_rmse")
 #: metric that decides the TSTR/TRTR ratio, first one present wins
 _RATIO_METRICS = ("roc_auc", "rmse", "forecast_rmse", "accuracy")
+#: discriminator AUC below 0.5 by more than this reads as "suspiciously indistinguishable": a
+#: cross-validated classifier only scores far *below* chance when the same rows sit on both
+#: sides of its folds, i.e. synthetic rows that are copies of real ones
+SUSPICIOUS_AUC_MARGIN = 0.1
 
 
-def as_number(x: Any) -> float:
-    if isinstance(x, bool):
+@dataclass(frozen=True)
+class Measurement:
+    """What a rule found in one candidate.
+
+    Attributes
+    ----------
+    value : float
+        The metric value (NaN when it could not be measured).
+    reference : float
+        The holdout reference of the metric (NaN when there is none).
+    detail : str
+        Which attack / model / marginal decided, or why nothing was measured.
+    applicable : bool
+        False when the rule does not apply to this kind of data at all (never a reason to
+        withhold a release); a value that *should* exist but does not keeps this True.
+    """
+
+    value: float
+    reference: float = math.nan
+    detail: str = ""
+    applicable: bool = True
+
+
+def number(x: Any) -> float:
+    """A finite float, or NaN for None, bools, strings, inf and anything else."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
         return math.nan
-    if isinstance(x, (int, float)):
-        return float(x) if math.isfinite(x) else math.nan
-    if isinstance(x, Mapping):
-        for key in ("value", "score", "auc", "mean", "synthetic"):
-            if key in x:
-                return as_number(x[key])
-    return math.nan
-
-
-def _reference(x: Any) -> float:
-    return as_number(x.get("holdout_reference")) if isinstance(x, Mapping) else math.nan
+    return float(x) if math.isfinite(x) else math.nan
 
 
 def section_of(candidate: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """``candidate[name]``, or for traces ``candidate["glucose"][name]`` (fidelity, privacy)."""
     value = candidate.get(name)
     if not value and name in ("fidelity", "privacy"):
         value = (candidate.get("glucose") or {}).get(name)
     return value if isinstance(value, Mapping) else {}
 
 
-Measured = tuple[float, float, str]  # value, reference, note
+def why_missing(candidate: Mapping[str, Any], section: str, what: str) -> str:
+    """The reason a value of ``section`` is absent: the section's error, or ``what``."""
+    errors = candidate.get("errors") or {}
+    for name in (section, "glucose"):
+        if name in errors:
+            return f"the {name} section failed: {errors[name]}"
+    part = section_of(candidate, section)
+    if not part and section not in candidate:
+        return f"the {section} section was not computed"
+    return what
 
 
-def measure_mia_auc(c: Mapping[str, Any], rule: Rule) -> Measured:
+# --- measures ---------------------------------------------------------------------------------
+
+
+def _attacks(c: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     attacks = section_of(c, "privacy").get("membership_inference") or []
-    aucs = [(as_number(a.get("auc")), a.get("attack", "?")) for a in attacks]
-    aucs = [(v, name) for v, name in aucs if not math.isnan(v)]
-    if not aucs:
-        return math.nan, math.nan, "no membership-inference attack ran (privacy section, holdout)"
-    value, attack = max(aucs)
-    return value, math.nan, f"worst attack: {attack}"
+    return [a for a in attacks if isinstance(a, Mapping)]
 
 
-def measure_dcr_share(c: Mapping[str, Any], rule: Rule) -> Measured:
+def measure_mia_auc(c: Mapping[str, Any], k: int) -> Measurement:
+    """Highest AUC over the membership-inference attacks (``membership_inference[*].auc``)."""
+    found = [(number(a.get("auc")), str(a.get("attack", "?"))) for a in _attacks(c)]
+    found = [(v, name) for v, name in found if not math.isnan(v)]
+    if not found:
+        why = why_missing(c, "privacy", "no membership-inference attack ran (needs a holdout)")
+        return Measurement(math.nan, detail=why)
+    value, attack = max(found)
+    return Measurement(value, detail=attack)
+
+
+def measure_mia_tpr(c: Mapping[str, Any], k: int) -> Measurement:
+    """Highest TPR at 1 % FPR over the attacks (``membership_inference[*].tpr_at_fpr_1pct``)."""
+    found = [(number(a.get("tpr_at_fpr_1pct")), str(a.get("attack", "?"))) for a in _attacks(c)]
+    found = [(v, name) for v, name in found if not math.isnan(v)]
+    if not found:
+        why = why_missing(c, "privacy", "no membership-inference attack ran (needs a holdout)")
+        return Measurement(math.nan, detail=why)
+    value, attack = max(found)
+    return Measurement(value, detail=attack)
+
+
+def measure_dcr_share(c: Mapping[str, Any], k: int) -> Measurement:
+    """``privacy.dcr.share_closer_to_train``."""
     dcr = section_of(c, "privacy").get("dcr") or {}
-    return as_number(dcr.get("share_closer_to_train")), math.nan, ""
+    value = number(dcr.get("share_closer_to_train"))
+    return Measurement(value, detail="" if value == value else why_missing(c, "privacy", "no DCR"))
 
 
-def measure_gap(metric: str, label: str) -> Callable[[Mapping[str, Any], Rule], Measured]:
-    def measure(c: Mapping[str, Any], rule: Rule) -> Measured:
+def measure_fidelity(metric: str) -> Callable[[Mapping[str, Any], int], Measurement]:
+    """``fidelity.<metric>`` with ``fidelity.holdout_reference.<metric>``."""
+
+    def measure(c: Mapping[str, Any], k: int) -> Measurement:
         fidelity = section_of(c, "fidelity")
-        value = as_number(fidelity.get(metric))
-        reference = as_number((fidelity.get("holdout_reference") or {}).get(metric))
-        if math.isnan(reference):
-            return 1.0 - value, math.nan, f"no holdout reference: gap to the ideal 1.0 ({label})"
-        return reference - value, reference, f"{label} {value:.4g} vs holdout {reference:.4g}"
+        value = number(fidelity.get(metric))
+        reference = number((fidelity.get("holdout_reference") or {}).get(metric))
+        detail = "" if value == value else why_missing(c, "fidelity", f"no {metric}")
+        return Measurement(value, reference, detail)
 
     return measure
 
 
-def _utility_reference(utility: Mapping[str, Any], metric: str) -> Any:
+def _utility_reference(utility: Mapping[str, Any]) -> Mapping[str, Any]:
     reference = utility.get("holdout_reference")
-    return reference.get(metric) if isinstance(reference, Mapping) else None
+    return reference if isinstance(reference, Mapping) else {}
 
 
-def measure_discriminator_auc(c: Mapping[str, Any], rule: Rule) -> Measured:
+def measure_discriminator(c: Mapping[str, Any], k: int) -> Measurement:
+    """``utility.discriminator_auc`` with ``utility.holdout_reference.discriminator_auc``."""
     utility = section_of(c, "utility")
-    raw = utility.get("discriminator_auc")
-    return as_number(raw), as_number(_utility_reference(utility, "discriminator_auc")), ""
+    value = number(utility.get("discriminator_auc"))
+    reference = number(_utility_reference(utility).get("discriminator_auc"))
+    detail = "" if value == value else why_missing(c, "utility", "no discriminator AUC")
+    return Measurement(value, reference, detail)
 
 
-def measure_k_marginal(c: Mapping[str, Any], rule: Rule) -> Measured:
+def _k_score(scores: Any, k: int) -> float:
+    if not isinstance(scores, Mapping):
+        return math.nan
+    return number(scores.get(str(k), scores.get(k)))
+
+
+def measure_k_marginal(c: Mapping[str, Any], k: int) -> Measurement:
+    """``utility.k_marginal_binned.<k>`` (every column), else ``utility.k_marginal.<k>``.
+
+    The binned score sees numeric columns too (cut into quantile bins of the real data, see
+    :mod:`synthreview.metrics.utility.kmarginal`); the categorical-only score is used when the
+    table has no numeric column to bin.
+    """
     utility = section_of(c, "utility")
-    scores = utility.get("k_marginal") or {}
-    raw = scores.get(str(rule.k), scores.get(rule.k)) if isinstance(scores, Mapping) else None
-    note = "" if raw is not None else f"no {rule.k}-marginal (needs ≥ {rule.k} categorical columns)"
-    ref_scores = _utility_reference(utility, "k_marginal") or {}
-    reference = ref_scores.get(str(rule.k)) if isinstance(ref_scores, Mapping) else None
-    return as_number(raw), as_number(reference), note
+    reference = _utility_reference(utility)
+    for key, what in (("k_marginal_binned", "every column"), ("k_marginal", "categorical columns")):
+        value = _k_score(utility.get(key), k)
+        if not math.isnan(value):
+            return Measurement(value, _k_score(reference.get(key), k), f"{k}-way over {what}")
+    why = why_missing(c, "utility", f"no {k}-way marginal (fewer than {k} columns)")
+    return Measurement(math.nan, detail=why)
 
 
-def measure_tstr_trtr_ratio(c: Mapping[str, Any], rule: Rule) -> Measured:
+def measure_tstr_trtr_ratio(c: Mapping[str, Any], k: int) -> Measurement:
+    """Worst model's TSTR / TRTR of ``utility.ml_efficacy[*]`` (or the glucose forecast RMSE)."""
     ratios: dict[str, list[tuple[float, str]]] = {}
     for row in section_of(c, "utility").get("ml_efficacy") or []:
-        tstr, trtr = as_number(row.get("tstr")), as_number(row.get("trtr"))
+        tstr, trtr = number(row.get("tstr")), number(row.get("trtr"))
         metric = str(row.get("metric", "")).lower()
         num, den = (trtr, tstr) if metric in _LOWER_IS_BETTER_METRICS else (tstr, trtr)
         if den > 0 and not math.isnan(num):
             ratios.setdefault(metric, []).append((num / den, f"{row.get('model', '?')} {metric}"))
     forecast = (c.get("glucose") or {}).get("forecast") or {}
-    tstr, trtr = as_number(forecast.get("tstr_rmse")), as_number(forecast.get("trtr_rmse"))
+    tstr, trtr = number(forecast.get("tstr_rmse")), number(forecast.get("trtr_rmse"))
     if tstr > 0 and not math.isnan(trtr):
         ratios.setdefault("forecast_rmse", []).append((trtr / tstr, "glucose forecast rmse"))
     # one threshold-free metric decides: F1 and accuracy swing with the class balance of a small
     # test set (F1 = 0 when a model predicts no positive), and R² ratios are meaningless near 0
     metric = next((m for m in _RATIO_METRICS if m in ratios), None)
     if metric is None:
-        return math.nan, math.nan, "no ML-efficacy result (set a target column)"
+        utility = section_of(c, "utility")
+        skipped = (utility.get("skipped") or {}).get("ml_efficacy")
+        failed = (utility.get("errors") or {}).get("ml_efficacy")
+        what = (
+            f"ML efficacy failed: {failed}"
+            if failed
+            else f"no ML-efficacy result: {skipped}"
+            if skipped
+            else "no ML-efficacy result with a usable score"
+        )
+        section = "glucose" if "glucose" in c or "glucose" in (c.get("errors") or {}) else "utility"
+        return Measurement(math.nan, detail=why_missing(c, section, what))
     value, what = min(ratios[metric])
-    return value, math.nan, f"worst: {what}"
+    return Measurement(value, detail=what)
+
+
+def measure_wp29(part: str) -> Callable[[Mapping[str, Any], int], Measurement]:
+    """``privacy.wp29.<part>.risk`` (Article 29 Working Party attacks)."""
+
+    def measure(c: Mapping[str, Any], k: int) -> Measurement:
+        wp29 = section_of(c, "privacy").get("wp29") or {}
+        entry = wp29.get(part) if isinstance(wp29, Mapping) else None
+        value = number(entry.get("risk")) if isinstance(entry, Mapping) else math.nan
+        what = f"the privacy section reports no wp29.{part} risk"
+        return Measurement(value, detail="" if value == value else why_missing(c, "privacy", what))
+
+    return measure
+
+
+# --- sentences ----------------------------------------------------------------------------------
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f} %" if abs(x) >= 0.1 or x == 0 else f"{100 * x:.1f} %"
+
+
+def _ref(m: Measurement, fmt: str, what: str = "a fresh real sample") -> str:
+    return "" if math.isnan(m.reference) else f" vs {format(m.reference, fmt)} for {what}"
+
+
+def say_mia_auc(m: Measurement) -> str:
+    return f"the best membership attack ({m.detail}) reaches AUC {m.value:.2f} (0.5 = guessing)"
+
+
+def say_mia_tpr(m: Measurement) -> str:
+    return (
+        f"an attacker ({m.detail}) identifies {_pct(m.value)} of training rows at 1 % false "
+        "alarms (chance: 1 %)"
+    )
+
+
+def say_dcr(m: Measurement) -> str:
+    return (
+        f"{_pct(m.value)} of synthetic rows are closer to a training row than to any holdout "
+        "row (50 % expected)"
+    )
+
+
+def say_fidelity(label: str, what: str) -> Callable[[Measurement], str]:
+    def say(m: Measurement) -> str:
+        return f"{what}: {label} {m.value:.2f}{_ref(m, '.2f')}"
+
+    return say
+
+
+def say_discriminator(m: Measurement) -> str:
+    if m.value < 0.5 - SUSPICIOUS_AUC_MARGIN:
+        return (
+            f"discriminator AUC {m.value:.2f} is far below 0.5: suspiciously indistinguishable "
+            "(copies of real rows?)"
+        )
+    return f"a classifier tells synthetic from real rows with AUC {m.value:.2f}{_ref(m, '.2f')}"
+
+
+def say_k_marginal(m: Measurement) -> str:
+    return (
+        f"joint distributions: {m.detail} marginals score {m.value:.0f}"
+        f"{_ref(m, '.0f', 'real data')} (of 1000)"
+    )
+
+
+def say_tstr(m: Measurement) -> str:
+    return (
+        f"a model trained on synthetic data reaches {_pct(m.value)} of what real data gives "
+        f"(worst: {m.detail})"
+    )
+
+
+def say_wp29(what: str) -> Callable[[Measurement], str]:
+    def say(m: Measurement) -> str:
+        return f"{what} succeeds for {_pct(m.value)} more people than against non-members"
+
+    return say
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """How one rule measures and explains its value.
+
+    Attributes
+    ----------
+    name : str
+        Rule name in the policy file (``[rules.NAME]``).
+    metric : str
+        Registry name of the metric judged (direction, range and ideal come from there).
+    form : {"value", "shortfall", "times_chance"}
+        How the judged quantity is derived from the metric (module docstring).
+    description : str
+        What the judged quantity is, for tables and the policy file.
+    measure : callable
+        ``measure(candidate_dict, k) -> Measurement``.
+    say : callable
+        ``say(measurement) -> str``: one plain-language sentence about a measured value.
+    """
+
+    name: str
+    metric: str
+    form: Form
+    description: str
+    measure: Callable[[Mapping[str, Any], int], Measurement]
+    say: Callable[[Measurement], str]
+
+    def __post_init__(self) -> None:
+        info = metric_info(self.metric)  # an unregistered metric fails at import
+        if self.form not in FORMS:
+            raise ValueError(f"form must be one of {FORMS}; got {self.form!r} instead")
+        if self.form == "times_chance" and not (info.direction == "lower" and info.ideal > 0):
+            raise ValueError(f"{self.name}: times_chance needs a lower metric with chance > 0")
+
+    def judged(self, m: Measurement) -> float:
+        """The quantity the thresholds apply to (NaN when unmeasured).
+
+        Lower is better unless :attr:`higher_is_better`.
+        """
+        info = metric_info(self.metric)
+        if math.isnan(m.value):
+            return math.nan
+        if self.form == "times_chance":
+            return m.value / info.ideal
+        if self.form == "shortfall":
+            reference = info.ideal if math.isnan(m.reference) else m.reference
+            if info.direction == "closest":
+                return abs(m.value - info.ideal) - abs(reference - info.ideal)
+            return reference - m.value if info.direction == "higher" else m.value - reference
+        if info.direction == "closest":
+            return abs(m.value - info.ideal)
+        return m.value
+
+    @property
+    def higher_is_better(self) -> bool:
+        """Whether the *threshold* numbers in the policy are higher-is-better.
+
+        Only a plain ``value`` rule on a higher-is-better metric (the TSTR/TRTR ratio) keeps the
+        metric's own orientation in the policy file; every other form is a "how far from good"
+        quantity where lower is better.
+        """
+        return self.form == "value" and metric_info(self.metric).direction == "higher"
+
+
+def _spec(*args: Any) -> tuple[str, RuleSpec]:
+    spec = RuleSpec(*args)
+    return spec.name, spec
+
+
+#: every rule a policy may configure, in report order
+SPECS: dict[str, RuleSpec] = dict(
+    [
+        _spec(
+            "mia_auc",
+            "mia_auc",
+            "value",
+            "membership-inference ROC AUC (worst attack)",
+            measure_mia_auc,
+            say_mia_auc,
+        ),
+        _spec(
+            "mia_tpr_at_fpr_1pct",
+            "mia_tpr_at_fpr_1pct",
+            "times_chance",
+            "worst attack's true-positive rate at 1 % false positives, in multiples of chance",
+            measure_mia_tpr,
+            say_mia_tpr,
+        ),
+        _spec(
+            "dcr_share",
+            "dcr_share",
+            "value",
+            "share of synthetic rows closer to training than holdout",
+            measure_dcr_share,
+            say_dcr,
+        ),
+        _spec(
+            "authenticity_gap",
+            "authenticity",
+            "shortfall",
+            "authenticity below the holdout reference",
+            measure_fidelity("authenticity"),
+            say_fidelity("authenticity", "rows not copied from training"),
+        ),
+        _spec(
+            "ip_alpha",
+            "ip_alpha",
+            "shortfall",
+            "IPα shortfall vs the holdout reference",
+            measure_fidelity("ip_alpha"),
+            say_fidelity("IPα", "realism"),
+        ),
+        _spec(
+            "ir_beta",
+            "ir_beta",
+            "shortfall",
+            "IRβ shortfall vs the holdout reference",
+            measure_fidelity("ir_beta"),
+            say_fidelity("IRβ", "variety covered"),
+        ),
+        _spec(
+            "discriminator_auc",
+            "discriminator_auc",
+            "value",
+            "|discriminator ROC AUC - 0.5|",
+            measure_discriminator,
+            say_discriminator,
+        ),
+        _spec(
+            "k_marginal",
+            "k_marginal_binned",
+            "shortfall",
+            "k-marginal score below the holdout reference (points of 1000)",
+            measure_k_marginal,
+            say_k_marginal,
+        ),
+        _spec(
+            "tstr_trtr_ratio",
+            "tstr_trtr_ratio",
+            "value",
+            "TSTR / TRTR (worst model)",
+            measure_tstr_trtr_ratio,
+            say_tstr,
+        ),
+        *(
+            _spec(
+                f"wp29_{part}",
+                f"wp29_{part}",
+                "value",
+                f"WP29 {part.replace('_', ' ')} risk",
+                measure_wp29(part),
+                say_wp29(text),
+            )
+            for part, text in (
+                ("singling_out_univariate", "singling out one person with one column"),
+                ("singling_out_multivariate", "singling out one person with several columns"),
+                ("linkability", "linking a person's records"),
+                ("inference", "inferring a secret column"),
+            )
+        ),
+    ]
+)

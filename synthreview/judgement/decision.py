@@ -1,0 +1,159 @@
+"""One decision per candidate, with one plain-language reason: the product's answer.
+
+:func:`decide` turns a candidate's :class:`~synthreview.judgement.policy.Verdicts` (and, when the
+audit curated it, the verdicts of the curated version) into ``release``,
+``release_after_curation``, ``do_not_release`` or ``incomplete``. The CLI's exit code, the
+Overview page, the Audit page and the exported report all come from here, so they cannot
+disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from synthreview.judgement.policy import RuleVerdict, Verdicts
+from synthreview.judgement.verdicts import Outcome
+from synthreview.results import to_jsonable
+
+#: CLI exit codes (README "Command line", ``synthreview review --help``)
+EXIT_RELEASE = 0
+EXIT_FAIL = 1
+EXIT_BAD_INPUT = 2
+EXIT_INCOMPLETE = 3
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to do with one candidate, and why.
+
+    Attributes
+    ----------
+    candidate : str
+    outcome : {"release", "release_after_curation", "do_not_release", "incomplete"}
+    reason : str
+        One sentence a release meeting can read out.
+    rule : str or None
+        The rule that decided (the worst failing or first missing required rule).
+    verdict : str
+        The overall verdict of the candidate as submitted.
+    curated_verdict : str or None
+        The overall verdict of the curated version, when there is one.
+    """
+
+    candidate: str
+    outcome: Outcome
+    reason: str
+    rule: str | None
+    verdict: str
+    curated_verdict: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """0 release, 1 fail (also when curation fixes it), 3 incomplete (see :func:`exit_code`)."""
+        if self.outcome in ("do_not_release", "release_after_curation"):
+            return EXIT_FAIL
+        if self.outcome == "incomplete":
+            return EXIT_INCOMPLETE
+        return EXIT_RELEASE
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready decision."""
+        return to_jsonable(self.__dict__)
+
+
+def _worst(rules: list[RuleVerdict]) -> RuleVerdict:
+    # the failing rule furthest beyond its fail mark, relative to the warn band, decides
+    def excess(r: RuleVerdict) -> float:
+        band = abs(r.fail_at - r.pass_at) or 1.0
+        value = r.value if r.value is not None else r.fail_at
+        beyond = value - r.fail_at if r.direction == "lower" else r.fail_at - value
+        return beyond / band
+
+    return max(rules, key=excess)
+
+
+def _first_sentence(verdicts: Verdicts) -> tuple[str, str | None]:
+    if verdicts.failed:
+        worst = _worst(verdicts.failed)
+        others = len(verdicts.failed) - 1
+        more = f" (and {others} more failing rule{'s' * (others > 1)})" if others else ""
+        return f"{worst.reason}{more}", worst.rule
+    if verdicts.incomplete:
+        first = verdicts.incomplete[0]
+        others = len(verdicts.incomplete) - 1
+        more = f" (and {others} more required rule{'s' * (others > 1)} missing)" if others else ""
+        return f"{first.rule} {first.reason}{more}", first.rule
+    checked = [r for r in verdicts.rules if r.required and r.verdict in ("pass", "warn")]
+    if verdicts.warned:
+        names = ", ".join(r.rule for r in verdicts.warned)
+        return (
+            f"every required rule is met ({len(checked)}); warnings to read: {names}",
+            verdicts.warned[0].rule,
+        )
+    if not checked:
+        return "no rule of the policy applies to this candidate", None
+    return f"every required rule is met ({len(checked)}), no warnings", None
+
+
+def decide(name: str, verdicts: Verdicts, curated: Verdicts | None = None) -> Decision:
+    """The decision for one candidate.
+
+    Parameters
+    ----------
+    name : str
+    verdicts : Verdicts
+        The policy applied to the candidate as submitted.
+    curated : Verdicts, optional
+        The policy applied to its curated version (audit removed rows).
+
+    Returns
+    -------
+    Decision
+        ``do_not_release`` when a rule fails and curation does not fix it (or there was no
+        curation); ``release_after_curation`` when the submitted candidate fails but its
+        curated version passes every required rule; ``incomplete`` when no rule fails but a
+        required rule could not be computed; ``release`` otherwise. A candidate judged "n/a"
+        throughout (no rule applies) is ``incomplete``: nothing was shown to be safe.
+    """
+    reason, rule = _first_sentence(verdicts)
+    after = curated.overall if curated is not None else None
+    if verdicts.overall == "fail":
+        if curated is not None and curated.overall in ("pass", "warn"):
+            return Decision(
+                name,
+                "release_after_curation",
+                f"as submitted: {reason}; the curated version meets every required rule",
+                rule,
+                verdicts.overall,
+                after,
+            )
+        if curated is not None:
+            reason = f"{reason}; curation does not fix it ({after})"
+        return Decision(name, "do_not_release", reason, rule, verdicts.overall, after)
+    if verdicts.overall in ("incomplete", "n/a"):
+        return Decision(name, "incomplete", reason, rule, verdicts.overall, after)
+    return Decision(name, "release", reason, rule, verdicts.overall, after)
+
+
+def decide_all(
+    verdicts: Mapping[str, Verdicts], curated: Mapping[str, Verdicts] | None = None
+) -> dict[str, Decision]:
+    """:func:`decide` for every candidate."""
+    curated = curated or {}
+    return {name: decide(name, v, curated.get(name)) for name, v in verdicts.items()}
+
+
+def exit_code(decisions: Mapping[str, Decision]) -> int:
+    """The CLI's exit code for a review: 1 if a candidate fails, else 3 if one is incomplete.
+
+    Judged on the candidates as submitted, before curation, on purpose: a generator that
+    memorises must not pass because the audit happened to strip most of its copies.
+    """
+    codes = {d.exit_code for d in decisions.values()}
+    if EXIT_FAIL in codes:
+        return EXIT_FAIL
+    if EXIT_INCOMPLETE in codes or not decisions:
+        return EXIT_INCOMPLETE
+    return EXIT_RELEASE
