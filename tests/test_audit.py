@@ -1,4 +1,4 @@
-"""Audit table, thresholds, rule overlaps and curation: hand-computed cases, file round trips."""
+"""Audit: calibrated per-row rules (hand-computed), copy evidence, re-attack, curation."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import false_discovery_control
 
 from synthreview.errors import ConfigError, DataError
 from synthreview.io.tables import align, read_table
+from synthreview.judgement.policy import RuleVerdict, Verdicts
+from synthreview.release import calibration as cal
 from synthreview.release.audit import (
     RULES,
     Thresholds,
@@ -22,7 +25,10 @@ from synthreview.release.audit import (
     rule_summary,
 )
 from synthreview.release.curation import curate, curated_review
+from synthreview.release.evidence import copy_evidence
 from synthreview.release.export import curated_csv_bytes, curated_parquet_bytes
+from synthreview.release.reattack import compare_attacks
+from synthreview.release.verdicts import copies_verdict, copy_excess, with_rules
 
 
 # Duck-typed stand-ins holding the contract fields of FidelityReport.samples / PrivacyReport.dcr
@@ -30,11 +36,13 @@ from synthreview.release.export import curated_csv_bytes, curated_parquet_bytes
 class Samples:
     alpha_level: np.ndarray
     authentic: np.ndarray
+    authenticity_ratio: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
 class Fidelity:
     samples: Samples
+    holdout_samples: Samples | None = None
 
 
 @dataclass(frozen=True)
@@ -42,7 +50,8 @@ class DCR:
     synthetic_to_train: np.ndarray
     synthetic_to_holdout: np.ndarray | None
     exact_copy: np.ndarray
-    holdout_to_train: np.ndarray
+    holdout_to_train: np.ndarray | None
+    holdout_exact_copy_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -50,97 +59,136 @@ class Privacy:
     dcr: DCR
 
 
+# 101 holdout rows: ratios 0.00, 0.01, ..., 1.00 and α-levels 0.00 ... 1.00, distances 0 ... 100
+HOLDOUT = Samples(
+    alpha_level=np.linspace(0.0, 1.0, 101),
+    authentic=np.arange(101) % 2 == 0,
+    authenticity_ratio=np.linspace(0.0, 1.0, 101),
+)
+
+
 def make_evidence() -> tuple[Fidelity, Privacy]:
     fidelity = Fidelity(
         Samples(
-            alpha_level=np.array([0.10, 0.50, 0.97, 0.99, 0.20, np.nan]),
+            alpha_level=np.array([0.10, 0.50, 0.995, 0.99, 0.20, np.nan]),
             authentic=np.array([True, False, True, False, True, True]),
-        )
+            authenticity_ratio=np.array([0.0, 0.005, 0.5, 0.01, 0.9, 0.02]),
+        ),
+        HOLDOUT,
     )
     privacy = Privacy(
         DCR(
-            synthetic_to_train=np.array([0.0, 1.0, 2.0, 0.05, 3.0, 1.0]),
-            synthetic_to_holdout=np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0]),
+            synthetic_to_train=np.array([0.0, 1.0, 2.0, 0.5, 3.0, 1.0]),
+            synthetic_to_holdout=np.ones(6),
             exact_copy=np.array([True, False, False, False, False, False]),
-            holdout_to_train=np.arange(101, dtype=float),  # 1st percentile = 1.0
+            holdout_to_train=np.arange(101, dtype=float),
+            holdout_exact_copy_share=0.002,
         )
     )
     return fidelity, privacy
 
 
 def test_thresholds_validate_their_range():
-    with pytest.raises(ConfigError, match="alpha"):
-        Thresholds(alpha=0.0)
-    with pytest.raises(ConfigError, match="alpha"):
-        Thresholds(alpha=1.5)
-    with pytest.raises(ConfigError, match="min_train_distance"):
-        Thresholds(min_train_distance=-1.0)
-    assert Thresholds(alpha=None).alpha is None
+    for bad in ({"mode": "loose"}, {"level": 0.0}, {"level": 0.7}, {"fdr": 1.0},
+                {"alpha": 0.0}, {"alpha": 1.5}):  # fmt: skip
+        with pytest.raises(ConfigError, match="must be"):
+            Thresholds(**bad)
+    assert Thresholds().fixed_alpha is None
+    assert Thresholds(mode="paper").fixed_alpha == 0.95
+    assert default_thresholds(None, level=0.02) == Thresholds(level=0.02)
 
 
-def test_default_distance_is_low_percentile_of_holdout_to_train():
-    _, privacy = make_evidence()
-    assert default_thresholds(privacy).min_train_distance == pytest.approx(1.0)
-    assert default_thresholds(privacy, percentile=10).min_train_distance == pytest.approx(10.0)
-    assert default_thresholds(None).min_train_distance is None
+def test_holdout_counts_and_quantile_rule_hand_computed():
+    ref = np.array([0.3, 0.1, 0.2, 0.2, 0.5])
+    counts = cal.holdout_counts(np.array([0.05, 0.2, 0.6, np.nan]), ref, direction="low")
+    np.testing.assert_array_equal(counts, [0, 3, 5, np.nan])
+    high = cal.holdout_counts(np.array([0.05, 0.2, 0.6]), ref, direction="high")
+    np.testing.assert_array_equal(high, [5, 4, 0])
+    loo = cal.holdout_counts(ref, ref, direction="low", leave_one_out=True)
+    np.testing.assert_array_equal(loo, [3, 0, 2, 2, 4])
+    # j = floor(0.3 * 4) = 1: flag strictly below the 2nd smallest (np.quantile method "lower")
+    assert cal.quantile_index(5, 0.3) == 1
+    threshold = np.quantile(ref, 0.3, method="lower")
+    assert cal.quantile_threshold(ref, 0.3, direction="low") == threshold == 0.2
+    x = np.array([0.05, 0.1, 0.15, 0.2, np.nan])
+    flags = cal.quantile_flags(cal.holdout_counts(x, ref, direction="low"), 5, 0.3)
+    np.testing.assert_array_equal(flags, x < threshold)
+    assert cal.expected_quantile_loss(99, 0.01) == pytest.approx(1 / 100)
 
 
-def test_audit_table_rules_and_reasons_hand_computed():
+def test_bh_flags_match_scipy_on_conformal_p_values():
+    rng = np.random.default_rng(0)
+    ref = rng.random(999)
+    x = np.concatenate([np.zeros(30), rng.random(70)])
+    counts = cal.holdout_counts(x, ref, direction="low")
+    p = (1 + counts) / 1000
+    expected = false_discovery_control(p, method="bh") <= 0.05
+    np.testing.assert_array_equal(cal.bh_flags(counts, 999, 0.05), expected)
+    assert expected[:30].all() and expected[30:].sum() <= 2
+
+
+def test_quantile_mode_hand_computed():
     fidelity, privacy = make_evidence()
-    thresholds = Thresholds(alpha=0.95, min_train_distance=0.5)
-    audit = audit_table(fidelity, privacy, thresholds)
-
-    assert list(audit["row"]) == [0, 1, 2, 3, 4, 5]
-    assert list(audit["drop_outside_alpha"]) == [False, False, True, True, False, False]
-    assert list(audit["drop_unauthentic"]) == [False, True, False, True, False, False]
+    audit = audit_table(fidelity, privacy, Thresholds(alpha_loss=0.01, drop_too_close=True))
+    # level 1 %, 101 holdout rows: j = 1, thresholds are the 2nd smallest ratio (0.01), the 2nd
+    # largest α-level (0.99) and the 2nd smallest distance (1.0)
+    assert list(audit["drop_unauthentic"]) == [True, True, False, False, False, False]
+    assert list(audit["drop_outside_alpha"]) == [False, False, True, False, False, False]
     assert list(audit["drop_too_close"]) == [True, False, False, True, False, False]
     assert list(audit["drop_exact_copy"]) == [True, False, False, False, False, False]
     assert list(audit["removed"]) == [True, True, True, True, False, False]
-    assert audit.loc[3, "reasons"] == (
-        "outside α=0.95 support; unauthentic; closer than 0.5 to a training row"
+    assert audit.loc[1, "reasons"] == (
+        "authenticity ratio 0.005 below the holdout's 1.0% quantile (0.01)"
     )
-    assert audit.loc[4, "reasons"] == ""
-    # NaN alpha level (row 5) is missing evidence, never a reason to remove
-    assert not audit.loc[5, "removed"]
+    assert audit.loc[1, "authenticity_ratio_holdout_quantile"] == pytest.approx(1 / 101)
+    rules = audit.attrs["rules"]
+    assert rules["drop_unauthentic"]["expected_fpr"] == pytest.approx(2 / 102)
+    assert rules["drop_exact_copy"]["expected_fpr"] == 0.002
+    # defaults: no distance rule; the α-rule loses 0.5 %: j = 0, threshold = the largest (1.0)
+    default = audit_table(fidelity, privacy)
+    assert not default["drop_too_close"].any() and not default["drop_outside_alpha"].any()
+    assert default.attrs["rules"]["drop_outside_alpha"]["threshold"] == 1.0
 
 
-def test_rules_switch_off():
+def test_strict_and_paper_modes():
     fidelity, privacy = make_evidence()
-    off = Thresholds(alpha=None, drop_unauthentic=False, drop_exact_copies=False)
+    # conformal p-values (1 + count) / 102 of the ratios: 2, 2, 52, 3, 92, 4 (/102); BH at q:
+    # the 4th smallest (4/102 = 0.039) passes 4q/6 for q = 0.1 but not for q = 0.05
+    strict = audit_table(fidelity, privacy, Thresholds(mode="strict"))
+    assert not strict["drop_unauthentic"].any()
+    strict = audit_table(fidelity, privacy, Thresholds(mode="strict", fdr=0.1))
+    assert list(strict["drop_unauthentic"]) == [True, True, False, True, False, True]
+    assert strict.attrs["rules"]["drop_unauthentic"]["expected_fpr"] == 0.0
+    paper = audit_table(fidelity, privacy, Thresholds(mode="paper"))
+    assert list(paper["drop_unauthentic"]) == [False, True, False, True, False, False]
+    assert list(paper["drop_outside_alpha"]) == [False, False, True, True, False, False]
+    assert paper.attrs["rules"]["drop_unauthentic"]["expected_fpr"] == pytest.approx(50 / 101)
+    assert paper.attrs["rules"]["drop_outside_alpha"]["expected_fpr"] == pytest.approx(5 / 101)
+    assert paper.loc[3, "reasons"].startswith("α-level 0.99 > α = 0.95; authenticity ratio")
+
+
+def test_rules_switch_off_and_missing_sections_stay_inactive():
+    fidelity, privacy = make_evidence()
+    off = Thresholds(use_alpha=False, drop_unauthentic=False, drop_exact_copies=False)
     audit = audit_table(fidelity, privacy, off)
-    assert not audit["removed"].any()
-    assert set(audit["reasons"]) == {""}
-
-
-def test_missing_section_leaves_its_rules_inactive():
-    fidelity, privacy = make_evidence()
-    only_privacy = audit_table(None, privacy, Thresholds(min_train_distance=0.5))
+    assert not audit["removed"].any() and set(audit["reasons"]) == {""}
+    only_privacy = audit_table(None, privacy, Thresholds(drop_too_close=True))
     assert only_privacy["alpha_level"].isna().all()
     assert list(only_privacy["removed"]) == [True, False, False, True, False, False]
-    only_fidelity = audit_table(fidelity, None, Thresholds(min_train_distance=0.5))
-    assert list(only_fidelity["removed"]) == [False, True, True, True, False, False]
     with pytest.raises(DataError, match="fidelity"):
         audit_table(None, None)
 
 
-@dataclass(frozen=True)
-class FidelityWithHoldout:
-    samples: Samples
-    holdout_samples: Samples
-
-
-def test_holdout_audit_gives_reference_shares():
+def test_holdout_audit_loses_about_the_level():
     fidelity, privacy = make_evidence()
-    holdout = Samples(alpha_level=np.linspace(0.0, 1.0, 101), authentic=np.arange(101) % 2 == 0)
-    with_holdout = FidelityWithHoldout(fidelity.samples, holdout)
-    thresholds = Thresholds(alpha=0.9, min_train_distance=5.0)
-    reference = holdout_audit(with_holdout, privacy, thresholds)
+    reference = holdout_audit(fidelity, privacy, Thresholds(drop_too_close=True))
     assert len(reference) == 101
-    summary = rule_summary(audit_table(with_holdout, privacy, thresholds), reference)
-    assert summary.loc["drop_outside_alpha", "reference_share"] == pytest.approx(10 / 101)
-    assert summary.loc["drop_unauthentic", "reference_share"] == pytest.approx(50 / 101)
-    assert summary.loc["drop_too_close", "reference_share"] == pytest.approx(5 / 101)  # 0..4
-    assert summary.loc["drop_exact_copy", "reference_share"] == 0
+    summary = rule_summary(audit_table(fidelity, privacy), reference)
+    # leave-one-out: each holdout row against the other 100, j = floor(0.01 * 99) = 0, so only
+    # the most extreme row is lost (1/101 ~ the 1 % level)
+    for rule in ("drop_outside_alpha", "drop_unauthentic", "drop_too_close"):
+        assert summary.loc[rule, "reference_share"] == pytest.approx(1 / 101)
+    assert summary.loc["any", "expected_fpr"] == summary.loc["any", "reference_share"]
     assert holdout_audit(None, None).empty
 
 
@@ -151,29 +199,112 @@ def test_length_mismatch_is_reported():
         audit_table(fidelity, short)
 
 
+def test_flags_follow_shuffled_rows():
+    fidelity, privacy = make_evidence()
+    audit = audit_table(fidelity, privacy, Thresholds(drop_too_close=True))
+    perm = np.array([3, 5, 0, 2, 1, 4])
+    hperm = np.random.default_rng(1).permutation(101)
+
+    def cut(s: Samples, p) -> Samples:
+        return Samples(s.alpha_level[p], s.authentic[p], s.authenticity_ratio[p])
+
+    d = privacy.dcr
+    shuffled = audit_table(
+        Fidelity(cut(fidelity.samples, perm), cut(HOLDOUT, hperm)),
+        Privacy(DCR(d.synthetic_to_train[perm], d.synthetic_to_holdout[perm],
+                    d.exact_copy[perm], d.holdout_to_train[hperm], 0.002)),
+        Thresholds(drop_too_close=True),
+    )  # fmt: skip
+    for rule in (*RULES, "removed"):
+        np.testing.assert_array_equal(shuffled[rule], audit[rule].to_numpy()[perm])
+
+
 def test_rule_summary_and_overlaps_add_up():
     fidelity, privacy = make_evidence()
-    audit = audit_table(fidelity, privacy, Thresholds(alpha=0.95, min_train_distance=0.5))
+    audit = audit_table(fidelity, privacy, Thresholds(alpha_loss=0.01, drop_too_close=True))
     summary = rule_summary(audit)
-    assert summary.loc["drop_outside_alpha", "flagged"] == 2
-    assert summary.loc["drop_unauthentic", "only"] == 1  # row 1
-    assert summary.loc["drop_exact_copy", "only"] == 0  # row 0 is also too close
+    assert summary.loc["drop_unauthentic", "flagged"] == 2
+    assert summary.loc["drop_outside_alpha", "only"] == 1  # row 2
     assert summary.loc["any", "flagged"] == 4
-
     overlaps = rule_overlaps(audit)
     assert overlaps["n_rows"].sum() == audit["removed"].sum()
-    assert set(overlaps["rules"]) == {
-        "too close to a training row + exact copy of a training row",
-        "unauthentic",
-        "outside α-support",
-        "outside α-support + unauthentic + too close to a training row",
-    }
-    empty = rule_overlaps(
-        apply_thresholds(
-            audit, Thresholds(alpha=None, drop_unauthentic=False, drop_exact_copies=False)
-        )
-    )
+    off = Thresholds(use_alpha=False, drop_unauthentic=False, drop_exact_copies=False)
+    empty = rule_overlaps(apply_thresholds(audit, off))
     assert empty.empty and list(empty.columns) == [*RULES, "rules", "n_rows"]
+
+
+def test_copy_evidence_hand_computed():
+    real = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 0.0], [0.0, 3.0]])
+    synthetic = np.array([[0.0, 0.0], [0.0, 1.0], [4.0, 2.0]])
+    holdout = np.array([[1.0, 0.0]])
+    found = copy_evidence(real, synthetic, holdout, groups={"a": [0], "b": [1]})
+    # distinct training rows (0,0), (0,3), (4,0): NND 3, 3, 4
+    np.testing.assert_allclose(found.ratio, [0.0, 1 / 3, 2 / 4])
+    np.testing.assert_array_equal(found.nearest_train_row, [0, 0, 1])  # first of duplicates
+    np.testing.assert_allclose(found.holdout_ratio, [1 / 3])
+    assert found.top_columns == ("", "b 100%", "b 100%")
+    with pytest.raises(DataError, match="2 distinct rows"):
+        copy_evidence(np.zeros((3, 2)), synthetic)
+
+
+def test_audit_uses_encoder_space_evidence_when_given():
+    fidelity, privacy = make_evidence()
+    real = np.array([[0.0], [10.0], [20.0]])
+    copies = copy_evidence(real, np.array([[0.0], [5.0], [1.0], [11.0], [15.0], [20.0]]),
+                           np.linspace(0.0, 20.0, 101)[:, None], groups={"x": [0]})  # fmt: skip
+    audit = audit_table(fidelity, privacy, copies=copies)
+    assert audit.attrs["calibration"]["ratio_space"] == "encoder"
+    np.testing.assert_array_equal(audit["nearest_train_row"], [0, 0, 0, 1, 1, 2])
+    # holdout ratios 0, 0.02, ..., 0 at training points (3 zeros): 1 % quantile is 0, so the
+    # exact copies by distance (ratio 0) are not "below" it; the hash rule catches row 0
+    assert not audit["drop_unauthentic"].any()
+    assert list(audit["top_columns"])[1] == "x 100%"
+
+
+def test_copy_excess_and_verdicts():
+    fidelity, privacy = make_evidence()
+    audit = audit_table(fidelity, privacy)
+    reference = holdout_audit(fidelity, privacy)
+    excess = copy_excess(audit, reference)
+    assert (excess.flagged, excess.n_rows) == (2, 6)  # rows 0, 1 (copies); α-rule not counted
+    assert excess.reference == pytest.approx(1 / 101)
+    verdict = copies_verdict(excess)
+    assert verdict.verdict == "fail" and verdict.value == pytest.approx(excess.excess)
+    base = Verdicts("pass", (RuleVerdict("x", "pass", 1.0, 1, 2, "lower", ""),))
+    merged = with_rules(base, [verdict])
+    assert merged.overall == "fail" and [r.rule for r in merged.rules] == ["x", "audit_copies"]
+    assert with_rules(Verdicts("incomplete"), [RuleVerdict("y", "warn", 1, 0, 2, "lower", "")]
+                      ).overall == "incomplete"  # fmt: skip
+
+
+def test_compare_attacks_fails_only_beyond_the_interval():
+    def cand(*attacks):
+        return {"privacy": {"membership_inference": [
+            {"attack": a, "auc": auc, "auc_ci": [auc - 0.05, auc + 0.05], "tpr_at_fpr_1pct": t}
+            for a, auc, t in attacks]}}  # fmt: skip
+
+    before = cand(("dist", 0.70, 0.05), ("clf", 0.52, 0.01))
+    same = compare_attacks(before, cand(("dist", 0.55, 0.02), ("clf", 0.56, 0.01)))
+    assert not same.worse and [a.attack for a in same.attacks] == ["dist", "clf"]
+    worse = compare_attacks(before, cand(("dist", 0.60, 0.02), ("clf", 0.58, 0.01)))
+    assert worse.worse and [a.worse for a in worse.attacks] == [False, True]
+    tpr = {
+        "privacy": {
+            "membership_inference": [
+                {
+                    "attack": "clf",
+                    "auc": 0.5,
+                    "auc_ci": [0.45, 0.55],
+                    "tpr_at_fpr_1pct": 0.01,
+                    "tpr_at_fpr_1pct_ci": [0.0, 0.03],
+                }
+            ]
+        }
+    }
+    after = {"privacy": {"membership_inference": [{"attack": "clf", "auc": 0.5,
+             "auc_ci": [0.45, 0.55], "tpr_at_fpr_1pct": 0.05}]}}  # fmt: skip
+    assert compare_attacks(tpr, after).worse
+    assert compare_attacks({}, after).note
 
 
 TRICKY_CSV = (
@@ -195,7 +326,7 @@ def audit_removing(n, rows):
     removed = np.zeros(n, bool)
     removed[list(rows)] = True
     privacy = Privacy(DCR(np.where(removed, 0.0, 5.0), None, removed, np.ones(4)))
-    return audit_table(None, privacy, Thresholds(alpha=None, drop_unauthentic=False))
+    return audit_table(None, privacy, Thresholds(use_alpha=False, drop_unauthentic=False))
 
 
 def test_curate_keeps_input_strings_and_loses_no_row():
@@ -288,4 +419,4 @@ def test_curate_needs_thresholds_for_foreign_tables():
     audit.attrs.clear()
     with pytest.raises(ConfigError, match="thresholds"):
         curate(table, audit)
-    assert len(curate(table, audit, Thresholds(alpha=None)).removed_rows) == 1
+    assert len(curate(table, audit, Thresholds()).removed_rows) == 1

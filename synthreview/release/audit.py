@@ -1,33 +1,50 @@
-"""Model auditing: judge every synthetic row, remove the poor and the copied, keep the rest intact.
+"""Model auditing: judge every synthetic row against fresh real rows, remove copies, keep the rest.
 
 Alaa et al. (2022), §1 ("Model auditing as a novel use case") and §5.1 ("Improving synthetic data
-via model auditing"): because α-Precision and Authenticity are computed per sample, a reviewer can
-discard synthetic rows that fall outside the α-support of the real data or that are flagged as
-copies of training rows, and obtain a curated data set with better precision and authenticity
-(the paper's audited ADS-GAN data raised downstream AUC-ROC from 0.76 to 0.78).
+via model auditing"): α-Precision and Authenticity are per-row, so a reviewer can discard rows
+outside the α-support of the real data or flagged as copies and release the rest unchanged.
 
-synthreview adds two distance rules from the privacy section (distance to the closest training
-row, exact copies) so that a release can also drop rows that sit suspiciously close to a patient.
+The paper's per-row tests remove a large part of *any* sample: the authenticity test (ratio
+``d(ŷ, x*)/NND(x*) <= 1``) flags about half of a fresh real sample by construction. So every
+per-row rule here is calibrated on the holdout (``synthreview.release.calibration``): a row is
+flagged when its statistic lies beyond the holdout's ``level`` quantile of the same statistic,
+and the audit states each rule's expected loss on real data next to what it removes.
 
-Removing the flagged rows and re-measuring the rest (``curate``, ``evaluate_curated``) lives in
-``synthreview.release.curation``; its names are re-exported here.
+Rules (``RULES``) and their statistics:
+
+* ``drop_unauthentic``: authenticity ratio (encoder space, ``synthreview.release.evidence``; the
+  embedding's ratio when no encoded rows are given), low = suspicious. Default on.
+* ``drop_exact_copy``: the row equals a training row (row hashes of the privacy section). Its
+  rate on real data is the holdout's exact-copy share. Default on.
+* ``drop_outside_alpha``: α-level in the evaluation embedding, high = suspicious; calibrated
+  so the holdout loses at most ``level``, or a fixed ``alpha``. Default on.
+* ``drop_too_close``: distance to the closest training row, low = suspicious. Default off (on a
+  table with near-duplicate records it sees almost nothing that the ratio does not).
+
+Modes (``Thresholds.mode``): ``"quantile"`` (default, ``level`` = 1 %), ``"strict"``
+(Benjamini–Hochberg at ``fdr`` on conformal p-values) and ``"paper"`` (α = 0.95 and the
+paper's ratio ``<= 1`` in the embedding; about half of real data is lost, shown as such).
+The paper's ratio stays the authenticity *score* of the fidelity section in every mode.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from synthreview.errors import ConfigError, DataError
+from synthreview.release import calibration as cal
+from synthreview.release.evidence import CopyEvidence
+from synthreview.release.table import RULES, STATISTICS, evidence_frame
 from synthreview.results import to_jsonable
 
 __all__ = [
-    "DEFAULT_DISTANCE_PERCENTILE",
+    "DEFAULT_LEVEL",
+    "RULES",
     "Thresholds",
     "apply_thresholds",
     "audit_table",
@@ -37,15 +54,12 @@ __all__ = [
     "rule_summary",
 ]
 
-#: rule column name -> short label used in reasons and figures
-RULES: dict[str, str] = {
-    "drop_outside_alpha": "outside α-support",
-    "drop_unauthentic": "unauthentic",
-    "drop_too_close": "too close to a training row",
-    "drop_exact_copy": "exact copy of a training row",
-}
-#: default percentile of holdout->train distances below which a synthetic row is "too close"
-DEFAULT_DISTANCE_PERCENTILE = 1.0
+#: default holdout quantile of every calibrated rule: a fresh real sample loses about 1 % per rule
+DEFAULT_LEVEL = 0.01
+#: default holdout loss of the calibrated α-support rule
+DEFAULT_ALPHA_LOSS = 0.005
+#: the paper's fixed α when the "paper" mode is chosen without one
+PAPER_ALPHA = 0.95
 
 
 @dataclass(frozen=True)
@@ -54,272 +68,274 @@ class Thresholds:
 
     Attributes
     ----------
+    mode : {"quantile", "strict", "paper"}
+        How per-row rules are thresholded (see the module docstring).
+    level : float
+        Holdout quantile of the ``"quantile"`` mode, in (0, 0.5): the expected share of a fresh
+        real sample each copy rule removes. Default 0.01.
+    alpha_loss : float
+        Holdout loss of the calibrated α-rule (the holdout's ``1 - alpha_loss`` quantile of the
+        α-level), in (0, 0.5). Default 0.005, so the default rules together remove about 1.5 %
+        of a fresh real sample (the issue's budget: at most 2 %).
+    fdr : float
+        Benjamini–Hochberg false-discovery rate of the ``"strict"`` mode, in (0, 1).
     alpha : float or None
-        Keep rows inside the α-support of the real data at this α (``0 < alpha <= 1``): a row is
-        removed when its ``alpha_level`` (the smallest α whose support contains it) exceeds
-        ``alpha``. ``None`` switches the rule off. Alaa et al. (2022) §3.1, §5.1.
-    drop_unauthentic : bool
-        Remove rows the authenticity test flags as copies of training rows (§3.3, §5.1).
-    min_train_distance : float or None
-        Remove rows whose distance to the closest training row is below this value (same units
-        as ``PrivacyReport.dcr``). ``None`` switches the rule off; ``default_thresholds`` sets it
-        to a low percentile of the holdout->train distances, i.e. closer than fresh real rows
-        usually are.
-    drop_exact_copies : bool
-        Remove rows identical to a training row.
+        Fixed α of the α-support rule in (0, 1]; ``None`` calibrates it on the holdout (in the
+        ``"paper"`` mode ``None`` means 0.95).
+    use_alpha, drop_unauthentic, drop_too_close, drop_exact_copies : bool
+        Switch each rule on or off.
     """
 
-    alpha: float | None = 0.95
+    mode: str = "quantile"
+    level: float = DEFAULT_LEVEL
+    alpha_loss: float = DEFAULT_ALPHA_LOSS
+    fdr: float = 0.05
+    alpha: float | None = None
+    use_alpha: bool = True
     drop_unauthentic: bool = True
-    min_train_distance: float | None = None
+    drop_too_close: bool = False
     drop_exact_copies: bool = True
 
     def __post_init__(self) -> None:
-        if self.alpha is not None and not (0.0 < float(self.alpha) <= 1.0):
-            raise ConfigError(f"thresholds 'alpha' must be in (0, 1] or None; got {self.alpha!r}")
-        if self.min_train_distance is not None:
-            d = float(self.min_train_distance)
-            if not math.isfinite(d) or d < 0:
-                raise ConfigError(
-                    "thresholds 'min_train_distance' must be a finite number >= 0 or None; "
-                    f"got {self.min_train_distance!r}"
-                )
+        if self.mode not in cal.MODES:
+            raise ConfigError(f"mode must be one of {list(cal.MODES)}; got {self.mode!r} instead")
+        for name in ("level", "alpha_loss"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and 0.0 < float(value) < 0.5):
+                raise ConfigError(f"{name} must be in (0, 0.5); got {value!r} instead")
+        if not (isinstance(self.fdr, (int, float)) and 0.0 < float(self.fdr) < 1.0):
+            raise ConfigError(f"fdr must be in (0, 1); got {self.fdr!r} instead")
+        if self.alpha is not None and not (
+            isinstance(self.alpha, (int, float)) and 0.0 < float(self.alpha) <= 1.0
+        ):
+            raise ConfigError(f"alpha must be in (0, 1] or None; got {self.alpha!r} instead")
+
+    @property
+    def fixed_alpha(self) -> float | None:
+        """The α the α-rule uses as a fixed threshold, or None when it is calibrated."""
+        if self.alpha is not None:
+            return float(self.alpha)
+        return PAPER_ALPHA if self.mode == "paper" else None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready thresholds."""
-        return to_jsonable(
-            {
-                "alpha": self.alpha,
-                "drop_unauthentic": self.drop_unauthentic,
-                "min_train_distance": self.min_train_distance,
-                "drop_exact_copies": self.drop_exact_copies,
-            }
-        )
+        return to_jsonable({k: getattr(self, k) for k in self.__dataclass_fields__})
 
 
-def default_thresholds(
-    privacy: Any = None,
-    *,
-    alpha: float | None = 0.95,
-    percentile: float = DEFAULT_DISTANCE_PERCENTILE,
-) -> Thresholds:
-    """Thresholds with the minimum training distance set from the holdout reference.
+def default_thresholds(privacy: Any = None, **changes: Any) -> Thresholds:
+    """The default thresholds (holdout quantile 1 %, α calibrated), with ``changes`` applied.
 
-    Parameters
-    ----------
-    privacy : PrivacyReport or None
-        Its ``dcr.holdout_to_train`` (distance of every holdout row to its closest training row)
-        gives the distance scale a fresh real sample has. Without it the distance rule is off.
-    alpha : float or None, default=0.95
-    percentile : float, default=1.0
-        Percentile (0-100) of holdout->train distances used as ``min_train_distance``.
+    ``privacy`` is accepted for callers of the former signature and not needed: every
+    threshold is now calibrated on the holdout when the audit is built.
     """
-    reference = _holdout_to_train(privacy)
-    min_distance = None
-    if reference is not None and reference.size:
-        min_distance = float(np.percentile(reference, percentile))
-    return Thresholds(alpha=alpha, min_train_distance=min_distance)
+    del privacy
+    return Thresholds(**changes)
 
 
-def _holdout_to_train(privacy: Any) -> np.ndarray | None:
-    dcr = getattr(privacy, "dcr", None)
-    values = getattr(dcr, "holdout_to_train", None)
-    if values is None:
-        return None
-    arr = np.asarray(values, dtype=float)
-    return arr[np.isfinite(arr)]
-
-
-def _per_row(source: Any, name: str, n: int | None, *, where: str) -> np.ndarray | None:
-    if source is None:
-        return None
-    if isinstance(source, (Mapping, pd.DataFrame)):
-        values = source[name] if name in source else None
-    else:
-        values = getattr(source, name, None)
-    if values is None:
-        return None
-    arr = np.asarray(values)
-    if arr.ndim != 1 or (n is not None and arr.shape[0] != n):
-        raise DataError(
-            f"{where}.{name} must hold one value per synthetic row ({n}); got shape {arr.shape}"
-        )
-    return arr
-
-
-def audit_table(fidelity: Any, privacy: Any, thresholds: Thresholds | None = None) -> pd.DataFrame:
-    """One row per synthetic row: the per-row evidence and the rules that would remove it.
+def audit_table(
+    fidelity: Any,
+    privacy: Any,
+    thresholds: Thresholds | None = None,
+    *,
+    copies: CopyEvidence | None = None,
+) -> pd.DataFrame:
+    """One row per synthetic row: its evidence, the rules that fire and why.
 
     Parameters
     ----------
     fidelity : FidelityReport or None
-        Reads ``samples.alpha_level`` and ``samples.authentic`` (Alaa et al. 2022, §3, §5.1).
+        ``samples`` / ``holdout_samples`` give α-levels, the paper's ``authentic`` flag and (when
+        ``copies`` is None) the authenticity ratio in the embedding.
     privacy : PrivacyReport or None
-        Reads ``dcr.synthetic_to_train``, ``dcr.synthetic_to_holdout`` and ``dcr.exact_copy``.
+        ``dcr`` gives distances to training and holdout rows, exact copies and the holdout's
+        distances and exact-copy share.
     thresholds : Thresholds, default=Thresholds()
-        A rule whose evidence is missing (section not run) never removes a row.
+    copies : CopyEvidence, optional
+        Encoder-space authenticity ratios and nearest training rows
+        (``evidence.copy_evidence_for(report, name)``); preferred over the embedding's ratio.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``row`` (0-based position in the input file), ``alpha_level``, ``authentic``,
-        ``train_distance``, ``holdout_distance``, ``exact_copy``, one boolean column per rule in
-        ``RULES``, ``reasons`` (``"; "``-joined labels, empty when kept) and ``removed``.
+        ``row`` (0-based position in the input file), the statistics (``alpha_level``,
+        ``authenticity_ratio``, ``train_distance``, ...) with, for calibrated ones, the share of
+        holdout rows at least as extreme (``*_holdout_quantile``), ``nearest_train_row``,
+        ``top_columns``, one boolean column per rule in ``RULES``, ``reasons`` (``"; "``-joined,
+        each with the statistic and the threshold it crossed) and ``removed``. A rule whose
+        evidence is missing never removes a row. ``attrs`` holds the thresholds, each rule's
+        threshold value and its expected false-positive rate on real data.
     """
     if fidelity is None and privacy is None:
         raise DataError("audit_table needs 'fidelity' or 'privacy' results; got neither")
-    return _audit(
-        getattr(fidelity, "samples", None),
-        getattr(privacy, "dcr", None),
-        ("synthetic_to_train", "synthetic_to_holdout", "exact_copy"),
-        thresholds or Thresholds(),
-        where=("fidelity.samples", "privacy.dcr"),
-    )
+    frame, calibration = evidence_frame(fidelity, privacy, copies, holdout=False)
+    frame.attrs["calibration"] = calibration
+    return apply_thresholds(frame, thresholds or Thresholds())
 
 
 def holdout_audit(
-    fidelity: Any, privacy: Any, thresholds: Thresholds | None = None
+    fidelity: Any, privacy: Any, thresholds: Thresholds | None = None, *, copies: Any = None
 ) -> pd.DataFrame:
     """The same audit applied to the holdout rows: what a fresh real sample would lose.
 
-    Reads ``fidelity.holdout_samples`` and ``privacy.dcr.holdout_to_train``. Rules without
-    holdout evidence (exact copies) never fire. The estimators flag part of any real sample
-    (e.g. about half of a fresh sample is "unauthentic" under the §3.3 nearest-neighbour test),
-    so a candidate's removal rates are read against these. Returns an empty audit table when
-    neither section has holdout evidence.
+    Each holdout row is compared with the *other* holdout rows (leave-one-out counts), so the
+    shares are honest estimates of a rule's loss on fresh real data. Exact copies of holdout
+    rows are those at encoder distance 0 from a training row (``copies``); without ``copies``
+    that rule never fires here. Returns an empty table without holdout evidence.
     """
-    samples = getattr(fidelity, "holdout_samples", None)
-    dcr = getattr(privacy, "dcr", None)
-    if samples is None and getattr(dcr, "holdout_to_train", None) is None:
-        samples = {"alpha_level": np.zeros(0)}
-    return _audit(
-        samples,
-        dcr,
-        ("holdout_to_train", "", ""),
-        thresholds or Thresholds(),
-        where=("fidelity.holdout_samples", "privacy.dcr"),
-    )
+    frame, calibration = evidence_frame(fidelity, privacy, copies, holdout=True)
+    frame.attrs["calibration"] = calibration
+    return apply_thresholds(frame, thresholds or Thresholds())
 
 
-def _audit(
-    samples: Any,
-    dcr: Any,
-    fields: tuple[str, str, str],
-    thresholds: Thresholds,
-    *,
-    where: tuple[str, str],
-) -> pd.DataFrame:
-    alpha_level = _per_row(samples, "alpha_level", None, where=where[0])
-    n = None if alpha_level is None else alpha_level.shape[0]
-    authentic = _per_row(samples, "authentic", n, where=where[0])
-    n = n if n is not None or authentic is None else authentic.shape[0]
-    to_train = _per_row(dcr, fields[0], n, where=where[1])
-    n = n if n is not None or to_train is None else to_train.shape[0]
-    to_holdout = _per_row(dcr, fields[1], n, where=where[1]) if fields[1] else None
-    exact = _per_row(dcr, fields[2], n, where=where[1]) if fields[2] else None
-    n = n if n is not None or exact is None else exact.shape[0]
-    if n is None:
-        raise DataError(f"neither {where[0]} nor {where[1]} carries per-row values")
-
-    def floats(a: np.ndarray | None) -> np.ndarray:
-        return np.full(n, np.nan) if a is None else a.astype(float)
-
-    def flags(a: np.ndarray | None) -> pd.Series:
-        return pd.Series(pd.array([pd.NA] * n if a is None else a.astype(bool), dtype="boolean"))
-
-    audit = pd.DataFrame(
-        {
-            "row": np.arange(n, dtype=np.int64),
-            "alpha_level": floats(alpha_level),
-            "authentic": flags(authentic),
-            "train_distance": floats(to_train),
-            "holdout_distance": floats(to_holdout),
-            "exact_copy": flags(exact),
-        }
-    )
-    return apply_thresholds(audit, thresholds)
+def _flags(
+    frame: pd.DataFrame, stat: str, thresholds: Thresholds, calibration: dict[str, Any]
+) -> tuple[np.ndarray, float, float]:
+    """Flags, threshold value and expected loss on real data of one calibrated statistic."""
+    info = calibration.get(stat) or {}
+    n = int(info.get("n", 0))
+    counts = frame[f"{stat}_count"].to_numpy(dtype=float)
+    if thresholds.mode == "strict":
+        flags = cal.bh_flags(counts, n, thresholds.fdr)
+        # a fresh real sample gives conformal p-values >= 1/(n+1): BH at fdr rejects none of
+        # them unless fdr * m / (n + 1) exceeds the smallest, i.e. essentially never
+        return flags, float("nan"), 0.0 if n else float("nan")
+    flags = cal.quantile_flags(counts, n, thresholds.level)
+    threshold = (info.get("thresholds") or {}).get(f"{thresholds.level:g}", float("nan"))
+    return flags, float(threshold), cal.expected_quantile_loss(n, thresholds.level)
 
 
 def apply_thresholds(audit: pd.DataFrame, thresholds: Thresholds) -> pd.DataFrame:
-    """Recompute the rule columns, ``reasons`` and ``removed`` of an audit table.
+    """Recompute the rule columns, ``reasons`` and ``removed`` of an audit table (cheap).
 
-    Cheap (no metric is recomputed), so the dashboard calls it on every slider move.
+    ``audit.attrs["calibration"]`` (set by ``audit_table``) carries each statistic's holdout
+    size and the threshold values of the usual levels; the dashboard calls this on every
+    control change.
     """
-    out = audit[
-        ["row", "alpha_level", "authentic", "train_distance", "holdout_distance", "exact_copy"]
-    ].copy()
-    # NaN evidence compares False: a row is never removed for lack of evidence
-    alpha = thresholds.alpha
-    out["drop_outside_alpha"] = (
-        out["alpha_level"].to_numpy() > alpha if alpha is not None else np.zeros(len(out), bool)
-    )
-    out["drop_unauthentic"] = bool(thresholds.drop_unauthentic) & (
-        out["authentic"].fillna(True).to_numpy(dtype=bool) == False  # noqa: E712
-    )
-    min_d = thresholds.min_train_distance
-    out["drop_too_close"] = (
-        out["train_distance"].to_numpy() < min_d if min_d is not None else np.zeros(len(out), bool)
-    )
-    out["drop_exact_copy"] = bool(thresholds.drop_exact_copies) & out["exact_copy"].fillna(
-        False
-    ).to_numpy(dtype=bool)
-    labels = _labels(thresholds)
-    rule_matrix = out[list(RULES)].to_numpy(dtype=bool)
+    calibration = audit.attrs.get("calibration") or {}
+    out = audit[[c for c in audit.columns if c not in (*RULES, "reasons", "removed")]].copy()
+    n = len(out)
+    off = np.zeros(n, dtype=bool)
+    fired: dict[str, np.ndarray] = {}
+    values: dict[str, float] = {}
+    expected: dict[str, float] = {}
+    texts: dict[str, list[str]] = {}
+    fixed_alpha = thresholds.fixed_alpha
+
+    if thresholds.use_alpha and fixed_alpha is not None:
+        level = cal.rounded(out["alpha_level"].to_numpy(dtype=float))
+        with np.errstate(invalid="ignore"):
+            fired["drop_outside_alpha"] = level > fixed_alpha
+        values["drop_outside_alpha"] = fixed_alpha
+        expected["drop_outside_alpha"] = float(calibration.get("alpha_level", {}).get(
+            "fixed_fpr", {}).get(f"{fixed_alpha:g}", float("nan")))  # fmt: skip
+    elif thresholds.use_alpha:
+        alpha_rule = replace(thresholds, level=thresholds.alpha_loss)
+        flags, value, fpr = _flags(out, "alpha_level", alpha_rule, calibration)
+        fired["drop_outside_alpha"], values["drop_outside_alpha"] = flags, value
+        expected["drop_outside_alpha"] = fpr
+    if thresholds.drop_unauthentic and thresholds.mode == "paper":
+        fired["drop_unauthentic"] = ~out["authentic"].fillna(True).to_numpy(dtype=bool)
+        values["drop_unauthentic"] = 1.0
+        expected["drop_unauthentic"] = float(calibration.get("paper_unauthentic_fpr", math.nan))
+    elif thresholds.drop_unauthentic:
+        flags, value, fpr = _flags(out, "authenticity_ratio", thresholds, calibration)
+        fired["drop_unauthentic"], values["drop_unauthentic"] = flags, value
+        expected["drop_unauthentic"] = fpr
+    if thresholds.drop_too_close and thresholds.mode != "paper":
+        flags, value, fpr = _flags(out, "train_distance", thresholds, calibration)
+        fired["drop_too_close"], values["drop_too_close"] = flags, value
+        expected["drop_too_close"] = fpr
+    if thresholds.drop_exact_copies:
+        fired["drop_exact_copy"] = out["exact_copy"].fillna(False).to_numpy(dtype=bool)
+        expected["drop_exact_copy"] = float(calibration.get("exact_copy_fpr", math.nan))
+
+    for rule in RULES:
+        out[rule] = fired.get(rule, off)
+        texts[rule] = _reason_texts(rule, out, thresholds, values.get(rule))
+    matrix = out[list(RULES)].to_numpy(dtype=bool)
     out["reasons"] = [
-        "; ".join(labels[r] for r, hit in zip(RULES, row, strict=True) if hit)
-        for row in rule_matrix
+        "; ".join(texts[r][i] for r, hit in zip(RULES, row, strict=True) if hit)
+        for i, row in enumerate(matrix)
     ]
-    out["removed"] = rule_matrix.any(axis=1)
+    out["removed"] = matrix.any(axis=1)
+    out.attrs["calibration"] = calibration
     out.attrs["thresholds"] = thresholds.to_dict()
+    out.attrs["rules"] = {
+        r: {"active": r in fired, "threshold": values.get(r), "expected_fpr": expected.get(r)}
+        for r in RULES
+    }
     return out
 
 
-def _labels(thresholds: Thresholds) -> dict[str, str]:
-    labels = dict(RULES)
-    if thresholds.alpha is not None:
-        labels["drop_outside_alpha"] = f"outside α={thresholds.alpha:g} support"
-    if thresholds.min_train_distance is not None:
-        labels["drop_too_close"] = (
-            f"closer than {thresholds.min_train_distance:.4g} to a training row"
-        )
-    return labels
+def _reason_texts(rule: str, out: pd.DataFrame, t: Thresholds, value: float | None) -> list[str]:
+    """Why each row would be removed by ``rule``: statistic and the threshold it crossed."""
+    n = len(out)
+    if rule == "drop_exact_copy":
+        return [RULES[rule]] * n
+    stat = STATISTICS[rule]
+    x = out[stat].to_numpy(dtype=float)
+    if t.mode == "paper" and rule == "drop_unauthentic":
+        return [f"authenticity ratio {v:.3g} <= 1 (paper's rule)" for v in x]
+    if rule == "drop_outside_alpha" and t.fixed_alpha is not None:
+        return [f"α-level {v:.3g} > α = {t.fixed_alpha:g}" for v in x]
+    label = {"alpha_level": "α-level", "authenticity_ratio": "authenticity ratio",
+             "train_distance": "distance to training"}[stat]  # fmt: skip
+    q = out[f"{stat}_holdout_quantile"].to_numpy(dtype=float)
+    if t.mode == "strict":
+        return [
+            f"{label} {v:.3g} (holdout quantile {p:.2%}; BH q={t.fdr:g})"
+            for v, p in zip(x, q, strict=True)
+        ]
+    level = t.alpha_loss if stat == "alpha_level" else t.level
+    side = "above" if stat == "alpha_level" else "below"
+    ref = f" ({value:.3g})" if value is not None and math.isfinite(value) else ""
+    quantile = 1 - level if stat == "alpha_level" else level
+    return [f"{label} {v:.3g} {side} the holdout's {quantile:.1%} quantile{ref}" for v in x]
 
 
 def rule_summary(audit: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Rows each rule removes: ``flagged`` (by this rule), ``only`` (by this rule and no other).
+    """Rows each rule removes, next to what it would remove of fresh real data.
 
-    Index: rule column names of ``RULES``; a final ``"any"`` row gives the union. ``share`` is
-    ``flagged`` over all rows; with ``reference`` (e.g. ``holdout_audit``) a ``reference_share``
-    column gives the same share for the reference rows (NaN when it has none).
+    Index: rule names of ``RULES`` and a final ``"any"`` (the union). Columns: ``label``,
+    ``active``, ``flagged`` (by this rule), ``only`` (by this rule and no other), ``share``
+    (``flagged`` over all rows), ``threshold`` (the statistic's threshold value),
+    ``expected_fpr`` (the rule's expected loss on a fresh real sample, from the calibration;
+    for ``"any"`` the holdout's union share) and, with ``reference`` (``holdout_audit``),
+    ``reference_share`` (the holdout's share, leave-one-out).
     """
     matrix = audit[list(RULES)].to_numpy(dtype=bool)
     n_hits = matrix.sum(axis=1)
+    info = audit.attrs.get("rules") or {}
     rows = {
         rule: {
             "label": RULES[rule],
+            "active": bool((info.get(rule) or {}).get("active", True)),
             "flagged": int(matrix[:, j].sum()),
             "only": int((matrix[:, j] & (n_hits == 1)).sum()),
+            "threshold": (info.get(rule) or {}).get("threshold"),
+            "expected_fpr": (info.get(rule) or {}).get("expected_fpr"),
         }
         for j, rule in enumerate(RULES)
     }
-    rows["any"] = {"label": "removed by any rule", "flagged": int((n_hits > 0).sum()), "only": 0}
+    rows["any"] = {"label": "removed by any rule", "active": True,
+                   "flagged": int((n_hits > 0).sum()), "only": 0}  # fmt: skip
     summary = pd.DataFrame.from_dict(rows, orient="index")
+    summary["threshold"] = pd.to_numeric(summary["threshold"], errors="coerce")
+    summary["expected_fpr"] = pd.to_numeric(summary["expected_fpr"], errors="coerce")
     summary["share"] = summary["flagged"] / max(len(audit), 1)
     if reference is not None:
-        ref = rule_summary(reference)
-        summary["reference_share"] = ref["share"] if len(reference) else np.nan
+        ref = rule_summary(reference) if len(reference) else None
+        summary["reference_share"] = ref["share"] if ref is not None else np.nan
+        if ref is not None:
+            summary.loc["any", "expected_fpr"] = ref.loc["any", "share"]
     return summary
 
 
 def rule_overlaps(audit: pd.DataFrame) -> pd.DataFrame:
     """How many rows each combination of rules removes (an UpSet-style table).
 
-    Returns
-    -------
-    pandas.DataFrame
-        One row per combination of rules that actually occurs among removed rows: a boolean
-        column per rule, ``rules`` (``" + "``-joined labels) and ``n_rows``; most frequent
-        first, ties in rule order so the table is the same on every run.
+    One row per combination that occurs among removed rows: a boolean column per rule,
+    ``rules`` (``" + "``-joined labels) and ``n_rows``; most frequent first, ties in rule order.
     """
     matrix = audit.loc[audit["removed"].to_numpy(dtype=bool), list(RULES)].astype(bool)
     if matrix.empty:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,17 +17,19 @@ from typing import Any
 import pandas as pd
 
 from synthreview.io.schema import Schema
+from synthreview.judgement.decision import Decision, decide_all, exit_code
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.release.audit import (
     Thresholds,
     audit_table,
-    default_thresholds,
     holdout_audit,
     rule_overlaps,
     rule_summary,
 )
+from synthreview.release.controls import planted_controls
 from synthreview.release.curation import CurationResult, evaluate_curated
 from synthreview.release.curation import curate as curate_table
+from synthreview.release.evidence import copy_evidence_for
 from synthreview.release.export import (
     ESCAPE_STATEMENT,
     audit_csv_bytes,
@@ -39,6 +41,13 @@ from synthreview.release.export import (
     safe_name,
 )
 from synthreview.release.html import key_figures, render_html
+from synthreview.release.reattack import compare_attacks
+from synthreview.release.verdicts import (
+    copies_verdict,
+    copy_excess,
+    reattack_verdict,
+    with_rules,
+)
 from synthreview.results import to_jsonable
 
 
@@ -52,6 +61,8 @@ def release_dict(
     after: Mapping[str, Any] | None = None,
     after_verdicts: Mapping[str, Any] | None = None,
     references: Mapping[str, pd.DataFrame] | None = None,
+    reattacks: Mapping[str, Any] | None = None,
+    controls: Any = None,
     timestamp: datetime | None = None,
 ) -> dict[str, Any]:
     """``report.json`` content: the report plus audit, thresholds, verdicts, before/after.
@@ -62,7 +73,10 @@ def release_dict(
     ``curation`` ``{name: CurationResult.to_dict()}``, ``policy``, ``verdicts``
     ``{name: Verdicts.to_dict()}``, ``curated`` ``{name: candidate dict after curation}``
     (from ``audit.evaluate_curated``), ``curated_verdicts`` (the policy applied to those),
-    ``generated_at`` and ``csv_formula_escaping``.
+    ``reattack`` ``{name: Reattack.to_dict()}`` (every attack before -> after curation),
+    ``controls`` (``PlantedControls.to_dict()``), ``generated_at`` and
+    ``csv_formula_escaping``. Each audit rule carries its ``threshold`` and ``expected_fpr``
+    (the share of a fresh real sample it removes).
     """
     # synthreview.release.export re-exports this module, so its names are imported at call time
 
@@ -77,6 +91,8 @@ def release_dict(
                 .reset_index(names="rule")
                 .to_dict(orient="records"),
                 "overlaps": rule_overlaps(audit)[["rules", "n_rows"]].to_dict(orient="records"),
+                "copies": copy_excess(audit, (references or {}).get(name)).to_dict(),
+                "ratio_space": (audit.attrs.get("calibration") or {}).get("ratio_space"),
             }
             for name, audit in audits.items()
         }
@@ -86,10 +102,17 @@ def release_dict(
         content["policy"] = policy.to_dict()
     if verdicts:
         content["verdicts"] = {name: v.to_dict() for name, v in verdicts.items()}
+        # one decision per candidate, the same the CLI prints and exits with
+        decisions = decide_all(verdicts, after_verdicts)
+        content["decisions"] = {name: d.to_dict() for name, d in decisions.items()}
     if after:
         content["curated"] = dict(after)
     if after_verdicts:
         content["curated_verdicts"] = {name: v.to_dict() for name, v in after_verdicts.items()}
+    if reattacks:
+        content["reattack"] = {name: r.to_dict() for name, r in reattacks.items()}
+    if controls is not None:
+        content["controls"] = controls.to_dict()
     content["generated_at"] = (timestamp or datetime.now(UTC)).isoformat(timespec="seconds")
     content["csv_formula_escaping"] = ESCAPE_STATEMENT
     return to_jsonable(content)
@@ -105,6 +128,8 @@ def build_release(
     after: Mapping[str, Any] | None = None,
     after_verdicts: Mapping[str, Any] | None = None,
     references: Mapping[str, pd.DataFrame] | None = None,
+    reattacks: Mapping[str, Any] | None = None,
+    controls: Any = None,
     schema: Schema | None = None,
     params: Mapping[str, Any] | None = None,
     figures: Sequence[Any] | None = None,
@@ -128,6 +153,8 @@ def build_release(
         after=after,
         after_verdicts=after_verdicts,
         references=references,
+        reattacks=reattacks,
+        controls=controls,
         timestamp=moment,
     )
     files: dict[str, bytes] = {"report.json": dumps(content)}
@@ -204,8 +231,12 @@ class Release:
     curations : dict of str to CurationResult
         Empty unless curated.
     verdicts, after_verdicts : dict of str to Verdicts
-        The policy applied to the candidates as submitted, and to their curated versions.
+        The policy (plus the audit's ``audit_copies`` rule) applied to the candidates as
+        submitted, and to their curated versions (plus ``reattack``).
     policy : Policy
+    reattacks : dict of str to Reattack
+        Every attack before -> after curation (empty unless curated).
+    controls : PlantedControls or None
     """
 
     files: dict[str, bytes]
@@ -214,6 +245,8 @@ class Release:
     verdicts: dict[str, Any]
     after_verdicts: dict[str, Any]
     policy: Any
+    reattacks: dict[str, Any] = field(default_factory=dict)
+    controls: Any = None
 
     @property
     def failed(self) -> dict[str, list[Any]]:
@@ -221,13 +254,39 @@ class Release:
         return {n: v.failed for n, v in self.verdicts.items() if v.overall == "fail"}
 
     @property
+    def decisions(self) -> dict[str, Decision]:
+        """One decision per candidate (``judgement.decision``), as the CLI prints it."""
+        return decide_all(self.verdicts, self.after_verdicts)
+
+    @property
     def exit_code(self) -> int:
-        """1 when any candidate as submitted fails the policy, else 0 (the CLI's contract).
+        """1 when a candidate as submitted fails the policy, else 3 when one is incomplete, else 0.
 
         Judged before curation on purpose: a generator that memorises must not pass because the
         audit happened to strip most of its copies.
         """
-        return 1 if self.failed else 0
+        return exit_code(self.decisions)
+
+
+def audit_candidates(
+    report: Any, thresholds: Thresholds | Mapping[str, Thresholds] | None = None
+) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame]]:
+    """Audit table and holdout audit of every candidate with fidelity or privacy results.
+
+    The authenticity ratio is taken in the encoder space of the report's fitted context
+    (``evidence.copy_evidence_for``) when there is one.
+    """
+    audits: dict[str, pd.DataFrame] = {}
+    references: dict[str, pd.DataFrame] = {}
+    for name, result in report.candidates.items():
+        if result.fidelity is None and result.privacy is None:
+            continue
+        chosen = thresholds.get(name) if isinstance(thresholds, Mapping) else thresholds
+        chosen = chosen or Thresholds()
+        copies = copy_evidence_for(report, name)
+        audits[name] = audit_table(result.fidelity, result.privacy, chosen, copies=copies)
+        references[name] = holdout_audit(result.fidelity, result.privacy, chosen, copies=copies)
+    return audits, references
 
 
 def review_release(
@@ -237,42 +296,47 @@ def review_release(
     policy: Any = None,
     thresholds: Thresholds | Mapping[str, Thresholds] | None = None,
     curate: bool = False,
+    controls: bool = False,
+    control_rows: int | None = None,
     params: Mapping[str, Any] | None = None,
     device: str = "cpu",
     progress: Any = None,
     timestamp: datetime | None = None,
 ) -> Release:
-    """Audit, optionally curate and re-evaluate, apply the policy and build every release file.
+    """Audit, optionally curate, re-evaluate and re-attack, apply the policy, build the files.
 
     Parameters
     ----------
     review : Review
     report : report.Report
         From ``report.evaluate(review, ...)``; its seed, options, sections and context are re-used
-        for the "after curation" evaluation.
+        for the "after curation" evaluation and the controls.
     policy : Policy, optional
         Default: ``policy.load_policy()``.
     thresholds : Thresholds or mapping of candidate name to Thresholds, optional
-        Default per candidate: ``audit.default_thresholds(privacy)``.
+        Default: ``Thresholds()`` (holdout-calibrated rules, 1 % quantile).
     curate : bool
-        Write curated files and before/after metrics.
+        Write curated files, before/after metrics and the re-attack table.
+    controls : bool
+        Add the planted-leak control table (``controls.planted_controls``; table reviews with
+        a holdout of at least 20 rows).
+    control_rows : int, optional
+        Rows per control candidate (default ``min(n_holdout // 2, 1000)``).
     """
 
     policy = policy if policy is not None else load_policy()
     content = report.to_dict()
-    verdicts = {n: apply_policy(policy, c) for n, c in content["candidates"].items()}
-    audits: dict[str, pd.DataFrame] = {}
-    references: dict[str, pd.DataFrame] = {}
-    for name, result in report.candidates.items():
-        if result.fidelity is None and result.privacy is None:
-            continue
-        chosen = thresholds.get(name) if isinstance(thresholds, Mapping) else thresholds
-        chosen = chosen or default_thresholds(result.privacy)
-        audits[name] = audit_table(result.fidelity, result.privacy, chosen)
-        references[name] = holdout_audit(result.fidelity, result.privacy, chosen)
+    audits, references = audit_candidates(report, thresholds)
+    verdicts = {}
+    for name, candidate in content["candidates"].items():
+        verdicts[name] = apply_policy(policy, candidate, kind=content.get("kind"))
+        if name in audits:
+            excess = copy_excess(audits[name], references[name])
+            verdicts[name] = with_rules(verdicts[name], [copies_verdict(excess)])
     curations: dict[str, CurationResult] = {}
     after: dict[str, Any] = {}
     after_verdicts: dict[str, Any] = {}
+    reattacks: dict[str, Any] = {}
     if curate and audits:
         curations = {n: curate_table(review.synthetic[n], a) for n, a in audits.items()}
         after_report = evaluate_curated(
@@ -286,10 +350,28 @@ def review_release(
             progress=progress,
         )
         after = after_report.to_dict()["candidates"]
+        after_audits, after_refs = audit_candidates(after_report, thresholds)
         for name, curation in curations.items():
             if not len(curation.kept_rows):
                 after[name] = {"errors": {"curation": "every row was removed; nothing to measure"}}
-        after_verdicts = {n: apply_policy(policy, c) for n, c in after.items()}
+        for name, candidate in after.items():
+            extra = []
+            if name in after_audits:
+                extra.append(copies_verdict(copy_excess(after_audits[name], after_refs[name])))
+            if name in content["candidates"] and len(curations[name].kept_rows):
+                reattacks[name] = compare_attacks(content["candidates"][name], candidate)
+                extra.append(reattack_verdict(reattacks[name]))
+            judged = apply_policy(policy, candidate, kind=content.get("kind"))
+            after_verdicts[name] = with_rules(judged, extra)
+    control_table = None
+    if controls and review.kind == "table" and review.holdout is not None:
+        control_table = planted_controls(
+            review,
+            report,
+            n_rows=control_rows,
+            policy=policy,
+            thresholds=thresholds if isinstance(thresholds, Thresholds) else None,
+        )
     files = build_release(
         content,
         audits=audits,
@@ -299,8 +381,12 @@ def review_release(
         after=after,
         after_verdicts=after_verdicts,
         references=references,
+        reattacks=reattacks,
+        controls=control_table,
         schema=review.schema,
         params=params,
         timestamp=timestamp,
     )
-    return Release(files, audits, curations, verdicts, after_verdicts, policy)
+    return Release(
+        files, audits, curations, verdicts, after_verdicts, policy, reattacks, control_table
+    )

@@ -1,0 +1,290 @@
+"""Planted-leak controls: what this review can and cannot see at this sample size.
+
+The same review (same sections, options, seed, policy and audit thresholds) is run on control
+candidates whose truth is known: a *fresh-like* sample of real rows the generator never saw,
+with 0 %, 1 % and 5 % of it replaced by training rows (exact copies). A reviewer reads which
+audit rules and which attacks detect the planted rows and whether the release policy fails
+them; the default policy must fail 5 % planted copies and pass the clean sample.
+
+Construction (seeded by ``seed``): the holdout rows are shuffled and split in two halves; the
+first half (or its first ``n_rows`` rows) is the fresh-like base, the second half is the holdout
+of the control review, so base and reference never share a row. Planted training rows are drawn
+without replacement, the 1 % set inside the 5 % set, and put at random positions. The encoder
+and the embedding fitted on the real data are re-used (rows are indexed, not refitted), so a
+control costs the sections' time on ``n_rows`` candidate rows; ``n_rows`` and ``max_attack``
+bound it (defaults: half the holdout, at most 1,000 rows; the review's ``max_attack`` capped at
+1,000).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synthreview.errors import ConfigError, DataError
+from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.release.audit import RULES, Thresholds, audit_table, holdout_audit
+from synthreview.release.evidence import copy_evidence_for
+from synthreview.release.verdicts import copies_verdict, copy_excess, with_rules
+from synthreview.results import to_jsonable
+from synthreview.review import Context, evaluate
+
+__all__ = ["DEFAULT_SHARES", "ControlRow", "PlantedControls", "planted_controls"]
+
+DEFAULT_SHARES = (0.0, 0.01, 0.05)
+DEFAULT_ROWS = 1_000
+DEFAULT_MAX_ATTACK = 1_000
+
+
+@dataclass(frozen=True)
+class ControlRow:
+    """One control candidate: what the audit, the attacks and the policy saw.
+
+    ``rules``: share of the candidate's rows each audit rule flags; ``recall``: share of the
+    planted rows each rule flags (NaN with nothing planted); ``attacks``: attack name ->
+    ``{"auc", "tpr_at_fpr_1pct"}``; ``verdict``: the overall verdict (policy and the
+    ``audit_copies`` rule); ``failed``: rules that failed.
+    """
+
+    name: str
+    planted_share: float
+    n_rows: int
+    n_planted: int
+    removed_share: float
+    planted_recall: float
+    rules: dict[str, float]
+    recall: dict[str, float]
+    attacks: dict[str, dict[str, float]]
+    verdict: str
+    failed: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready row."""
+        return to_jsonable({k: getattr(self, k) for k in self.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class PlantedControls:
+    """The planted-leak control table of a review."""
+
+    rows: tuple[ControlRow, ...]
+    n_base: int
+    n_holdout: int
+    seed: int
+    max_attack: int
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready table and how it was built."""
+        return to_jsonable(
+            {
+                "rows": [r.to_dict() for r in self.rows],
+                "n_base": self.n_base,
+                "n_holdout": self.n_holdout,
+                "seed": self.seed,
+                "max_attack": self.max_attack,
+                "note": self.note,
+            }
+        )
+
+    def table(self) -> pd.DataFrame:
+        """One row per control: planted share, removal, recall per rule, attacks, verdict."""
+        return control_table(self.to_dict())
+
+
+def control_table(content: dict[str, Any]) -> pd.DataFrame:
+    """The control table from ``PlantedControls.to_dict()`` (e.g. read back from report.json)."""
+    records = []
+    for row in content.get("rows") or []:
+        record = {
+            "planted": row["planted_share"],
+            "rows": row["n_rows"],
+            "removed": row["removed_share"],
+            "planted rows removed": row["planted_recall"],
+        }
+        for rule, recall in (row.get("recall") or {}).items():
+            record[f"recall: {rule.removeprefix('drop_')}"] = recall
+        for attack, values in (row.get("attacks") or {}).items():
+            record[f"AUC {attack}"] = values.get("auc")
+            record[f"TPR@1% {attack}"] = values.get("tpr_at_fpr_1pct")
+        record["verdict"] = row["verdict"]
+        record["failed rules"] = ", ".join(row.get("failed") or [])
+        records.append(record)
+    return pd.DataFrame.from_records(records)
+
+
+def _digest(*parts: np.ndarray | str) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode() if isinstance(part, str) else np.ascontiguousarray(part).tobytes())
+    return h.hexdigest()
+
+
+def planted_controls(
+    review: Any,
+    report: Any,
+    *,
+    shares: Sequence[float] = DEFAULT_SHARES,
+    n_rows: int | None = None,
+    max_attack: int | None = None,
+    policy: Any = None,
+    thresholds: Thresholds | None = None,
+    seed: int | None = None,
+    progress: Any = None,
+) -> PlantedControls:
+    """Run the review on fresh-like candidates with planted training rows (see module doc).
+
+    Parameters
+    ----------
+    review : Review
+        A table review with a holdout of at least 20 rows.
+    report : Report
+        Its ``evaluate`` result; sections, options, seed and fitted context are re-used.
+    shares : sequence of float in [0, 0.5]
+        Planted shares (default 0, 1 %, 5 %).
+    n_rows : int, optional
+        Rows of each control candidate (default ``min(n_holdout // 2, 1000)``).
+    max_attack : int, optional
+        Members / non-members per attack (default ``min(options.max_attack, 1000)``).
+    policy : Policy, optional
+        Default: the shipped policy.
+    thresholds : Thresholds, optional
+        Audit thresholds (default: the default calibrated rules).
+    seed : int, optional
+        Default: the report's seed.
+
+    Returns
+    -------
+    PlantedControls
+    """
+    if review.kind != "table":
+        raise ConfigError("planted-leak controls need a table review; got glucose traces")
+    if review.holdout is None or review.holdout.n_rows < 20:
+        raise DataError("planted-leak controls need a holdout of at least 20 rows")
+    bad = [s for s in shares if not 0.0 <= float(s) <= 0.5]
+    if bad:
+        raise ConfigError(f"shares must be in [0, 0.5]; got {bad} instead")
+    seed = report.seed if seed is None else int(seed)
+    policy = policy if policy is not None else load_policy()
+    thresholds = thresholds or Thresholds()
+    n_h, n_train = review.holdout.n_rows, review.real.n_rows
+    half = n_h // 2
+    n_base = min(half, DEFAULT_ROWS) if n_rows is None else int(n_rows)
+    if not 10 <= n_base <= half:
+        raise ConfigError(f"n_rows must be in [10, {half}] (half the holdout); got {n_rows}")
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n_h)
+    base, reference = np.sort(order[:n_base]), np.sort(order[half:])
+    n_max = max(round(max(shares) * n_base), 0)
+    planted_train = rng.choice(n_train, size=min(n_max, n_train), replace=False)
+    positions = rng.permutation(n_base)
+
+    hold, real = review.holdout, review.real
+    tables, truth, sources = {}, {}, {}
+    for share in shares:
+        k = min(round(float(share) * n_base), len(planted_train))
+        is_planted = np.zeros(n_base, dtype=bool)
+        is_planted[positions[:k]] = True
+        train_rows = np.full(n_base, -1, dtype=np.int64)
+        train_rows[positions[:k]] = planted_train[:k]
+        # base rows then planted rows, re-ordered so each planted row takes its position
+        index = np.arange(n_base)
+        index[positions[:k]] = n_base + np.arange(k)
+
+        def mixed(h: pd.DataFrame, r: pd.DataFrame, k: int = k, index=index) -> pd.DataFrame:
+            both = pd.concat([h.iloc[base], r.iloc[planted_train[:k]]], ignore_index=True)
+            return both.iloc[index].reset_index(drop=True)
+
+        frame, raw = mixed(hold.frame, real.frame), mixed(hold.raw, real.raw)
+        name = f"planted {float(share):.0%}"
+        tables[name] = replace(
+            hold,
+            name=name,
+            role="synthetic",
+            frame=frame,
+            raw=raw,
+            sha256=_digest(hold.sha256, base, train_rows),
+            source_format="memory",
+        )
+        truth[name], sources[name] = is_planted, train_rows
+    ref_table = replace(
+        hold,
+        frame=hold.frame.iloc[reference].reset_index(drop=True),
+        raw=hold.raw.iloc[reference].reset_index(drop=True),
+        sha256=_digest(hold.sha256, reference),
+    )
+    controls = replace(review, synthetic=tables, holdout=ref_table)
+    context = _context(report.context, base, reference, sources)
+    options = report.options
+    attack = min(options.max_attack, DEFAULT_MAX_ATTACK) if max_attack is None else max_attack
+    result = evaluate(
+        controls,
+        sections=report.sections,
+        options=replace(options, max_attack=attack),
+        seed=seed,
+        context=context,
+        progress=progress,
+    )
+    rows = [
+        _row(name, float(share), result, truth[name], policy, thresholds)
+        for share, name in zip(shares, tables, strict=True)
+    ]
+    return PlantedControls(tuple(rows), n_base, len(reference), seed, int(attack))
+
+
+def _context(context: Any, base: np.ndarray, reference: np.ndarray, sources: dict) -> Any:
+    """The review's fitted context with control rows indexed from holdout and training rows."""
+    if context is None or "holdout" not in (context.encoded or {}):
+        return None
+
+    def cut(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        out = {"real": arrays["real"], "holdout": arrays["holdout"][reference]}
+        for name, train_rows in sources.items():
+            rows = np.array(arrays["holdout"][base])
+            planted = train_rows >= 0
+            rows[planted] = arrays["real"][train_rows[planted]]
+            out[name] = rows
+        return out
+
+    return Context(context.encoder, context.embedding, cut(context.encoded), cut(context.embedded))
+
+
+def _row(name, share, result, planted, policy, thresholds) -> ControlRow:
+    candidate = result.candidates[name]
+    audit = audit_table(
+        candidate.fidelity, candidate.privacy, thresholds, copies=copy_evidence_for(result, name)
+    )
+    reference = holdout_audit(
+        candidate.fidelity, candidate.privacy, thresholds, copies=copy_evidence_for(result, name)
+    )
+    verdicts = with_rules(
+        apply_policy(policy, candidate.to_dict()), [copies_verdict(copy_excess(audit, reference))]
+    )
+    removed = audit["removed"].to_numpy(dtype=bool)
+
+    def recall(flags: np.ndarray) -> float:
+        return float(flags[planted].mean()) if planted.any() else float("nan")
+
+    attacks = {
+        a.attack: {"auc": float(a.auc), "tpr_at_fpr_1pct": float(a.tpr_at_fpr_1pct)}
+        for a in getattr(candidate.privacy, "membership_inference", ()) or ()
+        if getattr(a, "error", None) is None
+    }
+    return ControlRow(
+        name=name,
+        planted_share=share,
+        n_rows=len(audit),
+        n_planted=int(planted.sum()),
+        removed_share=float(removed.mean()),
+        planted_recall=recall(removed),
+        rules={r: float(audit[r].mean()) for r in RULES},
+        recall={r: recall(audit[r].to_numpy(dtype=bool)) for r in RULES},
+        attacks=attacks,
+        verdict=verdicts.overall,
+        failed=tuple(r.rule for r in verdicts.failed),
+    )
