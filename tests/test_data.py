@@ -408,7 +408,7 @@ def test_infinite_numbers_refused_naming_column_and_row(cell):
     with pytest.raises(
         DataError,
         match=r"real table 'table' column 'b' holds 1 infinite value\(s\), the first "
-        r"in data row 2 \(-?inf\)",
+        r"in data row 2 \('.+'\)",
     ):
         read_table(f"a,b\n1,2\n3,{cell}\n5,6\n".encode())
 

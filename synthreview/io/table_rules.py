@@ -69,11 +69,12 @@ def check_width(n_columns: int, what: str, max_columns: int | None = MAX_COLUMNS
         )
 
 
-def check_finite(frame: pd.DataFrame, what: str) -> None:
+def check_finite(frame: pd.DataFrame, what: str, raw: pd.DataFrame | None = None) -> None:
     """Refuse infinite numbers (``inf``, ``-Infinity``, ``1e400``), naming column and row.
 
     An infinite value is an export or overflow error, never a measurement; it would turn every
-    mean, distance and embedding of its column into inf or NaN.
+    mean, distance and embedding of its column into inf or NaN. ``raw``, when given, supplies
+    the cell as written for the message.
     """
     for col in frame.columns:
         s = frame[col]
@@ -82,9 +83,10 @@ def check_finite(frame: pd.DataFrame, what: str) -> None:
         infinite = np.isinf(s.to_numpy(dtype="float64", na_value=np.nan))
         if infinite.any():
             first = int(np.argmax(infinite))
+            cell = raw[col].iloc[first] if raw is not None and col in raw else s.iloc[first]
             raise DataError(
                 f"{what} column {col!r} holds {int(infinite.sum())} infinite value(s), the "
-                f"first in data row {first + 1} ({s.iloc[first]}); expected finite numbers "
+                f"first in data row {first + 1} ({str(cell).strip()!r}); expected finite numbers "
                 "(leave missing values empty)"
             )
 

@@ -67,6 +67,7 @@ def read_table(
     role: str = "real",
     max_bytes: int = MAX_BYTES,
     max_columns: int | None = MAX_COLUMNS,
+    describe: str = "{role} table {name!r}",
 ) -> LoadedTable:
     """Read a CSV, TSV or Parquet table from a path or a file-like object.
 
@@ -83,6 +84,8 @@ def read_table(
         Sources larger than this are refused before they are read.
     max_columns : int or None, default :data:`~synthreview.io.table_rules.MAX_COLUMNS`
         Tables with more columns are refused as soon as the header is read (None: no limit).
+    describe : str
+        How error messages name the source; ``{role}`` and ``{name}`` are filled in.
 
     Returns
     -------
@@ -100,7 +103,7 @@ def read_table(
     if role not in _ROLES:
         raise ValueError(f"role must be one of {list(_ROLES)}; got {role!r} instead")
     label = name or _stem(source)
-    what = f"{role} table {label!r}"
+    what = describe.format(role=role, name=label)
     data = _read_bytes(source, what, max_bytes)
     digest = hashlib.sha256(data).hexdigest()
     if data[:2] == b"\x1f\x8b":
@@ -131,7 +134,7 @@ def read_table(
         notices += typing_notices
         source_format = "tsv" if delimiter == "\t" else "csv"
     check_rows(frame, what)
-    check_finite(frame, what)
+    check_finite(frame, what, raw)
     return LoadedTable(
         name=label,
         role=role,
@@ -284,6 +287,10 @@ def _read_bytes(source: Any, what: str, max_bytes: int) -> bytes:
         size = len(source)
     elif isinstance(source, (str, os.PathLike)):
         path = Path(source)
+        if path.is_dir():
+            raise DataError(
+                f"{what}: {str(path)!r} is a folder; expected a CSV, TSV or Parquet file"
+            )
         if not path.is_file():
             raise DataError(f"{what}: no file at {str(path)!r}")
         size = path.stat().st_size

@@ -151,6 +151,10 @@ def parse_delimited(utf8: bytes, header: list[str], delimiter: str, what: str) -
             ),
         )
     except (pa.ArrowInvalid, UnicodeError) as exc:
+        if "skip initial" in str(exc):  # the header line is all there is
+            raise DataError(
+                f"{what} has a header but no data rows; expected at least 2 rows"
+            ) from exc
         if bad_rows:
             row = bad_rows[0]
             pos = utf8.find(row.text.encode("utf-8"))

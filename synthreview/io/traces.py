@@ -274,7 +274,13 @@ def load_traces(
         )
         notices: list[Notice] = []
     else:
-        table = read_table(source, name=name, max_bytes=max_bytes, max_columns=MAX_TRACE_COLUMNS)
+        table = read_table(
+            source,
+            name=name,
+            max_bytes=max_bytes,
+            max_columns=MAX_TRACE_COLUMNS,
+            describe="traces {name!r}",
+        )
         frame, label, digest = table.frame, table.name, table.sha256
         source_format, notices = table.source_format, list(table.notices)
     ids, starts, grid, step, grid_notices = build_grid(
