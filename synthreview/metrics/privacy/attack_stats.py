@@ -47,6 +47,9 @@ class AttackResult:
         AUC of the same attack when holdout rows play both roles (pseudo-members vs
         pseudo-non-members): the chance level actually achieved, expected ~0.5.
     reference_fpr, reference_tpr : ndarray or None
+    advantage : float
+        Membership advantage max(TPR - FPR) over the ROC (Yeom et al. 2018), in [0, 1]:
+        0 = chance, 1 = every member told apart; lower is better.
     challenge_accuracy : float or None
         Hide-and-Seek score of the nearest-neighbour seeker: the N best-scored records are
         called members (N = number of members); accuracy, 0.5 = chance. Ties share the last
@@ -69,6 +72,7 @@ class AttackResult:
     reference_tpr: np.ndarray | None = field(default=None, repr=False)
     challenge_accuracy: float | None = None
     error: str | None = None
+    advantage: float = float("nan")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary; the ROC is interpolated on a fixed linear + log FPR grid."""
@@ -82,6 +86,7 @@ class AttackResult:
                 "auc_ci": list(self.auc_ci),
                 "tpr_at_fpr_1pct": self.tpr_at_fpr_1pct,
                 "tpr_at_fpr_01pct": self.tpr_at_fpr_01pct,
+                "advantage": self.advantage,
                 "reference_auc": self.reference_auc,
                 "challenge_accuracy": self.challenge_accuracy,
                 "error": self.error,
@@ -196,6 +201,7 @@ def summarize_attack(
         reference_fpr=ref_fpr,
         reference_tpr=ref_tpr,
         challenge_accuracy=challenge_accuracy(scores, is_member) if with_challenge else None,
+        advantage=float(max(0.0, np.max(tpr - fpr))),
     )
 
 

@@ -19,6 +19,15 @@ TPR at low FPR. The attacks:
   on holdout rows with the same cross-fitting, so a non-member is never scored by a density that
   was fitted on it.
 
+* the no-box ensemble of :mod:`synthreview.metrics.privacy.attacks` (DCR difference, calibrated
+  GAN-Leaks, NN distance ratio, DOMIAS and LOGAN KDEs, Monte-Carlo counting, local
+  neighbourhood, LOGAN classifier): the attacker's reference sample is the whole holdout, with
+  each scored holdout row left out of its own reference (leave-one-out or cross-fitting).
+
+Members and non-members: :func:`attack_set` draws ``min(max_attack, n_real, n_holdout)``
+training rows and as many holdout rows without replacement from ``numpy.random.default_rng(seed)``
+(sorted positions); the sanity run draws two disjoint halves of a permutation of the holdout.
+
 A new attack (e.g. a recurrent seeker for glucose traces) only has to produce one score per
 attack-set row and call :func:`summarize_attack`. The attack set, ROC summary and bootstrap
 live in :mod:`synthreview.metrics.privacy.attack_stats` and are re-exported here.
@@ -45,101 +54,40 @@ from synthreview.metrics.privacy.attack_stats import (
     failed_attack,
     summarize_attack,
 )
-from synthreview.metrics.privacy.gower import gower_nearest, same_tuple_nearest
-from synthreview.neighbors import nearest
+from synthreview.metrics.privacy.attacks import (
+    NO_BOX_ATTACKS,
+    NoBoxInputs,
+    encoded_nearest,
+    native_categories,
+    no_box_scores,
+)
+from synthreview.metrics.privacy.gower import gower_nearest
 
 __all__ = [
     "ATTACKS",
     "ATTACK_LABELS",
     "classifier_seeker_scores",
     "density_scores",
-    "encoded_nearest",
     "membership_inference",
     "nn_seeker_scores",
 ]
 
-ATTACKS = ("distance", "nn_seeker", "classifier_seeker", "density")
+ATTACKS = ("distance", "nn_seeker", "classifier_seeker", "density", *NO_BOX_ATTACKS)
 #: attack name -> label for legends and reports
 ATTACK_LABELS: dict[str, str] = {
-    "distance": "Gower distance (Urban)",
-    "nn_seeker": "NN seeker, L2 (Hide-and-Seek)",
+    "distance": "DCR, Gower (Urban)",
+    "nn_seeker": "DCR, L2 = GAN-Leaks (Hide-and-Seek NN seeker)",
     "classifier_seeker": "Classifier seeker (cross-fitted GBM)",
-    "density": "Density ratio (DOMIAS-style)",
+    "density": "DOMIAS, GMM density ratio",
+    "dcr_difference": "DCR difference (Synth-MIA DCR-Diff)",
+    "gan_leaks_cal": "GAN-Leaks calibrated (DOMIAS baseline)",
+    "nndr": "NN distance ratio",
+    "domias_kde": "DOMIAS, KDE density ratio",
+    "logan_kde": "LOGAN-style KDE of synthetic rows",
+    "mc": "Monte-Carlo counting (Hilprecht)",
+    "local_neighbourhood": "Local neighbourhood (Synth-MIA)",
+    "logan_classifier": "LOGAN classifier, synthetic vs reference",
 }
-
-
-def _codes(x: np.ndarray, blocks: Sequence[Sequence[int]]) -> np.ndarray:
-    """Level code of every one-hot block (-1 for an all-zero block: an unseen level)."""
-    out = np.empty((len(x), len(blocks)), dtype=np.int64)
-    for j, pos in enumerate(blocks):
-        block = x[:, list(pos)]
-        out[:, j] = np.where(block.max(axis=1) > 0, block.argmax(axis=1), -1)
-    return out
-
-
-def _native_categories(
-    x: np.ndarray, blocks: Sequence[Sequence[int]], *, max_levels: int = 254
-) -> tuple[np.ndarray, np.ndarray]:
-    """One-hot blocks of up to ``max_levels`` levels as one code column each (NaN = unseen).
-
-    Gradient boosting then splits on the categorical column natively, which the per-level
-    one-hot columns only approximate, with several times fewer features to bin and scan.
-    Returns the matrix and its ``categorical_features`` mask.
-    """
-    small = [list(pos) for pos in blocks if len(pos) <= max_levels]
-    folded = {p for pos in small for p in pos}
-    rest = [i for i in range(x.shape[1]) if i not in folded]
-    codes = _codes(x, small).astype(np.float64)
-    codes[codes < 0] = np.nan
-    out = np.hstack([x[:, rest].astype(np.float64), codes])
-    return out, np.r_[np.zeros(len(rest), bool), np.ones(len(small), bool)]
-
-
-def encoded_nearest(
-    query: np.ndarray,
-    reference: np.ndarray,
-    *,
-    k: int = 1,
-    categorical_blocks: Sequence[Sequence[int]] | None = None,
-    max_mismatch: int = 0,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Exact k nearest rows (L2) in the encoded space: ``nearest`` plus a same-tuple pre-pass.
-
-    With ``categorical_blocks`` (the one-hot positions of each categorical column, e.g.
-    ``encoder.groups``), rows whose k nearest provably share their categorical tuple are
-    settled by :func:`~synthreview.metrics.privacy.gower.same_tuple_nearest` on the numeric
-    positions
-    alone; only the rest go through the brute-force :func:`synthreview.neighbors.nearest`.
-    Results equal ``nearest(query, reference, k=k)`` up to the choice among exactly tied rows.
-    ``max_mismatch`` as in ``same_tuple_nearest``.
-
-    Returns
-    -------
-    distances, indices : ndarray of shape (len(query), k)
-    """
-    query, reference = np.asarray(query, np.float32), np.asarray(reference, np.float32)
-    if not categorical_blocks or len(reference) < k:
-        found = nearest(query, reference, k=k)
-        return found.distances, found.indices
-
-    cat_dims = sorted({p for pos in categorical_blocks for p in pos})
-    num_dims = [i for i in range(query.shape[1]) if i not in set(cat_dims)]
-    q_codes, r_codes = _codes(query, categorical_blocks), _codes(reference, categorical_blocks)
-    # two different seen levels are sqrt(2) apart; an unseen level (all-zero block) only 1
-    unit = 1.0 if (q_codes < 0).any() or (r_codes < 0).any() else 2.0
-    dist, index, certified = same_tuple_nearest(
-        query[:, num_dims],
-        reference[:, num_dims],
-        q_codes,
-        r_codes,
-        k=k,
-        unit=unit,
-        max_mismatch=max_mismatch,
-    )
-    if not certified.all():
-        rest = nearest(query[~certified], reference, k=k)
-        dist[~certified], index[~certified] = rest.distances, rest.indices
-    return dist, index
 
 
 def nn_seeker_scores(
@@ -201,8 +149,8 @@ def classifier_seeker_scores(
     categorical = None
     if estimator is None:
         if categorical_blocks:
-            attack_x, categorical = _native_categories(attack_x, categorical_blocks)
-            synthetic_x = _native_categories(synthetic_x, categorical_blocks)[0]
+            attack_x, categorical = native_categories(attack_x, categorical_blocks)
+            synthetic_x = native_categories(synthetic_x, categorical_blocks)[0]
         estimator = HistGradientBoostingClassifier(
             max_iter=100,
             early_stopping=True,
@@ -342,22 +290,35 @@ def membership_inference(
         ),
     }
 
+    cache: dict[str, NoBoxInputs] = {}
+
+    def no_box(run: str, x: np.ndarray, in_holdout: np.ndarray) -> NoBoxInputs:
+        if run not in cache:  # one set of searches and densities per run, shared by attacks
+            cache[run] = NoBoxInputs(
+                x, synthetic_x, holdout_x, in_holdout, categorical_blocks=blocks, seed=seed
+            )
+        return cache[run]
+
     def scores_of(attack: str, run: str) -> np.ndarray:
         (m_table, m_x, m_rows), (o_table, o_x, o_rows) = runs[run]
         is_member = np.r_[np.ones(len(m_rows), bool), np.zeros(len(o_rows), bool)]
         x = np.vstack([m_x[m_rows], o_x[o_rows]])
+        # positions in the holdout (the attacker's reference sample) of the rows being scored
+        in_holdout = np.r_[m_rows if m_x is holdout_x else np.full(len(m_rows), -1), o_rows]
         if attack == "distance":
             query = pd.concat([m_table[cols].iloc[m_rows], o_table[cols].iloc[o_rows]])
             return -gower_nearest(query, synthetic_table, categorical=cats)[0]
         if attack == "nn_seeker":
-            return nn_seeker_scores(x, synthetic_x, categorical_blocks=blocks)
+            return -no_box(run, x, in_holdout).synthetic_knn[:, 0]
         if attack == "classifier_seeker":
             return classifier_seeker_scores(
                 x, synthetic_x, is_member, categorical_blocks=blocks, seed=seed
             )
-        # positions in the holdout (the density reference) of the rows being scored
-        in_holdout = np.r_[m_rows if m_x is holdout_x else np.full(len(m_rows), -1), o_rows]
-        return density_scores(x, synthetic_x, holdout_x, real_x, is_member, in_holdout, seed=seed)
+        if attack == "density":
+            return density_scores(
+                x, synthetic_x, holdout_x, real_x, is_member, in_holdout, seed=seed
+            )
+        return no_box_scores(attack, no_box(run, x, in_holdout))
 
     results = []
     for i, attack in enumerate(attacks):

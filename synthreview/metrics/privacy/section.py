@@ -10,7 +10,7 @@ and ℓ-diversity in :mod:`synthreview.metrics.privacy.disclosure` (re-exported 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -19,14 +19,22 @@ import pandas as pd
 from synthreview.encoding import TabularEncoder
 from synthreview.errors import ConfigError, DataError, attempt
 from synthreview.io.schema import Schema
-from synthreview.metrics.privacy.attack_stats import AttackResult
+from synthreview.metrics.privacy.attack_stats import AttackResult, attack_set
+from synthreview.metrics.privacy.attacks import encoded_nearest
 from synthreview.metrics.privacy.disclosure import (
     AttributeInferenceResult,
     LDiversityResult,
     attribute_inference,
     l_diversity,
 )
-from synthreview.metrics.privacy.membership import encoded_nearest, membership_inference
+from synthreview.metrics.privacy.epsilon import EpsilonBound, epsilon_lower_bound
+from synthreview.metrics.privacy.membership import membership_inference
+from synthreview.metrics.privacy.vulnerable import (
+    VulnerableRecords,
+    mask_rows,
+    vulnerable_records,
+)
+from synthreview.metrics.privacy.wp29 import WP29Report, wp29_risks
 from synthreview.results import to_jsonable
 
 __all__ = [
@@ -205,9 +213,15 @@ class PrivacyReport:
     attribute_inference : AttributeInferenceResult or None
         When a sensitive column was chosen and a holdout exists.
     l_diversity : LDiversityResult or None
+    epsilon_lower_bound : EpsilonBound or None
+        ε ≥ x from the best attack on held-out attack rows (black-box, loose).
+    wp29 : WP29Report or None
+        Singling out, linkability and inference risks (anonymeter's method).
+    vulnerable : VulnerableRecords or None
+        The training records the attacks expose most (masked values).
     errors : dict of str -> str
-        Part (``"dcr"``, ``"attribute_inference"``, ``"l_diversity"``, ``"membership_inference"``)
-        -> why it failed; a failed attack carries its own ``error``.
+        Part (``"dcr"``, ``"attribute_inference"``, ``"l_diversity"``, ``"membership_inference"``,
+        ``"wp29"``, ...) -> why it failed; a failed attack carries its own ``error``.
     skipped : dict of str -> str
         Part -> why it was not run (e.g. no holdout).
     """
@@ -218,6 +232,9 @@ class PrivacyReport:
     l_diversity: LDiversityResult | None = None
     errors: dict[str, str] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    epsilon_lower_bound: EpsilonBound | None = None
+    wp29: WP29Report | None = None
+    vulnerable: VulnerableRecords | None = None
 
     def attack(self, name: str) -> AttackResult | None:
         """The result of attack ``name``, or None."""
@@ -231,6 +248,9 @@ class PrivacyReport:
                 "dcr": None if self.dcr is None else self.dcr.to_dict(),
                 "attribute_inference": self.attribute_inference,
                 "l_diversity": self.l_diversity,
+                "epsilon_lower_bound": self.epsilon_lower_bound,
+                "wp29": self.wp29,
+                "vulnerable_records": self.vulnerable,
                 "errors": self.errors,
                 "skipped": self.skipped,
             }
@@ -247,6 +267,7 @@ def evaluate_privacy(
     sensitive: str | None = None,
     l_diversity: int = 10,
     max_attack: int = 10_000,
+    n_vulnerable: int = 100,
     seed: int = 0,
     progress: Progress = None,
 ) -> PrivacyReport:
@@ -265,6 +286,8 @@ def evaluate_privacy(
         Column for the attribute-inference test.
     l_diversity : int, default=10
     max_attack : int, default=10_000
+    n_vulnerable : int, default=100
+        Training records listed as most exposed.
     seed : int, default=0
     progress : callable(fraction, message), optional
 
@@ -295,8 +318,26 @@ def evaluate_privacy(
     else:
         attacks = attempt("membership_inference", errors, lambda: membership_inference(
             real, synthetic, holdout, encoder=encoder, max_attack=max_attack, seed=seed,
-            progress=lambda f, m: step(0.7 * f, m),
+            progress=lambda f, m: step(0.6 * f, m),
         )) or ()  # fmt: skip
+    epsilon, vulnerable, wp29 = None, None, None
+    if attacks:
+        epsilon = attempt("epsilon_lower_bound", errors,
+                          lambda: epsilon_lower_bound(attacks, seed=seed))  # fmt: skip
+        members = attack_set(len(real), len(holdout), max_attack=max_attack, seed=seed).real_rows
+        found = attempt("vulnerable", errors,
+                        lambda: vulnerable_records(attacks, members, k=n_vulnerable))  # fmt: skip
+        if found is not None:
+            masked = mask_rows(real[cols], found.rows, numeric=schema.numeric)
+            vulnerable = replace(found, values=masked)
+    if holdout is None:
+        skipped["wp29"] = "needs a holdout table (the control attack)"
+    else:
+        step(0.6, "singling out, linkability, inference")
+        wp29 = attempt("wp29", errors, lambda: wp29_risks(
+            real, synthetic, holdout, numeric=schema.numeric, categorical=schema.categorical,
+            seed=seed,
+        ))  # fmt: skip
     step(0.7, "distance to closest record")
     dcr = attempt("dcr", errors, lambda: distance_to_closest_record(
         real_x, synthetic_x, holdout_x, real_hashes=row_hashes(real[cols]),
@@ -327,7 +368,9 @@ def evaluate_privacy(
     else:
         skipped["l_diversity"] = "no numeric columns"
     step(1.0, "privacy done")
-    return PrivacyReport(attacks, dcr, inference, diversity, errors, skipped)
+    return PrivacyReport(
+        attacks, dcr, inference, diversity, errors, skipped, epsilon, wp29, vulnerable
+    )
 
 
 def evaluate_privacy_arrays(
@@ -370,9 +413,13 @@ def evaluate_privacy_arrays(
             real_x, synthetic_x, holdout_x, max_attack=max_attack, seed=seed,
             progress=lambda f, m: step(0.8 * f, m),
         )) or ()  # fmt: skip
+    epsilon = None
+    if attacks:
+        epsilon = attempt("epsilon_lower_bound", errors,
+                          lambda: epsilon_lower_bound(attacks, seed=seed))  # fmt: skip
     step(0.8, "distance to closest record")
     dcr = attempt(
         "dcr", errors, lambda: distance_to_closest_record(real_x, synthetic_x, holdout_x, seed=seed)
     )
     step(1.0, "privacy done")
-    return PrivacyReport(attacks, dcr, None, None, errors, skipped)
+    return PrivacyReport(attacks, dcr, None, None, errors, skipped, epsilon)

@@ -1,0 +1,495 @@
+"""The three re-identification risks of the Article 29 Working Party (opinion 05/2014, WP216).
+
+Singling out, linkability and inference, measured as attacks that use the synthetic rows,
+following the method of anonymeter (Giomi et al. 2023, "A Unified Framework for Quantifying
+Privacy Risk in Synthetic Data", PoPETs; reference package ``anonymeter`` 1.1.0). Each attack is
+run three times: against the training rows (the attack), against holdout rows that the
+generator never saw (the control) and as a random guess (the baseline). The risk is the part of
+the attack's success that the control does not explain::
+
+    risk = (attack_rate - control_rate) / (1 - control_rate)
+
+with Wilson score rates and their errors propagated to the risk (anonymeter's
+``residual_success``), clipped to [0, 1]. Risk 0 = the synthetic data tells nothing about the
+training rows beyond what it tells about anyone; 1 = every attack on a training row succeeds.
+
+Differences from anonymeter (ours is our own code on our pinned numpy/pandas):
+
+* seeded (``seed=``), so a review is repeatable;
+* singling out evaluates training and control rows at equal size (the larger set is subsampled)
+  instead of fitting anonymeter's size-correction curve;
+* rates divide by the queries actually generated, not by the ``n_attacks`` requested;
+* nearest rows use our exact Gower search (:func:`~synthreview.metrics.privacy.gower.gower_nearest`:
+  a missing value is a level of its own) and a numeric inference guess is right when
+  ``|guess - secret| <= tolerance * |guess|``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from synthreview.errors import attempt
+from synthreview.metrics.privacy.gower import gower_nearest
+from synthreview.results import to_jsonable
+
+__all__ = [
+    "RiskEstimate",
+    "WP29Report",
+    "inference_risk",
+    "linkability_risk",
+    "risk_estimate",
+    "singling_out_risk",
+    "wilson",
+    "wp29_risks",
+]
+
+_NUMERIC_OPS = ("==", "!=", ">", "<", ">=", "<=")
+
+
+def wilson(n_success: float, n_total: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score point estimate and error half-width of a success rate (Wilson 1927)."""
+    z = norm.ppf(0.5 * (1 + confidence))
+    denom = n_total + z * z
+    rate = (n_success + 0.5 * z * z) / denom
+    var = n_success * (n_total - n_success) / n_total
+    return rate, (z / denom) * math.sqrt(max(var, 0.0) + 0.25 * z * z)
+
+
+@dataclass(frozen=True)
+class RiskEstimate:
+    """One WP29 attack: attack, control and baseline success and the resulting risk.
+
+    Attributes
+    ----------
+    risk : float
+        Residual risk in [0, 1], lower is better (module text).
+    ci : tuple of float
+        Confidence interval of the risk (Wilson errors propagated), inside [0, 1].
+    attack_rate, control_rate, baseline_rate : float
+        Wilson point estimates of the success rates of the attack on training rows, on
+        control rows and of the random-guess baseline. ``control_rate`` is nan without a
+        control set (the risk is then the attack rate itself).
+    n_attacks, n_success, n_control, n_baseline : int
+    success : ndarray of bool
+        Per attacked training row (``rows``): did the attack succeed on it.
+    rows : ndarray of int
+        Positions in the training table of the attacked (or singled-out candidate) rows.
+    """
+
+    risk: float
+    ci: tuple[float, float]
+    attack_rate: float
+    control_rate: float
+    baseline_rate: float
+    n_attacks: int
+    n_success: int
+    n_control: int
+    n_baseline: int
+    success: np.ndarray = field(repr=False)
+    rows: np.ndarray = field(repr=False)
+
+    @property
+    def flagged_rows(self) -> np.ndarray:
+        """Training-row positions on which the attack succeeded."""
+        return self.rows[self.success]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{risk, ci, attack_rate, control_rate, baseline_rate, n_*, flagged_rows}``."""
+        keys = ("risk", "attack_rate", "control_rate", "baseline_rate", "n_attacks",
+                "n_success", "n_control", "n_baseline")  # fmt: skip
+        out = {k: getattr(self, k) for k in keys}
+        out["ci"] = list(self.ci)
+        out["flagged_rows"] = self.flagged_rows
+        return to_jsonable(out)
+
+
+def risk_estimate(
+    success: np.ndarray,
+    rows: np.ndarray,
+    n_attacks: int,
+    n_control: float | None,
+    n_baseline: int,
+    n_baseline_attacks: int,
+    *,
+    confidence: float = 0.95,
+) -> RiskEstimate:
+    """Rates and residual risk from success counts (anonymeter's ``EvaluationResults``)."""
+    n_success = int(np.sum(success))
+    if n_attacks < 1:
+        nan = float("nan")
+        return RiskEstimate(nan, (nan, nan), nan, nan, nan, 0, 0, 0, n_baseline, success, rows)
+    attack, attack_err = wilson(n_success, n_attacks, confidence)
+    baseline = wilson(n_baseline, max(n_baseline_attacks, 1), confidence)[0]
+    if n_control is None:
+        value, error, control = attack, attack_err, float("nan")
+    else:
+        control, control_err = wilson(n_control, n_attacks, confidence)
+        value = (attack - control) / (1 - control)
+        error = math.hypot(attack_err / abs(1 - control),
+                           control_err * (attack - 1) / (1 - control) ** 2)  # fmt: skip
+    clip = lambda v: min(max(v, 0.0), 1.0)  # noqa: E731
+    return RiskEstimate(
+        risk=clip(value), ci=(clip(value - error), clip(value + error)), attack_rate=attack,
+        control_rate=control, baseline_rate=baseline, n_attacks=n_attacks, n_success=n_success,
+        n_control=round(n_control or 0), n_baseline=n_baseline, success=np.asarray(success),
+        rows=np.asarray(rows),
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------------ singling out
+
+
+class _Columns:
+    """Column arrays of one table for fast predicate masks."""
+
+    def __init__(self, df: pd.DataFrame, numeric: set[str]):
+        self.n = len(df)
+        self.values = {}
+        for c in df.columns:
+            if c in numeric:
+                self.values[c] = pd.to_numeric(df[c], errors="coerce").to_numpy(np.float64)
+            else:
+                self.values[c] = df[c].astype("string").to_numpy(dtype=object, na_value=None)
+
+    def mask(self, query: tuple) -> np.ndarray:
+        out = np.ones(self.n, bool)
+        for col, op, value in query:
+            v = self.values[col]
+            if op == "isna":
+                m = pd.isna(v)
+            elif op == "notna":
+                m = ~pd.isna(v)
+            elif op == "==":
+                m = v == value
+            elif op == "!=":
+                m = (v != value) & ~pd.isna(v)
+            elif op == ">":
+                m = v > value
+            elif op == "<":
+                m = v < value
+            elif op == ">=":
+                m = v >= value
+            else:
+                m = v <= value
+            out &= np.asarray(m, bool)
+        return out
+
+    def count(self, query: tuple) -> int:
+        return int(self.mask(query).sum())
+
+
+def _univariate_queries(syn: _Columns, numeric: set[str], rng) -> list[tuple]:
+    queries = []
+    for col in sorted(syn.values):
+        v = syn.values[col]
+        missing = pd.isna(v)
+        if missing.sum() == 1:
+            queries.append(((col, "isna", None),))
+        present = v[~missing]
+        if col in numeric and len(present):
+            queries += [((col, "<=", present.min()),), ((col, ">=", present.max()),)]
+        values, counts = np.unique(present.astype(str) if col not in numeric else present,
+                                   return_counts=True)  # fmt: skip
+        queries += [((col, "==", val),) for val in values[counts == 1]]
+    order = rng.permutation(len(queries))
+    return [queries[i] for i in order]
+
+
+def _record_query(syn: _Columns, numeric: set[str], medians: dict, row: int, cols) -> tuple:
+    out = []
+    for col in sorted(cols):
+        value = syn.values[col][row]
+        if pd.isna(value):
+            out.append((col, "isna", None))
+        elif col in numeric:
+            out.append((col, ">=" if value > medians[col] else "<=", value))
+        else:
+            out.append((col, "==", value))
+    return tuple(out)
+
+
+def _random_query(syn: _Columns, numeric: set[str], uniques: dict, cols, rng) -> tuple:
+    out = []
+    for col in sorted(cols):
+        value = uniques[col][rng.integers(len(uniques[col]))]
+        if pd.isna(value):
+            out.append((col, "isna" if rng.random() < 0.5 else "notna", None))
+        else:
+            ops = _NUMERIC_OPS if col in numeric else ("==", "!=")
+            out.append((col, ops[rng.integers(len(ops))], value))
+    return tuple(out)
+
+
+def singling_out_risk(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    control: pd.DataFrame | None,
+    *,
+    numeric: Sequence[str],
+    mode: str = "multivariate",
+    n_attacks: int = 500,
+    n_cols: int = 3,
+    max_attempts: int | None = None,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> RiskEstimate:
+    """Singling-out risk: predicates that isolate one synthetic row, tried on the training rows.
+
+    ``mode="univariate"``: one rare value or extreme of one column; ``"multivariate"``: the
+    values of ``n_cols`` random columns of a random synthetic row (a number as ``>=`` or ``<=``
+    by its side of the median). A query succeeds when exactly one (de-duplicated) training row
+    matches it; the flagged training row is that one. Training and control rows are compared at
+    equal size. Baseline: ``n_attacks`` random predicates on random values.
+    """
+    if mode not in ("univariate", "multivariate"):
+        raise ValueError(f"mode must be 'univariate' or 'multivariate'; got {mode!r} instead")
+    if n_attacks < 1:
+        raise ValueError(f"n_attacks must be a positive integer; got {n_attacks} instead")
+    rng = np.random.default_rng(seed)
+    numeric = set(numeric)
+    cols = list(real.columns)
+    train_rows = np.flatnonzero(~real.duplicated().to_numpy())
+    control_rows = None if control is None else np.flatnonzero(~control.duplicated().to_numpy())
+    if control_rows is not None:
+        size = min(len(train_rows), len(control_rows))
+        train_rows = np.sort(rng.choice(train_rows, size, replace=False))
+        control_rows = np.sort(rng.choice(control_rows, size, replace=False))
+    ori = _Columns(real.iloc[train_rows], numeric)
+    ctl = None if control is None else _Columns(control.iloc[control_rows], numeric)
+    syn = _Columns(synthetic.drop_duplicates(), numeric)
+    width = 1 if mode == "univariate" else min(n_cols, len(cols))
+
+    uniques = {c: pd.unique(syn.values[c]) for c in cols}
+    baseline_queries = [
+        _random_query(syn, numeric, uniques, rng.choice(cols, width, replace=False), rng)
+        for _ in range(n_attacks)
+    ]
+    n_baseline = sum(ori.count(q) == 1 for q in baseline_queries)
+
+    found: list[tuple] = []
+    seen: set[tuple] = set()
+    if mode == "univariate":
+        candidates = iter(_univariate_queries(syn, numeric, rng))
+    else:
+        medians = {c: np.nanmedian(syn.values[c]) if syn.n else np.nan for c in numeric}
+        limit = max_attempts or 50 * n_attacks
+        candidates = (
+            _record_query(
+                syn,
+                numeric,
+                medians,
+                int(rng.integers(syn.n)),
+                rng.choice(cols, width, replace=False),
+            )
+            for _ in range(limit)
+        )
+    for q in candidates:
+        if len(found) >= n_attacks:
+            break
+        if q not in seen and syn.count(q) == 1:
+            seen.add(q)
+            found.append(q)
+    success = np.zeros(len(found), bool)
+    hit_rows = np.full(len(found), -1)
+    for i, q in enumerate(found):
+        m = ori.mask(q)
+        if m.sum() == 1:
+            success[i], hit_rows[i] = True, train_rows[np.flatnonzero(m)[0]]
+    n_control = None if ctl is None else sum(ctl.count(q) == 1 for q in found)
+    return risk_estimate(success, hit_rows, len(found), n_control, n_baseline, n_attacks,
+                         confidence=confidence)  # fmt: skip
+
+
+# ------------------------------------------------------------------ linkability and inference
+
+
+def _targets(n: int, n_attacks: int, rng) -> np.ndarray:
+    return np.sort(rng.choice(n, min(n, n_attacks), replace=False))
+
+
+def linkability_risk(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    control: pd.DataFrame | None,
+    *,
+    aux_cols: tuple[Sequence[str], Sequence[str]],
+    categorical: Sequence[str],
+    n_attacks: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> RiskEstimate:
+    """Linkability risk: do both column halves of a record point at the same synthetic row?
+
+    The attacker holds two datasets that share a person but no column (``aux_cols``); for each
+    target it takes the nearest synthetic row (Gower) on each half, and links the two halves
+    when that row is the same. Baseline: two random synthetic rows.
+    """
+    rng = np.random.default_rng(seed)
+    a, b = list(aux_cols[0]), list(aux_cols[1])
+    if not a or not b or set(a) & set(b):
+        raise ValueError(f"aux_cols must be two disjoint non-empty column lists; got {aux_cols}")
+
+    def links(table: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+        found = []
+        for half in (a, b):
+            cats = [c for c in half if c in set(categorical)]
+            found.append(
+                gower_nearest(table[half].iloc[rows], synthetic[half], categorical=cats)[1]
+            )
+        return found[0] == found[1]
+
+    rows = _targets(len(real), n_attacks, rng)
+    success = links(real, rows)
+    n_control = None
+    if control is not None:
+        n_control = int(links(control, _targets(len(control), len(rows), rng)).sum())
+    guesses = rng.integers(0, len(synthetic), (2, len(rows)))
+    n_baseline = int((guesses[0] == guesses[1]).sum())
+    return risk_estimate(success, rows, len(rows), n_control, n_baseline, len(rows),
+                         confidence=confidence)  # fmt: skip
+
+
+def _guess_right(guess: np.ndarray, secret: np.ndarray, numeric: bool, tolerance: float):
+    both_missing = pd.isna(guess) & pd.isna(secret)
+    if numeric:
+        g, s = guess.astype(np.float64), secret.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            right = np.abs(g - s) <= tolerance * np.abs(g)
+    else:
+        right = np.asarray(guess.astype(str) == secret.astype(str)) & ~pd.isna(secret)
+    return np.asarray(right | both_missing, bool)
+
+
+def inference_risk(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    control: pd.DataFrame | None,
+    *,
+    secret: str,
+    categorical: Sequence[str],
+    aux_cols: Sequence[str] | None = None,
+    n_attacks: int = 2000,
+    tolerance: float = 0.05,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> RiskEstimate:
+    """Inference risk for ``secret``: guess it from the nearest synthetic row on ``aux_cols``.
+
+    A categorical guess is right when equal; a numeric one when within ``tolerance`` of the
+    guess (relative). Baseline: the secret of a random synthetic row.
+    """
+    rng = np.random.default_rng(seed)
+    aux = [c for c in (aux_cols or real.columns) if c != secret]
+    if not aux:
+        raise ValueError(f"inference on {secret!r} needs at least one other column")
+    cats = [c for c in aux if c in set(categorical)]
+    is_numeric = secret not in set(categorical)
+
+    def attack(table: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+        idx = gower_nearest(table[aux].iloc[rows], synthetic[aux], categorical=cats)[1]
+        guess = synthetic[secret].to_numpy()[idx]
+        return _guess_right(guess, table[secret].to_numpy()[rows], is_numeric, tolerance)
+
+    rows = _targets(len(real), n_attacks, rng)
+    success = attack(real, rows)
+    n_control = None
+    if control is not None:
+        n_control = int(attack(control, _targets(len(control), len(rows), rng)).sum())
+    random_rows = rng.integers(0, len(synthetic), len(rows))
+    guess = synthetic[secret].to_numpy()[random_rows]
+    n_baseline = int(_guess_right(guess, real[secret].to_numpy()[rows], is_numeric,
+                                  tolerance).sum())  # fmt: skip
+    return risk_estimate(success, rows, len(rows), n_control, n_baseline, len(rows),
+                         confidence=confidence)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class WP29Report:
+    """Singling out (univariate, multivariate), linkability and inference per secret column.
+
+    ``inference`` maps a secret column to its risk; ``worst_inference`` names the riskiest.
+    A risk that could not be measured is absent and its reason is in ``errors``.
+    """
+
+    singling_out_univariate: RiskEstimate | None
+    singling_out_multivariate: RiskEstimate | None
+    linkability: RiskEstimate | None
+    inference: dict[str, RiskEstimate]
+    aux_cols: tuple[tuple[str, ...], tuple[str, ...]]
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def worst_inference(self) -> str | None:
+        """Secret column with the highest inference risk."""
+        scored = {c: r.risk for c, r in self.inference.items() if math.isfinite(r.risk)}
+        return max(scored, key=scored.get) if scored else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Keys ``singling_out_univariate|singling_out_multivariate|linkability|inference``."""
+        worst = self.worst_inference
+        inference = dict(self.inference[worst].to_dict()) if worst else {"risk": None}
+        inference["column"] = worst
+        inference["per_column"] = {c: r.to_dict() for c, r in self.inference.items()}
+        return to_jsonable({
+            "singling_out_univariate": self.singling_out_univariate,
+            "singling_out_multivariate": self.singling_out_multivariate,
+            "linkability": self.linkability,
+            "inference": inference,
+            "linkability_columns": [list(self.aux_cols[0]), list(self.aux_cols[1])],
+            "errors": self.errors,
+        })  # fmt: skip
+
+
+def wp29_risks(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    control: pd.DataFrame | None,
+    *,
+    numeric: Sequence[str],
+    categorical: Sequence[str],
+    secrets: Sequence[str] | None = None,
+    n_attacks: int = 500,
+    n_inference_attacks: int = 2000,
+    max_secrets: int = 20,
+    seed: int = 0,
+) -> WP29Report:
+    """All WP29 risks on the analysed columns (``numeric`` + ``categorical``).
+
+    Linkability splits the columns into their first and second half (column order);
+    inference runs for each of ``secrets`` (default: every column, at most ``max_secrets``).
+    """
+    cols = [c for c in real.columns if c in set(numeric) | set(categorical)]
+    real, synthetic = real[cols], synthetic[cols]
+    control = None if control is None else control[cols]
+    errors: dict[str, str] = {}
+
+    def run(name: str, fn):  # one failing risk must not hide the others
+        return attempt(name, errors, fn)
+
+    so = {
+        mode: run(f"singling_out_{mode}", lambda m=mode: singling_out_risk(
+            real, synthetic, control, numeric=numeric, mode=m, n_attacks=n_attacks, seed=seed))
+        for mode in ("univariate", "multivariate")
+    }  # fmt: skip
+    half = max(1, len(cols) // 2)
+    aux = (tuple(cols[:half]), tuple(cols[half:]))
+    link = None
+    if len(cols) >= 2:
+        link = run("linkability", lambda: linkability_risk(
+            real, synthetic, control, aux_cols=aux, categorical=categorical,
+            n_attacks=n_inference_attacks, seed=seed))  # fmt: skip
+    inference = {}
+    for secret in list(secrets or cols)[:max_secrets]:
+        result = run(f"inference:{secret}", lambda s=secret: inference_risk(
+            real, synthetic, control, secret=s, categorical=categorical,
+            n_attacks=n_inference_attacks, seed=seed))  # fmt: skip
+        if result is not None:
+            inference[secret] = result
+    return WP29Report(so["univariate"], so["multivariate"], link, inference, aux, errors)
