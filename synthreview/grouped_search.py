@@ -1,11 +1,8 @@
 """Exact k-NN and radius search for large sets through per-group minima.
 
-faiss answers ``k = 1`` with an arg-min right after each BLAS tile, but any ``k > 1`` through
-a heap that costs three to four times as much per distance (50k × 50k × 25 float32 on the
-2-core reference machine: k = 1 1.0 s, k = 5 3.4–4.5 s, k = 16 5.0 s). For large sets the
-reference is therefore split into G contiguous groups and one ``k = 1`` search is run per group,
-which gives, for every query, the distance to the nearest row of each group (stage one, about
-the cost of one 1-NN search). Stage two searches only the groups that can hold an answer:
+The reference is split into G contiguous groups of about ``GROUP_ROWS`` rows. Stage one gives,
+for every query, the distance to the nearest row of each group; stage two searches only the
+groups that can hold an answer:
 
 * **k nearest.** Let t be the k-th smallest group minimum of a query: k rows (those minima)
   lie within t, so the k nearest rows do too, and they sit in groups whose minimum is within
@@ -17,35 +14,78 @@ the cost of one 1-NN search). Stage two searches only the groups that can hold a
   of their radius (``order=``) so that this bound is tight.
 * **Nearest row**: the special case t = the smallest group minimum.
 
+Stage one is a few large searches, not one per group: the groups are laid out padded to one
+size, side by side, and a tile of ``TILE_QUERIES`` queries × ``TILE_GROUPS`` groups is one BLAS
+product ``[q, 1] · [−2r, |r|²]`` followed by a minimum over each group's columns (the same
+product-then-reduce that faiss's flat 1-NN runs, so stage one costs about one exact 1-NN
+search). Queries go through in batches of ``QUERY_BATCH`` rows: the group minima of a batch
+are reduced to candidate (query, group) pairs at once, so memory is O(batch × groups) for
+stage one plus O(n·k) candidates, never O(n × groups). With an :class:`~synthreview.engine.
+Engine` on a CUDA device stage one runs on the GPU through torch (TF32 off); stage two and the
+float64 re-check stay on the CPU, so the neighbours are the CPU's.
+
 One :meth:`GroupedReference.pair_blocks` pass answers all of these at once and yields the
 pairs block by block, so consumers reduce them as they come (:class:`TopK` for neighbours,
 counts and flags in :func:`synthreview.metrics.fidelity.scan.tally`) and memory stays at one
 block even when thousands of exact duplicates tie within every bound.
 
 Exactness. Both stages rank in float32 (BLAS, like faiss). The float32 error of
-``|q|² + |r|² − 2 q·r`` is at most (d + 3) units of roundoff of ``|q|² + |r|²``; rows are
-centred on the reference mean first (embeddings sit far from the origin, where that error
-exceeds the gaps between neighbours), every bound is widened by twice that error, and every
-pair inside is re-measured in float64 from the caller's coordinates and ranked by (distance,
-index). faiss's own 5-NN on the 50k benchmark embedding got the 5th neighbour wrong for 203
-rows (near-ties 3e-5 apart); this search got none wrong against float64 brute force.
+``|q|² + |r|² − 2 q·r`` is at most (d + 3) units of roundoff of ``|q|² + |r|²`` in any order of
+summation; rows are centred on the reference mean first (embeddings sit far from the origin,
+where that error exceeds the gaps between neighbours), every bound is widened by twice that
+error, and every pair inside is re-measured in float64 from the caller's coordinates and
+ranked by (distance, index). faiss's own 5-NN on the 50k benchmark embedding got the 5th
+neighbour wrong for 203 rows (near-ties 3e-5 apart); this search got none wrong against
+float64 brute force.
 
-Measured (50k real × 50k synthetic × 50k holdout, 25-d embedding, ``bench_fidelity.py``): the
-fidelity metrics went from 20.4 s (ten faiss searches) to 8.8–9.6 s (two k-NN, two passes).
+Measured (``benchmarks/bench_scale.py``, 50k real × 50k synthetic × 50k holdout, 2-core
+machine): see that script's docstring; the previous design (one faiss 1-NN per group)
+spent 83 % of the fidelity metrics in stage one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-import faiss
 import numpy as np
+import torch
 
-#: reference rows per group: stage one grows with the number of groups (one faiss call
-#: each), stage two with the group size; 300–800 rows per group measured best at 50k
+from synthreview.engine import current_engine
+
+#: reference rows per group: stage one does not depend on it, stage two grows with it and
+#: the candidate lists shrink with it; 300–800 rows per group measured best at 50k
 GROUP_ROWS = 400
 #: query rows per stage-two block: bounds the working memory of one block
 BLOCK_ROWS = 8192
+#: stage-one tile: TILE_QUERIES × TILE_GROUPS·group size float32 (512 × 8000: 16 MB, near
+#: the cache) was the fastest of 256–4096 × 4000–20000 on the 2-core machine
+TILE_QUERIES = 512
+TILE_GROUPS = 20
+#: query rows whose group minima are computed before they are reduced to candidates
+STAGE_ONE_ROWS = 2048
+#: query rows per batch: candidates of one batch are held at once, and stage two loops over
+#: the groups once per batch (at 1M rows: 16 batches × 2500 groups)
+QUERY_BATCH = 65536
+#: last-row entry of a padding column: [q, 1] · [0, PAD] = PAD, larger than any limit
+_PAD = np.float32(np.finfo(np.float32).max / 4)
+
+
+def group_minima_torch(q_aug: torch.Tensor, padded: torch.Tensor, size: int) -> torch.Tensor:
+    """Minimum of ``q_aug @ padded`` over every ``size`` consecutive columns (any device).
+
+    ``q_aug`` is (b, d + 1), ``padded`` (d + 1, G·size); returns (b, G). Tiles bound the
+    working memory to about 2²⁷ float32 (512 MB).
+    """
+    n_groups = padded.shape[1] // size
+    out = torch.empty((len(q_aug), n_groups), dtype=torch.float32, device=q_aug.device)
+    rows = max(1, min(len(q_aug), 8192))
+    groups = max(1, (1 << 27) // (rows * size))
+    for s in range(0, len(q_aug), rows):
+        for g0 in range(0, n_groups, groups):
+            g1 = min(n_groups, g0 + groups)
+            prod = q_aug[s : s + rows] @ padded[:, g0 * size : g1 * size]
+            out[s : s + rows, g0:g1] = prod.view(len(prod), g1 - g0, size).amin(dim=2)
+    return out
 
 
 class GroupedReference:
@@ -53,8 +93,8 @@ class GroupedReference:
 
     ``order`` (a permutation of the rows) sets which rows share a group: rows with similar
     per-reference radii in one group keep :meth:`pair_blocks` with ``reference_limit``
-    selective.
-    Results always name rows by their position in ``reference``.
+    selective. ``device`` (default: the running :class:`~synthreview.engine.Engine`'s) is
+    where stage one runs. Results always name rows by their position in ``reference``.
     """
 
     def __init__(
@@ -63,6 +103,7 @@ class GroupedReference:
         *,
         n_groups: int | None = None,
         order: np.ndarray | None = None,
+        device: str | None = None,
     ):
         n = len(reference)
         self.order = np.arange(n) if order is None else np.asarray(order, dtype=np.int64)
@@ -72,37 +113,65 @@ class GroupedReference:
         self.shift = ordered.mean(axis=0, dtype=np.float64)
         self.original = ordered  # float64 re-check from the caller's coordinates
         self.reference = self._centred(ordered)
-        groups = n_groups or max(1, n // GROUP_ROWS)
+        self.n_groups = min(n, n_groups or max(1, n // GROUP_ROWS))
         # balanced bounds: group sizes differ by at most one row
-        self.bounds = (np.arange(groups + 1) * n) // groups
-        self.indexes = []
-        for start, stop in zip(self.bounds[:-1], self.bounds[1:], strict=True):
-            index = faiss.IndexFlatL2(reference.shape[1])
-            index.add(self.reference[start:stop])
-            self.indexes.append(index)
+        self.bounds = (np.arange(self.n_groups + 1) * n) // self.n_groups
         self.dim = reference.shape[1]
         self.norms = np.einsum("ij,ij->i", self.reference, self.reference, dtype=np.float64)
         # [−2r, |r|²]: one BLAS product with [q, 1] gives d² − |q|²
         self.augmented = np.hstack([-2.0 * self.reference, self.norms[:, None]]).astype(np.float32)
+        # stage one: groups padded to one size, transposed, so a tile of groups is one product
+        sizes = np.diff(self.bounds)
+        self.size = int(sizes.max())
+        at = np.arange(n) + np.repeat(
+            np.arange(self.n_groups) * self.size - self.bounds[:-1], sizes
+        )
+        self.padded = np.zeros((self.dim + 1, self.n_groups * self.size), dtype=np.float32)
+        self.padded[-1] = _PAD
+        self.padded[:, at] = self.augmented.T
+        self.device = current_engine().device if device is None else device
+        self._on_gpu = torch.device(self.device).type == "cuda"
+        self._padded_device = (
+            torch.from_numpy(self.padded).to(self.device) if self._on_gpu else None
+        )
 
     def _centred(self, x: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(x - self.shift, dtype=np.float32)
 
-    def _minima(self, query: np.ndarray) -> np.ndarray:
-        """Squared float32 distance from every query row to the nearest row of every group.
+    def _minima(self, q_aug: np.ndarray) -> np.ndarray:
+        """``d² − |q|²`` (float32) from every query to the nearest row of every group.
 
-        ``query`` must be centred (``x - self.shift``).
+        ``q_aug`` is ``[x − self.shift, 1]``, C-contiguous float32.
         """
-        out = np.empty((len(query), len(self.indexes)), dtype=np.float32)
-        for g, index in enumerate(self.indexes):
-            out[:, g] = index.search(query, 1)[0][:, 0]
+        if self._on_gpu:
+            previous = torch.backends.cuda.matmul.allow_tf32
+            torch.backends.cuda.matmul.allow_tf32 = False  # TF32 would break the error bound
+            try:
+                q = torch.from_numpy(q_aug).to(self.device)
+                return group_minima_torch(q, self._padded_device, self.size).cpu().numpy()
+            finally:
+                torch.backends.cuda.matmul.allow_tf32 = previous
+        out = np.empty((len(q_aug), self.n_groups), dtype=np.float32)
+        width = TILE_GROUPS * self.size
+        buffer = np.empty(TILE_QUERIES * width, dtype=np.float32)
+        for s in range(0, len(q_aug), TILE_QUERIES):
+            rows = q_aug[s : s + TILE_QUERIES]
+            for g0 in range(0, self.n_groups, TILE_GROUPS):
+                g1 = min(self.n_groups, g0 + TILE_GROUPS)
+                prod = buffer[: len(rows) * (g1 - g0) * self.size].reshape(len(rows), -1)
+                np.matmul(rows, self.padded[:, g0 * self.size : g1 * self.size], out=prod)
+                np.min(
+                    prod.reshape(len(rows), g1 - g0, self.size),
+                    axis=2,
+                    out=out[s : s + len(rows), g0:g1],
+                )
         return out
 
     def _by_group(self, groups: np.ndarray):
         """Yield (group, positions in ``groups``) for every group named in ``groups``."""
         order = np.argsort(groups, kind="stable")
-        edges = np.searchsorted(groups[order], np.arange(len(self.indexes) + 1))
-        for g in range(len(self.indexes)):
+        edges = np.searchsorted(groups[order], np.arange(self.n_groups + 1))
+        for g in range(self.n_groups):
             if edges[g + 1] > edges[g]:
                 yield g, order[edges[g] : edges[g + 1]]
 
@@ -136,32 +205,52 @@ class GroupedReference:
         block_rows : int, optional
             Query rows per block (default ``BLOCK_ROWS``).
         """
-        original, query = query, self._centred(query)
-        minima = self._minima(query)
+        if nearest > self.n_groups:
+            raise ValueError(f"nearest={nearest} exceeds the {self.n_groups} groups")
+        r_lim = top = None
+        if reference_limit is not None:
+            r_lim = np.asarray(reference_limit, dtype=np.float64)[self.order]
+            top = np.maximum.reduceat(r_lim, self.bounds[:-1]).astype(np.float32)
+        for first in range(0, len(query), QUERY_BATCH):
+            last = min(len(query), first + QUERY_BATCH)
+            limit = None if query_limit is None else query_limit[first:last]
+            for q, r, d in self._batch_pairs(
+                query[first:last], limit, r_lim, top, nearest, block_rows or BLOCK_ROWS
+            ):
+                yield q + first, r, d
+
+    def _batch_pairs(self, original, query_limit, r_lim, top, nearest, step):
+        """:meth:`pair_blocks` for one batch of queries (rows numbered within the batch)."""
+        query = self._centred(original)
         qn = np.einsum("ij,ij->i", query, query, dtype=np.float64)
         # worst case, float32 |q|² + |r|² − 2 q·r is off by (d + 3) units of roundoff of
         # |q|² + |r|²; the margin is twice that, for the group minima and for stage two
         scale = (2 * self.dim + 6) * np.finfo(np.float32).eps
         margin = scale * (qn + self.norms.max()) + 1e-30
-        q_lim = np.full(len(query), -np.inf) if query_limit is None else query_limit
-        if nearest:
-            if nearest > len(self.indexes):
-                raise ValueError(f"nearest={nearest} exceeds the {len(self.indexes)} groups")
-            t = np.partition(minima, nearest - 1, axis=1)[:, nearest - 1]
-            q_lim = np.maximum(q_lim, t)
-        r_lim = None if reference_limit is None else reference_limit[self.order]
-        group_lim = q_lim[:, None] + margin[:, None]
-        if r_lim is not None:
-            top = np.maximum.reduceat(r_lim, self.bounds[:-1])
-            group_lim = np.maximum(group_lim, top[None, :] + margin[:, None])
-        cand_q, cand_g = np.nonzero(minima <= group_lim)
-        del minima, group_lim
+        q_lim = (
+            np.full(len(query), -np.inf) if query_limit is None else np.array(query_limit, float)
+        )
         q_aug = np.hstack([query, np.ones((len(query), 1), np.float32)])
+        shift = (margin - qn).astype(np.float32)  # a bound in d² becomes one in d² − |q|²
+        cand_q, cand_g = [], []
+        rows_per_step = 8 * STAGE_ONE_ROWS if self._on_gpu else STAGE_ONE_ROWS
+        for s in range(0, len(query), rows_per_step):
+            e = min(len(query), s + rows_per_step)
+            minima = self._minima(q_aug[s:e])  # d² − |q|²
+            if nearest:
+                t = np.partition(minima, nearest - 1, axis=1)[:, nearest - 1] + qn[s:e]
+                q_lim[s:e] = np.maximum(q_lim[s:e], t)
+            inside = minima <= (q_lim[s:e] + margin[s:e] - qn[s:e]).astype(np.float32)[:, None]
+            if top is not None:
+                inside |= minima <= top[None, :] + shift[s:e, None]
+            hit_q, hit_g = np.nonzero(inside)
+            cand_q.append((hit_q + s).astype(np.int64))
+            cand_g.append(hit_g)
+            del minima, inside
+        cand_q, cand_g = np.concatenate(cand_q), np.concatenate(cand_g)
         rest_q = (q_lim + margin - qn).astype(np.float32)
-        shift = (margin - qn).astype(np.float32)
         for g, pos in self._by_group(cand_g):
             start, stop = self.bounds[g], self.bounds[g + 1]
-            step = block_rows or BLOCK_ROWS
             for first in range(0, len(pos), step):
                 rows = cand_q[pos[first : first + step]]
                 prod = q_aug[rows] @ self.augmented[start:stop].T  # d² − |q|²

@@ -61,3 +61,30 @@ def test_pca_projection_fits_on_real_and_keeps_row_ids():
     real_rows = frame[frame["source"] == "real"]
     assert real_rows["PC1"].std() > 3 * real_rows["PC2"].std()
     pd.testing.assert_frame_equal(frame, pca_projection(real, others, max_points=200, seed=1))
+
+
+@pytest.mark.parametrize("levels", [3, 400])  # bincount path and numpy.unique path
+def test_pairwise_unique_combinations_equal_the_set_definition(levels):
+    rng = np.random.default_rng(0)
+    schema = Schema({f"c{i}": "categorical" for i in range(4)})
+
+    def table(n):
+        cols = {f"c{i}": rng.integers(0, levels, n).astype(object) for i in range(4)}
+        frame = pd.DataFrame(cols)
+        frame.loc[rng.random(n) < 0.1, "c1"] = None  # missing is a level of its own
+        frame["c2"] = frame["c2"].astype(str)  # "1" and 1 compare as text, as before
+        return frame
+
+    real, synthetic = table(300), table(200)
+
+    def pairs(frame, a, b):
+        text = frame[[a, b]].astype("string").fillna("__missing__")
+        return set(zip(text[a], text[b], strict=True))
+
+    want = [0, 0, 0]
+    for i in range(4):
+        for j in range(i + 1, 4):
+            r, s = pairs(real, f"c{i}", f"c{j}"), pairs(synthetic, f"c{i}", f"c{j}")
+            want = [want[0] + len(r), want[1] + len(s), want[2] + len(s - r)]
+    got = pairwise_unique_combinations(real, synthetic, schema=schema)
+    assert [got.real, got.synthetic, got.synthetic_not_in_real] == want

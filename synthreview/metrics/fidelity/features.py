@@ -135,14 +135,37 @@ class PairwiseCombinations:
 def pairwise_unique_combinations(
     real: pd.DataFrame, synthetic: pd.DataFrame, *, schema
 ) -> PairwiseCombinations:
-    """Count pairwise unique combinations of categorical values in real and synthetic."""
+    """Count pairwise unique combinations of categorical values in real and synthetic.
+
+    Each categorical column is coded once (real and synthetic together, missing as a level of
+    its own, values compared as text); a pair of columns is then one integer per row, and the
+    distinct pairs are a ``bincount`` (or ``numpy.unique`` when the pair has more possible
+    combinations than rows). Python sets of string tuples took 15.6 s of a CLI fidelity
+    section; this takes a fraction of a second (``tests/test_fidelity_features.py`` holds it
+    equal to the set definition).
+    """
+    n = len(real)
+    codes, levels = [], []
+    for col in schema.categorical:
+        joined = pd.concat([_categories(real[col]), _categories(synthetic[col])], ignore_index=True)
+        code, uniques = pd.factorize(joined)
+        codes.append(code.astype(np.int64))
+        levels.append(max(len(uniques), 1))
     n_real = n_synth = n_new = 0
-    for a, b in combinations(schema.categorical, 2):
-        real_pairs = set(zip(_categories(real[a]), _categories(real[b]), strict=True))
-        synth_pairs = set(zip(_categories(synthetic[a]), _categories(synthetic[b]), strict=True))
-        n_real += len(real_pairs)
-        n_synth += len(synth_pairs)
-        n_new += len(synth_pairs - real_pairs)
+    for a, b in combinations(range(len(codes)), 2):
+        key = codes[a] * levels[b] + codes[b]
+        size = levels[a] * levels[b]
+        if size <= 4 * len(key):
+            in_real = np.bincount(key[:n], minlength=size) > 0
+            in_synth = np.bincount(key[n:], minlength=size) > 0
+            n_real += int(in_real.sum())
+            n_synth += int(in_synth.sum())
+            n_new += int((in_synth & ~in_real).sum())
+        else:
+            real_keys, synth_keys = np.unique(key[:n]), np.unique(key[n:])
+            n_real += len(real_keys)
+            n_synth += len(synth_keys)
+            n_new += len(np.setdiff1d(synth_keys, real_keys, assume_unique=True))
     return PairwiseCombinations(n_real, n_synth, n_new)
 
 

@@ -1,0 +1,168 @@
+"""Side by side: the fidelity suite (or a whole review) and the exact faiss 1-NN floor.
+
+Both run in one process on the same data with the same thread bound, so the ratio is not
+hostage to how busy the shared machine is at the moment; the load average is printed beside
+every number. The *floor* is what any exact method must at least spend: one exact faiss
+``IndexFlatL2`` 1-NN search for each of the four n × n neighbour sets the fidelity suite needs
+(real→real and synthetic→synthetic for the radii, synthetic→real and holdout→real for the
+passes). ``--floor-queries N`` times each search on N queries and scales linearly (a flat
+search costs exactly queries × reference rows), for the 1M runs where the floor alone would
+take half an hour. Peak memory is ``ru_maxrss`` (faiss and BLAS allocate outside Python, so
+tracemalloc would miss them).
+
+    python benchmarks/bench_scale.py --rows 50000                 # suite vs floor
+    python benchmarks/bench_scale.py --rows 1000000 --suite review --floor-queries 20000
+    python benchmarks/bench_scale.py --rows 200000 --approximate ivf
+
+``--suite fidelity`` runs ``evaluate_fidelity`` on the rows as given (``--embedding none``) or
+after the One-Class embedding; ``--suite review`` runs ``evaluate`` (fidelity and privacy, so
+the distance attacks) on a 20-column numeric table and builds the audit table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+import faiss
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python benchmarks/x.py
+from synthreview.embeddings import fit_embedding
+from synthreview.engine import Engine, available_cores, using
+from synthreview.io.tables import align, table_from_frame
+from synthreview.metrics.fidelity.section import evaluate_fidelity
+from synthreview.options import ReviewOptions
+from synthreview.release.audit import audit_table
+from synthreview.review import evaluate
+
+
+def peak_rss_gb() -> float:
+    """Peak resident memory of this process so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def make_data(n: int, d: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """Real, holdout and a plausible candidate (shifted, widened, 5 % near-copies of real)."""
+    rng = np.random.default_rng(seed)
+    mixing = rng.standard_normal((d, d)) / np.sqrt(d)
+    real = (rng.standard_normal((n, d)) @ mixing).astype(np.float32)
+    holdout = (rng.standard_normal((n, d)) @ mixing).astype(np.float32)
+    synthetic = (rng.standard_normal((n, d)) @ mixing * 1.1 + 0.05).astype(np.float32)
+    copies = rng.choice(n, size=n // 20, replace=False)
+    synthetic[: len(copies)] = real[copies] + 0.01 * rng.standard_normal((len(copies), d))
+    return {"real": real, "holdout": holdout, "synthetic": synthetic}
+
+
+def floor_seconds(data: dict[str, np.ndarray], queries: int | None) -> float:
+    """Exact faiss 1-NN time of the four searches (extrapolated from ``queries`` rows)."""
+    total = 0.0
+    for query, reference in (
+        ("real", "real"),
+        ("synthetic", "synthetic"),
+        ("synthetic", "real"),
+        ("holdout", "real"),
+    ):
+        index = faiss.IndexFlatL2(data[reference].shape[1])
+        index.add(data[reference])
+        q = data[query] if queries is None else data[query][:queries]
+        start = time.perf_counter()
+        index.search(q, 1)
+        total += (time.perf_counter() - start) * len(data[query]) / len(q)
+        del index
+    return total
+
+
+def run_fidelity(data, args) -> tuple[float, str]:
+    z = data
+    if args.embedding == "oneclass":
+        start = time.perf_counter()
+        embedding = fit_embedding(data["real"], method="oneclass", seed=0)
+        z = {name: embedding.transform(x) for name, x in data.items()}
+        print(f"embedding: {time.perf_counter() - start:.2f} s (not in the ratio)")
+    start = time.perf_counter()
+    report = evaluate_fidelity(
+        z["real"], z["synthetic"], holdout_z=z["holdout"], seed=0, n_bootstrap=200
+    )
+    seconds = time.perf_counter() - start
+    ref = report.holdout_reference
+    summary = (
+        f"IPα {report.ip_alpha:.4f} (holdout {ref.ip_alpha:.4f})  IRβ {report.ir_beta:.4f}  "
+        f"authenticity {report.authenticity:.4f}  PRDC {report.prdc.to_dict()}"
+    )
+    return seconds, summary
+
+
+def run_review(data, args) -> tuple[float, str]:
+    frames = {
+        name: pd.DataFrame(x.astype(np.float64), columns=[f"x{i}" for i in range(x.shape[1])])
+        for name, x in data.items()
+    }
+    review = align(
+        table_from_frame(frames["real"], name="real", role="real"),
+        [table_from_frame(frames["synthetic"], name="synthetic", role="synthetic")],
+        holdout=table_from_frame(frames["holdout"], name="holdout", role="holdout"),
+    )
+    start = time.perf_counter()
+    report = evaluate(
+        review,
+        sections=("fidelity", "privacy"),
+        options=ReviewOptions(embedding=args.embedding, n_bootstrap=200),
+        seed=0,
+        threads=args.threads,
+        approximate=args.approximate,
+        device=args.device,
+    )
+    result = report.candidates["synthetic"]
+    audit = audit_table(result.fidelity, result.privacy)
+    seconds = time.perf_counter() - start
+    errors = result.errors or "none"
+    return seconds, f"audit rows {len(audit)}, removed {int(audit['removed'].sum())}, errors {errors}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=50_000)
+    parser.add_argument("--columns", type=int, default=20)
+    parser.add_argument("--suite", choices=("fidelity", "review"), default="fidelity")
+    parser.add_argument("--embedding", choices=("none", "oneclass"), default="oneclass")
+    parser.add_argument("--threads", type=int, default=available_cores())
+    parser.add_argument("--floor-queries", type=int, help="time the floor on this many queries")
+    parser.add_argument("--no-floor", action="store_true")
+    parser.add_argument("--approximate", choices=("ivf", "hnsw"))
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args()
+    data = make_data(args.rows, args.columns)
+    n, d = args.rows, args.columns
+    print(f"{n} real / {n} synthetic / {n} holdout × {d}, threads {args.threads}, suite {args.suite}")
+    engine = Engine(threads=args.threads, device=args.device, approximate=args.approximate)
+    with using(engine):
+        floor = None
+        if not args.no_floor:
+            print(f"load average before floor: {load()}")
+            floor = floor_seconds(data, args.floor_queries)
+            how = f"extrapolated from {args.floor_queries} queries" if args.floor_queries else ""
+            print(f"floor (4 exact faiss 1-NN searches): {floor:8.2f} s {how}")
+        print(f"load average before suite: {load()}")
+        run = run_fidelity if args.suite == "fidelity" else run_review
+        seconds, summary = run(data, args)
+    print(f"suite: {seconds:8.2f} s   load average after: {load()}")
+    if floor:
+        print(f"ratio suite / floor: {seconds / floor:.2f}")
+    for check in engine.recall_log:
+        print(check.describe())
+    print(f"peak RSS: {peak_rss_gb():.2f} GB")
+    print(summary)
+
+
+if __name__ == "__main__":
+    main()
