@@ -28,6 +28,7 @@ from synthreview.metrics.privacy.section import PrivacyReport, evaluate_privacy
 from synthreview.metrics.utility.section import UtilityReport, evaluate_utility
 from synthreview.options import (
     ReviewOptions,
+    validate_options,
 )
 from synthreview.results import to_jsonable
 from synthreview.version import __version__
@@ -287,9 +288,8 @@ def evaluate(
     """
     if sections is None:
         sections = ("glucose",) if review.kind == "traces" else TABLE_SECTIONS
-    unknown = [s for s in sections if s not in SECTIONS]
-    if unknown:
-        raise ConfigError(f"sections must be among {list(SECTIONS)}; got {unknown}")
+    # every option is checked before anything is fitted: a typo must not silently drop a section
+    validate_options(review, options, sections, device)
     if review.kind == "traces":
         # trace fidelity and privacy are computed inside the glucose section on the trace embedding
         sections = ("glucose",) if any(s != "utility" for s in sections) else ()

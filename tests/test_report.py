@@ -111,12 +111,29 @@ def test_same_seed_same_json(review):
     assert a == b
 
 
-def test_a_failing_section_is_isolated(review):
-    options = ReviewOptions(target="no_such_column", max_attack=200, n_bootstrap=20)
+def test_a_failing_section_is_isolated(review, monkeypatch):
+    # a bad option no longer reaches a section (issue #12: it is refused before computing), so
+    # the failure is a section that raises
+    def broken(*args, **kwargs):
+        raise sr.DataError("utility broke on no_such_column")
+
+    monkeypatch.setattr("synthreview.review.evaluate_utility", broken)
+    options = ReviewOptions(max_attack=200, n_bootstrap=20)
     report = evaluate(review, sections=("fidelity", "utility"), options=options, seed=0)
     for candidate in report.candidates.values():
         assert "utility" in candidate.errors and "no_such_column" in candidate.errors["utility"]
         assert candidate.fidelity is not None
+
+
+def test_a_bad_option_is_refused_before_computing(review, monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("a section ran despite a bad option")
+
+    for section in ("fidelity", "privacy", "utility"):
+        monkeypatch.setattr(f"synthreview.review.evaluate_{section}", never)
+    monkeypatch.setattr("synthreview.review.prepare", never)
+    with pytest.raises(sr.ConfigError, match="option target must be one of the analysed"):
+        evaluate(review, options=ReviewOptions(target="no_such_column"))
 
 
 def test_merged_reports_keep_both_sections(review):
