@@ -25,6 +25,7 @@ from torch import nn
 
 from synthreview.errors import DataError, UndefinedMetricWarning
 from synthreview.metrics.glucose.clarke import ClarkeResult, clarke_error_grid
+from synthreview.metrics.glucose.parkes import PointAccuracy, point_accuracy
 from synthreview.training import in_batches, seeded_torch, torch_threads, train_minibatches
 
 _CENTER_MG_DL = 140.0
@@ -158,12 +159,15 @@ class ForecastEvaluation:
     clarke : ClarkeResult
         Clarke error grid of the test predictions (reference = measured reading).
     n_train_windows, n_test_windows : int
+    accuracy : PointAccuracy or None
+        Parkes type 1 zones, MARD and the 15 mg/dL / 15 % share of the same predictions.
     """
 
     rmse: float
     clarke: ClarkeResult
     n_train_windows: int
     n_test_windows: int
+    accuracy: PointAccuracy | None = None
 
 
 def evaluate_forecaster(
@@ -195,6 +199,7 @@ def evaluate_forecaster(
         clarke=clarke_error_grid(target, prediction),
         n_train_windows=forecaster.n_train_windows,
         n_test_windows=len(target),
+        accuracy=point_accuracy(target, prediction),
     )
 
 
@@ -226,4 +231,9 @@ class ForecastUtility:
             "history_minutes": self.history_minutes,
             "horizon_minutes": self.horizon_minutes,
             "n_test": self.tstr.n_test_windows,
+            **{
+                f"{name}_{key}": getattr(part.accuracy, key) if part.accuracy else None
+                for name, part in (("tstr", self.tstr), ("trtr", self.trtr))
+                for key in ("mard", "within_15")
+            },
         }

@@ -231,23 +231,29 @@ def _two_sample_p(a: np.ndarray, b: np.ndarray, metric: str) -> tuple[float, flo
 
 
 def compare_glycemic(
-    real_samples: pd.DataFrame, synthetic_samples: pd.DataFrame
+    real_samples: pd.DataFrame,
+    synthetic_samples: pd.DataFrame,
+    *,
+    metrics: Sequence[str] | None = None,
 ) -> tuple[GlycemicComparison, ...]:
     """Compare per-trace metrics of two populations, one result per metric.
 
     Parameters
     ----------
     real_samples, synthetic_samples : pandas.DataFrame
-        Outputs of :func:`glycemic_samples`; NaN rows are left out per metric.
+        Outputs of :func:`glycemic_samples` (or of the consensus and episode ``*_samples``);
+        NaN rows are left out per metric.
+    metrics : sequence of str, optional
+        Columns to compare; default :data:`GLYCEMIC_METRICS`.
 
     Returns
     -------
     tuple of GlycemicComparison
-        In :data:`GLYCEMIC_METRICS` order. A high p-value (> 0.05) is what a faithful
-        synthetic population shows.
+        In ``metrics`` order. A high p-value (> 0.05) is what a faithful synthetic population
+        shows.
     """
     out = []
-    for metric in GLYCEMIC_METRICS:
+    for metric in GLYCEMIC_METRICS if metrics is None else metrics:
         a = real_samples[metric].to_numpy(dtype=np.float64)
         b = synthetic_samples[metric].to_numpy(dtype=np.float64)
         a, b = a[np.isfinite(a)], b[np.isfinite(b)]
@@ -269,17 +275,19 @@ def glycemic_table(
     holdout_metrics: Sequence[GlycemicComparison] | None = None,
     *,
     alpha: float = 0.05,
+    labels: Mapping[str, tuple[str, ...]] | None = None,
 ) -> pd.DataFrame:
     """The comparison as a display table (GlucoSynth Table 4 layout).
 
     Columns: ``metric`` (label), ``unit``, ``real``, ``synthetic``, ``p_value`` (Welch),
     ``mannwhitney_p``, ``significant`` (Welch p < ``alpha``), plus ``holdout`` and
-    ``holdout_p_value`` (holdout vs real) when ``holdout_metrics`` is given.
+    ``holdout_p_value`` (holdout vs real) when ``holdout_metrics`` is given. ``labels`` maps a
+    metric to ``(label, unit, ...)`` (default :data:`GLYCEMIC_METRICS`).
     """
     holdout = {m.metric: m for m in holdout_metrics or ()}
     rows = []
     for m in metrics:
-        label, unit = GLYCEMIC_METRICS[m.metric]
+        label, unit = (GLYCEMIC_METRICS if labels is None else labels)[m.metric][:2]
         row = {
             "metric": label,
             "unit": unit,

@@ -34,6 +34,13 @@ from synthreview.embeddings.lstm_autoencoder import LSTMAutoencoderEmbedding, fi
 from synthreview.errors import DataError, attempt
 from synthreview.memo import Memo, remember
 from synthreview.metrics.fidelity.section import evaluate_fidelity
+from synthreview.metrics.glucose.agp import AGPProfile, start_minutes
+from synthreview.metrics.glucose.clinical import (
+    ClinicalComparison,
+    ClinicalSamples,
+    clinical_samples,
+    compare_clinical,
+)
 from synthreview.metrics.glucose.forecast import (
     ForecastEvaluation,
     ForecastUtility,
@@ -99,6 +106,10 @@ class GlucoseContext:
     trtr: ForecastEvaluation = field(repr=False)
     embedding: LSTMAutoencoderEmbedding = field(repr=False)
     embedded: Mapping[str, np.ndarray] = field(repr=False)
+    real_clinical: ClinicalSamples | None = field(default=None, repr=False)
+    holdout_clinical: ClinicalSamples | None = field(default=None, repr=False)
+    holdout_comparison: ClinicalComparison | None = None
+    start_minute: float = 0.0
 
 
 def prepare_glucose(
@@ -126,8 +137,15 @@ def prepare_glucose(
     note = progress or (lambda fraction, message: None)
     note(0.0, "glycemic metrics of real traces")
     real_samples = glycemic_samples(r)
+    # generated traces carry no start time: they are read on real's most common clock start
+    starts = start_minutes(real)
+    start_minute = float(pd.Series(starts).mode().iloc[0]) if starts.size else 0.0
+    real_clinical = clinical_samples(real, default_start=start_minute)
     holdout_samples = holdout_metrics = holdout_motifs = None
+    holdout_clinical = holdout_comparison = None
     if h is not None:
+        holdout_clinical = clinical_samples(holdout, default_start=start_minute)
+        holdout_comparison = compare_clinical(real_clinical, holdout_clinical)
         holdout_samples = glycemic_samples(h)
         holdout_metrics = compare_glycemic(real_samples, holdout_samples)
         reference_motifs, motif_reference = motif_set(h, **motifs), "holdout"
@@ -167,6 +185,10 @@ def prepare_glucose(
         trtr=trtr,
         embedding=embedding,
         embedded=embedded,
+        real_clinical=real_clinical,
+        holdout_clinical=holdout_clinical,
+        holdout_comparison=holdout_comparison,
+        start_minute=start_minute,
     )
 
 
@@ -197,6 +219,15 @@ class GlucoseReport:
         Per-trace glycemic metrics of ``"real"``, ``"synthetic"`` and ``"holdout"``.
     errors : Mapping[str, str]
         Part (``"forecast"``, ``"fidelity"``, ``"privacy"``) -> why it could not be computed.
+    clinical : ClinicalComparison or None
+        Consensus metrics, episodes, day/night and AGP distance, real vs synthetic
+        (:mod:`.clinical`).
+    holdout_clinical : ClinicalComparison or None
+        The same for holdout vs real (the reference).
+    agp : Mapping[str, AGPProfile]
+        AGP percentile bands of ``"real"``, ``"synthetic"`` and ``"holdout"``.
+    clinical_samples : Mapping[str, DataFrame]
+        Per-trace consensus metrics and episodes of ``"real"``, ``"synthetic"``, ``"holdout"``.
     """
 
     metrics: tuple[GlycemicComparison, ...]
@@ -208,6 +239,10 @@ class GlucoseReport:
     privacy: Any = None
     samples: Mapping[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     errors: Mapping[str, str] = field(default_factory=dict)
+    clinical: ClinicalComparison | None = None
+    holdout_clinical: ClinicalComparison | None = None
+    agp: Mapping[str, AGPProfile] = field(default_factory=dict, repr=False)
+    clinical_samples: Mapping[str, pd.DataFrame] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """``{metrics, motifs, forecast, clarke, fidelity, privacy, errors}`` (JSON-ready)."""
@@ -223,11 +258,32 @@ class GlucoseReport:
         if self.holdout_motifs is not None:
             motifs["holdout_reference"] = self.holdout_motifs.to_dict()
         out: dict[str, Any] = {"metrics": metrics, "motifs": motifs}
+        if self.clinical is not None:
+            clinical = self.clinical.to_dict()
+            reference = self.holdout_clinical.to_dict() if self.holdout_clinical else {}
+            for part in ("consensus", "episodes", "subjects"):
+                out[part] = _with_reference(clinical[part], reference.get(part))
+            out["day_night"] = {
+                period: _with_reference(
+                    clinical["day_night"][period], (reference.get("day_night") or {}).get(period)
+                )
+                for period in ("day", "night")
+            }
+            out["agp"] = {
+                "distance": clinical["agp_distance"],
+                "holdout_distance": reference.get("agp_distance"),
+                "profiles": {name: profile.to_dict() for name, profile in self.agp.items()},
+            }
         if self.forecast is not None:
             out["forecast"] = self.forecast.to_dict()
             out["clarke"] = {
                 "tstr": self.forecast.tstr.clarke.to_dict(),
                 "trtr": self.forecast.trtr.clarke.to_dict(),
+            }
+            out["parkes"] = {
+                name: part.accuracy.to_dict()
+                for name, part in (("tstr", self.forecast.tstr), ("trtr", self.forecast.trtr))
+                if part.accuracy is not None
             }
         for part in ("fidelity", "privacy"):
             value = getattr(self, part)
@@ -236,6 +292,22 @@ class GlucoseReport:
         if self.errors:
             out["errors"] = dict(self.errors)
         return to_jsonable(out)
+
+
+def _with_reference(
+    table: Mapping[str, Any] | None, reference: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """Add holdout-vs-real ``holdout_mean`` / ``holdout_p_value`` to each metric's entry."""
+    if table is None:
+        return None
+    out = {}
+    for metric, entry in table.items():
+        entry = dict(entry)
+        if reference and metric in reference:
+            entry["holdout_mean"] = reference[metric]["synthetic_mean"]
+            entry["holdout_p_value"] = reference[metric]["p_value"]
+        out[metric] = entry
+    return out
 
 
 def evaluate_glucose(
@@ -312,6 +384,11 @@ def evaluate_glucose(
         motif_set(s, motif_length=motif_length, tolerance_mg_dl=motif_tolerance_mg_dl),
         reference=context.motif_reference,
     )
+    note(0.52, "consensus metrics, episodes and AGP of the candidate")
+    clinical = candidate_clinical = None
+    if context.real_clinical is not None:
+        candidate_clinical = clinical_samples(synthetic, default_start=context.start_minute)
+        clinical = compare_clinical(context.real_clinical, candidate_clinical)
     note(0.55, "training the forecaster on synthetic traces (TSTR)")
 
     step = float(getattr(real, "step_minutes", 5))
@@ -360,6 +437,14 @@ def evaluate_glucose(
     samples = {"real": context.real_samples, "synthetic": synthetic_samples}
     if context.holdout_samples is not None:
         samples["holdout"] = context.holdout_samples
+    sources = {"real": context.real_clinical, "synthetic": candidate_clinical,
+               "holdout": context.holdout_clinical}  # fmt: skip
+    agp = {name: c.agp for name, c in sources.items() if c is not None}
+    per_trace = {
+        name: pd.concat([c.consensus, c.episodes], axis=1)
+        for name, c in sources.items()
+        if c is not None
+    }
     return GlucoseReport(
         metrics=metrics,
         holdout_metrics=context.holdout_metrics,
@@ -370,4 +455,8 @@ def evaluate_glucose(
         privacy=privacy_result,
         samples=samples,
         errors=errors,
+        clinical=clinical,
+        holdout_clinical=context.holdout_comparison,
+        agp=agp,
+        clinical_samples=per_trace,
     )
