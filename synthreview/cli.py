@@ -1,32 +1,59 @@
 """Headless review: ``python -m synthreview review --real ... --synthetic ... --out DIR``.
 
-Writes the same report the dashboard exports. Exit codes: 0 every candidate passes the policy
-(or no policy verdict failed), 1 a candidate fails the policy, 2 bad input or options.
+Writes the same report the dashboard exports and prints one decision per candidate with the rule
+that decided it and why.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from synthreview.errors import ConfigError, SynthreviewError
 from synthreview.io.schema import Review
 from synthreview.io.tables import align, read_table
 from synthreview.io.traces import align_traces, load_traces
+from synthreview.judgement.decision import (
+    EXIT_BAD_INPUT,
+    EXIT_FAIL,
+    EXIT_INCOMPLETE,
+    EXIT_RELEASE,
+    decide_all,
+    exit_code,
+)
 from synthreview.judgement.policy import load_policy
-from synthreview.options import ReviewOptions
+from synthreview.judgement.verdicts import DECISION_STYLE
+from synthreview.options import ReviewOptions, validate_options
 from synthreview.release.audit import default_thresholds
 from synthreview.release.bundle import review_release, write_files
 from synthreview.review import SECTIONS, evaluate
 
+EXIT_CODES = f"""exit codes:
+  {EXIT_RELEASE}  every candidate may be released (each rule the policy requires was computed and
+     none fails)
+  {EXIT_FAIL}  a candidate fails a rule of the policy (judged as submitted, before curation)
+  {EXIT_BAD_INPUT}  bad input files or options (checked before anything is computed)
+  {EXIT_INCOMPLETE}  incomplete: a rule the policy requires could not be computed (a section failed,
+     an option it needs was not given, e.g. --target, or the data were degenerate)"""
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="synthreview", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="synthreview",
+        description=__doc__.splitlines()[0],
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    review = sub.add_parser("review", help="review synthetic data against real and holdout data")
+    review = sub.add_parser(
+        "review",
+        help="review synthetic data against real and holdout data",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     review.add_argument("--real", required=True, type=Path, help="real (training) file")
     review.add_argument(
         "--synthetic",
@@ -68,8 +95,23 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument(
         "--alpha",
         type=float,
-        default=0.95,
-        help="audit: keep rows inside the real α-support at this α (0 = off)",
+        default=None,
+        help="audit: keep rows inside the real α-support at this fixed α (0 = off; default: "
+        "the α at which the holdout loses at most --audit-level)",
+    )
+    review.add_argument(
+        "--audit-mode",
+        choices=("quantile", "strict", "paper"),
+        default="quantile",
+        help="audit: per-row rules against the holdout's --audit-level quantile (default), "
+        "Benjamini-Hochberg at q=0.05 (strict), or the paper's fixed rules (ratio <= 1, α 0.95)",
+    )
+    review.add_argument(
+        "--audit-level",
+        type=float,
+        default=0.01,
+        help="audit: holdout quantile of every calibrated rule = share of a fresh real sample "
+        "each rule removes",
     )
     review.add_argument(
         "--keep-unauthentic",
@@ -84,9 +126,9 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument(
         "--distance-percentile",
         type=float,
-        default=1.0,
-        help="audit: remove rows closer to a training row than this percentile "
-        "of holdout-to-training distances (negative = off)",
+        default=-1.0,
+        help="audit: also remove rows closer to a training row than fresh real rows are "
+        "(any value >= 0 switches the rule on, at --audit-level; negative = off, the default)",
     )
     review.add_argument("--quiet", action="store_true")
     return parser
@@ -106,27 +148,55 @@ def load_review(args: argparse.Namespace) -> Review:
     return align(real, candidates, holdout=holdout)
 
 
+def check_out(out: Path) -> None:
+    """Raise :class:`ConfigError` unless ``out`` is (or can become) a directory we may write."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(
+            f"option --out must be a directory we may write; got {str(out)!r} (an existing "
+            "file) instead"
+        )
+    parent = out
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"option --out must be a directory we may write; got {str(out)!r} instead "
+            f"({str(parent)!r} is not writable)"
+        )
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """The command-line-only options (the audit's and --out), before any file is read."""
+    if args.alpha is not None and args.alpha != 0 and not 0.0 < args.alpha < 1.0:
+        raise ConfigError(
+            f"option --alpha must be in (0, 1), or 0 to switch the α rule off; got {args.alpha} "
+            "instead"
+        )
+    level = getattr(args, "audit_level", None)
+    if level is not None and not 0.0 < level < 1.0:
+        raise ConfigError(f"option --audit-level must be in (0, 1); got {level} instead")
+    check_out(args.out)
+
+
 def _thresholds(args: argparse.Namespace, report):
     """Per-candidate audit thresholds from the command line and each holdout reference."""
-    if not 0.0 <= args.alpha <= 1.0:
-        raise ConfigError(f"--alpha must be in [0, 1]; got {args.alpha}")
-    out = {}
-    for name, result in report.candidates.items():
-        base = default_thresholds(
-            result.privacy, alpha=args.alpha or None, percentile=max(args.distance_percentile, 0.0)
-        )
-        out[name] = replace(
-            base,
-            drop_unauthentic=not args.keep_unauthentic,
-            drop_exact_copies=not args.keep_exact_copies,
-            min_train_distance=None if args.distance_percentile < 0 else base.min_train_distance,
-        )
-    return out
+    chosen = default_thresholds(
+        mode=args.audit_mode,
+        level=args.audit_level,
+        alpha=args.alpha or None,
+        use_alpha=args.alpha != 0,
+        drop_unauthentic=not args.keep_unauthentic,
+        drop_exact_copies=not args.keep_exact_copies,
+        drop_too_close=args.distance_percentile >= 0,
+    )
+    return {name: chosen for name in report.candidates}
 
 
 def run_review(args: argparse.Namespace) -> int:
-    """Run the ``review`` command; returns the exit code (0 pass, 1 policy failure)."""
-    policy = load_policy(args.policy)  # a bad policy must stop us before any computing
+    """Run the ``review`` command; returns the exit code (module ``EXIT_CODES``)."""
+    # everything that can be wrong with the call is checked before anything is computed
+    policy = load_policy(args.policy)
+    check_arguments(args)
     review = load_review(args)
     options = ReviewOptions(
         embedding=args.embedding,
@@ -138,6 +208,7 @@ def run_review(args: argparse.Namespace) -> int:
         motif_length=args.motif_length,
         motif_tolerance=args.motif_tolerance,
     )
+    validate_options(review, options, args.sections, args.device)
 
     def progress(fraction: float, message: str) -> None:
         if not args.quiet:
@@ -165,11 +236,16 @@ def run_review(args: argparse.Namespace) -> int:
         progress=progress,
     )
     write_files(args.out, release.files)
-    for name, verdicts in release.verdicts.items():
-        print(f"{name}: {verdicts.overall}", file=sys.stderr)
-    for name, rules in release.failed.items():
-        print(f"{name} FAILS the policy: " + "; ".join(r.message for r in rules), file=sys.stderr)
-    return release.exit_code
+    decisions = decide_all(release.verdicts, release.after_verdicts)
+    for name, decision in decisions.items():
+        label = DECISION_STYLE[decision.outcome].label
+        print(f"{name}: {label} ({decision.verdict}) - {decision.reason}", file=sys.stderr)
+        verdicts = release.verdicts[name]
+        for rule in verdicts.failed:
+            print(f"  {name} FAILS the policy: {rule.message}", file=sys.stderr)
+        for rule in verdicts.incomplete:
+            print(f"  {name} INCOMPLETE: {rule.message}", file=sys.stderr)
+    return exit_code(decisions)
 
 
 def vars_for_manifest(args: argparse.Namespace) -> dict[str, object]:
@@ -185,6 +261,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return run_review(args)
-    except (SynthreviewError, FileNotFoundError) as exc:
+    except (SynthreviewError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT

@@ -173,7 +173,7 @@ def measure_k_marginal(c: Mapping[str, Any], k: int) -> Measurement:
     for key, what in (("k_marginal_binned", "every column"), ("k_marginal", "categorical columns")):
         value = _k_score(utility.get(key), k)
         if not math.isnan(value):
-            return Measurement(value, _k_score(reference.get(key), k), f"{k}-way over {what}")
+            return Measurement(value, _k_score(reference.get(key), k), f"{k}-way marginals over {what}")
     why = why_missing(c, "utility", f"no {k}-way marginal (fewer than {k} columns)")
     return Measurement(math.nan, detail=why)
 
@@ -271,7 +271,7 @@ def say_discriminator(m: Measurement) -> str:
 
 def say_k_marginal(m: Measurement) -> str:
     return (
-        f"joint distributions: {m.detail} marginals score {m.value:.0f}"
+        f"joint distributions: {m.detail} score {m.value:.0f}"
         f"{_ref(m, '.0f', 'real data')} (of 1000)"
     )
 
