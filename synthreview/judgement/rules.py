@@ -173,7 +173,8 @@ def measure_k_marginal(c: Mapping[str, Any], k: int) -> Measurement:
     for key, what in (("k_marginal_binned", "every column"), ("k_marginal", "categorical columns")):
         value = _k_score(utility.get(key), k)
         if not math.isnan(value):
-            return Measurement(value, _k_score(reference.get(key), k), f"{k}-way marginals over {what}")
+            detail = f"{k}-way marginals over {what}"
+            return Measurement(value, _k_score(reference.get(key), k), detail)
     why = why_missing(c, "utility", f"no {k}-way marginal (fewer than {k} columns)")
     return Measurement(math.nan, detail=why)
 
