@@ -128,7 +128,7 @@ def release(moment):
     table, schema = injected_table()
     fidelity = Fidelity(Samples(np.linspace(0.1, 1.0, 6), np.array([1, 1, 1, 0, 1, 1], bool)))
     privacy = Privacy(DCR(np.arange(6.0), None, np.zeros(6, bool), np.arange(6.0)))
-    audit = audit_table(fidelity, privacy, Thresholds(alpha=0.9))
+    audit = audit_table(fidelity, privacy, Thresholds(mode="paper", alpha=0.9))
     cand = candidate()
     cand["fidelity"]["alpha_precision_curve"] = {"alpha": [0, 0.5, 1], "value": [0, 0.45, 0.9]}
     cand["fidelity"]["beta_recall_curve"] = {"beta": [0, 0.5, 1], "value": [0, 0.4, 0.8]}
@@ -225,3 +225,22 @@ def test_json_has_no_nan(bad):
     from synthreview.release.export import dumps
 
     assert json.loads(dumps({"x": bad})) == {"x": None}
+
+
+def test_reattack_and_controls_tables_are_rendered_escaped():
+    content = {
+        "candidates": {},
+        "reattack": {"<b>c</b>": {"worse": True, "note": "", "attacks": [
+            {"attack": "<script>x</script>", "auc_before": 0.5, "auc_before_ci": [0.45, 0.55],
+             "auc_after": 0.6, "auc_after_ci": [0.55, 0.65], "tpr_before": 0.01,
+             "tpr_before_ci": [None, None], "tpr_after": 0.02, "tpr_after_ci": [None, None],
+             "worse": True}]}},
+        "controls": {"n_base": 50, "n_holdout": 50, "seed": 0, "max_attack": 50, "rows": [
+            {"planted_share": 0.05, "removed_share": 0.07, "planted_recall": 1.0,
+             "recall": {"drop_exact_copy": 1.0}, "attacks": {"dist": {"auc": 0.52,
+             "tpr_at_fpr_1pct": 0.04}}, "verdict": "fail", "failed": ["audit_copies"]}]},
+    }  # fmt: skip
+    page = render_html(content, [], {})
+    assert "Re-attack after curation" in page and "Planted-leak controls" in page
+    assert "<script>x" not in page and "&lt;script&gt;x" in page and "&lt;b&gt;c" in page
+    assert "audit_copies" in page and "5.0%" in page

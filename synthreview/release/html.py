@@ -34,7 +34,8 @@ th { background: #f2f2f2; }
 .light { display: inline-block; width: 0.9em; height: 0.9em; border-radius: 50%;
          margin-right: 0.35em; vertical-align: -0.1em; border: 1px solid #666; }
 .verdict { font-weight: bold; text-transform: uppercase; }
-.muted { color: #666; font-size: 0.9rem; } .mono { font-family: monospace; font-size: 0.85rem; }
+.muted { color: #666; font-size: 0.9rem; }
+.warn { color: #7f1d1d; font-weight: bold; } .mono { font-family: monospace; font-size: 0.85rem; }
 .figure { margin: 1rem 0 2rem; break-inside: avoid; page-break-inside: avoid; }
 @media print {
   body { margin: 0; max-width: none; font-size: 10.5pt; }
@@ -105,26 +106,118 @@ def _verdict_details(name: str, verdicts: Any) -> str:
     )
 
 
+#: a rule that removes more than this share of a fresh real sample is flagged in the report
+REAL_LOSS_WARNING = 0.03
+
+
 def _audit_section(content: Mapping[str, Any]) -> str:
     parts = []
     for name, audit in (content.get("audit") or {}).items():
-        rules = "".join(
-            f"<tr><td>{_e(r['label'])}</td><td>{r['flagged']}</td><td>{r['only']}</td>"
-            f"<td>{_share(r.get('share'))}</td><td>{_share(r.get('reference_share'))}</td></tr>"
-            for r in audit["rules"]
-        )
+        rows = []
+        for r in audit["rules"]:
+            expected = r.get("expected_fpr")
+            reference = r.get("reference_share")
+            real_loss = max(x for x in (expected, reference, 0.0) if isinstance(x, (int, float)))
+            warn = (
+                ' <span class="warn">removes more than a few % of real data</span>'
+                if real_loss > REAL_LOSS_WARNING
+                else ""
+            )
+            active = r.get("active", True)
+            rows.append(
+                f"<tr><td>{_e(r['label'])}{'' if active else ' (off)'}</td><td>{r['flagged']}</td>"
+                f"<td>{r['only']}</td><td>{_share(r.get('share'))}</td>"
+                f"<td>{_share(expected)}{warn}</td><td>{_share(reference)}</td>"
+                f"<td>{_fmt(r.get('threshold'))}</td></tr>"
+            )
         thresholds = ", ".join(
             f"{_e(k)} = {_fmt(v)}" for k, v in (audit["thresholds"] or {}).items()
         )
         after = (content.get("curation") or {}).get(name)
         kept = f"; {after['n_kept']} rows kept in the curated file" if after else ""
+        copies = audit.get("copies") or {}
+        copy_line = (
+            f"<p>Flagged as copies: {copies.get('flagged')} of {copies.get('n_rows')} rows "
+            f"({_share(copies.get('share'))}); a fresh real sample: "
+            f"{_share(copies.get('reference'))}. Authenticity ratio measured in the "
+            f"{_e(audit.get('ratio_space'))} space.</p>"
+            if copies
+            else ""
+        )
         parts.append(
             f"<h3>{_e(name)}</h3><p>{audit['n_removed']} of {audit['n_rows']} rows removed{kept}. "
-            f"Thresholds: {thresholds}.</p><table><tr><th>rule</th><th>rows flagged</th>"
-            f"<th>flagged by this rule only</th><th>share of rows</th>"
-            f"<th>share of a fresh real sample (holdout)</th></tr>{rules}</table>"
+            f"Thresholds: {thresholds}.</p>{copy_line}<table><tr><th>rule</th>"
+            "<th>rows flagged</th><th>flagged by this rule only</th><th>share of rows</th>"
+            "<th>a fresh real sample would lose (expected)</th>"
+            "<th>the holdout loses (leave-one-out)</th><th>threshold</th></tr>"
+            f"{''.join(rows)}</table>"
         )
     return "".join(parts)
+
+
+def _ci_text(ci: Any) -> str:
+    if not isinstance(ci, Sequence) or len(ci) != 2 or None in ci:
+        return ""
+    return f' <span class="muted">[{_fmt(ci[0])}, {_fmt(ci[1])}]</span>'
+
+
+def reattack_section(content: Mapping[str, Any]) -> str:
+    """Every attack before -> after curation, per candidate (report.json ``reattack``)."""
+    parts = []
+    for name, reattack in (content.get("reattack") or {}).items():
+        rows = "".join(
+            f"<tr><td>{_e(a['attack'])}</td>"
+            f"<td>{_fmt(a['auc_before'])}{_ci_text(a.get('auc_before_ci'))}</td>"
+            f"<td>{_fmt(a['auc_after'])}{_ci_text(a.get('auc_after_ci'))}</td>"
+            f"<td>{_fmt(a['tpr_before'])}{_ci_text(a.get('tpr_before_ci'))}</td>"
+            f"<td>{_fmt(a['tpr_after'])}{_ci_text(a.get('tpr_after_ci'))}</td>"
+            f"<td>{_light('fail') if a['worse'] else _light('pass')}</td></tr>"
+            for a in reattack.get("attacks") or []
+        )
+        note = f'<p class="muted">{_e(reattack.get("note"))}</p>' if reattack.get("note") else ""
+        parts.append(
+            f"<h3>{_e(name)}</h3>{note}<table><tr><th>attack</th><th>AUC before</th>"
+            "<th>AUC after</th><th>TPR at 1 % FPR before</th><th>TPR at 1 % FPR after</th>"
+            f"<th>worse beyond the before-interval?</th></tr>{rows}</table>"
+        )
+    return "".join(parts)
+
+
+def controls_section(content: Mapping[str, Any]) -> str:
+    """The planted-leak control table (report.json ``controls``)."""
+    controls = content.get("controls")
+    if not controls:
+        return ""
+    head = rows = ""
+    records = controls.get("rows") or []
+    attacks = sorted({a for r in records for a in (r.get("attacks") or {})})
+    rules = list((records[0].get("recall") or {}) if records else [])
+    head = (
+        "<tr><th>planted</th><th>rows removed</th><th>planted rows removed</th>"
+        + "".join(f"<th>recall: {_e(r.removeprefix('drop_'))}</th>" for r in rules)
+        + "".join(f"<th>{_e(a)} AUC / TPR@1%</th>" for a in attacks)
+        + "<th>verdict</th><th>failed rules</th></tr>"
+    )
+    for r in records:
+        cells = "".join(f"<td>{_share(r['recall'].get(rule))}</td>" for rule in rules)
+        cells += "".join(
+            f"<td>{_fmt((r['attacks'].get(a) or {}).get('auc'))} / "
+            f"{_fmt((r['attacks'].get(a) or {}).get('tpr_at_fpr_1pct'))}</td>"
+            for a in attacks
+        )
+        rows += (
+            f"<tr><td>{_share(r['planted_share'])}</td><td>{_share(r['removed_share'])}</td>"
+            f"<td>{_share(r['planted_recall'])}</td>{cells}<td>{_light(r['verdict'])}</td>"
+            f"<td>{_e(', '.join(r.get('failed') or []))}</td></tr>"
+        )
+    return (
+        f"<p>The same review on a fresh-like sample of {controls['n_base']} real rows the "
+        f"generator never saw (half of the holdout; the other {controls['n_holdout']} rows are "
+        "the reference), with training rows planted as exact copies (seed "
+        f"{_e(controls['seed'])}, attack sets of {_e(controls['max_attack'])} rows). It shows "
+        "what this review can and cannot see at this sample size.</p>"
+        f"<table>{head}{rows}</table>"
+    )
 
 
 def _inputs(content: Mapping[str, Any]) -> str:
@@ -209,6 +302,8 @@ def render_html(
         blocks.append(f'<div class="figure">{div}</div>')
     details = "".join(_verdict_details(n, v) for n, v in verdicts.items())
     audit = _audit_section(report_dict)
+    reattack = reattack_section(report_dict)
+    controls = controls_section(report_dict)
     meta = (
         f"synthreview {_e(report_dict.get('synthreview_version'))}"
         f" · seed {_e(report_dict.get('seed'))}"
@@ -227,6 +322,8 @@ def render_html(
 <h2>Scorecard</h2>{_scorecard(candidates, verdicts)}
 {"<h2>Policy verdicts</h2>" + details if details else ""}
 {"<h2>Audit and curation</h2>" + audit if audit else ""}
+{"<h2>Re-attack after curation</h2>" + reattack if reattack else ""}
+{"<h2>Planted-leak controls</h2>" + controls if controls else ""}
 {_errors(candidates)}
 <h2>Figures</h2>
 {"".join(blocks) if blocks else "<p>No figures.</p>"}
