@@ -1,13 +1,14 @@
 """synthreview dashboard entrypoint: page config and navigation only.
 
 Navigation icons are Material symbols bundled with Streamlit (no network); the page icon is an
-emoji because a Material page icon makes the browser fetch the favicon from a font CDN.
+emoji because a Material page icon makes the browser fetch the favicon from a font CDN (the
+emoji only names the browser tab; no emoji is drawn inside the app).
 """
 
 import streamlit as st
 
 st.set_page_config(page_title="synthreview", page_icon="🛡️", layout="wide")
-st.navigation(
+page = st.navigation(
     {
         "Review": [
             st.Page("pages/data.py", title="Data", icon=":material/folder_open:", default=True),
@@ -22,5 +23,8 @@ st.navigation(
         "Release": [
             st.Page("pages/audit.py", title="Audit & export", icon=":material/inventory_2:")
         ],
+        "Help": [st.Page("pages/glossary.py", title="Glossary", icon=":material/menu_book:")],
     }
-).run()
+)
+# every page starts with app_state.page_start() (the pending review run, the sidebar status)
+page.run()

@@ -1,36 +1,124 @@
-"""The dashboard's only Streamlit-aware helper: session keys and cached engine calls.
+"""The dashboard's only Streamlit-aware helper: every session key, the review run, stored results.
 
-Everything a reviewer loads or computes lives in ``st.session_state`` of their own session
-(never in a cache shared across sessions), keyed on full-content digests: Streamlit's own
-hashing samples large frames and could hand back a stale result (streamlit-notes P1).
+A review is computed once, explicitly: the reviewer presses **Run review**, every section the
+policy needs is computed for every candidate (progress per candidate and section, an estimate
+of the time left, a Cancel button), and each finished (candidate, section) step is stored at
+once. Pages only read what is stored (:func:`get_report` never computes), so switching pages
+costs a redraw. Changing an option makes the sections that depend on it *stale*: the pages keep
+showing the previous numbers under a warning, and the next run recomputes only those sections.
+
+Everything lives in ``st.session_state`` of the reviewer's own session (never in a cache shared
+across sessions), keyed on full-content digests: Streamlit's own hashing samples large frames
+and could hand back a stale result (streamlit-notes P1). This module owns every session key;
+pages call the functions below instead of touching ``st.session_state``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
+from synthreview.errors import ConfigError, error_message
 from synthreview.io.schema import Review
-from synthreview.options import ReviewOptions, default_options, section_key
-from synthreview.review import Context, Report, evaluate, prepare, scaled_progress
+from synthreview.judgement.policy import Policy, apply_policy, load_policy, parse_policy
+from synthreview.metrics.fidelity.features import pca_projection
+from synthreview.metrics.utility.regression import parse_formula, suggest_formula
+from synthreview.options import SECTION_OPTIONS, ReviewOptions, default_options, section_key
+from synthreview.release.audit import audit_table, default_thresholds
+from synthreview.release.curation import curate, evaluate_curated
+from synthreview.review import (
+    TABLE_SECTIONS,
+    CandidateResult,
+    Context,
+    Report,
+    describe_inputs,
+    evaluate,
+    prepare,
+)
 
+# --- session keys (the only place they are spelled) -------------------------------------------
 REVIEW_KEY = "review"
-REPORTS_KEY = "_reports"
-CONTEXTS_KEY = "_contexts"
-OPTIONS_KEY = "_options"
 SEED_KEY = "seed"
 PRESENTATION_KEY = "presentation_mode"
+DEMO_AUTOLOADED_KEY = "_demo_autoloaded"
+LOAD_ERROR_KEY = "_load_error"
+LOADED_TABLES_KEY = "_loaded_tables"
+POLICY_KEY = "release_policy"
+POLICY_ERROR_KEY = "_policy_error"
+POLICY_UPLOAD_KEY = "overview_policy_upload"
+AUDIT_DIALOG_KEY = "audit_dialog_open"
+AUDIT_CONFIRMED_KEY = "audit_confirmed"
+AUDIT_AFTER_KEY = "_audit_after"
+_OPTIONS_KEY = "_options"
+_RESULTS_KEY = "_results"  # {(digest, seed, section_key, candidate): StepResult}
+_LATEST_KEY = "_latest"  # {section: (digest, seed, section_key)} of the last complete run
+_CONTEXTS_KEY = "_contexts"  # {(digest, embedding, seed): Context}
+_PROJECTIONS_KEY = "_projections"  # {(digest, embedding, seed): PCA frame or error text}
+_RUN_KEY = "_run_requested"
+_RUN_NOTE_KEY = "_run_note"
+_TIMINGS_KEY = "_step_seconds"  # {section: [seconds per candidate step]}
+_CURATED_KEY = "_curated"  # {(digest, seed, options, candidate): StepResult of curated dict}
+
+SECTION_LABELS = {
+    "prepare": "Encoder and embedding",
+    "fidelity": "Fidelity",
+    "privacy": "Privacy",
+    "utility": "Utility",
+    "glucose": "Glucose",
+    "curation": "Curated version",
+}
+#: relative cost of one step before this session has timed any (demo, 2 cores: prepare 7 s,
+#: fidelity 3 s, privacy 8-40 s, utility 5-10 s per candidate); only shapes the first estimate
+_PRIOR_SECONDS = {
+    "prepare": 7.0, "fidelity": 3.0, "privacy": 20.0, "utility": 8.0, "glucose": 60.0,
+    "curation": 30.0,
+}  # fmt: skip
+#: progress redraws at most this often (each redraw is a websocket message)
+_REDRAW_SECONDS = 0.25
 
 
+@dataclass(frozen=True)
+class StepResult:
+    """One candidate's result for one section, or the error that section raised."""
+
+    value: Any
+    error: str | None
+    seconds: float
+
+
+# --- the loaded review -------------------------------------------------------------------------
 def set_review(review: Review | None) -> None:
     """Store the loaded review (``None`` clears it) and drop results of the previous one."""
     st.session_state[REVIEW_KEY] = review
-    st.session_state[REPORTS_KEY] = {}
-    st.session_state[CONTEXTS_KEY] = {}
-    st.session_state[OPTIONS_KEY] = default_options(review) if review is not None else None
+    for key in (
+        _RESULTS_KEY, _LATEST_KEY, _CONTEXTS_KEY, _PROJECTIONS_KEY, AUDIT_AFTER_KEY, _CURATED_KEY
+    ):  # fmt: skip
+        st.session_state[key] = {}
+    st.session_state[AUDIT_CONFIRMED_KEY] = {}
+    st.session_state[_RUN_KEY] = False
+    st.session_state.pop(_RUN_NOTE_KEY, None)
+    st.session_state[_OPTIONS_KEY] = initial_options(review) if review is not None else None
+
+
+def initial_options(review: Review) -> ReviewOptions:
+    """The engine's :func:`default_options` plus the suggested regression formula, so the
+    first run already compares regression coefficients (the Utility page shows the formula and
+    lets the reviewer change it; opening the page never changes it)."""
+    options = default_options(review)
+    suggested = suggest_formula(review.schema) if review.kind == "table" else None
+    if suggested:
+        try:
+            parsed = parse_formula(suggested, schema=review.schema, real=review.real.frame)
+            options = replace(options, formula=str(parsed))
+        except ConfigError:
+            pass  # no usable formula for this data: CI overlap is skipped with a reason
+    return options
 
 
 def get_review() -> Review | None:
@@ -38,14 +126,51 @@ def get_review() -> Review | None:
     return st.session_state.get(REVIEW_KEY)
 
 
+def page_start() -> None:
+    """What every page does first: continue a requested review run, then draw the sidebar
+    status. Pages call it (through :func:`require_review`), not ``app.py``: Streamlit's
+    AppTest runs a page without the entrypoint once a ``pages/`` folder exists, and the run
+    and its status must behave the same there as in the browser."""
+    execute_pending_run()
+    sidebar_status()
+
+
 def require_review() -> Review:
-    """Return the loaded review, or explain how to load one and stop the page."""
+    """Start the page (:func:`page_start`); return the loaded review, or explain how to load
+    one and stop the page."""
+    page_start()
     review = get_review()
     if review is None:
         st.warning("No data loaded yet. Load the demo or upload your files on the Data page.")
-        st.page_link("pages/data.py", label="Go to the Data page", icon="📂")
+        st.page_link("pages/data.py", label="Go to the Data page", icon=":material/folder_open:")
         st.stop()
     return review
+
+
+def demo_autoload_pending() -> bool:
+    """True once per session: a fresh session opens on the bundled demo."""
+    if st.session_state.get(DEMO_AUTOLOADED_KEY) or get_review() is not None:
+        return False
+    st.session_state[DEMO_AUTOLOADED_KEY] = True
+    return True
+
+
+def set_load_error(message: str | None) -> None:
+    """Remember (or clear) the message of a failed load, shown on the Data page."""
+    if message is None:
+        st.session_state.pop(LOAD_ERROR_KEY, None)
+    else:
+        st.session_state[LOAD_ERROR_KEY] = message
+
+
+def load_error() -> str | None:
+    """The message of the last failed load, if any."""
+    return st.session_state.get(LOAD_ERROR_KEY)
+
+
+def set_loaded_tables(tables: Any) -> None:
+    """Keep the uploaded tables as read (before alignment), for re-validation."""
+    st.session_state[LOADED_TABLES_KEY] = tables
 
 
 def seed() -> int:
@@ -65,65 +190,240 @@ def review_digest(review: Review) -> str:
     return h.hexdigest()
 
 
-def _context(review: Review, options: ReviewOptions, progress) -> Context:
-    key = (review_digest(review), options.embedding, seed())
-    contexts = st.session_state.setdefault(CONTEXTS_KEY, {})
-    if key not in contexts:
-        contexts[key] = prepare(review, options=options, seed=seed(), progress=progress)
-    return contexts[key]
-
-
+# --- options and policy ------------------------------------------------------------------------
 def get_options() -> ReviewOptions:
     """The session's review options (target, sensitive column, groups, formula, ...)."""
-    options = st.session_state.get(OPTIONS_KEY)
+    options = st.session_state.get(_OPTIONS_KEY)
     if options is None:
         review = get_review()
-        options = default_options(review) if review is not None else ReviewOptions()
-        st.session_state[OPTIONS_KEY] = options
+        options = initial_options(review) if review is not None else ReviewOptions()
+        st.session_state[_OPTIONS_KEY] = options
     return options
 
 
 def set_options(options: ReviewOptions) -> None:
-    """Replace the session's review options; every page then reports with them."""
-    st.session_state[OPTIONS_KEY] = options
+    """Replace the session's options. Sections that depend on a changed option become stale;
+    nothing is recomputed until the reviewer runs the review again."""
+    st.session_state[_OPTIONS_KEY] = options
+
+
+def get_policy() -> Policy:
+    """The policy uploaded in this session, or the shipped default."""
+    return st.session_state.get(POLICY_KEY) or load_policy()
+
+
+def load_uploaded_policy() -> None:
+    """``on_change`` of the policy uploader: parse it, or keep the default and the error."""
+    upload = st.session_state.get(POLICY_UPLOAD_KEY)
+    st.session_state.pop(POLICY_ERROR_KEY, None)
+    st.session_state[POLICY_KEY] = None
+    if upload is not None:
+        try:
+            st.session_state[POLICY_KEY] = parse_policy(upload.getvalue(), source=upload.name)
+        except ConfigError as exc:
+            st.session_state[POLICY_ERROR_KEY] = str(exc)
+
+
+def policy_error() -> str | None:
+    """Why the uploaded policy was rejected, if it was."""
+    return st.session_state.get(POLICY_ERROR_KEY)
+
+
+_MARKDOWN_SPECIALS = set("\\`*_{}[]()#+-.!|~<>:$=&")
+
+
+def escape(text: object) -> str:
+    """User text (file, candidate or column names, cell values) made inert for Markdown.
+
+    Every Markdown-capable element (``st.success``, ``st.caption``, ``st.warning``, metric
+    labels) would otherwise render ``**x**``, links, ``:red[...]`` colour directives, emoji
+    shortcodes or ``$...$`` LaTeX found in an uploaded file. Each ASCII punctuation character
+    that Markdown or Streamlit's directives give meaning to is backslash-escaped (CommonMark
+    §2.4: any ASCII punctuation may be escaped); newlines become spaces.
+    """
+    out = []
+    for ch in str(text):
+        if ch in "\r\n":
+            out.append(" ")
+        elif ch in _MARKDOWN_SPECIALS:
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def presentation_mode() -> bool:
+    """Whether the screen-sharing presentation mode is on."""
+    return bool(st.session_state.get(PRESENTATION_KEY, False))
+
+
+# --- the audit page's confirmations (kept here so every key has one owner) --------------------
+def audit_dialog_open() -> bool:
+    """Whether the curation confirmation dialog is open."""
+    return bool(st.session_state.get(AUDIT_DIALOG_KEY))
+
+
+def set_audit_dialog(open_: bool) -> None:
+    """Open or close the curation confirmation dialog."""
+    st.session_state[AUDIT_DIALOG_KEY] = bool(open_)
+
+
+def confirmed_curations() -> dict[str, Any]:
+    """``{candidate: (thresholds, timestamp)}`` confirmed for release in this session."""
+    return st.session_state.setdefault(AUDIT_CONFIRMED_KEY, {})
+
+
+def curated_reports() -> dict[Any, Any]:
+    """Cache of after-curation reports, keyed by the audit page."""
+    return st.session_state.setdefault(AUDIT_AFTER_KEY, {})
+
+
+# --- what is computed, what is stale -----------------------------------------------------------
+def needed_sections(review: Review) -> tuple[str, ...]:
+    """Sections a review of this kind computes (what the release policy reads)."""
+    return ("glucose",) if review.kind == "traces" else TABLE_SECTIONS
+
+
+def _base(review: Review, section: str, options: ReviewOptions) -> tuple[Any, ...]:
+    return (review_digest(review), seed(), section_key(section, options))
+
+
+def _results() -> dict[tuple[Any, ...], StepResult]:
+    return st.session_state.setdefault(_RESULTS_KEY, {})
+
+
+def _complete(review: Review, base: tuple[Any, ...]) -> bool:
+    results = _results()
+    return all((*base, name) in results for name in review.candidates)
+
+
+def stale_sections(options: ReviewOptions | None = None) -> list[str]:
+    """Needed sections with no complete result for the current data, seed and options."""
+    review = get_review()
+    if review is None:
+        return []
+    options = options or get_options()
+    return [s for s in needed_sections(review) if not _complete(review, _base(review, s, options))]
+
+
+def _latest_base(review: Review, section: str) -> tuple[Any, ...] | None:
+    """Key of the last complete result of ``section`` for this data and seed (any options)."""
+    base = st.session_state.setdefault(_LATEST_KEY, {}).get(section)
+    if base is None or base[:2] != (review_digest(review), seed()):
+        return None
+    return base if _complete(review, base) else None
+
+
+def changed_options(section: str, options: ReviewOptions | None = None) -> list[str]:
+    """Options that differ between the shown (last complete) result of ``section`` and now."""
+    review = get_review()
+    base = _latest_base(review, section) if review is not None else None
+    if base is None:
+        return []
+    now = section_key(section, options or get_options())
+    names = SECTION_OPTIONS[section]
+    return [n for n, old, new in zip(names, base[2][1:], now[1:], strict=True) if old != new]
+
+
+def status() -> dict[str, str]:
+    """``{section: "current" | "stale" | "missing"}`` for the loaded review."""
+    review = get_review()
+    if review is None:
+        return {}
+    stale = set(stale_sections())
+    return {
+        s: "current"
+        if s not in stale
+        else ("stale" if _latest_base(review, s) is not None else "missing")
+        for s in needed_sections(review)
+    }
+
+
+def _context_key(review: Review, options: ReviewOptions) -> tuple[Any, ...]:
+    return (review_digest(review), options.embedding, seed())
+
+
+def _stored_context(review: Review, options: ReviewOptions) -> Context | None:
+    return st.session_state.setdefault(_CONTEXTS_KEY, {}).get(_context_key(review, options))
+
+
+def projection() -> pd.DataFrame | str | None:
+    """The stored PCA of the encoded rows (fitted on real only), an error text, or ``None``."""
+    review = get_review()
+    if review is None:
+        return None
+    key = _context_key(review, get_options())
+    return st.session_state.setdefault(_PROJECTIONS_KEY, {}).get(key)
+
+
+def stored_report(
+    sections: Sequence[str], options: ReviewOptions | None = None
+) -> tuple[Report | None, list[str]]:
+    """The stored results of ``sections`` (current, else the last complete run) and the
+    sections among them that are stale. Never computes. ``None`` when a section never ran."""
+    review = get_review()
+    if review is None:
+        return None, []
+    options = options or get_options()
+    wanted = [s for s in needed_sections(review) if s in sections] or list(needed_sections(review))
+    results = _results()
+    stale: list[str] = []
+    candidates: dict[str, dict[str, Any]] = {n: {"errors": {}} for n in review.candidates}
+    for section in wanted:
+        base = _base(review, section, options)
+        if not _complete(review, base):
+            base = _latest_base(review, section)
+            if base is None:
+                return None, []
+            stale.append(section)
+        for name in review.candidates:
+            step = results[(*base, name)]
+            if step.error is not None:
+                candidates[name]["errors"][section] = step.error
+            elif step.value is not None:
+                candidates[name][section] = step.value
+    for found in candidates.values():
+        glucose = found.get("glucose")
+        if glucose is not None:  # trace fidelity and privacy live inside the glucose section
+            found.setdefault("fidelity", getattr(glucose, "fidelity", None))
+            found.setdefault("privacy", getattr(glucose, "privacy", None))
+    report = Report(
+        inputs=describe_inputs(review),
+        candidates={n: CandidateResult(name=n, **found) for n, found in candidates.items()},
+        options=options,
+        seed=seed(),
+        sections=tuple(wanted),
+        kind=review.kind,
+        context=_stored_context(review, options),
+    )
+    return report, stale
 
 
 def get_report(sections: Sequence[str], options: ReviewOptions | None = None) -> Report:
-    """Compute (once per session, data, seed and relevant options) and return ``sections``.
+    """The stored report of ``sections`` for a page; never computes.
 
-    Each section is cached on its own key (the data digest, the seed and only the options that
-    section depends on), so changing the ML target does not retrain the fidelity embedding.
-    Missing sections are computed with a progress bar and merged into one Report.
+    When a section has never been computed, the page shows a **Run review** button and stops;
+    when it is stale (an option changed), the page shows the previous numbers under a warning
+    that names the changed options.
     """
-    review = require_review()
-    options = options or get_options()
-    wanted = ("glucose",) if review.kind == "traces" else tuple(sections)
-    cache = st.session_state.setdefault(REPORTS_KEY, {})
-    keys = {s: (review_digest(review), seed(), section_key(s, options)) for s in wanted}
-    missing = [s for s in wanted if keys[s] not in cache]
-    if missing:
-        bar = st.progress(0.0, text="Computing " + ", ".join(missing) + " …")
-
-        def progress(fraction: float, message: str) -> None:
-            bar.progress(min(max(float(fraction), 0.0), 1.0), text=message)
-
-        context = None
-        if review.kind == "table" and any(s in ("fidelity", "privacy") for s in missing):
-            context = _context(review, options, scaled_progress(progress, 0.0, 0.3))
-        for i, section in enumerate(missing):
-            lo, hi = i / len(missing), (i + 1) / len(missing)
-            cache[keys[section]] = evaluate(
-                review,
-                sections=(section,),
-                options=options,
-                seed=seed(),
-                context=context,
-                progress=scaled_progress(progress, lo, hi),
-            )
-        bar.empty()
-    report = cache[keys[wanted[0]]]
-    for section in wanted[1:]:
-        report = report.merged(cache[keys[section]])
+    review = get_review()
+    if review is None:
+        return require_review()  # draws the explanation and stops
+    report, stale = stored_report(sections, options)
+    if report is None:
+        st.info(
+            "The review has not been computed yet. Press **Run review** to compute every "
+            "section once; every page then reads the stored result."
+        )
+        run_button(key="run_review_page")
+        st.stop()
+    for section in stale:
+        changed = ", ".join(changed_options(section, options)) or "inputs"
+        st.warning(
+            f"{SECTION_LABELS[section]} results are out of date (changed: {changed}); the "
+            "numbers below are from the previous run. Press Run review to recompute only the "
+            "stale sections."
+        )
     return report
 
 
@@ -143,10 +443,346 @@ def section_results(report: Report, section: str, *, what: str | None = None) ->
 
 
 def show_error(message: str, *, what: str = "This metric") -> None:
-    """Draw a failed metric's error in place, so the rest of the page still works."""
+    """Draw a failed metric's error in place, so the rest of a page still works."""
     st.error(f"{what} could not be computed: {message}")
 
 
-def presentation_mode() -> bool:
-    """Whether the screen-sharing presentation mode is on."""
-    return bool(st.session_state.get(PRESENTATION_KEY, False))
+# --- the run -------------------------------------------------------------------------------------
+def request_run() -> None:
+    """``on_click`` of every Run review button."""
+    st.session_state[_RUN_KEY] = True
+    st.session_state.pop(_RUN_NOTE_KEY, None)
+
+
+def cancel_run() -> None:
+    """``on_click`` of Cancel: the click's rerun interrupts the running step; finished steps
+    stay stored, so the next run continues from there."""
+    st.session_state[_RUN_KEY] = False
+    st.session_state[_RUN_NOTE_KEY] = "Review cancelled; finished steps are kept."
+
+
+def run_requested() -> bool:
+    """Whether a run is pending (requested and not finished or cancelled)."""
+    return bool(st.session_state.get(_RUN_KEY))
+
+
+def run_note() -> str | None:
+    """A one-off note about the last run (cancelled, finished)."""
+    return st.session_state.get(_RUN_NOTE_KEY)
+
+
+def run_button(*, key: str, label: str = "Run review") -> None:
+    """A primary button that requests a run of every stale section."""
+    review = get_review()
+    pending = bool(stale_sections()) or (
+        review is not None and bool(_curation_plan(review, get_options()))
+    )
+    st.button(
+        label,
+        key=key,
+        type="primary",
+        on_click=request_run,
+        disabled=not pending or run_requested(),
+        help="Computes every stale section for every candidate; pages then read the result.",
+    )
+
+
+def plan(review: Review, options: ReviewOptions) -> list[tuple[str, str]]:
+    """The ``(candidate, section)`` steps a run would compute now, in order."""
+    results = _results()
+    steps = []
+    for section in needed_sections(review):
+        base = _base(review, section, options)
+        steps += [(n, section) for n in review.candidates if (*base, n) not in results]
+    return steps
+
+
+def _estimate(section: str, timings: dict[str, list[float]]) -> float:
+    seen = timings.get(section)
+    return sum(seen) / len(seen) if seen else _PRIOR_SECONDS.get(section, 10.0)
+
+
+def format_seconds(seconds: float) -> str:
+    """``"45 s"``, ``"3 min 05 s"``."""
+    seconds = max(0, round(seconds))
+    return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60:02d} s"
+
+
+class _Tracker:
+    """Draws overall progress, the step table and the time-left estimate; throttled."""
+
+    def __init__(self, steps: list[tuple[str, str]], timings: dict[str, list[float]]):
+        self.steps = steps
+        self.timings = timings
+        self.done: dict[tuple[str, str], str] = {}
+        self.current: tuple[str, str] | None = None
+        self.fraction = 0.0
+        self.started = time.perf_counter()
+        self.step_started = self.started
+        self.last_draw = 0.0
+        self.bar = st.progress(0.0, text="Starting…")
+        self.table = st.empty()
+
+    def _remaining(self) -> float:
+        left = [s for s in self.steps if s not in self.done and s != self.current]
+        rest = sum(_estimate(section, self.timings) for _, section in left)
+        if self.current is not None:
+            expected = _estimate(self.current[1], self.timings)
+            elapsed = time.perf_counter() - self.step_started
+            if self.fraction > 0.1:  # the step's own progress says more than the average
+                expected = elapsed / self.fraction
+            rest += max(expected - elapsed, 0.0)
+        return rest
+
+    def draw(self, message: str = "", *, force: bool = False) -> None:
+        now = time.perf_counter()
+        if not force and now - self.last_draw < _REDRAW_SECONDS:
+            return
+        self.last_draw = now
+        total = sum(_estimate(s, self.timings) for _, s in self.steps) or 1.0
+        left = self._remaining()
+        overall = min(max(1.0 - left / total, 0.0), 1.0)
+        where = ""
+        if self.current is not None:
+            name, section = self.current
+            where = f"{SECTION_LABELS[section]} of {name}: {message} · "
+        self.bar.progress(
+            overall,
+            text=f"{where}{len(self.done)} of {len(self.steps)} steps done · about "
+            f"{format_seconds(left)} left (elapsed {format_seconds(now - self.started)})",
+        )
+        self.table.dataframe(self._frame(), hide_index=True)
+
+    def _frame(self) -> pd.DataFrame:
+        names = list(dict.fromkeys(n for n, _ in self.steps))
+        sections = list(dict.fromkeys(s for _, s in self.steps))
+        rows = []
+        for name in names:
+            row = {"candidate": name}
+            for section in sections:
+                step = (name, section)
+                if step in self.done:
+                    row[SECTION_LABELS[section]] = self.done[step]
+                elif step == self.current:
+                    row[SECTION_LABELS[section]] = f"running {self.fraction:.0%}"
+                elif step in self.steps:
+                    row[SECTION_LABELS[section]] = "waiting"
+                else:
+                    row[SECTION_LABELS[section]] = "stored"
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def start(self, step: tuple[str, str]) -> None:
+        self.current, self.fraction = step, 0.0
+        self.step_started = time.perf_counter()
+        self.draw("starting", force=True)
+
+    def finish(self, step: tuple[str, str], seconds: float, error: str | None) -> None:
+        self.done[step] = (
+            f"failed ({format_seconds(seconds)})" if error else format_seconds(seconds)
+        )
+        self.current = None
+        self.timings.setdefault(step[1], []).append(seconds)
+        self.draw("done", force=True)
+
+    def progress(self, fraction: float, message: str) -> None:
+        self.fraction = min(max(float(fraction), 0.0), 1.0)
+        self.draw(message)
+
+
+def execute_pending_run() -> None:
+    """Run the requested review (called by ``app.py`` before the page, in the main area).
+
+    Each (candidate, section) step is stored as soon as it finishes. A click on Cancel, or on
+    anything else, interrupts the running step at its next progress report (Streamlit stops
+    the script); a page switch keeps the request, so the next script run continues the review.
+    """
+    review = get_review()
+    if not run_requested() or review is None:
+        return
+    options = get_options()
+    steps = plan(review, options)
+    context_key = _context_key(review, options)
+    contexts = st.session_state.setdefault(_CONTEXTS_KEY, {})
+    needs_context = (
+        review.kind == "table"
+        and context_key not in contexts
+        and any(s in ("fidelity", "privacy") for _, s in steps)
+    )
+    timings = st.session_state.setdefault(_TIMINGS_KEY, {})
+    panel = st.empty()
+    with panel.container(border=True, key="review_run_panel"):
+        st.markdown("**Running the review**")
+        st.button("Cancel", key="review_cancel", on_click=cancel_run)
+        all_steps = ([("all candidates", "prepare")] if needs_context else []) + steps
+        tracker = _Tracker(all_steps, timings)
+        if needs_context:
+            step = ("all candidates", "prepare")
+            tracker.start(step)
+            started = time.perf_counter()
+            error = None
+            try:
+                contexts[context_key] = prepare(
+                    review, options=options, seed=seed(), progress=tracker.progress
+                )
+            except Exception as exc:  # fidelity/privacy steps record the error per candidate
+                error = error_message(exc)
+            tracker.finish(step, time.perf_counter() - started, error)
+            _store_projection(review, options, contexts.get(context_key))
+        context = contexts.get(context_key)
+        results = _results()
+        for name, section in steps:
+            tracker.start((name, section))
+            started = time.perf_counter()
+            one = replace(review, synthetic={name: review.synthetic[name]})
+            report = evaluate(
+                one,
+                sections=(section,),
+                options=options,
+                seed=seed(),
+                context=context,
+                progress=tracker.progress,
+            )
+            candidate = report.candidates[name]
+            error = candidate.errors.get(section)
+            seconds = time.perf_counter() - started
+            value = getattr(candidate, section)
+            results[(*_base(review, section, options), name)] = StepResult(value, error, seconds)
+            tracker.finish((name, section), seconds, error)
+        for section in needed_sections(review):
+            base = _base(review, section, options)
+            if _complete(review, base):
+                st.session_state.setdefault(_LATEST_KEY, {})[section] = base
+        to_curate = _curation_plan(review, options)
+        if to_curate:
+            report, _ = stored_report(needed_sections(review), options)
+            tracker.steps = tracker.steps + [(n, "curation") for n in to_curate]
+            curated = st.session_state.setdefault(_CURATED_KEY, {})
+            for name in to_curate:
+                tracker.start((name, "curation"))
+                started = time.perf_counter()
+                value, error = None, None
+                try:
+                    value = _curate_one(review, report, name, tracker.progress)
+                except Exception as exc:  # the decision then says the curated version is missing
+                    error = error_message(exc)
+                seconds = time.perf_counter() - started
+                curated[_curation_key(review, options, name)] = StepResult(value, error, seconds)
+                tracker.finish((name, "curation"), seconds, error)
+    st.session_state[_RUN_KEY] = False
+    st.session_state[_RUN_NOTE_KEY] = (
+        f"Review computed in {format_seconds(time.perf_counter() - tracker.started)}."
+    )
+    panel.empty()
+
+
+def _curation_key(review: Review, options: ReviewOptions, name: str) -> tuple[Any, ...]:
+    return (review_digest(review), seed(), options, name)
+
+
+def curated_candidates() -> dict[str, dict[str, Any]]:
+    """``report.json``-style dicts of the curated versions computed by the run (default audit
+    thresholds), for the candidates that failed the policy as submitted."""
+    review = get_review()
+    if review is None:
+        return {}
+    options = get_options()
+    stored = st.session_state.setdefault(_CURATED_KEY, {})
+    found = {}
+    for name in review.candidates:
+        step = stored.get(_curation_key(review, options, name))
+        if step is not None and step.value is not None:
+            found[name] = step.value
+    return found
+
+
+def curation_errors() -> dict[str, str]:
+    """Why a candidate's curated version could not be computed, by candidate."""
+    review = get_review()
+    if review is None:
+        return {}
+    options = get_options()
+    stored = st.session_state.setdefault(_CURATED_KEY, {})
+    return {
+        n: step.error
+        for n in review.candidates
+        if (step := stored.get(_curation_key(review, options, n))) is not None and step.error
+    }
+
+
+def _curation_plan(review: Review, options: ReviewOptions) -> list[str]:
+    """Candidates that fail the policy as submitted and have no curated version yet.
+
+    A failing candidate may pass once the audit removes its flagged rows (copies, rows too
+    close to a training record); the decision ``release_after_curation`` needs that evidence,
+    so the run computes it with the audit's default thresholds.
+    """
+    if review.kind != "table":
+        return []
+    report, stale = stored_report(needed_sections(review), options)
+    if report is None or stale:
+        return []
+    stored = st.session_state.setdefault(_CURATED_KEY, {})
+    policy = get_policy()
+    content = report.to_dict()["candidates"]
+    return [
+        name
+        for name, candidate in content.items()
+        if _curation_key(review, options, name) not in stored
+        and apply_policy(policy, candidate, kind=review.kind).overall == "fail"
+        and report.candidates[name].fidelity is not None
+        and report.candidates[name].privacy is not None
+    ]
+
+
+def _curate_one(review: Review, report: Report, name: str, progress) -> dict[str, Any] | None:
+    result = report.candidates[name]
+    thresholds = default_thresholds(result.privacy)
+    audit = audit_table(result.fidelity, result.privacy, thresholds)
+    curation = curate(review.synthetic[name], audit)
+    if not len(curation.kept_rows):
+        return None  # nothing left to release
+    after = evaluate_curated(
+        review,
+        {name: curation},
+        context=report.context,
+        sections=report.sections,
+        options=report.options,
+        seed=report.seed,
+        progress=progress,
+    )
+    return after.to_dict()["candidates"][name]
+
+
+def _store_projection(review: Review, options: ReviewOptions, context: Context | None) -> None:
+    """PCA of the encoded rows for the Fidelity page, computed with the context (not on open)."""
+    if context is None:
+        return
+    try:
+        encoded = context.encoded or context.embedded
+        others = {s: x for s, x in encoded.items() if s != "real"}
+        frame: pd.DataFrame | str = pca_projection(
+            encoded["real"], others, max_points=1500, seed=seed()
+        )
+    except Exception as exc:  # a failed projection must not stop the review
+        frame = error_message(exc)
+    st.session_state.setdefault(_PROJECTIONS_KEY, {})[_context_key(review, options)] = frame
+
+
+def sidebar_status() -> None:
+    """Sidebar panel on every page: the Run review button and what is current or stale."""
+    review = get_review()
+    if review is None:
+        return
+    with st.sidebar.container(key="review_status"):
+        run_button(key="run_review")
+        states = status()
+        words = {"current": "up to date", "stale": "out of date", "missing": "not computed"}
+        for section, state in states.items():
+            extra = ""
+            if state == "stale":
+                extra = " (changed: " + ", ".join(changed_options(section)) + ")"
+            st.caption(f"{SECTION_LABELS[section]}: {words[state]}{extra}")
+        note = run_note()
+        if note:
+            st.caption(note)

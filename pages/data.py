@@ -12,7 +12,6 @@ from synthreview.io.schema import KINDS
 from synthreview.io.tables import align, missing_rates, read_table
 from synthreview.io.traces import align_traces, load_traces
 
-LOADED_KEY = "_loaded_tables"
 SOURCES = {
     "demo_tables": "Demo: UCI Adult census tables",
     "demo_traces": "Demo: glucose (CGM) day traces",
@@ -20,6 +19,7 @@ SOURCES = {
     "upload_traces": "Upload glucose traces (CSV, TSV, Parquet)",
 }
 
+app_state.page_start()
 st.header("Data")
 st.caption(
     "Load the real (training) table, a holdout sample of the same population that the "
@@ -39,15 +39,14 @@ def _load(make_review) -> None:
     try:
         review = make_review()
     except DataError as exc:
-        st.session_state["_load_error"] = str(exc)
+        app_state.set_load_error(str(exc))
         return
-    st.session_state.pop("_load_error", None)
+    app_state.set_load_error(None)
     app_state.set_review(review)
 
 
-if app_state.get_review() is None and not st.session_state.get("_demo_autoloaded"):
+if app_state.demo_autoload_pending():
     # a fresh session opens on the bundled demo so the dashboard shows something at once
-    st.session_state["_demo_autoloaded"] = True
     with st.spinner("Loading the bundled demo (UCI Adult)…"):
         _load(lambda: demo.tables(seed=app_state.seed()))
 
@@ -91,7 +90,7 @@ else:
             real = read_table(real_file, role="real")
             holdout = read_table(holdout_file, role="holdout") if holdout_file else None
             candidates = [read_table(f, role="synthetic") for f in synthetic_files]
-            st.session_state[LOADED_KEY] = (real, holdout, candidates)
+            app_state.set_loaded_tables((real, holdout, candidates))
             return align(real, candidates, holdout=holdout)
 
         with st.spinner("Reading and validating…"):
@@ -101,8 +100,9 @@ else:
             "Upload at least the real table and one synthetic candidate, then press Load files."
         )
 
-if "_load_error" in st.session_state:
-    st.error(st.session_state["_load_error"], icon="🚫")
+if app_state.load_error():
+    # the message quotes file and column names: never render them as Markdown
+    st.error(app_state.escape(app_state.load_error()), icon=":material/error:")
 
 review = app_state.get_review()
 if review is None:
@@ -110,8 +110,11 @@ if review is None:
 
 st.success(
     f"Review loaded: {review.kind}, {len(review.candidates)} synthetic candidate(s): "
-    + ", ".join(review.candidates)
+    + app_state.escape(", ".join(review.candidates))
 )
+if app_state.status() and "current" not in app_state.status().values():
+    st.info("Next: press **Run review** (sidebar) to compute every section once.")
+    app_state.run_button(key="run_review_data")
 tables = [
     review.real,
     *([review.holdout] if review.holdout is not None else []),
@@ -194,6 +197,7 @@ st.subheader("Validation findings")
 if not review.notices:
     st.write("No problems found.")
 for notice in review.notices:
-    where = f" (column `{notice.column}`)" if notice.column else ""
-    text = f"**{notice.table}**{where}: {notice.message}"
+    # table and column names and the message (which quotes cells) are user text: escaped
+    where = f" (column {notice.column})" if notice.column else ""
+    text = app_state.escape(f"{notice.table}{where}: {notice.message}")
     (st.warning if notice.level == "warning" else st.info)(text)

@@ -8,10 +8,8 @@ import pandas as pd
 import streamlit as st
 
 import app_state
+from synthreview.figures import explain
 from synthreview.figures import fidelity as fig
-from synthreview.metrics.fidelity.features import pca_projection
-
-PCA_KEY = "_fidelity_pca"
 
 review = app_state.require_review()
 st.header("Fidelity")
@@ -29,28 +27,26 @@ if not reports:
     st.stop()
 
 
-def _fmt(value: float) -> str:
-    return "n/a" if value is None or not math.isfinite(value) else f"{value:.3f}"
-
-
 st.subheader("Scores")
-labels = {"ip_alpha": "IPα (fidelity)", "ir_beta": "IRβ (diversity)",
-          "authenticity": "Authenticity"}  # fmt: skip
+SCORES = ("ip_alpha", "ir_beta", "authenticity")
 for name, result in reports.items():
-    st.markdown(f"**{name}**")
+    st.markdown(f"**{app_state.escape(name)}**")
     ref = result.holdout_reference
-    for column, (score, label) in zip(st.columns(3), labels.items(), strict=True):
+    for column, score in zip(st.columns(3), SCORES, strict=True):
         value = getattr(result, score)
         lo, hi = result.ci.get(score, (math.nan, math.nan))
         reference = getattr(ref, score) if ref is not None else math.nan
         column.metric(
-            label, _fmt(value),
+            explain.metric_label(score), explain.format_metric(score, value),
             delta=None if ref is None else f"{value - reference:+.3f} vs holdout",
             delta_color="normal" if score != "authenticity" else "off",
-            help=f"95 % bootstrap interval [{_fmt(lo)}, {_fmt(hi)}]; holdout reference "
-            f"{_fmt(reference)}. Range 0–1, higher is better.",
+            help=explain.metric_help(score),
         )  # fmt: skip
-        column.caption(f"95 % CI [{_fmt(lo)}, {_fmt(hi)}] · holdout {_fmt(reference)}")
+        column.caption(
+            f"95 % CI {explain.format_metric(score, lo)} to {explain.format_metric(score, hi)}"
+            f" · holdout {explain.format_metric(score, reference)}"
+            + ("" if ref is not None else " (no holdout table)")
+        )
 if review.holdout is None:
     st.warning("No holdout table: scores cannot be compared with a fresh real sample.")
 
@@ -61,7 +57,19 @@ st.subheader("Authenticity per row")
 st.plotly_chart(fig.authenticity_histogram(reports), key="fidelity_authenticity")
 
 st.subheader("Precision, recall, density and coverage (Naeem et al. 2020, k = 5)")
-st.dataframe(fig.prdc_table(reports), hide_index=True, key="fidelity_prdc")
+st.dataframe(
+    fig.prdc_table(reports),
+    hide_index=True,
+    key="fidelity_prdc",
+    column_config={
+        column: st.column_config.NumberColumn(
+            explain.metric_label(f"prdc_{column}"),
+            help=explain.metric_help(f"prdc_{column}"),
+            format="%.3f",
+        )
+        for column in ("precision", "recall", "density", "coverage")
+    },
+)
 
 if review.kind != "table" or report.context is None:
     st.stop()
@@ -71,18 +79,11 @@ sources = {"real": review.real.frame}
 if review.holdout is not None:
     sources["holdout"] = review.holdout.frame
 sources.update({name: table.frame for name, table in review.synthetic.items()})
-encoded = report.context.encoded or report.embedded
-pca_key = (app_state.review_digest(review), app_state.seed())
-if st.session_state.get(PCA_KEY, (None,))[0] != pca_key:
-    try:
-        others = {s: x for s, x in encoded.items() if s != "real"}
-        frame = pca_projection(encoded["real"], others, max_points=1500, seed=app_state.seed())
-        st.session_state[PCA_KEY] = (pca_key, frame)
-    except Exception as exc:  # a failed projection must not hide the tables below
-        st.session_state[PCA_KEY] = (pca_key, exc)
-pca = st.session_state[PCA_KEY][1]
-if isinstance(pca, Exception):
-    app_state.show_error(f"{type(pca).__name__}: {pca}", what="The PCA projection")
+pca = app_state.projection()  # computed with the review run, never on opening the page
+if pca is None:
+    st.info("The projection is computed with the review; press Run review.")
+elif isinstance(pca, str):
+    app_state.show_error(pca, what="The PCA projection")
 else:
     event = st.plotly_chart(
         fig.pca_scatter(pca, review.candidates), key="fidelity_pca", on_select="rerun",
@@ -119,8 +120,8 @@ else:
     if combos is not None:
         st.caption(
             f"Pairwise unique combinations of categorical values: real {combos.real}, "
-            f"{name} {combos.synthetic}, of which {combos.synthetic_not_in_real} never occur in "
-            "real."
+            f"{app_state.escape(name)} {combos.synthetic}, of which "
+            f"{combos.synthetic_not_in_real} never occur in real."
         )
     column = st.selectbox("Column", list(features["column"]), key="fidelity_feature_column")
     values = {"real": review.real.frame[column], name: review.synthetic[name].frame[column]}

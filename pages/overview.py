@@ -1,26 +1,37 @@
-"""Overview: the table a release meeting looks at, one row per candidate with policy lights."""
+"""Overview: the decision a release meeting reads first, one line per candidate, then the why.
+
+Widgets and layout only: decisions, reasons and colours come from ``synthreview.judgement``,
+explanations from the metric registry, the frontier from ``synthreview.figures.frontier``.
+Badges are CSS (no emoji: they render as empty boxes without an emoji font).
+"""
 
 from __future__ import annotations
+
+import html
 
 import pandas as pd
 import streamlit as st
 
 import app_state
-from synthreview.errors import ConfigError
 from synthreview.figures.audit import fidelity_curves, scorecard_table
-from synthreview.judgement.policy import (
-    HEADLINES,
-    apply_policy,
-    headline_scores,
-    load_policy,
-    parse_policy,
-)
+from synthreview.figures.explain import MISSING, format_metric, metric_help
+from synthreview.figures.frontier import UTILITY_AXES, frontier_points, privacy_utility_frontier
+from synthreview.judgement.decision import decide_all
+from synthreview.judgement.policy import HEADLINES, apply_policy, headline_scores
+from synthreview.judgement.verdicts import DECISION_STYLE
 
-POLICY_KEY = "release_policy"
 SECTIONS = ("fidelity", "privacy", "utility")
-LIGHTS = {"pass": "🟢", "warn": "🟡", "fail": "🔴", "n/a": "⚪"}
-# local CSS only (no fonts or files from the network): big type, no sidebar or toolbar, and
-# each figure block at least one screen high so scrolling moves one figure per screen
+# local CSS only (no fonts or files from the network). Decision lines wrap instead of
+# scrolling sideways; presentation mode hides the sidebar and controls and enlarges the type.
+DECISION_CSS = """<style>
+.sr-decisions { display: flex; flex-direction: column; gap: 0.35rem; margin: 0.2rem 0 0.6rem; }
+.sr-line { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.3rem 0.8rem;
+  padding: 0.3rem 0.6rem; border-radius: 0.4rem; background: #fafafa; border: 1px solid #e5e7eb; }
+.sr-badge { display: inline-block; min-width: 13.5rem; text-align: center; font-weight: 700;
+  letter-spacing: 0.02em; padding: 0.15rem 0.5rem; border-radius: 0.3rem; font-size: 0.95rem; }
+.sr-name { font-weight: 700; font-size: 1.05rem; overflow-wrap: anywhere; }
+.sr-reason { flex: 1 1 22rem; font-size: 1rem; overflow-wrap: anywhere; }
+</style>"""
 PRESENTATION_CSS = """<style>
 section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 header[data-testid="stHeader"], [data-testid="stToolbar"] { display: none !important; }
@@ -28,30 +39,23 @@ header[data-testid="stHeader"], [data-testid="stToolbar"] { display: none !impor
 [data-testid="stMainBlockContainer"] h1 { font-size: 3rem; }
 [data-testid="stMainBlockContainer"] :is(h2, h3) { font-size: 2.2rem; }
 [data-testid="stTable"] td, [data-testid="stTable"] th { font-size: 1.45rem; padding: 0.6rem; }
+.sr-badge { font-size: 1.4rem; min-width: 20rem; }
+.sr-name { font-size: 1.6rem; } .sr-reason { font-size: 1.45rem; }
 div[class*="st-key-overview_slide_"] { min-height: 92vh; justify-content: center; }
 </style>"""
 
 
-def current_policy():
-    """The policy uploaded in this session, or the shipped default."""
-    return st.session_state.get(POLICY_KEY) or load_policy()
-
-
-def _load_uploaded_policy() -> None:
-    upload = st.session_state.get("overview_policy_upload")
-    st.session_state.pop("_policy_error", None)
-    st.session_state[POLICY_KEY] = None
-    if upload is not None:
-        try:
-            st.session_state[POLICY_KEY] = parse_policy(upload.getvalue(), source=upload.name)
-        except ConfigError as exc:
-            st.session_state["_policy_error"] = str(exc)
-
-
-def _cell(value: float | None, reference: float | None) -> str:
-    if value is None:
-        return "–"
-    return f"{value:.3g}" + (f"  (holdout {reference:.3g})" if reference is not None else "")
+def decision_html(decisions) -> str:
+    """The decision lines as HTML; every user-supplied string is escaped."""
+    lines = []
+    for name, decision in decisions.items():
+        look = DECISION_STYLE[decision.outcome]
+        lines.append(
+            f'<div class="sr-line"><span class="sr-badge" style="{look.css()}">'
+            f'{html.escape(look.label)}</span><span class="sr-name">{html.escape(name)}</span>'
+            f'<span class="sr-reason">{html.escape(decision.reason)}</span></div>'
+        )
+    return '<div class="sr-decisions">' + "".join(lines) + "</div>"
 
 
 review = app_state.require_review()
@@ -60,35 +64,66 @@ present = st.toggle(
     key=app_state.PRESENTATION_KEY,
     help="Large type, no sidebar or controls, one figure per screen.",
 )
+st.html(DECISION_CSS)
 if present:
     st.html(PRESENTATION_CSS)
-st.header("Overview")
 
-if not present:  # controls are not drawn at all while presenting
-    with st.expander("Release policy", expanded=False):
-        st.file_uploader(
-            "Policy file (TOML); rules it leaves out keep the defaults",
-            type=["toml"],
-            key="overview_policy_upload",
-            on_change=_load_uploaded_policy,
-        )
-        if st.session_state.get("_policy_error"):
-            st.error(st.session_state["_policy_error"])
-        policy = current_policy()
-        st.caption(f"Policy in use: **{policy.name}** ({policy.source})")
-        st.dataframe(
-            pd.DataFrame.from_dict(policy.to_dict()["rules"], orient="index"),
-            key="overview_policy_table",
-        )
-policy = current_policy()
-
+policy = app_state.get_policy()
 report = app_state.get_report(SECTIONS)
 content = report.to_dict()
-verdicts = {name: apply_policy(policy, c) for name, c in content["candidates"].items()}
+candidates = content["candidates"]
+verdicts = {name: apply_policy(policy, c, kind=report.kind) for name, c in candidates.items()}
+curated = app_state.curated_candidates()
+decisions = decide_all(
+    verdicts, {name: apply_policy(policy, c, kind=report.kind) for name, c in curated.items()}
+)
+
+with st.container(key="overview_slide_0"):
+    st.subheader("Release decisions")
+    st.html(decision_html(decisions))
+    st.caption(
+        f"Policy: {app_state.escape(policy.name)}. Each line gives the decision and the reason "
+        "that decided it; the evidence is below and on the Fidelity, Privacy and Utility pages."
+    )
+
+for name, candidate in report.candidates.items():
+    for section, message in candidate.errors.items():
+        app_state.show_error(message, what=f"{section.capitalize()} of {app_state.escape(name)}")
+for name, message in app_state.curation_errors().items():
+    app_state.show_error(message, what=f"The curated version of {app_state.escape(name)}")
+
+with st.container(key="overview_slide_1"):
+    st.subheader("Privacy against utility")
+    axis = "tstr_trtr_ratio"
+    if not present:
+        axis = st.radio(
+            "Utility axis",
+            list(UTILITY_AXES),
+            format_func=lambda a: "TSTR / TRTR" if a == "tstr_trtr_ratio" else "2-way marginals",
+            horizontal=True,
+            key="overview_frontier_axis",
+            help=metric_help("tstr_trtr_ratio") + " / " + metric_help("k_marginal"),
+        )
+    points = frontier_points(candidates, curated=curated, utility=axis)
+    fig = privacy_utility_frontier(points, utility=axis, height=720 if present else 420)
+    if present:
+        fig.update_layout(font={"size": 22})
+    st.plotly_chart(fig, key="overview_frontier")
+    missing = [n for n in candidates if n not in {p.candidate for p in points}]
+    st.caption(
+        "Up and to the left is better. Privacy risk: the share of training rows the strongest "
+        "membership-inference attack finds at 1 % false alarms (an attacker without advantage "
+        "finds 1 %). The grey diamond is real data."
+        + (
+            f" Not drawn (a number is missing): {app_state.escape(', '.join(missing))}."
+            if missing
+            else ""
+        )
+    )
 
 rows = []
 references: dict[str, float | None] = {}
-for name, candidate in content["candidates"].items():
+for name, candidate in candidates.items():
     scores = headline_scores(candidate)
     for key, (_, ref) in scores.items():
         if ref is not None:
@@ -96,9 +131,8 @@ for name, candidate in content["candidates"].items():
     rows.append(
         {
             "candidate": name,
-            "verdict": f"{LIGHTS[verdicts[name].overall]} {verdicts[name].overall}",
-            **{HEADLINES[k]: _cell(v, None) for k, (v, _) in scores.items()},
-            "failed rules": ", ".join(r.rule for r in verdicts[name].failed) or "–",
+            "decision": DECISION_STYLE[decisions[name].outcome].label,
+            **{key: format_metric(key, value) for key, (value, _) in scores.items()},
         }
     )
 if references:
@@ -106,48 +140,65 @@ if references:
         0,
         {
             "candidate": "holdout (reference)",
-            "verdict": "",
-            **{HEADLINES[k]: _cell(references.get(k), None) for k in HEADLINES},
-            "failed rules": "",
+            "decision": "",
+            **{key: format_metric(key, references.get(key)) for key in HEADLINES},
         },
     )
-table = pd.DataFrame(rows).set_index("candidate")
+table = pd.DataFrame(rows)
 
-with st.container(key="overview_slide_0"):
-    st.subheader("Candidates against the holdout reference")
+with st.container(key="overview_slide_2"):
+    st.subheader("Key numbers beside the holdout reference")
     if present:
-        st.table(table)
+        st.table(table.rename(columns=HEADLINES).set_index("candidate"))
     else:
-        st.dataframe(table, key="overview_table")
+        st.dataframe(
+            table,
+            hide_index=True,
+            key="overview_table",
+            column_config={
+                "candidate": st.column_config.TextColumn("candidate", pinned=True),
+                "decision": st.column_config.TextColumn(
+                    "decision", help="Release decision under the policy in use"
+                ),
+                **{
+                    key: st.column_config.TextColumn(label, help=metric_help(key))
+                    for key, label in HEADLINES.items()
+                },
+            },
+        )
     st.caption(
-        "Verdict lights: "
-        + ", ".join(f"{LIGHTS[v]} {v}" for v in LIGHTS)
-        + f". Policy: {policy.name}. The holdout row shows what a fresh real sample scores."
+        f"{MISSING} means not measured (see the errors above or the section's page). The "
+        "holdout row is what a fresh real sample scores: the level a perfect generator reaches."
     )
 
-for name, candidate in report.candidates.items():
-    for section, message in candidate.errors.items():
-        app_state.show_error(message, what=f"{section.capitalize()} of {name}")
+if not present:  # controls are not drawn at all while presenting
+    with st.expander("Every rule, per candidate"):
+        st.plotly_chart(scorecard_table(verdicts), key="overview_scorecard")
+        for name, verdict in verdicts.items():
+            st.text(f"{name}\n" + "\n".join(f"  {r.message}" for r in verdict.rules))
+    with st.expander("Release policy", expanded=False):
+        st.file_uploader(
+            "Policy file (TOML); rules it leaves out keep the defaults",
+            type=["toml"],
+            key=app_state.POLICY_UPLOAD_KEY,
+            on_change=app_state.load_uploaded_policy,
+        )
+        if app_state.policy_error():
+            st.error(app_state.escape(app_state.policy_error()))
+        st.caption(
+            f"Policy in use: {app_state.escape(policy.name)} ({app_state.escape(policy.source)})"
+        )
+        st.dataframe(
+            pd.DataFrame.from_dict(policy.to_dict()["rules"], orient="index"),
+            key="overview_policy_table",
+        )
 
-font = {"size": 24} if present else {}
-with st.container(key="overview_slide_1"):
-    st.subheader("Policy scorecard")
-    fig = scorecard_table(verdicts)
-    if present:
-        fig.update_layout(font=font, height=fig.layout.height * 1.6)
-    st.plotly_chart(fig, key="overview_scorecard")
-    if not present:
-        with st.expander("Rule details"):
-            for name, v in verdicts.items():
-                st.markdown(f"**{name}**: {LIGHTS[v.overall]} {v.overall}")
-                st.text("\n".join(r.message for r in v.rules))
-
-curves = {n: c for n, c in content["candidates"].items() if c.get("fidelity")}
-for i, which in enumerate(("alpha", "beta"), start=2):
+curves = {n: c for n, c in candidates.items() if c.get("fidelity")}
+for i, which in enumerate(("alpha", "beta"), start=3):
     if not curves:
         break
     with st.container(key=f"overview_slide_{i}"):
         fig = fidelity_curves(curves, curve=which)
         if present:
-            fig.update_layout(font=font, height=720)
+            fig.update_layout(font={"size": 24}, height=720)
         st.plotly_chart(fig, key=f"overview_curve_{which}")

@@ -9,6 +9,7 @@ import streamlit as st
 import app_state
 from synthreview.errors import ConfigError
 from synthreview.figures import utility as fig
+from synthreview.figures.explain import format_number
 from synthreview.metrics.utility.regression import parse_formula, suggest_formula
 
 NONE = "(none)"
@@ -39,25 +40,33 @@ groups = middle.multiselect(
     "Grouping columns", schema.categorical, default=default_groups, key="utility_groups",
     help="Proportion and mean errors are also computed within each level of each column.",
 )  # fmt: skip
-formula = right.text_input(
-    "Regression formula (CI overlap)", value=suggest_formula(schema) or "", key="utility_formula",
+suggested = suggest_formula(schema) or ""
+text = right.text_input(
+    "Regression formula (CI overlap)", value=current.formula or "", key="utility_formula",
+    placeholder=suggested or "y ~ a + b",
     help="'y ~ a + b^2 + c[level] + d': b^2 adds a square, c[level] a 0/1 indicator, a "
-    "categorical d is one-hot encoded (first level dropped). Leave empty to skip.",
+    "categorical d is one-hot encoded (first level dropped). Leave empty to skip. "
+    f"Suggested for this data: {suggested or 'none'}.",
 )  # fmt: skip
-if formula.strip():
-    try:
-        formula = str(parse_formula(formula, schema=schema, real=review.real.frame))
-    except ConfigError as exc:
-        right.error(f"Formula not used: {exc}")
-        formula = ""
+# Options change only when the reviewer changes a widget: opening the page never rewrites them
+# (it used to write its own default formula into the options that key the results, so every
+# visit made utility stale and recomputed it).
+formula = current.formula
+if text.strip() != (current.formula or ""):
+    formula = None
+    if text.strip():
+        try:
+            formula = str(parse_formula(text, schema=schema, real=review.real.frame))
+        except ConfigError as exc:
+            right.error(f"Formula not used: {app_state.escape(exc)}")
 if review.holdout is None:
     st.warning("No holdout table: holdout references and ML efficacy are skipped.")
 
 options = replace(
-    current, target=None if target == NONE else target, groups=tuple(groups),
-    formula=formula.strip(),
-)  # fmt: skip
-app_state.set_options(options)
+    current, target=None if target == NONE else target, groups=tuple(groups), formula=formula
+)
+if options != current:
+    app_state.set_options(options)  # marks utility stale; Run review recomputes only it
 report = app_state.get_report(("utility",))
 reports = app_state.section_results(report, "utility")
 if not reports:
@@ -74,11 +83,23 @@ def part_error(name: str, part: str) -> bool:
 
 st.subheader("Summary")
 summary = fig.utility_summary(reports)
-st.dataframe(summary.styled(), key="utility_summary")
+st.dataframe(
+    summary.styled(),
+    key="utility_summary",
+    hide_index=True,
+    column_config={
+        "metric": st.column_config.TextColumn("metric", help="Hover a metric for its meaning"),
+        "better": st.column_config.TextColumn("better", help="Which direction is better"),
+        fig.REFERENCE: st.column_config.TextColumn(
+            fig.REFERENCE, help="The same metric for the holdout table (for TSTR rows: TRTR)"
+        ),
+        **{name: st.column_config.TextColumn(name, help=f"Candidate {name}") for name in reports},
+    },
+)
 st.caption(fig.LIGHT_CAPTION)
 for name, result in reports.items():
     for part, why in result.skipped.items():
-        st.caption(f"{name}: {part.replace('_', ' ')} skipped — {why}")
+        st.caption(app_state.escape(f"{name}: {part.replace('_', ' ')} skipped — {why}"))
     for part in result.errors:
         part_error(name, part)
 
@@ -103,14 +124,14 @@ if detail.k_marginal is not None:
     binned = detail.k_marginal_binned
     if binned is not None:
         with st.expander("k-marginal including binned numeric columns"):
-            st.write({f"k = {k}": round(v, 1) for k, v in binned.scores.items()})
+            st.write({f"k = {k}": format_number(v) for k, v in binned.scores.items()})
             st.caption("Numeric columns cut at the real data's quintiles (ties merged); "
                        "upper-inclusive edges:")  # fmt: skip
             st.json(dict(binned.bins), expanded=False)
     k = st.radio("Worst marginals for k =", list(km.scores), horizontal=True, key="utility_k")
     worst = km.worst.get(k, ())
     if worst:
-        labels = [f"{' × '.join(m.columns)} (TVD {m.tvd:.3f})" for m in worst]
+        labels = [f"{' × '.join(m.columns)} (TVD {format_number(m.tvd)})" for m in worst]
         which = st.selectbox("Marginal", range(len(worst)), format_func=labels.__getitem__,
                              key="utility_marginal")  # fmt: skip
         st.plotly_chart(fig.marginal_heatmap(worst[which]), key="utility_marginal_heatmap")
@@ -137,7 +158,10 @@ if any(r.ml_efficacy is not None for r in reports.values()):
     st.plotly_chart(fig.efficacy_bars(reports), key="utility_efficacy")
     task = next(r.ml_efficacy for r in reports.values() if r.ml_efficacy is not None)
     if task.positive_class is not None:
-        st.caption(f"ROC AUC and F1 score the class '{task.positive_class}' (the rarer one).")
+        st.caption(
+            "ROC AUC and F1 score the class "
+            f"'{app_state.escape(task.positive_class)}' (the rarer one)."
+        )
 else:
     st.info(next(iter(reports.values())).skipped.get("ml_efficacy", "Not computed."))
 

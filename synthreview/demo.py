@@ -7,6 +7,8 @@ never reads anything outside the package. Candidates come from
 :mod:`synthreview.generators`, each chosen because a reviewer should reach a different verdict:
 
 * ``copula`` / ``autoregressive``: fair baselines;
+* ``copula_with_copies``: a fair baseline with 10 % of its rows replaced by training rows, the
+  leak that curation (dropping exact copies) repairs;
 * ``marginals``: right columns, no relations between them;
 * ``noisy_copy``: training records plus small noise, the privacy failure to catch;
 * ``mode_collapse`` / ``motif_shuffle``: plausible but narrow, or stitched from real pieces.
@@ -44,6 +46,9 @@ TRACE_HOLDOUT_SHARE = 0.3
 #: add-noise sigma (in real standard deviations) of the ``noisy_copy`` table candidate; at 0.1
 #: a candidate row lies ~0.2 from its source in the encoded space, against ~1.5 between real rows
 NOISY_COPY_SIGMA = 0.1
+#: share of the ``copula_with_copies`` rows that are verbatim training rows: a leak a curation
+#: removes (every copy is an exact match, so the audit flags exactly these rows)
+LEAKED_SHARE = 0.1
 #: add-noise sigma (mg/dL) of the ``noisy_copy`` trace candidate, about a CGM's own noise
 NOISY_TRACE_SIGMA_MG_DL = 5.0
 
@@ -156,7 +161,8 @@ def tables(seed: int = 0, *, n_train: int | None = None, n_holdout: int | None =
     -------
     Review
         ``real`` (``adult_train``), ``holdout`` (``adult_holdout``) and the candidates
-        ``copula``, ``marginals``, ``noisy_copy`` and ``mode_collapse``, each with ``n_train``
+        ``copula``, ``marginals``, ``noisy_copy``, ``mode_collapse`` and ``copula_with_copies``,
+        each with ``n_train``
         rows. With the default seed and sizes a fifth, ``ctgan``, is the shipped sample of a
         CTGAN model trained on exactly this training table (``scripts/make_ctgan_candidate.py``);
         for any other split it is left out, since that model may have seen holdout rows.
@@ -198,6 +204,9 @@ def tables(seed: int = 0, *, n_train: int | None = None, n_holdout: int | None =
         ),
         "mode_collapse": generators.mode_collapse(train, schema=schema, seed=seeds[3]),
     }
+    candidates["copula_with_copies"] = _with_copies(
+        train, schema, LEAKED_SHARE, seed=int(rng.integers(2**31 - 1))
+    )
     synthetic = {
         name: _table(frame, None, name=name, role="synthetic") for name, frame in candidates.items()
     }
@@ -205,6 +214,18 @@ def tables(seed: int = 0, *, n_train: int | None = None, n_holdout: int | None =
     if ctgan is not None:
         synthetic["ctgan"] = ctgan
     return align(real, synthetic, holdout=holdout, schema=schema)
+
+
+def _with_copies(train: pd.DataFrame, schema, share: float, *, seed: int) -> pd.DataFrame:
+    """A Gaussian-copula sample in which ``share`` of the rows are verbatim training rows."""
+    rng = np.random.default_rng(seed)
+    frame = generators.gaussian_copula(train, schema=schema, seed=int(rng.integers(2**31 - 1)))
+    n_copies = round(share * len(frame))
+    slots = rng.choice(len(frame), size=n_copies, replace=False)
+    sources = rng.choice(len(train), size=n_copies, replace=False)
+    frame = frame.reset_index(drop=True).copy()
+    frame.iloc[slots] = train.iloc[sources][frame.columns].to_numpy()
+    return frame.astype(train.dtypes.to_dict())
 
 
 def _day_traces(traces: Traces, name: str) -> Traces:

@@ -13,18 +13,23 @@ import app_state
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
-def run_page(page: str, review, *, timeout: float = 180) -> AppTest:
-    """Run the app with ``review`` loaded, switch to ``page`` and run it."""
+def run_page(page: str, review, *, timeout: float = 180, run_review: bool = True) -> AppTest:
+    """Run the app with ``review`` loaded, press Run review (unless told not to), switch to
+    ``page`` and run it: pages only read the stored results."""
     at = AppTest.from_file(APP, default_timeout=timeout)
     at.session_state[app_state.REVIEW_KEY] = review
+    at.session_state[app_state.DEMO_AUTOLOADED_KEY] = True
     at.run()
+    if run_review:
+        at.button(key="run_review").click().run()
+        assert not at.exception, at.exception
     return at.switch_page(page).run()
 
 
 def run_page_without_data(page: str, *, timeout: float = 180) -> AppTest:
     """Run ``page`` with no review loaded (the demo auto-load already spent)."""
     at = AppTest.from_file(APP, default_timeout=timeout)
-    at.session_state["_demo_autoloaded"] = True
+    at.session_state[app_state.DEMO_AUTOLOADED_KEY] = True
     at.session_state[app_state.REVIEW_KEY] = None
     at.run()
     return at.switch_page(page).run()

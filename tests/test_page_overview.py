@@ -1,60 +1,194 @@
-"""AppTest of the Overview page: candidate table, policy lights and upload, presentation mode."""
+"""AppTest of the Overview page: decisions first, escaped names, policy upload, presentation mode.
+
+The stored results are replaced by a small fixed report (the page only reads results), so the
+page logic is covered in seconds; ``test_app_state.py`` runs the real review.
+"""
 
 from __future__ import annotations
 
+import io
+import re
+from dataclasses import dataclass
 from unittest.mock import patch
 
 import pytest
 
-from tests.test_page_audit import fake_report, open_page, small_review
+from synthreview.io.tables import align, read_table
+from synthreview.judgement.verdicts import DECISION_STYLE
+from synthreview.options import ReviewOptions
+from synthreview.review import CandidateResult, Report, describe_inputs
+from tests.page_helpers import run_page
+
+CSV = "a,b\n" + "".join(f"{i},{i * 1.5:.2f}\n" for i in range(12))
+# a candidate name a reviewer could upload: Markdown, HTML and a colour directive
+NASTY = "<b>x</b>**y**:red[z]"
+EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf]")
+
+
+@dataclass(frozen=True)
+class Section:
+    content: dict
+
+    def to_dict(self):
+        return self.content
+
+
+def fidelity(ip_alpha=0.93, authenticity=0.6):
+    curve = [0.0, 0.5, 1.0]
+    return Section(
+        {
+            "ip_alpha": ip_alpha,
+            "ir_beta": 0.85,
+            "authenticity": authenticity,
+            "alpha_precision_curve": {"alpha": curve, "value": [0.0, 0.45, 0.9]},
+            "beta_recall_curve": {"beta": curve, "value": [0.0, 0.4, 0.8]},
+            "holdout_reference": {"ip_alpha": 0.95, "ir_beta": 0.9, "authenticity": 0.62},
+        }
+    )
+
+
+def privacy(auc=0.51, tpr=0.012):
+    return Section(
+        {
+            "membership_inference": [
+                {"attack": "distance", "auc": auc, "tpr_at_fpr_1pct": tpr, "reference_auc": 0.5}
+            ],
+            "dcr": {"share_closer_to_train": 0.5, "exact_copy_share": 0.0},
+        }
+    )
+
+
+def utility(k2=960.0, ratio_tstr=0.84):
+    return Section(
+        {
+            "k_marginal": {"1": 990.0, "2": k2, "3": k2 - 30},
+            "k_marginal_binned": {"1": 990.0, "2": k2, "3": k2 - 30},
+            "discriminator_auc": 0.6,
+            "ml_efficacy": [
+                {"model": "lr", "metric": "roc_auc", "tstr": ratio_tstr, "trtr": 0.85},
+            ],
+            "holdout_reference": {
+                "k_marginal": {"1": 991.0, "2": 965.0, "3": 935.0},
+                "k_marginal_binned": {"1": 991.0, "2": 965.0, "3": 935.0},
+                "discriminator_auc": 0.5,
+            },
+        }
+    )
+
+
+def small_review(names):
+    real = read_table(io.BytesIO(CSV.encode()), name="real", role="real")
+    holdout = read_table(io.BytesIO(CSV.encode()), name="holdout", role="holdout")
+    cands = {n: read_table(io.BytesIO(CSV.encode()), name=n, role="synthetic") for n in names}
+    return align(real, cands, holdout=holdout)
+
+
+def fake_report(review, sections):
+    candidates = {
+        name: CandidateResult(name=name, **sections.get(name, {})) for name in review.candidates
+    }
+    return Report(
+        inputs=describe_inputs(review),
+        candidates=candidates,
+        options=ReviewOptions(),
+        seed=0,
+        sections=("fidelity", "privacy", "utility"),
+    )
 
 
 @pytest.fixture
-def review():
-    review = small_review()
-    report = fake_report(review)
-    with patch("app_state.get_report", return_value=report):
-        yield review
+def opened():
+    review = small_review(["good", "leaky", NASTY])
+    report = fake_report(
+        review,
+        {
+            "good": {"fidelity": fidelity(), "privacy": privacy(), "utility": utility()},
+            "leaky": {
+                "fidelity": fidelity(),
+                "privacy": privacy(auc=0.9, tpr=0.4),
+                "utility": utility(),
+            },
+            NASTY: {"fidelity": fidelity(), "privacy": privacy(), "utility": utility(k2=600.0)},
+        },
+    )
+    with (
+        patch("app_state.stored_report", return_value=(report, [])),
+        patch("app_state.curated_candidates", return_value={}),
+    ):
+        yield run_page("pages/overview.py", review, run_review=False)
 
 
-def test_table_has_reference_row_and_verdicts(review):
-    at = open_page(review, None, page="pages/overview.py").run()
+def _decision_html(at) -> str:
+    bodies = [h.proto.body for h in at.get("html") if 'sr-decisions"' in h.proto.body]
+    assert len(bodies) == 1
+    return bodies[0]
+
+
+def test_one_decision_line_per_candidate_first(opened):
+    at = opened
     assert not at.exception
-    table = at.dataframe[-1].value
-    assert list(table.index) == ["holdout (reference)", "cand", "other"]
-    assert table.loc["cand", "verdict"] == "🟢 pass"
-    assert table.loc["holdout (reference)", "IPα"] == "0.95"
-    assert table.loc["cand", "MIA AUC (max)"] == "0.55"
-    assert len(at.get("plotly_chart")) == 3  # scorecard, α and β curves
+    body = _decision_html(at)
+    assert body.count('class="sr-line"') == 3
+    labels = re.findall(r'class="sr-badge"[^>]*>([^<]+)<', body)
+    assert len(labels) == 3
+    assert set(labels) <= {style.label for style in DECISION_STYLE.values()}
+    assert labels[0] == DECISION_STYLE["release"].label  # "good" passes every rule
+    assert labels[1] == DECISION_STYLE["do_not_release"].label  # the attacker finds 40 %
+    # the decisions come before any chart or table
+    assert at.get("plotly_chart") and at.subheader[0].value == "Release decisions"
 
 
-def test_uploaded_policy_changes_the_verdict(review):
-    at = open_page(review, None, page="pages/overview.py").run()
-    strict = b"[policy]\nname = 'strict'\n[rules.mia_auc]\npass = 0.5\nfail = 0.52\n"
-    at.file_uploader(key="overview_policy_upload").upload("strict.toml", strict, "text/plain").run()
+def test_user_text_is_never_markup(opened):
+    at = opened
+    body = _decision_html(at)
+    assert "&lt;b&gt;x&lt;/b&gt;" in body and "<b>x</b>" not in body
+    table = at.dataframe[0].value
+    assert NASTY in set(table["candidate"])  # a dataframe shows it as plain text
+
+
+def test_no_emoji_and_readable_numbers(opened):
+    at = opened
+    texts = [h.proto.body for h in at.get("html")]
+    texts += [m.value for m in at.markdown] + [c.value for c in at.caption]
+    texts += [str(v) for v in at.dataframe[0].value.to_numpy().ravel()]
+    assert not any(EMOJI.search(t) for t in texts)
+    table = at.dataframe[0].value.set_index("candidate")
+    assert table.loc["good", "k_marginal"] == "960"
+    assert not any("e+" in str(v) or v == "None" for v in table.to_numpy().ravel())
+
+
+def test_frontier_chart_has_every_candidate_and_the_reference(opened):
+    at = opened
+    chart = at.get("plotly_chart")[0]
+    names = [t.get("name") for t in __import__("json").loads(chart.proto.spec)["data"]]
+    assert {"good", "leaky", NASTY, "real data (reference)"} <= set(names)
+
+
+def test_uploaded_policy_changes_the_decision(opened):
+    at = opened
+    strict = b"[policy]\nname = 'strict'\n[rules.mia_auc]\npass = 0.5\nfail = 0.505\n"
+    at.file_uploader(key="overview_policy_upload").upload("strict.toml", strict, "text/plain")
+    at.run()
     assert not at.exception
-    table = at.dataframe[-1].value
-    assert table.loc["cand", "verdict"] == "🔴 fail"
-    assert table.loc["cand", "failed rules"] == "mia_auc"
+    labels = re.findall(r'class="sr-badge"[^>]*>([^<]+)<', _decision_html(at))
+    assert labels[0] == DECISION_STYLE["do_not_release"].label
 
 
-def test_bad_policy_is_reported_in_place(review):
-    at = open_page(review, None, page="pages/overview.py").run()
-    bad = b"[rules.mia_auc]\npass = 0.9\nfail = 0.1\n"
-    at.file_uploader(key="overview_policy_upload").upload("bad.toml", bad, "text/plain").run()
-    assert not at.exception
-    assert any("must not be above" in e.value for e in at.error)
-    assert at.dataframe[-1].value.loc["cand", "verdict"] == "🟢 pass"  # default policy kept
-
-
-def test_presentation_mode_hides_controls_and_enlarges(review):
-    at = open_page(review, None, page="pages/overview.py").run()
+def test_presentation_mode_hides_controls_and_enlarges(opened):
+    at = opened
     at.toggle(key="presentation_mode").set_value(True).run()
     assert not at.exception
     assert not at.dataframe  # static, CSS-sized table instead of the grid
-    assert at.table[0].value.loc["cand", "verdict"] == "🟢 pass"
+    assert at.table
     styles = [h.proto.body for h in at.get("html")]
     assert any("stSidebar" in s and "display: none" in s for s in styles)
     assert not any("http" in s for s in styles)  # no fonts or files from the network
-    charts = at.get("plotly_chart")
-    assert len(charts) == 3
+    assert not at.file_uploader  # no controls while presenting
+
+
+def test_not_computed_yet_offers_the_run_button():
+    review = small_review(["good"])
+    at = run_page("pages/overview.py", review, run_review=False)
+    assert not at.exception
+    assert any("not been computed" in i.value for i in at.info)
+    assert at.button(key="run_review_page").label == "Run review"

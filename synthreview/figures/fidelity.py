@@ -30,11 +30,11 @@ REFERENCE = "holdout reference"
 def precision_recall_curves(reports: Mapping[str, object]) -> go.Figure:
     """α-Precision and β-Recall curves side by side, with the diagonal and the holdout curve."""
     fig = make_subplots(
-        rows=1, cols=2, subplot_titles=("α-Precision P_α", "β-Recall R_β"), horizontal_spacing=0.1
+        rows=1, cols=2, subplot_titles=("α-Precision", "β-Recall"), horizontal_spacing=0.1
     )
     for col in (1, 2):
         fig.add_trace(
-            go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="ideal (P_g = P_r)",
+            go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="ideal (same as real)",
                        line={"color": IDEAL_COLOR, "dash": "dot"}, showlegend=col == 1,
                        legendgroup="ideal"),
             row=1, col=col,

@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from synthreview.figures.explain import direction_text, format_number, metric_help
 from synthreview.figures.style import (
     HOLDOUT_COLOR,
     REAL_COLOR,
@@ -23,6 +24,7 @@ from synthreview.figures.style import (
     apply_style,
     palette,
 )
+from synthreview.metrics.registry import REGISTRY, get
 from synthreview.metrics.utility.kmarginal import MarginalDifference
 from synthreview.metrics.utility.marginals import CorrelationError
 
@@ -80,11 +82,49 @@ class UtilitySummary:
     lights: pd.DataFrame
 
     def styled(self):
-        """A pandas Styler with each candidate cell filled in its traffic-light colour."""
-        colours = self.lights.replace(
-            {k: f"background-color: {v}" for k, v in VERDICT_COLORS.items()}
-        )
-        return self.values.style.apply(lambda _: colours, axis=None).format("{:.4g}", na_rep="–")
+        """A pandas Styler for display: a readable ``metric`` label and ``better`` column from
+        the metric registry, numbers without exponents (``–`` where missing), each candidate
+        cell tinted with its light's colour and its text label in the hover tooltip."""
+        names = [registry_name(key) for key in self.values.index]
+        table = self.values.map(format_number)
+        table.insert(0, "better", [direction_text(get(n)) if n else "" for n in names])
+        table.insert(0, "metric", [display_label(key) for key in self.values.index])
+        table = table.reset_index(drop=True)
+        colours = pd.DataFrame("", index=table.index, columns=table.columns)
+        tips = pd.DataFrame("", index=table.index, columns=table.columns)
+        for i, key in enumerate(self.values.index):
+            tips.loc[i, "metric"] = metric_help(names[i]) if names[i] else key
+            for column in self.lights.columns:
+                light = self.lights.loc[key, column]
+                if light in VERDICT_COLORS:
+                    colours.loc[i, column] = (
+                        f"background-color: {VERDICT_COLORS[light]}; color: #111111"
+                    )
+                    tips.loc[i, column] = f"{light} against the holdout reference"
+        return table.style.apply(lambda _: colours, axis=None).set_tooltips(tips)
+
+
+def registry_name(key: str) -> str | None:
+    """The metric registry name of a summary row (``"k_marginal 2"`` -> ``"k_marginal"``)."""
+    if " · " in key:
+        return "tstr_trtr_ratio"
+    base = key.split(" ")[0].removesuffix("_by_group")
+    return base if base in REGISTRY else None
+
+
+def display_label(key: str) -> str:
+    """A summary row as the reviewer reads it (``"k-marginal (categorical), k = 2"``)."""
+    if " · " in key:
+        model, metric = key.split(" · ")
+        return f"TSTR {metric.replace('_', ' ')} ({model.replace('_', ' ')}; reference: TRTR)"
+    name = registry_name(key)
+    if name is None:
+        return key.replace("_", " ")
+    label = get(name).label
+    if key.endswith("_by_group"):
+        return f"{label} within groups"
+    parts = key.split(" ")
+    return f"{label}, k = {parts[1]}" if len(parts) == 2 else label
 
 
 def _flat(summary: dict) -> dict[str, float]:
