@@ -29,6 +29,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from synthreview.training import Adam
+
 Progress = Callable[[float, str], None]
 
 
@@ -182,9 +184,7 @@ def _fit(x: np.ndarray, *, seed: int, device: str, progress, cfg: OneClassConfig
     nu, max_epochs, warm_up = cfg.nu, cfg.max_epochs, cfg.warm_up_epochs
 
     net = _network(x.shape[1], tuple(cfg.hidden), cfg.rep_dim, generator).to(device)
-    optimizer = torch.optim.AdamW(
-        net.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay
-    )
+    optimizer = Adam(net.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     radius = 0.0
     best = (math.inf, 0, radius, {k: v.detach().clone() for k, v in net.state_dict().items()})
     train_hist: list[float] = []
