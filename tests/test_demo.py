@@ -48,7 +48,13 @@ def small_tables() -> Review:
 def test_tables_review_has_the_expected_candidates(small_tables):
     review = small_tables
     assert review.kind == "table"
-    assert review.candidates == ["copula", "marginals", "noisy_copy", "mode_collapse"]
+    assert review.candidates == [
+        "copula",
+        "marginals",
+        "noisy_copy",
+        "mode_collapse",
+        "copula_with_copies",
+    ]
     assert review.real.n_rows == 400 and review.holdout.n_rows == 400
     assert all(t.n_rows == 400 for t in review.synthetic.values())
     assert review.schema.kinds["income"] == "categorical"
@@ -68,6 +74,15 @@ def test_tables_are_deterministic_for_a_seed(small_tables):
             again.synthetic[name].frame, small_tables.synthetic[name].frame
         )
         assert again.synthetic[name].sha256 != other.synthetic[name].sha256
+
+
+def test_copula_with_copies_holds_exactly_the_leaked_share_of_training_rows(small_tables):
+    leaked = small_tables.synthetic["copula_with_copies"].frame
+    train = small_tables.real.frame
+    key = lambda frame: set(map(tuple, frame.astype(str).to_numpy()))  # noqa: E731
+    copies = [row for row in map(tuple, leaked.astype(str).to_numpy()) if row in key(train)]
+    assert len(copies) == round(demo.LEAKED_SHARE * len(leaked))  # 40 of 400 rows
+    assert list(leaked.dtypes) == list(train.dtypes)
 
 
 def test_noisy_copy_is_the_train_table_plus_noise(small_tables):

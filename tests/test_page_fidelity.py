@@ -25,7 +25,8 @@ def test_fidelity_page_shows_scores_curves_and_tables(review):
     assert [h.value for h in at.header] == ["Fidelity"]
     assert len(at.error) == 0
     labels = [m.label for m in at.metric]
-    assert labels.count("IPα (fidelity)") == len(review.candidates)
+    assert labels.count("IPα") == len(review.candidates)
+    assert all("higher is better" in m.help for m in at.metric)  # from the metric registry
     charts = at.get("plotly_chart")
     assert len(charts) == 4  # curves, authenticity histogram, PCA, feature overlay
     assert any("α-Precision" in chart_text(chart) for chart in charts)
@@ -44,7 +45,7 @@ def test_a_failed_candidate_shows_its_error_and_the_rest_renders(review):
     at = _fidelity_page(broken)
     assert not at.exception
     assert any(name in e.value for e in at.error)
-    assert len([m for m in at.metric if m.label == "IPα (fidelity)"]) == len(review.candidates) - 1
+    assert len([m for m in at.metric if m.label == "IPα"]) == len(review.candidates) - 1
 
 
 def test_fidelity_page_without_data_points_to_the_data_page():

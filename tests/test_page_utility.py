@@ -33,12 +33,18 @@ def test_utility_page_shows_summary_heatmaps_and_efficacy(review):
 
 
 @pytest.mark.slow
-def test_utility_page_explains_a_bad_formula_and_still_renders(review):
+def test_options_change_only_on_input_and_make_utility_stale(review):
     at = _utility_page(review)
+    before = at.session_state["_options"]
+    at.run()  # re-opening the page never rewrites the options (no recompute loop)
+    assert at.session_state["_options"] == before
+    assert not any("out of date" in w.value for w in at.warning)
     at.text_input(key="utility_formula").input("income ~ age + nope").run()
     assert not at.exception
-    assert any("unknown column 'nope'" in e.value for e in at.error)
-    assert any("No regression formula" in i.value for i in at.info)
+    assert any("unknown column" in e.value for e in at.error)
+    at.selectbox(key="utility_target").set_value("sex").run()
+    assert any("Utility results are out of date" in w.value for w in at.warning)
+    assert at.get("plotly_chart")  # the previous numbers stay on screen meanwhile
 
 
 def test_utility_page_without_data_points_to_the_data_page():
