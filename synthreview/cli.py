@@ -79,14 +79,14 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument(
         "--motif-length",
         type=int,
-        default=48,
-        help="glucose motif length τ in 5-minute steps (GlucoSynth §3.1)",
+        default=6,
+        help="glucose motif length τ in 5-minute steps (GlucoSynth §3.1 uses 48)",
     )
     review.add_argument(
         "--motif-tolerance",
         type=float,
-        default=2.0,
-        help="glucose motif tolerance σ in mg/dL per value",
+        default=10.0,
+        help="glucose motif tolerance σ in mg/dL per value (GlucoSynth uses 2)",
     )
     review.add_argument("--policy", type=Path, help="policy TOML (default: the shipped policy)")
     review.add_argument(

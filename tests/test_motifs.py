@@ -23,7 +23,7 @@ def test_identical_sets_are_perfect(traces):
 
 def test_copy_shifted_beyond_tolerance_matches_nothing(traces):
     for shift in (2.0, 2.5, -3.0, 40.0):
-        result = motif_breadth(traces, traces + shift, tolerance_mg_dl=2.0)
+        result = motif_breadth(traces, traces + shift, motif_length=48, tolerance_mg_dl=2.0)
         assert result.vm == 0.0 and result.coverage == 0.0 and result.mse > 0
 
 
