@@ -188,3 +188,88 @@ def test_bad_policy_exits_2_before_computing(adult_files, tmp_path):
     policy.write_text("[rules.mia_auc]\npass = 'high'\n")
     assert _review(adult_files, tmp_path / "o", "fresh", extra=["--policy", str(policy)]) == 2
     assert not (tmp_path / "o").exists()
+
+
+def _args(folder, out, *extra):
+    return [
+        "review",
+        "--real",
+        str(folder / "train.csv"),
+        "--holdout",
+        str(folder / "holdout.csv"),
+        "--synthetic",
+        str(folder / "copy.csv"),
+        "--out",
+        str(out),
+        "--quiet",
+        *extra,
+    ]
+
+
+@pytest.fixture
+def no_computing(monkeypatch):
+    """Every section and the embedding raise: a bad option must stop the run before them."""
+
+    def never(*args, **kwargs):
+        raise AssertionError("computed despite a bad option")
+
+    for name in ("evaluate_fidelity", "evaluate_privacy", "evaluate_utility", "prepare"):
+        monkeypatch.setattr(f"synthreview.review.{name}", never)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--target", "agee"], "option target must be one of the analysed columns"),
+        (["--sensitive", "sexx"], "option sensitive must be one of the analysed columns"),
+        (["--groups", "hours"], "option groups must be categorical columns"),
+        (["--groups", "nope"], "option groups must be categorical columns"),
+        (["--formula", "age ~ hourz"], "option formula"),
+        (["--formula", "age hours"], "option formula"),
+        (["--alpha", "2"], "option --alpha must be in (0, 1)"),
+        (["--alpha", "-0.5"], "option --alpha must be in (0, 1)"),
+        (["--max-attack", "-5"], "option max_attack must be an integer >= 10"),
+        (["--device", "cuda:7"], "option device must be"),
+        (["--device", "gpu"], "option device must be"),
+    ],
+)
+def test_bad_options_exit_2_before_computing(small_files, tmp_path, capsys, no_computing, extra,
+                                             message):  # fmt: skip
+    assert main(_args(small_files, tmp_path / "o", *extra)) == 2
+    err = capsys.readouterr().err
+    assert message in err and "got" in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_out_naming_a_file_exits_2(small_files, tmp_path, capsys, no_computing):
+    existing = tmp_path / "report.txt"
+    existing.write_text("x")
+    assert main(_args(small_files, existing)) == 2
+    assert "option --out must be a directory we may write" in capsys.readouterr().err
+
+
+def test_unknown_section_exits_2(small_files, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(_args(small_files, tmp_path / "o", "--sections", "fidelty"))
+    assert stop.value.code == 2 and "invalid choice: 'fidelty'" in capsys.readouterr().err
+
+
+def test_help_documents_the_exit_codes(capsys):
+    with pytest.raises(SystemExit):
+        main(["review", "--help"])
+    out = capsys.readouterr().out
+    assert "3  incomplete" in out and "2  bad input" in out
+
+
+def test_a_failing_section_is_incomplete_and_exits_3(small_files, tmp_path, capsys, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ValueError("inf in column 'hours'")
+
+    monkeypatch.setattr("synthreview.review.evaluate_privacy", broken)
+    code = main(_args(small_files, tmp_path / "o", "--sections", "privacy"))
+    err = capsys.readouterr().err
+    assert code == 3, err
+    assert "INCOMPLETE: mia_auc" in err and "privacy section failed" in err
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert report["verdicts"]["copy"]["overall"] == "incomplete"
+    assert report["decisions"]["copy"]["outcome"] == "incomplete"
