@@ -14,17 +14,28 @@ from synthreview.release import bundle, export
 from synthreview.release.audit import (
     Thresholds,
     audit_table,
-    default_thresholds,
     holdout_audit,
     rule_overlaps,
     rule_summary,
 )
+from synthreview.release.controls import control_table, planted_controls
 from synthreview.release.curation import curate, evaluate_curated
+from synthreview.release.evidence import copy_evidence_for
+from synthreview.release.html import REAL_LOSS_WARNING
+from synthreview.release.reattack import compare_attacks
+from synthreview.release.verdicts import (
+    copies_verdict,
+    copy_excess,
+    reattack_verdict,
+    with_rules,
+)
 
 POLICY_KEY = "release_policy"  # shared with the Overview page, which lets the reviewer upload one
 DIALOG_FLAG = "audit_dialog_open"
 CONFIRMED_KEY = "audit_confirmed"  # {candidate: (thresholds, timestamp)} confirmed for release
 AFTER_KEY = "_audit_after"  # {(review digest, candidate, thresholds): after-curation Report}
+COPIES_KEY = "_audit_copies"  # {(review digest, seed, candidate): CopyEvidence}
+CONTROLS_KEY = "_audit_controls"  # {(review digest, seed, thresholds): PlantedControls}
 
 
 def _close_dialog() -> None:
@@ -56,9 +67,10 @@ def _open_dialog() -> None:
 review = app_state.require_review()
 st.header("Audit & export")
 st.caption(
-    "Model auditing (Alaa et al. 2022, §1 and §5.1): judge every synthetic row, remove rows "
-    "outside the α-support of the real data, rows flagged as copies and rows too close to a "
-    "training record, and release the rest unchanged."
+    "Model auditing (Alaa et al. 2022, §1 and §5.1): judge every synthetic row and release the "
+    "rest unchanged. Every per-row rule is calibrated on the holdout: a row is removed when it "
+    "lies beyond what fresh real rows show, so each rule's loss on real data is stated beside "
+    "what it removes."
 )
 report = app_state.get_report(("fidelity", "privacy"))
 audited = [n for n, c in report.candidates.items() if c.fidelity is not None or c.privacy]
@@ -73,55 +85,83 @@ name = st.selectbox("Candidate", audited, key="audit_candidate")
 result = report.candidates[name]
 for section, message in result.errors.items():
     app_state.show_error(message, what=f"{section.capitalize()} of {name}")
-suggested = default_thresholds(result.privacy)
+copies_cache = st.session_state.setdefault(COPIES_KEY, {})
+copies_key = (app_state.review_digest(review), report.seed, name)
+if copies_key not in copies_cache:
+    copies_cache[copies_key] = copy_evidence_for(report, name)
+copies = copies_cache[copies_key]
 
-st.subheader("Thresholds")
+st.subheader("Rules")
 c1, c2, c3 = st.columns(3)
-use_alpha = c1.checkbox("Keep rows inside the α-support", True, key="audit_use_alpha")
-alpha = c1.slider(
+mode = c1.selectbox(
+    "Rule thresholds",
+    ["quantile", "strict", "paper"],
+    format_func={
+        "quantile": "holdout quantile (default)",
+        "strict": "strict: Benjamini–Hochberg",
+        "paper": "the paper's rules (ratio ≤ 1, α = 0.95)",
+    }.get,
+    key="audit_mode",
+)
+level = c1.select_slider(
+    "Holdout quantile (expected loss of real data per rule)",
+    [0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1],
+    value=0.01,
+    format_func=lambda v: f"{v:.1%}",
+    key="audit_level",
+    disabled=mode != "quantile",
+)
+fdr = c1.number_input(
+    "False-discovery rate q", 0.001, 0.5, 0.05, 0.01, key="audit_fdr", disabled=mode != "strict"
+)
+use_alpha = c2.checkbox("Keep rows inside the α-support", True, key="audit_use_alpha")
+fixed = c2.checkbox("Fixed α instead of the holdout's", mode == "paper", key="audit_fixed")
+alpha = c2.slider(
     "α",
     0.50,
     1.00,
     0.95,
     0.01,
     key="audit_alpha",
-    disabled=not use_alpha,
-    help="A row is removed when the smallest α-support containing it is larger.",
+    disabled=not (use_alpha and fixed),
+    help="With a fixed α a row is removed when the smallest α-support containing it is larger.",
 )
-drop_unauthentic = c2.checkbox("Drop unauthentic rows", True, key="audit_drop_unauthentic")
-drop_exact = c2.checkbox("Drop exact copies of training rows", True, key="audit_drop_exact")
-use_distance = c3.checkbox(
-    "Drop rows too close to a training row",
-    suggested.min_train_distance is not None,
+drop_unauthentic = c3.checkbox(
+    "Drop rows too close to one training row (authenticity ratio)",
+    True,
+    key="audit_drop_unauthentic",
+)
+drop_exact = c3.checkbox("Drop exact copies of training rows", True, key="audit_drop_exact")
+drop_close = c3.checkbox(
+    "Drop rows closer to training than fresh real rows are (distance)",
+    False,
     key="audit_use_distance",
 )
-min_distance = c3.number_input(
-    "Minimum distance to the closest training row",
-    min_value=0.0,
-    value=float(suggested.min_train_distance or 0.0),
-    format="%.4f",
-    key="audit_min_distance",
-    disabled=not use_distance,
-    help="Default: the 1st percentile of holdout-to-training distances.",
-)
 thresholds = Thresholds(
-    alpha=float(alpha) if use_alpha else None,
+    mode=mode,
+    level=float(level),
+    fdr=float(fdr),
+    alpha=float(alpha) if fixed else None,
+    use_alpha=use_alpha,
     drop_unauthentic=drop_unauthentic,
-    min_train_distance=float(min_distance) if use_distance else None,
+    drop_too_close=drop_close,
     drop_exact_copies=drop_exact,
 )
-audit = audit_table(result.fidelity, result.privacy, thresholds)
-reference = holdout_audit(result.fidelity, result.privacy, thresholds)
+audit = audit_table(result.fidelity, result.privacy, thresholds, copies=copies)
+reference = holdout_audit(result.fidelity, result.privacy, thresholds, copies=copies)
 summary = rule_summary(audit, reference)
 
 st.subheader("Preview")
 cols = st.columns(len(summary))
-for col, (_, row) in zip(cols, summary.iterrows(), strict=True):
+for col, (rule, row) in zip(cols, summary.iterrows(), strict=True):
     col.metric(row["label"], int(row["flagged"]), help=f"{int(row['only'])} by this rule alone")
-    if row["reference_share"] == row["reference_share"]:  # not NaN: a holdout to compare with
-        col.caption(
-            f"{row['share']:.1%} of rows; a fresh real sample: {row['reference_share']:.1%}"
-        )
+    real = [x for x in (row["expected_fpr"], row.get("reference_share")) if x == x]
+    if real:  # not NaN: a holdout to compare with
+        col.caption(f"removes {row['share']:.1%}; a fresh real sample would lose {max(real):.1%}")
+        if max(real) > REAL_LOSS_WARNING and row["active"]:
+            col.warning(f"This rule would remove {max(real):.1%} of real data.")
+    elif rule != "any" and row["active"]:
+        col.caption(f"removes {row['share']:.1%}; no holdout reference")
 overlaps = rule_overlaps(audit)
 if overlaps.empty:
     st.info("These thresholds remove no row.")
@@ -131,6 +171,20 @@ else:
 curation = curate(review.synthetic[name], audit)
 with st.expander(f"Removed rows ({len(curation.removed_rows)})", expanded=False):
     st.dataframe(curation.removed_table(), key="audit_removed_table")
+flagged = audit.loc[audit["removed"].to_numpy(dtype=bool)]
+if len(flagged):
+    with st.expander("Why was a row removed? (row beside its nearest training row)"):
+        pick = st.selectbox("Removed row (position in the file)", flagged["row"].tolist(),
+                            key="audit_drill_row")  # fmt: skip
+        entry = flagged.loc[flagged["row"] == pick].iloc[0]
+        st.text(f"Rules: {entry['reasons']}")
+        if entry["top_columns"]:
+            st.text(f"Columns that make up most of the distance: {entry['top_columns']}")
+        pair = {"synthetic row": review.synthetic[name].raw.iloc[int(pick)]}
+        if pd.notna(entry["nearest_train_row"]):
+            j = int(entry["nearest_train_row"])
+            pair[f"nearest training row ({j})"] = review.real.raw.iloc[j]
+        st.dataframe(pd.DataFrame(pair), key="audit_drill_table")
 
 st.button(
     "Curate…",
@@ -152,6 +206,8 @@ moment = confirmed[1]
 policy = st.session_state.get(POLICY_KEY) or load_policy()
 content = report.to_dict()
 after_report = None
+reattacks: dict = {}
+after_extra: dict = {name: []}
 if st.checkbox("Re-evaluate the curated set (before/after)", True, key="audit_reevaluate"):
     cache = st.session_state.setdefault(AFTER_KEY, {})
     key = (app_state.review_digest(review), name, thresholds, report.sections)
@@ -178,20 +234,64 @@ if st.checkbox("Re-evaluate the curated set (before/after)", True, key="audit_re
         before_after_bars({name: content["candidates"][name]}, {name: after}),
         key="audit_before_after",
     )
-    attacks = pd.DataFrame(
-        {
-            stage: {
-                a["attack"]: a.get("auc")
-                for a in (c.get("privacy") or {}).get("membership_inference", [])
-            }
-            for stage, c in (("before", content["candidates"][name]), ("after", after))
-        }
+    reattack = compare_attacks(content["candidates"][name], after)
+    st.subheader("Re-attack after curation")
+    st.caption(
+        "Every membership-inference attack on the curated set, same attack set and seed. A "
+        "curated set fails when an attack got worse beyond its before-curation 95 % interval "
+        "(Ganev & De Cristofaro, arXiv 2312.05114)."
     )
-    if not attacks.empty:
-        st.caption("Membership-inference ROC AUC per attack (0.5 = attacker guesses)")
-        st.dataframe(attacks, key="audit_privacy_table")
-    verdict_after = apply_policy(policy, after)
-    st.caption(f"Policy verdict after curation: **{verdict_after.overall}**")
+    if reattack.attacks:
+        st.dataframe(
+            pd.DataFrame([a.to_dict() for a in reattack.attacks]).set_index("attack"),
+            key="audit_privacy_table",
+        )
+    else:
+        st.text(reattack.note)
+    reattacks = {name: reattack}
+    after_extra[name] = [reattack_verdict(reattack)]
+    if len(curation.kept_rows):
+        after_copies = copy_evidence_for(after_report, name)
+        after_result = after_report.candidates[name]
+        curated_audit = audit_table(after_result.fidelity, after_result.privacy, thresholds,
+                                    copies=after_copies)  # fmt: skip
+        curated_ref = holdout_audit(after_result.fidelity, after_result.privacy, thresholds,
+                                    copies=after_copies)  # fmt: skip
+        after_extra[name].insert(0, copies_verdict(copy_excess(curated_audit, curated_ref)))
+
+before_verdict = with_rules(apply_policy(policy, content["candidates"][name]),
+                            [copies_verdict(copy_excess(audit, reference))])  # fmt: skip
+st.subheader("Verdicts")
+left, right = st.columns(2)
+left.metric("Verdict as submitted", before_verdict.overall.upper())
+if after_report is not None:
+    after_verdict = with_rules(apply_policy(policy, after), after_extra[name])
+    right.metric("Verdict after curation", after_verdict.overall.upper())
+    failing = [r.rule for r in after_verdict.failed]
+    if failing:
+        right.text("Failed after curation: " + ", ".join(failing))
+failing = [r.rule for r in before_verdict.failed]
+if failing:
+    left.text("Failed as submitted: " + ", ".join(failing))
+
+st.subheader("Planted-leak controls")
+st.caption(
+    "The same review on a fresh-like sample of real rows (half of the holdout) with 0 %, 1 % "
+    "and 5 % training rows planted: which rules and attacks see them at this sample size."
+)
+controls_cache = st.session_state.setdefault(CONTROLS_KEY, {})
+controls_key = (app_state.review_digest(review), report.seed, thresholds, report.sections)
+if review.kind == "table" and review.holdout is not None and review.holdout.n_rows >= 20:
+    if st.button("Run the planted-leak controls", key="audit_run_controls"):
+        with st.spinner("Reviewing the planted-leak controls…"):
+            controls_cache[controls_key] = planted_controls(
+                review, report, policy=policy, thresholds=thresholds
+            )
+else:
+    st.text("Needs a table review with a holdout of at least 20 rows.")
+controls = controls_cache.get(controls_key)
+if controls is not None:
+    st.dataframe(control_table(controls.to_dict()), key="audit_controls_table")
 
 st.subheader("Downloads")
 after_dicts = {name: after_report.to_dict()["candidates"][name]} if after_report else {}
@@ -203,10 +303,16 @@ def release_files() -> dict[str, bytes]:
         content,
         audits={name: audit},
         curations={name: curation},
-        verdicts={n: apply_policy(policy, c) for n, c in content["candidates"].items()},
+        verdicts={name: before_verdict},
         policy=policy,
         after=after_dicts,
-        after_verdicts={n: apply_policy(policy, c) for n, c in after_dicts.items()},
+        after_verdicts={
+            n: with_rules(apply_policy(policy, c), after_extra.get(n, []))
+            for n, c in after_dicts.items()
+        },
+        references={name: reference},
+        reattacks=reattacks,
+        controls=controls,
         schema=review.schema,
         timestamp=moment,
     )

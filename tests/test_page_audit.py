@@ -30,11 +30,13 @@ CSV = "a,b,note\n" + "".join(f"{i},{i * 1.5:.2f},{'=x' if i == 3 else 'ok'}\n" f
 class FakeSamples:
     alpha_level: np.ndarray
     authentic: np.ndarray
+    authenticity_ratio: np.ndarray
 
 
 @dataclass(frozen=True)
 class FakeFidelity:
     samples: FakeSamples
+    holdout_samples: FakeSamples
     ip_alpha: float = 0.9
     ir_beta: float = 0.8
     authenticity: float = 0.6
@@ -55,6 +57,8 @@ class FakeDCR:
     synthetic_to_holdout: np.ndarray
     exact_copy: np.ndarray
     holdout_to_train: np.ndarray
+    holdout_exact_copy_share: float = 0.0
+    nearest_train_index: np.ndarray = field(default_factory=lambda: np.zeros(N, np.int64))
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,12 @@ def fake_report(review, *, mia=0.55):
     alpha = np.linspace(0.05, 1.0, N)  # rows 11 (1.0) and 10 (0.91...) lie outside α = 0.9
     authentic = np.ones(N, bool)
     authentic[0] = False
-    fidelity = FakeFidelity(FakeSamples(alpha, authentic))
+    ratio = np.where(authentic, 1.0, 0.0)  # row 0 sits on a training row
+    # 50 holdout rows: α-levels up to 0.95 (the calibrated α-rule removes rows above 0.95),
+    # ratios from 0.1 (rows below the holdout's 1 % quantile, 0.1, are removed)
+    holdout = FakeSamples(np.linspace(0.0, 0.95, 50), np.arange(50) % 2 == 0,
+                          np.linspace(0.1, 2, 50))  # fmt: skip
+    fidelity = FakeFidelity(FakeSamples(alpha, authentic, ratio), holdout)
     privacy = FakePrivacy(
         FakeDCR(np.full(N, 2.0), np.full(N, 2.0), np.eye(1, N, 5, dtype=bool)[0],
                 np.linspace(0.5, 3.0, 50)),
@@ -119,13 +128,17 @@ def test_preview_follows_thresholds(patched):
     at = open_page(review, None).run()
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
-    # α = 0.95: only row 11 (α-level 1.0) is outside; row 0 unauthentic; row 5 exact copy
-    assert metrics["outside α-support"] == "1"
-    assert metrics["unauthentic"] == "1"
+    # calibrated α (0.95): only row 11 (α-level 1.0) is outside; row 0 below the holdout's
+    # ratio quantile; row 5 exact copy
+    assert metrics["outside the real α-support"] == "1"
+    assert metrics["too close to one training row (authenticity ratio)"] == "1"
     assert metrics["exact copy of a training row"] == "1"
     assert metrics["removed by any rule"] == "3"
+    captions = " ".join(c.value for c in at.caption)
+    assert "a fresh real sample would lose" in captions
+    at.checkbox(key="audit_fixed").check().run()
     at.slider(key="audit_alpha").set_value(0.9).run()
-    assert {m.label: m.value for m in at.metric}["outside α-support"] == "2"
+    assert {m.label: m.value for m in at.metric}["outside the real α-support"] == "2"
     at.checkbox(key="audit_drop_unauthentic").uncheck().run()
     assert {m.label: m.value for m in at.metric}["removed by any rule"] == "3"
     assert not at.exception
@@ -149,8 +162,11 @@ def test_confirm_dialog_then_downloads(patched):
     }  # fmt: skip
     assert evaluate.call_count == 1
     assert len(at.get("plotly_chart")) == 4  # overlaps, α curve, β curve, before/after bars
+    labels = {m.label: m.value for m in at.metric}
+    assert {"Verdict as submitted", "Verdict after curation"} <= set(labels)
+    assert any(list(d.value.index) == ["nn"] and "auc_after" in d.value for d in at.dataframe)
     # changing a threshold withdraws the confirmation
-    at.slider(key="audit_alpha").set_value(0.8).run()
+    at.select_slider(key="audit_level").set_value(0.02).run()
     assert not at.download_button
 
 
@@ -180,7 +196,27 @@ def test_removed_rows_table_lists_reasons(patched):
     removed = at.dataframe[0].value
     assert isinstance(removed, pd.DataFrame)
     assert list(removed["row"]) == [0, 5, 11]
-    assert removed.loc[removed["row"] == 0, "reasons"].item() == "unauthentic"
+    assert removed.loc[removed["row"] == 0, "reasons"].item() == (
+        "authenticity ratio 0 below the holdout's 1.0% quantile (0.1)"
+    )
+
+
+def test_paper_mode_warns_about_real_data_loss(patched):
+    review, _, _ = patched
+    at = open_page(review, None).run()
+    at.selectbox(key="audit_mode").set_value("paper").run()
+    assert not at.exception
+    # the paper's ratio <= 1 flags half of the holdout rows: far more than a few % of real data
+    assert any("50.0% of real data" in w.value for w in at.warning)
+
+
+def test_drill_down_shows_the_row_beside_its_nearest_training_row(patched):
+    review, _, _ = patched
+    at = open_page(review, None).run()
+    at.selectbox(key="audit_drill_row").set_value(5).run()
+    table = next(d.value for d in at.dataframe if "synthetic row" in d.value)
+    assert list(table.columns) == ["synthetic row", "nearest training row (0)"]
+    assert table.loc["note", "synthetic row"] == "ok"  # user text shown as data, not Markdown
 
 
 @pytest.mark.slow
