@@ -214,7 +214,8 @@ def test_html_is_self_contained_and_escaped():
     assert not re.search(r"<script[^>]+src=", page)
     assert not re.search(r"<link[^>]+href=", page)
     assert page.count("* plotly.js v") == 1  # the library is inlined exactly once
-    assert page.count('class="figure"') == page.count("Plotly.newPlot") == 5
+    # scorecard, two curves, before/after, privacy-utility frontier, rule overlaps
+    assert page.count('class="figure"') == page.count("Plotly.newPlot") == 6
     assert "@media print" in page
     assert "&lt;" not in render_html({"candidates": {"<b>": {}}}, [], {}).split("<body>")[0]
     assert "<th>&lt;b&gt;</th>" in render_html({"candidates": {"<b>": {}}}, [], {})

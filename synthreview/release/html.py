@@ -21,6 +21,7 @@ from synthreview.figures.audit import (
     rule_overlap_bars,
     scorecard_table,
 )
+from synthreview.figures.frontier import frontier_points, privacy_utility_frontier
 from synthreview.figures.style import VERDICT_COLORS
 from synthreview.judgement.policy import HEADLINES, headline_scores
 
@@ -258,6 +259,11 @@ def key_figures(content: Mapping[str, Any]) -> list[go.Figure]:
         figures.append(fidelity_curves(labelled, curve="beta"))
     if curated:
         figures.append(before_after_bars(candidates, curated))
+    points = frontier_points(candidates, curated=curated)
+    if any(p.kind != "reference" for p in points):
+        fig = privacy_utility_frontier(points)
+        fig.update_layout(title={"text": "Privacy against utility (up and to the left is better)"})
+        figures.append(fig)
     for name, audit in (content.get("audit") or {}).items():
         if audit.get("overlaps"):
             fig = rule_overlap_bars(audit["overlaps"])
