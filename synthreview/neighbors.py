@@ -13,15 +13,31 @@ exceeds the gap between near-tied neighbours (its 5-NN on a 50k embedding named 
 5th neighbour for 203 rows). Here rows are centred, every candidate within twice the float32
 error bound is kept, distances are re-measured in float64 from the caller's coordinates and
 neighbours sorted by (distance, index), so ties resolve to the lower index on every run.
+
+Where the search runs follows the review's :class:`~synthreview.engine.Engine`: threads
+bounded, stage one on a GPU (``device="cuda"``), shards of reference rows on a Dask cluster
+(:mod:`synthreview.distributed`), or, opt-in, an approximate faiss index (IVF or HNSW) whose
+1-NN recall is measured on a sample of the queries and logged on the engine
+(:class:`~synthreview.engine.RecallCheck`), so the report says what approximation was made.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
+import faiss
 import numpy as np
 
-from synthreview.grouped_search import GROUP_ROWS, GroupedReference
+from synthreview.distributed import map_shards, n_workers, shard_bounds
+from synthreview.engine import Engine, RecallCheck, current_engine
+from synthreview.grouped_search import GROUP_ROWS, GroupedReference, TopK
+
+#: queries whose approximate nearest row is checked against the exact search
+RECALL_SAMPLE = 10_000
+#: IVF: lists probed per query (of about 4·sqrt(n)); HNSW: neighbours per node and search width
+IVF_PROBES = 16
+HNSW_NEIGHBORS, HNSW_SEARCH = 32, 128
 
 
 @dataclass(frozen=True)
@@ -89,6 +105,111 @@ def nearest(
         raise ValueError(f"k must be in [1, {len(r) - int(exclude_self)}]; got {k}")
     if exclude_self and len(q) != len(r):
         raise ValueError("exclude_self=True requires query and reference to be the same rows")
-    grouped = GroupedReference(r, n_groups=max(need, len(r) // GROUP_ROWS))
-    dist, idx = grouped.knn(q, k, exclude_self=exclude_self, block_rows=chunk_size)
+    engine = current_engine()
+    if engine.approximate is not None:
+        dist, idx = approximate_knn(q, r, k, exclude_self=exclude_self, engine=engine)
+    elif engine.client is not None:
+        dist, idx = _sharded_knn(engine.client, q, r, k, exclude_self)
+    else:
+        dist, idx = exact_knn(r, q, k=k, exclude_self=exclude_self, block_rows=chunk_size)
     return Neighbors(distances=dist, indices=idx)
+
+
+def exact_knn(
+    reference: np.ndarray,
+    query: np.ndarray,
+    *,
+    k: int,
+    exclude_self: bool,
+    offset: int = 0,
+    block_rows: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The grouped exact k-NN of float32 rows (``exclude_self``: query row i is reference row
+    ``i - offset``; a shard of the reference starts at ``offset``)."""
+    need = min(len(reference), k + 1 if exclude_self else k)
+    grouped = GroupedReference(reference, n_groups=max(need, len(reference) // GROUP_ROWS))
+    best = TopK(len(query), k)
+    for qi, ri, d in grouped.pair_blocks(query, nearest=need, block_rows=block_rows):
+        if exclude_self:
+            keep = qi != ri + offset
+            qi, ri, d = qi[keep], ri[keep], d[keep]
+        best.update(qi, ri + offset, d)
+    return best.result()
+
+
+def _shard_knn(shard_and_offset, query, *, k, exclude_self):
+    shard, offset = shard_and_offset
+    return exact_knn(shard, query, k=k, exclude_self=exclude_self, offset=offset)
+
+
+def _sharded_knn(client, q, r, k, exclude_self):
+    """Exact k-NN with the reference split into one block per Dask worker, merged exactly."""
+    need = k + 1 if exclude_self else k
+    bounds = shard_bounds(len(r), min(n_workers(client), len(r) // need))
+    shards = [(r[a:b], int(a)) for a, b in itertools.pairwise(bounds)]
+    parts = map_shards(client, _shard_knn, shards, q, k=k, exclude_self=exclude_self)
+    best = TopK(len(q), k)
+    rows = np.repeat(np.arange(len(q)), k)
+    for dist, idx in parts:
+        found = np.isfinite(dist.ravel())
+        best.update(rows[found], idx.ravel()[found], dist.ravel()[found])
+    return best.result()
+
+
+def approximate_knn(
+    query: np.ndarray,
+    reference: np.ndarray,
+    k: int,
+    *,
+    exclude_self: bool,
+    engine: Engine,
+) -> tuple[np.ndarray, np.ndarray]:
+    """k-NN through a faiss IVF or HNSW index; the 1-NN recall goes to ``engine.recall_log``.
+
+    Distances of the returned rows are re-measured in float64 and sorted by (distance,
+    index). Up to :data:`RECALL_SAMPLE` queries (seeded sample) are searched exactly as well;
+    a query counts as recalled when its approximate nearest row is at the exact minimum
+    distance (a tie with another row counts).
+    """
+    need = k + 1 if exclude_self else k
+    d = reference.shape[1]
+    if engine.approximate == "ivf":
+        n_lists = max(1, min(len(reference) // 39, int(4 * np.sqrt(len(reference)))))
+        index = faiss.IndexIVFFlat(faiss.IndexFlatL2(d), d, n_lists)
+        rng = np.random.default_rng(0)
+        train = reference[
+            np.sort(rng.choice(len(reference), min(len(reference), 64 * n_lists), replace=False))
+        ]
+        index.train(train)
+        index.nprobe = min(IVF_PROBES, n_lists)
+    else:
+        index = faiss.IndexHNSWFlat(d, HNSW_NEIGHBORS)
+        index.hnsw.efSearch = max(HNSW_SEARCH, need)
+    index.add(reference)
+    _, found = index.search(query, need)
+    # a row without enough neighbours in its probed lists gets -1: it points at row 0, whose
+    # re-measured distance is then an honest (too large) upper bound
+    found = np.where(found < 0, 0, found)
+    rows = np.repeat(np.arange(len(query)), need)
+    dist = _measured(query, reference, rows, found.ravel()).reshape(len(query), need)
+    if exclude_self:
+        dist = np.where(found == np.arange(len(query))[:, None], np.inf, dist)
+    order = np.lexsort((found, dist), axis=1)[:, :k]
+    dist, found = np.take_along_axis(dist, order, axis=1), np.take_along_axis(found, order, axis=1)
+    rng = np.random.default_rng(0)
+    sample = np.sort(rng.choice(len(query), min(len(query), RECALL_SAMPLE), replace=False))
+    # the exact nearest other row of each sampled query: the 2 nearest, minus the row itself
+    exact_d, exact_i = exact_knn(reference, query[sample], k=need, exclude_self=False)
+    if exclude_self:
+        exact_d = np.where(exact_i[:, 0] == sample, exact_d[:, 1], exact_d[:, 0])
+    else:
+        exact_d = exact_d[:, 0]
+    recall = float(np.mean(dist[sample, 0] <= exact_d)) if len(sample) else float("nan")
+    engine.recall_log.append(RecallCheck(engine.approximate, len(sample), recall))
+    return dist, found
+
+
+def _measured(query, reference, q, r) -> np.ndarray:
+    """Float64 ‖query[q] − reference[r]‖."""
+    diff = query[q].astype(np.float64) - reference[r]
+    return np.sqrt(np.einsum("ij,ij->i", diff, diff))

@@ -1,9 +1,14 @@
 """Exact nearest neighbours against brute force."""
 
+import faiss
 import numpy as np
 import pytest
+import torch
 
-from synthreview.grouped_search import GroupedReference, TopK
+from synthreview import grouped_search
+from synthreview.engine import Engine, limited_threads, using
+from synthreview.errors import ConfigError
+from synthreview.grouped_search import GroupedReference, TopK, group_minima_torch
 from synthreview.neighbors import nearest
 
 
@@ -136,3 +141,84 @@ def test_top_k_merges_buffered_blocks_like_one_sort():
         mine = np.lexsort((r[q == row], d[q == row]))[:3]
         np.testing.assert_array_equal(idx[row], r[q == row][mine])
         np.testing.assert_array_equal(dist[row], d[q == row][mine])
+
+
+def test_stage_one_tiles_cover_uneven_groups_and_large_batches(monkeypatch):
+    # several query batches, several tiles of groups and groups of unequal size (padding)
+    monkeypatch.setattr(grouped_search, "QUERY_BATCH", 70)
+    monkeypatch.setattr(grouped_search, "STAGE_ONE_ROWS", 32)
+    monkeypatch.setattr(grouped_search, "TILE_QUERIES", 16)
+    monkeypatch.setattr(grouped_search, "TILE_GROUPS", 3)
+    rng = np.random.default_rng(5)
+    ref = rng.normal(size=(301, 3)).astype(np.float32)
+    query = rng.normal(size=(200, 3)).astype(np.float32)
+    dist, idx = GroupedReference(ref, n_groups=13).knn(query, 4, exclude_self=False)
+    want_d, want_i = _exact_knn(query, ref, 4)
+    np.testing.assert_array_equal(idx, want_i)
+    np.testing.assert_allclose(dist, want_d, rtol=0, atol=1e-9)
+
+
+def test_group_minima_torch_equals_numpy():
+    rng = np.random.default_rng(6)
+    q_aug = rng.normal(size=(37, 5)).astype(np.float32)
+    padded = rng.normal(size=(5, 4 * 9)).astype(np.float32)
+    got = group_minima_torch(torch.from_numpy(q_aug), torch.from_numpy(padded), 9).numpy()
+    want = (q_aug.astype(np.float64) @ padded).reshape(37, 4, 9).min(axis=2)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["ivf", "hnsw"])
+def test_approximate_search_reports_its_measured_recall(kind):
+    rng = np.random.default_rng(7)
+    ref = rng.normal(size=(3000, 6)).astype(np.float32)
+    query = rng.normal(size=(500, 6)).astype(np.float32)
+    engine = Engine(approximate=kind)
+    with using(engine):
+        got = nearest(query, ref, k=2)
+        own = nearest(ref, ref, k=1, exclude_self=True)
+    exact = nearest(query, ref, k=2)
+    exact_own = nearest(ref, ref, k=1, exclude_self=True)
+    want = float(np.mean(got.distances[:, 0] <= exact.distances[:, 0]))
+    assert [c.checked for c in engine.recall_log] == [500, 3000]
+    assert engine.recall_log[0].recall == pytest.approx(want)
+    assert engine.recall_log[1].recall == pytest.approx(
+        float(np.mean(own.distances[:, 0] <= exact_own.distances[:, 0]))
+    )
+    assert want > 0.9  # a sane index finds most nearest rows at these sizes
+    assert not (own.indices[:, 0] == np.arange(3000)).any()
+    assert "1-NN recall" in engine.recall_log[0].describe()
+
+
+def test_engine_validates_its_settings():
+    with pytest.raises(ConfigError, match="threads must be"):
+        Engine(threads=0)
+    with pytest.raises(ConfigError, match="approximate must be"):
+        Engine(approximate="lsh")
+    with pytest.raises(ConfigError, match="device must be"):
+        Engine(device="tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ConfigError, match="needs CUDA"):
+            Engine(device="cuda")
+
+
+def test_limited_threads_bounds_and_restores():
+    before = torch.get_num_threads()
+    with limited_threads(1):
+        assert torch.get_num_threads() == 1 and faiss.omp_get_max_threads() == 1
+    assert torch.get_num_threads() == before
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_search_equals_cpu_search():
+    rng = np.random.default_rng(8)
+    ref = rng.normal(size=(5000, 20)).astype(np.float32) + 50.0
+    ref[7] = ref[8]
+    query = rng.normal(size=(3000, 20)).astype(np.float32) + 50.0
+    want = nearest(query, ref, k=5)
+    want_self = nearest(ref, ref, k=5, exclude_self=True)
+    with using(Engine(device="cuda")):
+        got = nearest(query, ref, k=5)
+        got_self = nearest(ref, ref, k=5, exclude_self=True)
+    np.testing.assert_array_equal(got.indices, want.indices)
+    np.testing.assert_allclose(got.distances, want.distances, rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(got_self.indices, want_self.indices)

@@ -7,14 +7,23 @@ real row's k-ball (precision, density, coverage) and inside each evaluated row's
 :meth:`synthreview.grouped_search.GroupedReference.pair_blocks` pass and reduces each block
 at once (counts, flags, minima), so memory stays O(n) even when thousands of exact duplicates
 fall inside every ball (a categorical-only table).
+
+On a Dask cluster (the review's :class:`~synthreview.engine.Engine` has a client) the real
+rows are split into one block per worker (blocks of the radius order, so each block's groups
+stay tight); every block tallies its real rows, and the blocks merge exactly: each evaluated
+row's nearest real row by (distance, index), ball counts summed, per-real-row results taken
+from the block that owns the row.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 
+from synthreview.distributed import map_shards, n_workers, shard_bounds
+from synthreview.engine import current_engine
 from synthreview.grouped_search import GroupedReference, TopK
 
 
@@ -73,6 +82,21 @@ def tally(
     own_radii : ndarray, optional
         Per evaluated row NND_k (among evaluated rows) for PRDC recall.
     """
+    options = {
+        "recall_radii": recall_radii,
+        "cd_g": cd_g,
+        "ball_radii": ball_radii,
+        "own_radii": own_radii,
+    }
+    client = current_engine().client
+    if client is None:
+        return _tally_local(index, other, **options)
+    return _tally_sharded(client, index, other, **options)
+
+
+def _tally_local(index, other, *, recall_radii, cd_g, ball_radii, own_radii, ids=None) -> Tally:
+    """:func:`tally` in this process; ``ids`` renames the real rows for the nearest-row ties
+    (a block of a sharded tally ranks ties by the rows' global positions)."""
     n_real, m = len(index.order), len(other)
     widest = np.zeros(n_real)
     for radii in (recall_radii, ball_radii):
@@ -90,7 +114,7 @@ def tally(
         nearest=1,
     )
     for j, i, d in blocks:  # j: evaluated row, i: real row
-        near.update(j, i, d)
+        near.update(j, i if ids is None else ids[i], d)
         if minima is not None:
             inside = d <= recall_radii[i]
             np.minimum.at(minima, i[inside], cd_g[j[inside]])
@@ -100,5 +124,48 @@ def tally(
             covered[i[inside]] = True
         if recalled is not None:
             recalled[i[d < own_radii[j]]] = True
+    distance, nearest = near.result()
+    return Tally(nearest[:, 0], distance[:, 0], minima, counts, covered, recalled)
+
+
+def _shard_tally(shard, other, cd_g, own_radii) -> Tally:
+    """Tally of one block of real rows (in radius order, radii sliced to the block); its
+    nearest rows are named by global position."""
+    rows, ids, (recall_radii, ball_radii) = shard
+    return _tally_local(
+        GroupedReference(rows),
+        other,
+        recall_radii=recall_radii,
+        cd_g=cd_g,
+        ball_radii=ball_radii,
+        own_radii=own_radii,
+        ids=ids,
+    )
+
+
+def _tally_sharded(client, index, other, *, recall_radii, cd_g, ball_radii, own_radii) -> Tally:
+    n_real, m = len(index.order), len(other)
+    bounds = shard_bounds(n_real, n_workers(client))
+    shards = []
+    for a, b in itertools.pairwise(bounds):
+        ids = index.order[a:b]  # real rows of this block, in radius order
+        radii = tuple(None if r is None else r[ids] for r in (recall_radii, ball_radii))
+        shards.append((index.original[a:b], ids, radii))
+    parts = map_shards(client, _shard_tally, shards, other, cd_g, own_radii)
+    near = TopK(m, 1)
+    minima = np.full(n_real, np.inf) if recall_radii is not None else None
+    counts = np.zeros(m, dtype=np.int64) if ball_radii is not None else None
+    covered = np.zeros(n_real, dtype=bool) if ball_radii is not None else None
+    recalled = np.zeros(n_real, dtype=bool) if own_radii is not None else None
+    for (a, b), part in zip(itertools.pairwise(bounds), parts, strict=True):
+        ids = index.order[a:b]
+        near.update(np.arange(m), part.nearest_index, part.nearest_distance)
+        if minima is not None:
+            minima[ids] = part.recall_minima
+        if counts is not None:
+            counts += part.ball_counts
+            covered[ids] = part.covered
+        if recalled is not None:
+            recalled[ids] = part.recalled
     distance, nearest = near.result()
     return Tally(nearest[:, 0], distance[:, 0], minima, counts, covered, recalled)
