@@ -65,7 +65,23 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument("--holdout", type=Path, help="holdout file (same population, unseen)")
     review.add_argument("--traces", action="store_true", help="inputs are glucose (CGM) traces")
     review.add_argument("--seed", type=int, default=0)
-    review.add_argument("--device", default="cpu", help="torch device for embeddings")
+    review.add_argument(
+        "--device", default="cpu", help="torch device for embeddings and neighbour searches"
+    )
+    review.add_argument(
+        "--threads",
+        type=int,
+        help="bound on BLAS/OpenMP/torch threads (default: the cores this process may use)",
+    )
+    review.add_argument(
+        "--scheduler",
+        help="Dask scheduler address (tcp://host:8786): run the neighbour searches there",
+    )
+    review.add_argument(
+        "--approximate",
+        choices=("ivf", "hnsw"),
+        help="approximate k-NN (faiss); the measured 1-NN recall goes into the report",
+    )
     review.add_argument("--out", required=True, type=Path, help="output folder")
     review.add_argument(
         "--sections", nargs="+", choices=SECTIONS, help="metric sections (default: all that apply)"
@@ -221,6 +237,9 @@ def run_review(args: argparse.Namespace) -> int:
         seed=args.seed,
         device=args.device,
         progress=progress,
+        threads=args.threads,
+        scheduler=args.scheduler,
+        approximate=args.approximate,
     )
     for name, candidate in report.candidates.items():
         for section, message in candidate.errors.items():
