@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -273,3 +274,45 @@ def test_a_failing_section_is_incomplete_and_exits_3(small_files, tmp_path, caps
     report = json.loads((tmp_path / "o" / "report.json").read_text())
     assert report["verdicts"]["copy"]["overall"] == "incomplete"
     assert report["decisions"]["copy"]["outcome"] == "incomplete"
+
+
+@pytest.mark.slow
+def test_cli_report_equals_the_library_release_and_a_rejection_keeps_its_evidence(tmp_path):
+    """One review, one verdict: report.json from the CLI equals the one the dashboard's export
+    path (evaluate + review_release) builds for the same files and options, timestamps aside."""
+    from synthreview.io.tables import align, read_table
+    from synthreview.options import ReviewOptions
+    from synthreview.release.bundle import review_release
+    from synthreview.review import evaluate
+
+    german = pd.read_csv(ROOT.parent / "shared" / "data" / "german_credit.csv")
+    german = german.sample(frac=1.0, random_state=0).reset_index(drop=True)
+    german.iloc[:300].to_csv(tmp_path / "train.csv", index=False)
+    german.iloc[300:600].to_csv(tmp_path / "holdout.csv", index=False)
+    rng = np.random.default_rng(0)
+    independent = pd.DataFrame(  # every column sampled on its own: joint structure destroyed
+        {c: german[c].iloc[:300].to_numpy()[rng.permutation(300)] for c in german.columns}
+    )
+    independent.to_csv(tmp_path / "gc_independent.csv", index=False)
+    out = tmp_path / "cli"
+    code = main(
+        ["review", "--real", str(tmp_path / "train.csv"),
+         "--holdout", str(tmp_path / "holdout.csv"),
+         "--synthetic", str(tmp_path / "gc_independent.csv"), "--target", "creditability",
+         "--max-attack", "200", "--out", str(out), "--quiet", "--curate"]
+    )  # fmt: skip
+    cli = json.loads((out / "report.json").read_text())
+    assert code == 1 and cli["decisions"]["gc_independent"]["outcome"] == "do_not_release"
+    assert (out / "gc_independent" / "audit.csv").is_file()  # the rejection keeps its evidence
+
+    real = read_table(tmp_path / "train.csv", role="real")
+    holdout = read_table(tmp_path / "holdout.csv", role="holdout")
+    candidate = read_table(tmp_path / "gc_independent.csv", role="synthetic")
+    review = align(real, [candidate], holdout=holdout)
+    options = ReviewOptions(target="creditability", max_attack=200)
+    report = evaluate(review, options=options, seed=0)
+    release = review_release(review, report, curate=True)
+    library = json.loads(release.files["report.json"])
+    for content in (cli, library):
+        content.pop("generated_at")
+    assert library == cli
