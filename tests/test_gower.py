@@ -143,3 +143,39 @@ def test_one_mismatch_prepass_matches_brute_force_gower():
     np.testing.assert_allclose(
         full[np.flatnonzero(certified), index[certified, 0]], dist[certified, 0]
     )
+
+
+@pytest.mark.parametrize("small_pairs", [1 << 16, 60])  # all tuples small; some searched alone
+@pytest.mark.parametrize("metric", ["l2", "l1"])
+@pytest.mark.parametrize("max_mismatch", [0, 1])
+def test_same_tuple_nearest_equals_brute_force(monkeypatch, small_pairs, metric, max_mismatch):
+    from synthreview.metrics.privacy import gower
+
+    monkeypatch.setattr(gower, "_SMALL_GROUP_PAIRS", small_pairs)
+    rng = np.random.default_rng(4)
+    q_num = rng.normal(size=(150, 2)).astype(np.float32).astype(np.float64) * 1.5
+    r_num = rng.normal(size=(220, 2)).astype(np.float32).astype(np.float64) * 1.5
+    q_codes = np.column_stack([rng.integers(0, 2, 150), rng.integers(0, 6, 150)])
+    r_codes = np.column_stack([rng.integers(0, 2, 220), rng.integers(0, 6, 220)])
+    unit, k = (2.0, 3) if metric == "l2" else (1.0, 2)
+    dist, index, certified = gower.same_tuple_nearest(
+        q_num, r_num, q_codes, r_codes, k=k, metric=metric, unit=unit, max_mismatch=max_mismatch
+    )
+    diff = q_num[:, None, :] - r_num[None, :, :]
+    mismatches = (q_codes[:, None, :] != r_codes[None, :, :]).sum(-1)
+    if metric == "l2":
+        full = np.sqrt((diff**2).sum(-1) + unit * mismatches)
+    else:
+        full = np.abs(diff).sum(-1) + unit * mismatches
+    order = np.lexsort((np.broadcast_to(np.arange(220), full.shape), full), axis=1)[:, :k]
+    want_d = np.take_along_axis(full, order, axis=1)
+    np.testing.assert_array_equal(index[certified], order[certified])
+    np.testing.assert_allclose(dist[certified], want_d[certified], rtol=0, atol=1e-12)
+    # certified exactly when the k-th nearest among rows with at most max_mismatch differing
+    # columns is closer than (max_mismatch + 1) differing columns could be
+    near = np.where(mismatches <= max_mismatch, full, np.inf)
+    kth = np.sort(near, axis=1)[:, k - 1]
+    bound = (max_mismatch + 1) * unit
+    np.testing.assert_array_equal(certified, kth < (np.sqrt(bound) if metric == "l2" else bound))
+    assert certified.any() and not certified.all()
+    assert (index[~certified] == -1).all()

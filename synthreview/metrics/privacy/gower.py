@@ -33,6 +33,10 @@ from dataclasses import dataclass
 import faiss
 import numpy as np
 import pandas as pd
+from scipy.spatial import distance
+
+from synthreview.grouped_search import TopK
+from synthreview.neighbors import exact_knn
 
 _CHUNK_CELLS = 4_000_000  # pair-cells per numpy block in the exact path (~32 MB of float64)
 
@@ -299,6 +303,12 @@ def same_tuple_nearest(
     that to 60-90 % but cost 2-4 s of Python-level grouping, about what they save, so the
     default is 0.
 
+    No Python loop runs per tuple: tuples with at most ``_SMALL_GROUP_PAIRS`` query ×
+    reference pairs are measured together, all their pairs in vectorised chunks; the few
+    larger ones each get a search of their own (the exact grouped L2 search for float32
+    inputs, blocked ``scipy.spatial.distance.cdist`` otherwise), so one tuple holding most rows
+    is no longer an O(n²) numpy broadcast.
+
     Parameters
     ----------
     query_num, reference_num : ndarray of shape (n, d_num), no NaN
@@ -321,53 +331,155 @@ def same_tuple_nearest(
     certified : ndarray of bool (n_query,)
     """
     n, n_cat = len(query_num), query_codes.shape[1]
-    best_d = np.full((n, k), np.inf)  # squared for l2 until the end
-    best_i = np.full((n, k), np.iinfo(np.int64).max, dtype=np.int64)
     q_num, r_num = np.asarray(query_num, np.float64), np.asarray(reference_num, np.float64)
+    # l2 distances are kept as Euclidean (not squared) so every path ranks the same values
+    limit = unit if metric == "l1" else np.sqrt(unit)
+    best = TopK(n, k)
     active = np.arange(n)
     for masked in [None, *(range(n_cat) if max_mismatch >= 1 else ())]:
         if masked is not None:
             # rows already closer than one differing column need no one-mismatch pass
-            active = active[best_d[active, -1] >= unit]
+            active = active[best.result()[0][active, -1] >= limit]
             if len(active) == 0:
                 break
         keep = [j for j in range(n_cat) if j != masked]
-        q_key, r_key = _keys(query_codes[active][:, keep]), _keys(reference_codes[:, keep])
-        q_order = active[np.argsort(q_key, kind="stable")]
-        r_order = np.argsort(r_key, kind="stable")
-        q_uniq, q_start, q_count = np.unique(np.sort(q_key), return_index=True, return_counts=True)
-        r_uniq, r_start, r_count = np.unique(r_key[r_order], return_index=True, return_counts=True)
-        _, q_pos, r_pos = np.intersect1d(q_uniq, r_uniq, assume_unique=True, return_indices=True)
-        for qi, ri in zip(q_pos, r_pos, strict=True):
-            rows_q = q_order[q_start[qi] : q_start[qi] + q_count[qi]]
-            rows_r = r_order[r_start[ri] : r_start[ri] + r_count[ri]]
-            shared = np.vstack([query_codes[rows_q][:, keep], reference_codes[rows_r][:, keep]])
-            if (shared != shared[0]).any():  # a hash collision: leave it to brute force
-                continue
-            for block in _row_blocks(len(rows_q), len(rows_r) * max(q_num.shape[1], 1)):
-                rq = rows_q[block]
-                diff = q_num[rq, None, :] - r_num[None, rows_r, :]
-                if metric == "l1":
-                    d = np.abs(diff).sum(-1)
-                else:
-                    d = np.einsum("ijk,ijk->ij", diff, diff)
-                if masked is not None:
-                    a, b = query_codes[rq, masked], reference_codes[rows_r, masked]
-                    # exactly-one-mismatch rows only; equal tuples were the unmasked pass
-                    d = np.where(a[:, None] == b[None, :], np.inf, d + _pair_cost(a, b, metric))
-                # the k best of this block (rows_r ascend, so the stable sort keeps lower
-                # indices first among ties), then merge with the k best so far
-                if d.shape[1] > k:
-                    part = np.argpartition(d, k - 1, axis=1)[:, :k]
-                    cut = np.take_along_axis(d, part, axis=1).max(axis=1, keepdims=True)
-                    part = np.argsort(np.where(d <= cut, d, np.inf), axis=1, kind="stable")[:, :k]
-                else:
-                    part = np.broadcast_to(np.arange(d.shape[1]), d.shape)
-                both_d = np.hstack([best_d[rq], np.take_along_axis(d, part, axis=1)])
-                both_i = np.hstack([best_i[rq], rows_r[part]])
-                order = np.lexsort((both_i, both_d), axis=1)[:, :k]
-                best_d[rq] = np.take_along_axis(both_d, order, axis=1)
-                best_i[rq] = np.take_along_axis(both_i, order, axis=1)
-    certified = best_d[:, -1] < (min(max_mismatch, 1) + 1) * unit
+        q_rows, q_size, r_rows, r_size = _matched_tuples(
+            active, query_codes[:, keep], reference_codes[:, keep]
+        )
+        small = q_size * r_size <= _SMALL_GROUP_PAIRS
+        pairs = _group_pairs(q_rows, q_size, r_rows, r_size, small)
+        for q, r in pairs:
+            d = _pair_distances(q_num, r_num, q, r, metric)  # l2: squared
+            if masked is not None:
+                a, b = query_codes[q, masked], reference_codes[r, masked]
+                # exactly-one-mismatch rows only; equal tuples were the unmasked pass
+                d = np.where(a == b, np.inf, d + _pair_cost_flat(a, b, metric))
+            best.update(q, r, d if metric == "l1" else np.sqrt(d))
+        q_edges = np.concatenate([[0], np.cumsum(q_size)])
+        r_edges = np.concatenate([[0], np.cumsum(r_size)])
+        for g in np.flatnonzero(~small):
+            rows_q = q_rows[q_edges[g] : q_edges[g + 1]]
+            rows_r = r_rows[r_edges[g] : r_edges[g + 1]]
+            _large_group(best, q_num, r_num, rows_q, rows_r, k, metric, masked, query_codes,
+                         reference_codes)  # fmt: skip
+    best_d, best_i = (a.copy() for a in best.result())
+    certified = (
+        best_d[:, -1] < (min(max_mismatch, 1) + 1) * unit
+        if metric == "l1"
+        else (best_d[:, -1] < np.sqrt((min(max_mismatch, 1) + 1) * unit))
+    )
     best_i[~certified] = -1
-    return (np.sqrt(best_d) if metric == "l2" else best_d), best_i, certified
+    return best_d, best_i, certified
+
+
+#: tuples with at most this many query × reference pairs are measured in one vectorised
+#: pass with the other small tuples; larger ones get a search of their own
+_SMALL_GROUP_PAIRS = 1 << 16
+
+
+def _matched_tuples(active, q_codes, r_codes):
+    """Rows of ``active`` query rows and of the reference rows per shared tuple of codes.
+
+    Returns ``(q_rows, q_size, r_rows, r_size)``: the rows of each matched tuple one after the
+    other (each group's reference rows ascending) and the group sizes. Groups whose rows do
+    not all carry the same codes (a hash collision) are dropped: brute force settles them.
+    """
+    q_key, r_key = _keys(q_codes[active]), _keys(r_codes)
+    q_order = active[np.argsort(q_key, kind="stable")]
+    r_order = np.argsort(r_key, kind="stable")
+    q_uniq, q_start, q_count = np.unique(np.sort(q_key), return_index=True, return_counts=True)
+    r_uniq, r_start, r_count = np.unique(r_key[r_order], return_index=True, return_counts=True)
+    _, qi, ri = np.intersect1d(q_uniq, r_uniq, assume_unique=True, return_indices=True)
+    q_size, r_size = q_count[qi], r_count[ri]
+    q_rows = q_order[_segments(q_start[qi], q_size)]
+    r_rows = r_order[_segments(r_start[ri], r_size)]
+    # every row of a group must carry the codes of the group's first reference row
+    first = r_rows[np.concatenate([[0], np.cumsum(r_size)[:-1]])] if len(r_size) else r_rows
+    bad_q = (q_codes[q_rows] != r_codes[np.repeat(first, q_size)]).any(axis=1)
+    bad_r = (r_codes[r_rows] != r_codes[np.repeat(first, r_size)]).any(axis=1)
+    group_q, group_r = (
+        np.repeat(np.arange(len(q_size)), q_size),
+        np.repeat(np.arange(len(r_size)), r_size),
+    )
+    bad = np.zeros(len(q_size), dtype=bool)
+    bad[group_q[bad_q]] = True
+    bad[group_r[bad_r]] = True
+    if bad.any():
+        q_rows, r_rows = q_rows[~bad[group_q]], r_rows[~bad[group_r]]
+        q_size, r_size = q_size[~bad], r_size[~bad]
+    return q_rows, q_size, r_rows, r_size
+
+
+def _segments(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Concatenated ``arange(start, start + size)`` for every (start, size)."""
+    total = int(sizes.sum())
+    return np.arange(total) - np.repeat(np.cumsum(sizes) - sizes - starts, sizes)
+
+
+def _group_pairs(q_rows, q_size, r_rows, r_size, small):
+    """Every (query row, reference row) pair of the ``small`` groups, in bounded chunks."""
+    q_first = np.concatenate([[0], np.cumsum(q_size)[:-1]]).astype(np.int64)
+    r_first = np.concatenate([[0], np.cumsum(r_size)[:-1]]).astype(np.int64)
+    groups = np.flatnonzero(small)
+    n_pairs = (q_size * r_size)[groups].astype(np.int64)
+    chunk = max(_CHUNK_CELLS // 8, int(_SMALL_GROUP_PAIRS))
+    ends = np.searchsorted(np.cumsum(n_pairs), np.arange(chunk, n_pairs.sum() + chunk, chunk))
+    start = 0
+    for end in np.unique(np.minimum(ends + 1, len(groups))):
+        part, sizes = groups[start:end], n_pairs[start:end]
+        start = end
+        if not len(part):
+            continue
+        g = np.repeat(part, sizes)
+        p = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        i, j = np.divmod(p, r_size[g])
+        yield q_rows[q_first[g] + i], r_rows[r_first[g] + j]
+
+
+def _pair_distances(q_num, r_num, q, r, metric) -> np.ndarray:
+    """Numeric distance of each pair (L1, or squared L2), float64."""
+    diff = q_num[q] - r_num[r]
+    if metric == "l1":
+        return np.abs(diff).sum(axis=1)
+    return np.einsum("ij,ij->i", diff, diff)
+
+
+def _pair_cost_flat(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
+    """:func:`_pair_cost` for aligned pairs (one value per pair)."""
+    differ = a != b
+    if metric == "l1":
+        return differ.astype(np.float64)
+    unseen = (a < 0) | (b < 0)  # code -1: an all-zero one-hot block
+    return np.where(differ, np.where(unseen, 1.0, 2.0), 0.0)
+
+
+def _large_group(best, q_num, r_num, rows_q, rows_r, k, metric, masked, q_codes, r_codes):
+    """k nearest of one large tuple: the exact grouped L2 search, or blocked cdist."""
+    as32 = q_num[rows_q].astype(np.float32), r_num[rows_r].astype(np.float32)
+    exact32 = (as32[0] == q_num[rows_q]).all() and (as32[1] == r_num[rows_r]).all()
+    if metric == "l2" and masked is None and exact32 and r_num.shape[1]:
+        # float64 re-check from float32 coordinates equals the float64 distances here
+        dist, idx = exact_knn(as32[1], as32[0], k=min(k, len(rows_r)), exclude_self=False)
+        found = np.isfinite(dist)
+        q = np.repeat(rows_q, dist.shape[1]).reshape(dist.shape)
+        best.update(q[found], rows_r[idx[found]], dist[found])
+        return
+    kind = "cityblock" if metric == "l1" else "sqeuclidean"
+    for block in _row_blocks(len(rows_q), len(rows_r)):
+        rq = rows_q[block]
+        d = (
+            distance.cdist(q_num[rq], r_num[rows_r], kind)
+            if q_num.shape[1]
+            else (np.zeros((len(rq), len(rows_r))))
+        )
+        if masked is not None:
+            d = d + _pair_cost(q_codes[rq, masked], r_codes[rows_r, masked], metric)
+            d[q_codes[rq, masked][:, None] == r_codes[rows_r, masked][None, :]] = np.inf
+        if metric == "l2":
+            d = np.sqrt(d)
+        if d.shape[1] > k:
+            cut = np.partition(d, k - 1, axis=1)[:, k - 1 : k]
+            hit_q, hit_r = np.nonzero(d <= cut)
+        else:
+            hit_q, hit_r = np.nonzero(np.isfinite(d))
+        best.update(rq[hit_q], rows_r[hit_r], d[hit_q, hit_r])
