@@ -2,7 +2,8 @@
 
 Times the One-Class embedding, then ``evaluate_fidelity`` (α-Precision / β-Recall curves,
 authenticity, PRDC, holdout reference, 200 bootstrap resamples) and prints wall time per
-stage and the peak RSS. Target on the 2-core reference machine: ≤ 15 s and ≤ 2 GB.
+stage and the peak RSS. Target on the 2-core reference machine: ≤ 15 s and ≤ 2 GB. For the
+ratio to the exact 1-NN floor (timed in the same process) use ``bench_scale.py``.
 
     python benchmarks/bench_fidelity.py [--rows 50000] [--columns 20] [--threads 1]
 """
@@ -19,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python benchmarks/x.py
 from synthreview.embeddings import fit_embedding
+from synthreview.engine import limited_threads
 from synthreview.metrics.fidelity.section import evaluate_fidelity
 
 
@@ -33,13 +35,14 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=200)
     parser.add_argument(
         "--threads", type=int, default=0,
-        help="faiss OpenMP threads (0: library default); on a busy 2-core machine 1 was faster",
+        help="BLAS/OpenMP/torch threads (0: library defaults); 1 was faster on a busy machine",
     )  # fmt: skip
     args = parser.parse_args()
-    if args.threads:
-        import faiss
+    with limited_threads(args.threads or None):
+        run(args)
 
-        faiss.omp_set_num_threads(args.threads)
+
+def run(args: argparse.Namespace) -> None:
     rng = np.random.default_rng(0)
     n, d = args.rows, args.columns
     mixing = rng.standard_normal((d, d)) / np.sqrt(d)

@@ -126,7 +126,10 @@ def run_review(data, args) -> tuple[float, str]:
     audit = audit_table(result.fidelity, result.privacy)
     seconds = time.perf_counter() - start
     errors = result.errors or "none"
-    return seconds, f"audit rows {len(audit)}, removed {int(audit['removed'].sum())}, errors {errors}"
+    return (
+        seconds,
+        f"audit rows {len(audit)}, removed {int(audit['removed'].sum())}, errors {errors}",
+    )
 
 
 def main() -> None:
@@ -143,7 +146,9 @@ def main() -> None:
     args = parser.parse_args()
     data = make_data(args.rows, args.columns)
     n, d = args.rows, args.columns
-    print(f"{n} real / {n} synthetic / {n} holdout × {d}, threads {args.threads}, suite {args.suite}")
+    print(
+        f"{n} real / {n} synthetic / {n} holdout × {d}, threads {args.threads}, suite {args.suite}"
+    )
     engine = Engine(threads=args.threads, device=args.device, approximate=args.approximate)
     with using(engine):
         floor = None
