@@ -453,8 +453,44 @@ def _pair_cost_flat(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
     return np.where(differ, np.where(unseen, 1.0, 2.0), 0.0)
 
 
+#: extra neighbours the float32 L1 search returns, so the float64 re-check sees every row
+#: within the float32 error of the k-th
+_L1_EXTRA = 8
+
+
+def _l1_candidates(best, q_num, r_num, rows_q, rows_r, k) -> np.ndarray:
+    """Exact k nearest in L1 through faiss's float32 search plus a float64 re-check.
+
+    faiss ranks in float32; its distances are off by at most ``err`` = (d + 2) float32 units
+    of roundoff of ``|q|₁ + |r|₁`` (rounding the inputs, each difference and the sum). Every
+    row within the k-th faiss distance + 2·err is re-measured in float64; a query whose last
+    returned row is not beyond that bound may have more such rows and is returned for the
+    blocked exact pass. Returns those query rows.
+    """
+    q32 = np.ascontiguousarray(q_num[rows_q], dtype=np.float32)
+    r32 = np.ascontiguousarray(r_num[rows_r], dtype=np.float32)
+    index = faiss.IndexFlat(r32.shape[1], faiss.METRIC_L1)
+    index.add(r32)
+    wanted = min(len(rows_r), k + _L1_EXTRA)
+    found_d, found_i = index.search(q32, wanted)
+    d = r32.shape[1]
+    err = (
+        (d + 2)
+        * np.finfo(np.float32).eps
+        * (np.abs(q_num[rows_q]).sum(axis=1) + np.abs(r_num[rows_r]).sum(axis=1).max())
+    )
+    bound = found_d[:, min(k, wanted) - 1] + 2 * err
+    settled = (found_d[:, -1] > bound) | (wanted == len(rows_r))
+    inside = (found_d <= bound[:, None]) & settled[:, None]
+    hit_q, hit_at = np.nonzero(inside)
+    q, r = rows_q[hit_q], rows_r[found_i[hit_q, hit_at]]
+    best.update(q, r, np.abs(q_num[q] - r_num[r]).sum(axis=1))
+    return rows_q[~settled]
+
+
 def _large_group(best, q_num, r_num, rows_q, rows_r, k, metric, masked, q_codes, r_codes):
-    """k nearest of one large tuple: the exact grouped L2 search, or blocked cdist."""
+    """k nearest of one large tuple: the exact grouped L2 search, faiss L1 with a float64
+    re-check, or blocked cdist."""
     as32 = q_num[rows_q].astype(np.float32), r_num[rows_r].astype(np.float32)
     exact32 = (as32[0] == q_num[rows_q]).all() and (as32[1] == r_num[rows_r]).all()
     if metric == "l2" and masked is None and exact32 and r_num.shape[1]:
@@ -464,6 +500,8 @@ def _large_group(best, q_num, r_num, rows_q, rows_r, k, metric, masked, q_codes,
         q = np.repeat(rows_q, dist.shape[1]).reshape(dist.shape)
         best.update(q[found], rows_r[idx[found]], dist[found])
         return
+    if metric == "l1" and masked is None and r_num.shape[1]:
+        rows_q = _l1_candidates(best, q_num, r_num, rows_q, rows_r, k)
     kind = "cityblock" if metric == "l1" else "sqeuclidean"
     for block in _row_blocks(len(rows_q), len(rows_r)):
         rq = rows_q[block]
