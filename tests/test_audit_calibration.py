@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from synthreview.io.tables import align, read_table
+from synthreview.judgement.decision import decide
 from synthreview.options import ReviewOptions
 from synthreview.release.bundle import audit_candidates, review_release
 from synthreview.release.export import audit_csv_bytes
@@ -84,11 +85,10 @@ def test_fresh_sample_loses_at_most_2_percent_and_curated_set_passes(case):
     dataset, _, _, release, _, _ = case
     audit = release.audits["fresh"]
     assert audit["removed"].mean() <= 0.02, dataset
-    assert release.verdicts["fresh"].overall == "pass", [
-        r.message for r in release.verdicts["fresh"].rules
-    ]
-    after = release.after_verdicts["fresh"]
-    assert after.overall == "pass", [r.message for r in after.rules]
+    # passing = no rule fails and nothing required is missing (advisory rules may warn)
+    for verdicts in (release.verdicts["fresh"], release.after_verdicts["fresh"]):
+        assert verdicts.overall in ("pass", "warn"), [r.message for r in verdicts.rules]
+        assert decide("fresh", verdicts).outcome == "release"
     assert not release.reattacks["fresh"].worse
 
 
@@ -113,7 +113,7 @@ def test_planted_copies_in_a_mixture_are_found(case):
 def test_planted_controls_fail_at_5_percent_pass_at_0(case):
     _, _, _, release, _, _ = case
     rows = {r.name: r for r in release.controls.rows}
-    assert rows["planted 0%"].verdict == "pass", rows["planted 0%"]
+    assert rows["planted 0%"].verdict in ("pass", "warn"), rows["planted 0%"]
     assert rows["planted 5%"].verdict == "fail", rows["planted 5%"]
     assert rows["planted 5%"].recall["drop_exact_copy"] == 1.0
     assert "audit_copies" in rows["planted 5%"].failed
