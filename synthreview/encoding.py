@@ -128,3 +128,19 @@ class TabularEncoder:
             span = self._max[col] - self._min[col]
             out[:, j] = (self._numeric(df, col) - self._min[col]) / (span if span > 0 else 1.0)
         return out
+
+
+def canonical_order(x: np.ndarray) -> np.ndarray:
+    """Row order that depends only on the rows' values: lexicographic over the columns.
+
+    Fitting a model on ``x[canonical_order(x)]`` makes the fit independent of the order rows
+    arrived in (mini-batch order is seeded over positions, so a shuffled input would otherwise
+    give another model). Equal rows are interchangeable, so their relative order is immaterial.
+    """
+    arr = np.asarray(x)
+    if arr.ndim != 2:
+        raise ValueError(f"x must be a 2-d array; got {arr.ndim} dimensions instead")
+    if arr.shape[1] == 0:
+        return np.arange(len(arr))
+    # np.lexsort sorts by the last key first: reverse so the first column leads
+    return np.lexsort(arr.T[::-1])

@@ -20,7 +20,7 @@ import numpy as np
 from synthreview.distributed import connect
 from synthreview.embeddings import fit_embedding
 from synthreview.embeddings.base import Embedding
-from synthreview.encoding import TabularEncoder
+from synthreview.encoding import TabularEncoder, canonical_order
 from synthreview.engine import Engine, check_threads, using
 from synthreview.errors import ConfigError, error_message
 from synthreview.io.schema import Review
@@ -185,8 +185,10 @@ def prepare(
         sources["holdout"] = review.holdout.frame
     sources.update({name: t.frame for name, t in review.synthetic.items()})
     encoded = {name: encoder.transform(frame, name=name) for name, frame in sources.items()}
+    # fit on the real rows in a value-defined order: shuffling the input changes no number
+    real_rows = encoded["real"][canonical_order(encoded["real"])]
     embedding = fit_embedding(
-        encoded["real"], method=options.embedding, seed=seed, device=device, progress=progress
+        real_rows, method=options.embedding, seed=seed, device=device, progress=progress
     )
     embedded = {name: embedding.transform(x) for name, x in encoded.items()}
     return Context(encoder=encoder, embedding=embedding, encoded=encoded, embedded=embedded)
