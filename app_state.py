@@ -15,7 +15,9 @@ pages call the functions below instead of touching ``st.session_state``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -26,7 +28,14 @@ import streamlit as st
 
 from synthreview.errors import ConfigError, error_message
 from synthreview.io.schema import Review
-from synthreview.judgement.policy import Policy, apply_policy, load_policy, parse_policy
+from synthreview.judgement.decision import Decision, decide_all
+from synthreview.judgement.policy import (
+    Policy,
+    Verdicts,
+    apply_policy,
+    load_policy,
+    parse_policy,
+)
 from synthreview.metrics.fidelity.features import pca_projection
 from synthreview.metrics.utility.regression import parse_formula, suggest_formula
 from synthreview.options import SECTION_OPTIONS, ReviewOptions, default_options, section_key
@@ -62,8 +71,16 @@ _CONTEXTS_KEY = "_contexts"  # {(digest, embedding, seed): Context}
 _PROJECTIONS_KEY = "_projections"  # {(digest, embedding, seed): PCA frame or error text}
 _RUN_KEY = "_run_requested"
 _RUN_NOTE_KEY = "_run_note"
-_TIMINGS_KEY = "_step_seconds"  # {section: [seconds per candidate step]}
+TIMINGS_KEY = "_step_seconds"  # {section: [seconds per candidate step]}
 _CURATED_KEY = "_curated"  # {(digest, seed, options, candidate): StepResult of curated dict}
+#: {(digest, seed, options, policy, sections, n results, n curated): ReviewSummary}; results are
+#: only ever added, so a new step (or a new policy) makes a new key and the summary is rebuilt
+SUMMARY_KEY = "_summary"
+#: keys holding a loaded and computed review (benchmarks save and reload them to time pages)
+STORED_KEYS = (
+    REVIEW_KEY, SEED_KEY, _OPTIONS_KEY, _RESULTS_KEY, _LATEST_KEY, _CONTEXTS_KEY,
+    _PROJECTIONS_KEY, TIMINGS_KEY, _CURATED_KEY,
+)  # fmt: skip
 
 SECTION_LABELS = {
     "prepare": "Encoder and embedding",
@@ -97,7 +114,8 @@ def set_review(review: Review | None) -> None:
     """Store the loaded review (``None`` clears it) and drop results of the previous one."""
     st.session_state[REVIEW_KEY] = review
     for key in (
-        _RESULTS_KEY, _LATEST_KEY, _CONTEXTS_KEY, _PROJECTIONS_KEY, AUDIT_AFTER_KEY, _CURATED_KEY
+        _RESULTS_KEY, _LATEST_KEY, _CONTEXTS_KEY, _PROJECTIONS_KEY, AUDIT_AFTER_KEY, _CURATED_KEY,
+        SUMMARY_KEY,
     ):  # fmt: skip
         st.session_state[key] = {}
     st.session_state[AUDIT_CONFIRMED_KEY] = {}
@@ -145,6 +163,25 @@ def require_review() -> Review:
         st.page_link("pages/data.py", label="Go to the Data page", icon=":material/folder_open:")
         st.stop()
     return review
+
+
+#: environment variable that shrinks the bundled table demo (training rows, e.g. 600), for the
+#: real-browser tests: the decisions shown are still the engine's, on fewer rows
+DEMO_ROWS_ENV = "SYNTHREVIEW_DEMO_ROWS"
+
+
+def demo_rows() -> int | None:
+    """Training rows of the bundled table demo: ``$SYNTHREVIEW_DEMO_ROWS`` if set, else the
+    demo's default (``None``)."""
+    value = os.environ.get(DEMO_ROWS_ENV, "").strip()
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(
+            f"{DEMO_ROWS_ENV} must be a whole number of rows; got {value!r} instead"
+        ) from None
 
 
 def demo_autoload_pending() -> bool:
@@ -207,9 +244,15 @@ def set_options(options: ReviewOptions) -> None:
     st.session_state[_OPTIONS_KEY] = options
 
 
+@functools.cache
+def _default_policy() -> Policy:
+    # parsed once per process: the shipped file never changes while the app runs
+    return load_policy()
+
+
 def get_policy() -> Policy:
     """The policy uploaded in this session, or the shipped default."""
-    return st.session_state.get(POLICY_KEY) or load_policy()
+    return st.session_state.get(POLICY_KEY) or _default_policy()
 
 
 def load_uploaded_policy() -> None:
@@ -417,6 +460,11 @@ def get_report(sections: Sequence[str], options: ReviewOptions | None = None) ->
         )
         run_button(key="run_review_page")
         st.stop()
+    _warn_stale(stale, options)
+    return report
+
+
+def _warn_stale(stale: Sequence[str], options: ReviewOptions | None) -> None:
     for section in stale:
         changed = ", ".join(changed_options(section, options)) or "inputs"
         st.warning(
@@ -424,7 +472,100 @@ def get_report(sections: Sequence[str], options: ReviewOptions | None = None) ->
             "numbers below are from the previous run. Press Run review to recompute only the "
             "stale sections."
         )
-    return report
+
+
+@dataclass(frozen=True)
+class ReviewSummary:
+    """What the Overview, the sidebar and the run read: built once per stored result.
+
+    Serialising the report (``to_dict``) and judging every candidate takes about a second on
+    the demo; doing it on every page open made each switch slow. The summary is stored in the
+    session beside the results it was built from and rebuilt only when a step, the options or
+    the policy change.
+
+    Attributes
+    ----------
+    report : Report
+        The stored report (never recomputed).
+    stale : tuple of str
+        Sections shown from a previous run because an option changed.
+    content : dict
+        ``report.to_dict()["candidates"]``: what the policy judges and the figures read.
+    verdicts : dict of str -> Verdicts
+        The policy applied to each candidate as submitted.
+    curated : dict
+        ``to_dict()`` of the curated versions the run computed (failing candidates only).
+    decisions : dict of str -> Decision
+        One decision per candidate (:func:`synthreview.judgement.decision.decide_all`).
+    """
+
+    report: Report
+    stale: tuple[str, ...]
+    content: dict[str, dict[str, Any]]
+    verdicts: dict[str, Verdicts]
+    curated: dict[str, dict[str, Any]]
+    decisions: dict[str, Decision]
+
+
+def _policy_key(policy: Policy) -> str:
+    return repr(policy.to_dict())
+
+
+def review_summary(options: ReviewOptions | None = None) -> ReviewSummary | None:
+    """The stored summary of every needed section, built at most once per result; never
+    computes a metric. ``None`` when a needed section never ran."""
+    review = get_review()
+    if review is None:
+        return None
+    options = options or get_options()
+    policy = get_policy()
+    curated_store = st.session_state.setdefault(_CURATED_KEY, {})
+    key = (
+        review_digest(review),
+        seed(),
+        options,
+        _policy_key(policy),
+        len(_results()),
+        len(curated_store),
+    )
+    store = st.session_state.setdefault(SUMMARY_KEY, {})
+    if key in store:
+        return store[key]
+    report, stale = stored_report(needed_sections(review), options)
+    if report is None:
+        return None
+    content = report.to_dict()["candidates"]
+    verdicts = {n: apply_policy(policy, c, kind=report.kind) for n, c in content.items()}
+    curated = {}
+    for name in review.candidates:
+        step = curated_store.get(_curation_key(review, options, name))
+        if step is not None and step.value is not None:
+            curated[name] = step.value
+    curated_verdicts = {n: apply_policy(policy, c, kind=report.kind) for n, c in curated.items()}
+    summary = ReviewSummary(
+        report=report,
+        stale=tuple(stale),
+        content=content,
+        verdicts=verdicts,
+        curated=curated,
+        decisions=decide_all(verdicts, curated_verdicts),
+    )
+    store.clear()  # one summary per session: older ones are never shown again
+    store[key] = summary
+    return summary
+
+
+def get_summary(options: ReviewOptions | None = None) -> ReviewSummary:
+    """:func:`review_summary` for a page: like :func:`get_report`, explains a missing run
+    (and stops the page) or warns about stale sections."""
+    review = get_review()
+    if review is None:
+        require_review()  # draws the explanation and stops
+    summary = review_summary(options)
+    if summary is None:
+        get_report(needed_sections(review), options)  # draws the Run review prompt and stops
+    _warn_stale(summary.stale, options)
+    return summary
 
 
 def section_results(report: Report, section: str, *, what: str | None = None) -> dict[str, Any]:
@@ -609,7 +750,7 @@ def execute_pending_run() -> None:
         and context_key not in contexts
         and any(s in ("fidelity", "privacy") for _, s in steps)
     )
-    timings = st.session_state.setdefault(_TIMINGS_KEY, {})
+    timings = st.session_state.setdefault(TIMINGS_KEY, {})
     panel = st.empty()
     with panel.container(border=True, key="review_run_panel"):
         st.markdown("**Running the review**")
@@ -655,7 +796,7 @@ def execute_pending_run() -> None:
                 st.session_state.setdefault(_LATEST_KEY, {})[section] = base
         to_curate = _curation_plan(review, options)
         if to_curate:
-            report, _ = stored_report(needed_sections(review), options)
+            report = review_summary(options).report
             tracker.steps = tracker.steps + [(n, "curation") for n in to_curate]
             curated = st.session_state.setdefault(_CURATED_KEY, {})
             for name in to_curate:
@@ -669,6 +810,8 @@ def execute_pending_run() -> None:
                 seconds = time.perf_counter() - started
                 curated[_curation_key(review, options, name)] = StepResult(value, error, seconds)
                 tracker.finish((name, "curation"), seconds, error)
+        tracker.draw("judging the candidates", force=True)
+        review_summary(options)  # judged once here, so the first page open only reads it
     st.session_state[_RUN_KEY] = False
     st.session_state[_RUN_NOTE_KEY] = (
         f"Review computed in {format_seconds(time.perf_counter() - tracker.started)}."
@@ -719,19 +862,17 @@ def _curation_plan(review: Review, options: ReviewOptions) -> list[str]:
     """
     if review.kind != "table":
         return []
-    report, stale = stored_report(needed_sections(review), options)
-    if report is None or stale:
+    summary = review_summary(options)
+    if summary is None or summary.stale:
         return []
     stored = st.session_state.setdefault(_CURATED_KEY, {})
-    policy = get_policy()
-    content = report.to_dict()["candidates"]
     return [
         name
-        for name, candidate in content.items()
+        for name, verdicts in summary.verdicts.items()
         if _curation_key(review, options, name) not in stored
-        and apply_policy(policy, candidate, kind=review.kind).overall == "fail"
-        and report.candidates[name].fidelity is not None
-        and report.candidates[name].privacy is not None
+        and verdicts.overall == "fail"
+        and summary.report.candidates[name].fidelity is not None
+        and summary.report.candidates[name].privacy is not None
     ]
 
 

@@ -1,19 +1,27 @@
-"""Full demo review time and page-switch time of the dashboard (AppTest, no browser).
+"""Full demo review time, the demo's decisions and page-switch time of the dashboard (AppTest).
 
 Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_pages.py [--rows 5000] [--repeats 3]
+        [--profile PAGE] [--save FILE | --load FILE]
 
 Loads the bundled table demo as the Data page does, presses Run review (every section for every
-candidate, then the curated versions of the candidates that fail the policy), then switches
-between the pages ``--repeats`` times and prints the seconds each page's script took. A page
-only reads the stored result, so a switch costs the redraw; the browser adds its own
-rendering (``tests/test_browser.py`` measures the switch in Chromium). Not a test.
+candidate, then the curated versions of the candidates that fail the policy), prints each
+candidate's decision and reason as the Overview shows them, then switches between the pages
+``--repeats`` times and prints the seconds each page's script took. A page only reads the
+stored result, so a switch costs the redraw; the browser adds its own rendering
+(``tests/test_browser.py`` measures the switch in Chromium). ``--profile PAGE`` prints the
+25 most expensive calls (cumulative) of one switch to that page. ``--save FILE`` pickles the
+computed review; ``--load FILE`` times the pages on it without recomputing. Not a test.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
+import pickle
+import pstats
 import statistics
 import sys
 import time
@@ -23,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1.local_script_runner import LocalScriptRunner  # noqa: E402
 
 import app_state  # noqa: E402
 from synthreview import demo  # noqa: E402
@@ -35,27 +44,65 @@ def _say(line: str) -> None:
     sys.stdout.flush()
 
 
+def _profiled(at: AppTest, page: str) -> str:
+    """One switch to ``page`` under cProfile (the script runs in its own thread)."""
+    profile = cProfile.Profile()
+    original = LocalScriptRunner._run_script_thread
+
+    def run_profiled(self):
+        profile.enable()
+        try:
+            original(self)
+        finally:
+            profile.disable()
+
+    LocalScriptRunner._run_script_thread = run_profiled
+    try:
+        at.switch_page(f"pages/{page}.py").run()
+    finally:
+        LocalScriptRunner._run_script_thread = original
+    out = io.StringIO()
+    pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats(25)
+    return out.getvalue()
+
+
 def main() -> None:
     """Run the timings and print them."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=demo.DEMO_TRAIN_ROWS)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--profile", choices=PAGES, default=None)
+    parser.add_argument("--save", default=None, help="pickle the computed review here")
+    parser.add_argument("--load", default=None, help="time pages on a pickled review")
     args = parser.parse_args()
 
-    review = demo.tables(n_train=args.rows) if args.rows != demo.DEMO_TRAIN_ROWS else demo.tables()
-    _say(f"demo: {len(review.candidates)} candidates x {review.real.n_rows} rows")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=3600)
-    at.session_state[app_state.REVIEW_KEY] = review
     at.session_state[app_state.DEMO_AUTOLOADED_KEY] = True
-    at.run()
-    started = time.perf_counter()
-    at.button(key="run_review").click().run()
-    _say(f"{'full review (Run review)':<32} {time.perf_counter() - started:7.1f} s")
-    timings = at.session_state["_step_seconds"]
-    for section, seconds in timings.items():
+    if args.load:
+        with open(args.load, "rb") as f:
+            for key, value in pickle.load(f).items():
+                at.session_state[key] = value
+        at.run()
+    else:
+        review = demo.tables(n_train=args.rows)
+        _say(f"demo: {len(review.candidates)} candidates x {review.real.n_rows} rows")
+        at.session_state[app_state.REVIEW_KEY] = review
+        at.run()
+        started = time.perf_counter()
+        at.button(key="run_review").click().run()
+        _say(f"{'full review (Run review)':<32} {time.perf_counter() - started:7.1f} s")
+        if at.exception:
+            _say(f"exception: {at.exception}")
+        if args.save:
+            state = {k: at.session_state[k] for k in app_state.STORED_KEYS if k in at.session_state}
+            with open(args.save, "wb") as f:
+                pickle.dump(state, f)
+    for section, seconds in at.session_state[app_state.TIMINGS_KEY].items():
         _say(f"  {section:<30} {sum(seconds):7.1f} s over {len(seconds)} step(s)")
-    if at.exception:
-        _say(f"exception: {at.exception}")
+    at.switch_page("pages/overview.py").run()
+    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    for name, decision in summary.decisions.items():
+        _say(f"  {name:<20} {decision.outcome:<24} {decision.reason}")
     switch: dict[str, list[float]] = {p: [] for p in PAGES}
     for _ in range(args.repeats):
         for page in PAGES:
@@ -63,7 +110,12 @@ def main() -> None:
             at.switch_page(f"pages/{page}.py").run()
             switch[page].append(time.perf_counter() - started)
     for page, seconds in switch.items():
-        _say(f"{'switch to ' + page:<32} {statistics.median(seconds):7.2f} s (median)")
+        _say(
+            f"{'switch to ' + page:<32} {statistics.median(seconds):7.2f} s (median), "
+            f"max {max(seconds):.2f} s"
+        )
+    if args.profile:
+        _say(_profiled(at, args.profile))
 
 
 if __name__ == "__main__":

@@ -48,13 +48,15 @@ def _load(make_review) -> None:
 if app_state.demo_autoload_pending():
     # a fresh session opens on the bundled demo so the dashboard shows something at once
     with st.spinner("Loading the bundled demo (UCI Adult)…"):
-        _load(lambda: demo.tables(seed=app_state.seed()))
+        _load(lambda: demo.tables(seed=app_state.seed(), n_train=app_state.demo_rows()))
 
 if source in ("demo_tables", "demo_traces"):
     if st.button("Load the demo", key="load_demo", type="primary"):
-        maker = demo.tables if source == "demo_tables" else demo.traces
         with st.spinner("Preparing the demo data…"):
-            _load(lambda: maker(seed=app_state.seed()))
+            if source == "demo_tables":
+                _load(lambda: demo.tables(seed=app_state.seed(), n_train=app_state.demo_rows()))
+            else:
+                _load(lambda: demo.traces(seed=app_state.seed()))
 else:
     is_traces = source == "upload_traces"
     kinds = ["csv", "tsv", "txt", "parquet"]

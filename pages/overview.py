@@ -16,11 +16,9 @@ import app_state
 from synthreview.figures.audit import fidelity_curves, scorecard_table
 from synthreview.figures.explain import MISSING, format_metric, metric_help
 from synthreview.figures.frontier import UTILITY_AXES, frontier_points, privacy_utility_frontier
-from synthreview.judgement.decision import decide_all
-from synthreview.judgement.policy import HEADLINES, apply_policy, headline_scores
+from synthreview.judgement.policy import HEADLINES, headline_scores
 from synthreview.judgement.verdicts import DECISION_STYLE
 
-SECTIONS = ("fidelity", "privacy", "utility")
 # local CSS only (no fonts or files from the network). Decision lines wrap instead of
 # scrolling sideways; presentation mode hides the sidebar and controls and enlarges the type.
 DECISION_CSS = """<style>
@@ -69,14 +67,13 @@ if present:
     st.html(PRESENTATION_CSS)
 
 policy = app_state.get_policy()
-report = app_state.get_report(SECTIONS)
-content = report.to_dict()
-candidates = content["candidates"]
-verdicts = {name: apply_policy(policy, c, kind=report.kind) for name, c in candidates.items()}
-curated = app_state.curated_candidates()
-decisions = decide_all(
-    verdicts, {name: apply_policy(policy, c, kind=report.kind) for name, c in curated.items()}
-)
+# serialised, judged and decided once per stored result (app_state), not on every page open
+summary = app_state.get_summary()
+report = summary.report
+candidates = summary.content
+verdicts = summary.verdicts
+curated = summary.curated
+decisions = summary.decisions
 
 with st.container(key="overview_slide_0"):
     st.subheader("Release decisions")
