@@ -12,7 +12,15 @@ import app_state
 from synthreview.figures import fidelity as fidelity_fig
 from synthreview.figures import glucose as fig
 from synthreview.figures import privacy as privacy_fig
+from synthreview.metrics.glucose.clinical import EPISODE_LABELS
+from synthreview.metrics.glucose.consensus import CONSENSUS_METRICS
 from synthreview.metrics.glucose.glycemic import glycemic_table
+from synthreview.metrics.glucose.motifs import (
+    DEFAULT_MOTIF_LENGTH,
+    DEFAULT_TOLERANCE_MG_DL,
+    PAPER_MOTIF_LENGTH,
+    PAPER_TOLERANCE_MG_DL,
+)
 
 ALPHA = 0.05
 
@@ -55,10 +63,16 @@ with st.expander("Motif matching (τ, σ)", expanded=False):
         value=float(options.motif_tolerance), step=0.5, key="glucose_motif_tolerance",
     )  # fmt: skip
     st.caption(
-        "GlucoSynth's defaults are τ = 48 (4 hours) and σ = 2 mg/dL; on real CGM data few "
-        "4-hour chunks repeat that closely, so shorter motifs or a wider σ give a more "
-        "informative breadth. Changing them recomputes the glucose review."
+        f"Defaults τ = {DEFAULT_MOTIF_LENGTH} (30 minutes), σ = {DEFAULT_TOLERANCE_MG_DL:g} mg/dL: "
+        f"GlucoSynth's τ = {PAPER_MOTIF_LENGTH} (4 hours), σ = {PAPER_TOLERANCE_MG_DL:g} mg/dL "
+        "find no motif shared even by two samples of real CGM days. Changing them recomputes "
+        "the glucose review."
     )
+    paper, ours = st.columns(2)
+    if paper.button("Use GlucoSynth's settings", key="glucose_motif_paper"):
+        motif_length, motif_tolerance = PAPER_MOTIF_LENGTH, PAPER_TOLERANCE_MG_DL
+    if ours.button("Use the defaults", key="glucose_motif_default"):
+        motif_length, motif_tolerance = DEFAULT_MOTIF_LENGTH, DEFAULT_TOLERANCE_MG_DL
 if (motif_length, motif_tolerance) != (options.motif_length, options.motif_tolerance):
     app_state.set_options(
         replace(options, motif_length=int(motif_length), motif_tolerance=float(motif_tolerance))
@@ -122,6 +136,73 @@ for tab, (name, result) in zip(st.tabs(list(results)), results.items(), strict=T
         )
         st.dataframe(styled, hide_index=True, key=f"glucose_glycemic_{name}")
 
+st.subheader("Clinical consensus: time in ranges, variability, risk")
+st.caption(
+    "Per-trace metrics of the international consensus (Battelino et al. 2019, 2023): level 1/2 "
+    "bands, time in tight range, GMI, CV, the Glycemia Risk Index, LBGI/HBGI, ADRR, J-index, "
+    "MAGE, CONGA and CGM wear, checked against iglu. p and red cells as above; MODD needs "
+    "several days of one subject and appears in the per-subject table."
+)
+
+
+def _table(rows, reference, labels, key):
+    table = glycemic_table(rows, reference, alpha=ALPHA, labels=labels)
+    p_columns = [c for c in ("p_value", "mannwhitney_p", "holdout_p_value") if c in table]
+    styled = table.style.map(_mark, subset=p_columns).format(
+        {c: "{:.3g}" for c in ("real", "synthetic", "holdout", *p_columns) if c in table}
+    )
+    st.dataframe(styled, hide_index=True, key=key)
+
+
+clinical = {name: r for name, r in results.items() if r.clinical is not None}
+for tab, (name, result) in zip(st.tabs(list(clinical)), clinical.items(), strict=True):
+    with tab:
+        ref = result.holdout_clinical
+        _table(result.clinical.consensus, ref.consensus if ref else None, CONSENSUS_METRICS,
+               f"glucose_consensus_{name}")  # fmt: skip
+        st.markdown("**Hypo- and hyperglycemic episodes** (≥ 15 minutes beyond the threshold, "
+                    "ended by ≥ 15 minutes back)")  # fmt: skip
+        _table(result.clinical.episodes, ref.episodes if ref else None, EPISODE_LABELS,
+               f"glucose_episodes_{name}")  # fmt: skip
+        day, night = st.columns(2)
+        with day:
+            st.markdown("**Day (06:00–24:00)**")
+            _table(result.clinical.day, ref.day if ref else None, CONSENSUS_METRICS,
+                   f"glucose_day_{name}")  # fmt: skip
+        with night:
+            st.markdown("**Night (00:00–06:00)**")
+            _table(result.clinical.night, ref.night if ref else None, CONSENSUS_METRICS,
+                   f"glucose_night_{name}")  # fmt: skip
+        if result.clinical.subjects is not None:
+            st.markdown("**Per subject** (all days of a subject together)")
+            _table(result.clinical.subjects, ref.subjects if ref else None, CONSENSUS_METRICS,
+                   f"glucose_subjects_{name}")  # fmt: skip
+
+if clinical:
+    st.subheader("Ambulatory glucose profile")
+    first = next(iter(clinical.values()))
+    profiles = {"real": first.agp["real"]}
+    if "holdout" in first.agp:
+        profiles["holdout"] = first.agp["holdout"]
+    profiles.update({n: r.agp["synthetic"] for n, r in clinical.items()})
+    st.plotly_chart(fig.agp_overlay(profiles), key="glucose_agp")
+    reference_distance = first.holdout_clinical.agp_distance if first.holdout_clinical else None
+    st.dataframe(
+        pd.DataFrame(
+            [{"source": n, "AGP band distance (mg/dL)": r.clinical.agp_distance}
+             for n, r in clinical.items()]
+            + ([{"source": "holdout (reference)", "AGP band distance (mg/dL)": reference_distance}]
+               if reference_distance is not None else [])
+        ),
+        hide_index=True,
+        key="glucose_agp_distance",
+    )  # fmt: skip
+    st.caption(
+        "5, 25, 50, 75 and 95 % percentiles of glucose in 15-minute bins of the day, all days "
+        "stacked. The distance is the mean gap between the five curves of real and each source; "
+        "the holdout row shows what a fresh real sample gives (lower is better)."
+    )
+
 st.subheader("Motif breadth")
 rows = []
 for name, result in results.items():
@@ -131,10 +212,11 @@ if reference is not None:
     rows.append({"source": "real vs holdout (reference)", **reference.to_dict()})
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="glucose_motifs")
 st.caption(
-    "Motifs are 4-hour chunks (48 readings); two match when every reading falls in the same "
-    "2 mg/dL cell. VM: share of synthetic motifs seen in real traces; coverage: share of real "
-    "motifs the candidate produces (both higher is better); MSE between motif frequencies "
-    "(lower is better). The reference row shows what a second real sample reaches."
+    f"Motifs are chunks of {motif_length} readings; two match when every reading falls in the "
+    f"same {motif_tolerance:g} mg/dL cell. VM: share of synthetic motifs seen in real traces; "
+    "coverage: share of real motifs the candidate produces (both higher is better); MSE "
+    "between motif frequencies (lower is better). The reference row shows what a second real "
+    "sample reaches."
 )
 
 st.subheader("Forecasting utility and the Clarke error grid")
@@ -152,6 +234,28 @@ if forecasts:
     zones = {"TRTR (real)": first.trtr.clarke.to_dict()}
     zones.update({f"{n} (TSTR)": f.tstr.clarke.to_dict() for n, f in forecasts.items()})
     st.plotly_chart(fig.clarke_zone_bars(zones), key="glucose_zone_bars")
+    parkes = {"TRTR (real)": first.trtr.accuracy}
+    parkes.update({f"{n} (TSTR)": f.tstr.accuracy for n, f in forecasts.items()})
+    parkes = {k: v for k, v in parkes.items() if v is not None}
+    if parkes:
+        st.plotly_chart(
+            fig.clarke_zone_bars({k: dict(v.percent) for k, v in parkes.items()},
+                                 title="Parkes zones (type 1)"),
+            key="glucose_parkes_bars",
+        )  # fmt: skip
+        st.dataframe(
+            pd.DataFrame(
+                [{"model": k, "MARD %": v.mard, "within 15 mg/dL / 15 % (%)": v.within_15,
+                  "Parkes A+B %": v.percent["A"] + v.percent["B"]} for k, v in parkes.items()]
+            ).round(2),
+            hide_index=True,
+            key="glucose_point_accuracy",
+        )  # fmt: skip
+        st.caption(
+            "Parkes (consensus) error grid for type 1 diabetes, edges from Pfützner et al. 2013 "
+            "Table 1; MARD = mean |error| / reference (lower is better); the 15/15 share is the "
+            "ISO 15197:2013 criterion (higher is better)."
+        )
     for tab, (name, forecast) in zip(st.tabs(list(forecasts)), forecasts.items(), strict=True):
         with tab:
             grid, shares = st.columns([3, 2])

@@ -26,11 +26,17 @@ def test_glucose_page_shows_heatmaps_tables_and_clarke_grid(review):
     assert not at.exception
     assert [h.value for h in at.header] == ["Glucose traces"]
     specs = [chart_text(chart) for chart in at.get("plotly_chart")]
-    assert any('"type":"heatmap"' in s.replace(" ", "") for s in specs)
+    assert any("heatmap" in s for s in specs)
     assert sum("Clarke error grid" in s for s in specs) == len(review.candidates)
     assert any("zone boundaries" in s for s in specs)
-    # per candidate: glycemic table and Clarke zones; plus motifs, fidelity scores, attacks
-    assert len(at.dataframe) == 2 * len(review.candidates) + 3
+    # per candidate: glycemic, consensus, episodes, day, night tables and Clarke zones; plus
+    # AGP distances, motifs, point accuracy, fidelity scores, attacks
+    assert len(at.dataframe) == 6 * len(review.candidates) + 5
+    subheaders = [h.value for h in at.subheader]
+    assert "Clinical consensus: time in ranges, variability, risk" in subheaders
+    assert "Ambulatory glucose profile" in subheaders
+    assert any("Ambulatory glucose profile" in s for s in specs), "AGP chart"
+    assert any("Parkes zones (type 1)" in s for s in specs), "Parkes chart"
     assert [t.label for t in at.tabs][: len(review.candidates)] == review.candidates
     assert not at.error, [e.value for e in at.error]
 

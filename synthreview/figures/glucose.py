@@ -219,8 +219,13 @@ def clarke_grid(
     return fig
 
 
-def clarke_zone_bars(percent: Mapping[str, Mapping[str, float]]) -> go.Figure:
-    """Stacked zone shares (%) per model, e.g. ``{"TRTR": {...}, "copula (TSTR)": {...}}``."""
+def clarke_zone_bars(
+    percent: Mapping[str, Mapping[str, float]], *, title: str = "Clarke zones"
+) -> go.Figure:
+    """Stacked zone shares (%) per model, e.g. ``{"TRTR": {...}, "copula (TSTR)": {...}}``.
+
+    The same layout serves the Parkes grid (``title="Parkes zones (type 1)"``).
+    """
     zone_colors = {"A": "#2ca02c", "B": "#98df8a", "C": "#ffbf00", "D": "#ff7f0e", "E": "#d62728"}
     names = list(percent)
     fig = go.Figure()
@@ -235,7 +240,7 @@ def clarke_zone_bars(percent: Mapping[str, Mapping[str, float]]) -> go.Figure:
             )
         )
     fig.update_layout(barmode="stack", xaxis_title="% of forecasts", xaxis_range=[0, 100])
-    return apply_style(fig, title="Clarke zones", height=140 + 40 * len(names))
+    return apply_style(fig, title=title, height=140 + 40 * len(names))
 
 
 def forecast_rmse(rmse: Mapping[str, float], *, trtr_rmse: float) -> go.Figure:
@@ -258,3 +263,37 @@ def forecast_rmse(rmse: Mapping[str, float], *, trtr_rmse: float) -> go.Figure:
     )
     fig.update_layout(yaxis_title="RMSE (mg/dL), lower is better", showlegend=False)
     return apply_style(fig, title="Forecasting RMSE: train on synthetic, test on real")
+
+
+def agp_overlay(
+    profiles: Mapping[str, object], *, title: str = "Ambulatory glucose profile"
+) -> go.Figure:
+    """AGP bands by time of day: median line, 25-75 % band and 5-95 % dotted lines per source.
+
+    ``profiles`` maps a source (``"real"``, ``"holdout"``, candidate names) to an
+    :class:`~synthreview.metrics.glucose.agp.AGPProfile`; the target range 70-180 mg/dL is
+    shaded (Battelino et al. 2019).
+    """
+    colors = _colors(list(profiles))
+    fig = go.Figure()
+    fig.add_hrect(y0=70, y1=180, fillcolor="#2ca02c", opacity=0.07, line_width=0)
+    for name, profile in profiles.items():
+        hours = np.asarray(profile.minutes) / 60.0
+        p = profile.percentiles
+        color = colors[name]
+        fig.add_trace(go.Scatter(x=hours, y=p[75], mode="lines", line={"width": 0},
+                                 showlegend=False, legendgroup=name, hoverinfo="skip"))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(x=hours, y=p[25], mode="lines", line={"width": 0}, fill="tonexty",
+                       fillcolor=color, opacity=0.25, name=f"{name} 25–75 %", legendgroup=name,
+                       showlegend=False)
+        )  # fmt: skip
+        fig.add_trace(go.Scatter(x=hours, y=p[50], mode="lines", name=name, legendgroup=name,
+                                 line={"color": color, "width": 2}))  # fmt: skip
+        for q in (5, 95):
+            fig.add_trace(go.Scatter(x=hours, y=p[q], mode="lines", legendgroup=name,
+                                     showlegend=False, name=f"{name} {q} %",
+                                     line={"color": color, "width": 1, "dash": "dot"}))  # fmt: skip
+    fig.update_layout(xaxis_title="time of day (h)", yaxis_title="glucose (mg/dL)",
+                      xaxis={"range": [0, 24], "dtick": 3})  # fmt: skip
+    return apply_style(fig, title=title, height=420)
