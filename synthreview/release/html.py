@@ -24,6 +24,7 @@ from synthreview.figures.audit import (
 from synthreview.figures.frontier import frontier_points, privacy_utility_frontier
 from synthreview.figures.style import VERDICT_COLORS
 from synthreview.judgement.policy import HEADLINES, headline_scores
+from synthreview.release.glucose_html import glucose_section
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif;
@@ -310,6 +311,7 @@ def render_html(
     audit = _audit_section(report_dict)
     reattack = reattack_section(report_dict)
     controls = controls_section(report_dict)
+    glucose = glucose_section(candidates)
     meta = (
         f"synthreview {_e(report_dict.get('synthreview_version'))}"
         f" · seed {_e(report_dict.get('seed'))}"
@@ -330,6 +332,7 @@ def render_html(
 {"<h2>Audit and curation</h2>" + audit if audit else ""}
 {"<h2>Re-attack after curation</h2>" + reattack if reattack else ""}
 {"<h2>Planted-leak controls</h2>" + controls if controls else ""}
+{"<h2>Glucose: clinical consensus</h2>" + glucose if glucose else ""}
 {_errors(candidates)}
 <h2>Figures</h2>
 {"".join(blocks) if blocks else "<p>No figures.</p>"}
