@@ -16,7 +16,11 @@ tracemalloc would miss them).
 
 ``--suite fidelity`` runs ``evaluate_fidelity`` on the rows as given (``--embedding none``) or
 after the One-Class embedding; ``--suite review`` runs ``evaluate`` (fidelity and privacy, so
-the distance attacks) on a 20-column numeric table and builds the audit table.
+the distance attacks) on a 20-column numeric table and builds the audit table; ``--suite probe``
+times only the first query batch (``grouped_search.QUERY_BATCH`` rows) of the real 6-NN pass
+against all n real rows, with the index built at full size, and scales it to a whole pass:
+the rate and memory of a 1M run without its hours on a shared machine (the floor is timed on
+the same queries).
 """
 
 from __future__ import annotations
@@ -33,10 +37,12 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python benchmarks/x.py
+from synthreview import grouped_search
 from synthreview.embeddings import fit_embedding
 from synthreview.engine import Engine, available_cores, using
 from synthreview.io.tables import align, table_from_frame
 from synthreview.metrics.fidelity.section import evaluate_fidelity
+from synthreview.neighbors import nearest
 from synthreview.options import ReviewOptions
 from synthreview.release.audit import audit_table
 from synthreview.review import evaluate
@@ -132,11 +138,21 @@ def run_review(data, args) -> tuple[float, str]:
     )
 
 
+def run_probe(data, args) -> tuple[float, str]:
+    real = data["real"]
+    m = min(len(real), grouped_search.QUERY_BATCH)
+    start = time.perf_counter()
+    nearest(real[:m], real, k=6)
+    seconds = time.perf_counter() - start
+    whole = seconds * len(real) / m
+    return whole, f"first batch {m} queries x {len(real)} rows: {seconds:.1f} s (suite = 1 pass)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--columns", type=int, default=20)
-    parser.add_argument("--suite", choices=("fidelity", "review"), default="fidelity")
+    parser.add_argument("--suite", choices=("fidelity", "review", "probe"), default="fidelity")
     parser.add_argument("--embedding", choices=("none", "oneclass"), default="oneclass")
     parser.add_argument("--threads", type=int, default=available_cores())
     parser.add_argument("--floor-queries", type=int, help="time the floor on this many queries")
@@ -155,10 +171,17 @@ def main() -> None:
         if not args.no_floor:
             print(f"load average before floor: {load()}")
             floor = floor_seconds(data, args.floor_queries)
+            if args.suite == "probe":
+                floor /= 4  # the probe extrapolates one pass (real→real): compare one search
             how = f"extrapolated from {args.floor_queries} queries" if args.floor_queries else ""
-            print(f"floor (4 exact faiss 1-NN searches): {floor:8.2f} s {how}")
+            what = (
+                "1 exact faiss 1-NN search"
+                if args.suite == "probe"
+                else "4 exact faiss 1-NN searches"
+            )
+            print(f"floor ({what}): {floor:8.2f} s {how}")
         print(f"load average before suite: {load()}")
-        run = run_fidelity if args.suite == "fidelity" else run_review
+        run = {"fidelity": run_fidelity, "review": run_review, "probe": run_probe}[args.suite]
         seconds, summary = run(data, args)
     print(f"suite: {seconds:8.2f} s   load average after: {load()}")
     if floor:
