@@ -4,9 +4,9 @@ Backend chosen by measurement on the 2-core reference machine (50k x 50k x 25 fl
 faiss ``IndexFlatL2`` 1-NN 0.8-0.9 s but 5-NN 3.0-4.7 s (its k > 1 heap costs 3-4x its
 arg-min per distance); scikit-learn ``NearestNeighbors`` 5-NN 5.6 s; chunked torch ``addmm`` +
 ``min`` 8.4 s; chunked numpy 10 s. Every search therefore goes through
-:class:`synthreview.grouped_search.GroupedReference`: one faiss 1-NN per group of rows, then
-only the groups that can hold a neighbour (5-NN at 50k: 1.5-2.1 s; 1-NN 1.5 s, against 0.9 s
-for the bare faiss arg-min, the price of exactness). Memory stays O(n*k) plus one block.
+:class:`synthreview.grouped_search.GroupedReference`: the distance from every query to the
+nearest row of every group of ~400 rows (tiled BLAS products, about the cost of one faiss
+1-NN), then only the groups that can hold a neighbour. Memory stays O(n*k) plus one batch.
 
 Exact, unlike faiss alone: faiss ranks by float32 ``|q|^2 + |x|^2 - 2 q.x``, whose rounding
 exceeds the gap between near-tied neighbours (its 5-NN on a 50k embedding named the wrong
