@@ -49,15 +49,19 @@ from synthreview.io.textfile import (
     EXACT_INTEGER_LIMIT,
     decode_text,
     parse_delimited,
+    read_decimal_commas,
     read_header,
+    scan_text_file,
     sniff_delimiter,
     type_text_column,
-    typed_frame,
 )
 
 MAX_BYTES = 2 * 1024**3
 _ROLES = ("real", "holdout", "synthetic")
 _PANDAS_INDEX = re.compile(r"__index_level_\d+__")
+_GZIP = b"\x1f\x8b"
+_PARQUET = b"PAR1"
+_UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def read_table(
@@ -104,35 +108,50 @@ def read_table(
         raise ValueError(f"role must be one of {list(_ROLES)}; got {role!r} instead")
     label = name or _stem(source)
     what = describe.format(role=role, name=label)
-    data = _read_bytes(source, what, max_bytes)
-    digest = hashlib.sha256(data).hexdigest()
-    if data[:2] == b"\x1f\x8b":
-        data = _gunzip(data, what, max_bytes)
     suffix = Path(str(getattr(source, "name", source) if not isinstance(source, bytes) else ""))
     suffix_text = "".join(suffix.suffixes[-2:]).lower() if suffix.suffixes else ""
-    if data[:4] == b"PAR1":
-        raw, frame, notices = _read_parquet(data, what, label, max_columns)
-        source_format, delimiter, encoding = "parquet", None, None
-    elif suffix_text.endswith((".parquet", ".pq")):
+    data = _read_bytes(source, what, max_bytes)
+    if data is None:  # a plain text file on disk: checked and parsed block by block
+        digest, head, encoding, notices = scan_text_file(str(source), what, label)
+        text: bytes | str = str(source)
+        parse_encoding = encoding
+    else:
+        digest = hashlib.sha256(data).hexdigest()
+        if data[:2] == _GZIP:
+            data = _gunzip(data, what, max_bytes)
+        if data[:4] == _PARQUET:
+            raw, frame, notices = _read_parquet(data, what, label, max_columns)
+            check_rows(frame, what)
+            check_finite(frame, what, raw)
+            return LoadedTable(
+                name=label,
+                role=role,
+                frame=frame,
+                raw=raw,
+                sha256=digest,
+                source_format="parquet",
+                notices=tuple(notices),
+            )
+        if not data[:4096].strip() and not data.strip():  # full strip only when the head is blank
+            raise DataError(f"{what} is empty; expected a header row and data rows")
+        text, head, encoding, notices = decode_text(data, what, label)
+        del data  # for BOM or latin-1 input only the UTF-8 copy is needed from here
+        parse_encoding = "utf-8"
+    if suffix_text.endswith((".parquet", ".pq")):
         raise DataError(
             f"{what} is named like a Parquet file but does not start "
             "with the Parquet magic bytes 'PAR1'; the file is damaged or not Parquet"
         )
-    else:
-        if not data[:4096].strip() and not data.strip():  # full strip only when the head is blank
-            raise DataError(f"{what} is empty; expected a header row and data rows")
-        utf8, head, encoding, notices = decode_text(data, what, label)
-        del data  # for BOM or latin-1 input only the UTF-8 copy is needed from here
-        prefer_tab = ".tsv" in suffix_text or ".tab" in suffix_text
-        delimiter = sniff_delimiter(head, prefer_tab=prefer_tab)
-        header = read_header(head, delimiter, what)
-        check_width(len(header), what, max_columns)
-        raw = parse_delimited(utf8, header, delimiter, what)
-        notices += check_header(header, what, label)
-        raw.columns = header
-        frame, typing_notices = typed_frame(raw, decimal_comma=delimiter == ";", label=label)
-        notices += typing_notices
-        source_format = "tsv" if delimiter == "\t" else "csv"
+    prefer_tab = ".tsv" in suffix_text or ".tab" in suffix_text
+    delimiter = sniff_delimiter(head, prefer_tab=prefer_tab)
+    header = read_header(head, delimiter, what)
+    check_width(len(header), what, max_columns)
+    notices += check_header(header, what, label)
+    raw, frame = parse_delimited(text, header, delimiter, what, encoding=parse_encoding)
+    del text
+    if delimiter == ";":
+        frame, comma_notices = read_decimal_commas(frame, label=label)
+        notices += comma_notices
     check_rows(frame, what)
     check_finite(frame, what, raw)
     return LoadedTable(
@@ -141,7 +160,7 @@ def read_table(
         frame=frame,
         raw=raw,
         sha256=digest,
-        source_format=source_format,
+        source_format="tsv" if delimiter == "\t" else "csv",
         delimiter=delimiter,
         encoding=encoding,
         notices=tuple(notices),
@@ -282,7 +301,8 @@ def _stem(source: Any) -> str:
     return stem or "table"
 
 
-def _read_bytes(source: Any, what: str, max_bytes: int) -> bytes:
+def _read_bytes(source: Any, what: str, max_bytes: int) -> bytes | None:
+    """The source's bytes, or None for a plain text file on disk (too big to hold twice)."""
     if isinstance(source, bytes):
         size = len(source)
     elif isinstance(source, (str, os.PathLike)):
@@ -310,7 +330,11 @@ def _read_bytes(source: Any, what: str, max_bytes: int) -> bytes:
     if isinstance(source, bytes):
         return source
     if isinstance(source, (str, os.PathLike)):
-        return Path(source).read_bytes()
+        with open(source, "rb") as fh:
+            magic = fh.read(4)
+        if magic[:2] in (_GZIP, *_UTF16_MARKS) or magic == _PARQUET:
+            return Path(source).read_bytes()
+        return None  # plain text: read_table streams it
     if hasattr(source, "getvalue"):
         data = source.getvalue()
     else:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import codecs
 import csv
+import hashlib
 import io
 import re
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -43,6 +45,8 @@ _DELIMITERS = (",", ";", "\t", "|")
 _SNIFF_CHARS = 64 * 1024
 _HEAD_CHARS = 1024 * 1024
 _CHUNK_BYTES = 16 * 1024 * 1024
+#: CSV block size: memory while parsing grows by blocks, never by the whole file
+_BLOCK_BYTES = 16 * 1024 * 1024
 _NEWLINE = b"\n"
 
 
@@ -57,10 +61,7 @@ def decode_text(data: bytes, what: str, label: str) -> tuple[bytes, str, str, li
             ) from exc
         return text.encode("utf-8"), text[:_HEAD_CHARS], "utf-16", []
     head = data[:_HEAD_CHARS]
-    # text files never hold NUL bytes; a few other control bytes mean binary content too
-    controls = sum(head.count(bytes([b])) for b in (*range(0, 9), 11, 12, *range(14, 32)))
-    if b"\x00" in head or controls > 0.01 * len(head):
-        raise DataError(f"{what} holds binary (non-text) content; expected CSV, TSV or Parquet")
+    _check_text(head, what)
     body = data[3:] if data[:3] == b"\xef\xbb\xbf" else data
     bad = _first_invalid_utf8(body)
     if bad is None:
@@ -73,6 +74,56 @@ def decode_text(data: bytes, what: str, label: str) -> tuple[bytes, str, str, li
         "characters",
     )
     return text.encode("utf-8"), text[:_HEAD_CHARS], "latin-1", [notice]
+
+
+def _check_text(head: bytes, what: str) -> None:
+    # text files never hold NUL bytes; a few other control bytes mean binary content too
+    controls = sum(head.count(bytes([b])) for b in (*range(0, 9), 11, 12, *range(14, 32)))
+    if b"\x00" in head or controls > 0.01 * len(head):
+        raise DataError(f"{what} holds binary (non-text) content; expected CSV, TSV or Parquet")
+
+
+def scan_text_file(path: str, what: str, label: str) -> tuple[str, str, str, list[Notice]]:
+    """Check a text file block by block: sha256, decoded head, encoding and notices.
+
+    The counterpart of :func:`decode_text` for a file on disk that is never read whole: it
+    refuses empty and binary files and picks UTF-8 (a BOM is skipped by the parser) or, when
+    some byte is not UTF-8, latin-1 with a notice.
+    """
+    digest = hashlib.sha256()
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    head, bad, offset, blank = b"", None, 0, True
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK_BYTES):
+            digest.update(chunk)
+            if not head:
+                head = chunk[:_HEAD_CHARS]
+                _check_text(head, what)
+            blank = blank and not chunk.strip()
+            if bad is None:
+                try:
+                    decoder.decode(chunk)
+                except UnicodeDecodeError as exc:
+                    bad = offset + exc.start
+            offset += len(chunk)
+    if bad is None:
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError as exc:
+            bad = offset + exc.start
+    if blank:
+        raise DataError(f"{what} is empty; expected a header row and data rows")
+    if head[:3] == b"\xef\xbb\xbf":
+        head = head[3:]
+    if bad is None:
+        return digest.hexdigest(), head.decode("utf-8", errors="ignore"), "utf-8", []
+    notice = Notice(
+        "warning",
+        label,
+        f"{label!r} is not valid UTF-8 (byte {bad}); it was read as latin-1, check accented "
+        "characters",
+    )
+    return digest.hexdigest(), head.decode("latin-1"), "latin-1", [notice]
 
 
 def _first_invalid_utf8(data: bytes) -> int | None:
@@ -126,8 +177,22 @@ def read_header(head: str, delimiter: str, what: str) -> list[str]:
     return [f.strip() for f in first]
 
 
-def parse_delimited(utf8: bytes, header: list[str], delimiter: str, what: str) -> pd.DataFrame:
-    """Parse UTF-8 delimited text (header line skipped) into a frame of raw strings."""
+def parse_delimited(
+    source: bytes | str,
+    header: list[str],
+    delimiter: str,
+    what: str,
+    *,
+    encoding: str = "utf-8",
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Parse delimited text (header line skipped) into raw strings and typed columns.
+
+    ``source`` is UTF-8 bytes or the path of a file in ``encoding`` (``"utf-8"`` with or
+    without BOM, or ``"latin-1"``); a path is read block by block, never whole. Returns the raw
+    frame (the cells as written) and the typed frame (the module's typing rules). Text columns
+    of the typed frame share the raw column's buffers where no cell needed trimming, so a text
+    column costs one copy, not two.
+    """
     import pyarrow.csv as pacsv
 
     bad_rows: list[Any] = []
@@ -137,10 +202,14 @@ def parse_delimited(utf8: bytes, header: list[str], delimiter: str, what: str) -
         return "error"
 
     names = [f"c{i}" for i in range(len(header))]
+    stream = pa.BufferReader(pa.py_buffer(source)) if isinstance(source, bytes) else source
+    columns = [_ColumnBuilder() for _ in names]
     try:
-        arrow = pacsv.read_csv(
-            pa.BufferReader(pa.py_buffer(utf8)),
-            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1),
+        reader = pacsv.open_csv(
+            stream,
+            read_options=pacsv.ReadOptions(
+                column_names=names, skip_rows=1, encoding=encoding, block_size=_BLOCK_BYTES
+            ),
             parse_options=pacsv.ParseOptions(
                 delimiter=delimiter, newlines_in_values=True, invalid_row_handler=on_bad_row
             ),
@@ -150,48 +219,138 @@ def parse_delimited(utf8: bytes, header: list[str], delimiter: str, what: str) -
                 quoted_strings_can_be_null=False,
             ),
         )
+        for batch in reader:
+            for builder, chunk in zip(columns, batch.columns, strict=True):
+                builder.add(chunk)
     except (pa.ArrowInvalid, UnicodeError) as exc:
-        if "skip initial" in str(exc):  # the header line is all there is
+        if "skip initial" in str(exc) or "Empty CSV file" in str(exc):  # a header line only
             raise DataError(
                 f"{what} has a header but no data rows; expected at least 2 rows"
             ) from exc
         if bad_rows:
             row = bad_rows[0]
-            pos = utf8.find(row.text.encode("utf-8"))
-            line = f"line {utf8.count(_NEWLINE, 0, pos) + 1}" if pos >= 0 else "a line"
+            line = _line_of(source, row.text)
             raise DataError(
                 f"{what} has ragged rows: {line} has {row.actual_columns} fields, the "
                 f"header has {row.expected_columns} (delimiter {delimiter!r}): {row.text[:80]!r}"
             ) from exc
         raise DataError(f"{what} cannot be parsed as delimited text: {exc}") from exc
-    raw = arrow.to_pandas()
-    raw.columns = header
-    return raw
+    raw: dict[str, pd.Series] = {}
+    typed: dict[str, pd.Series] = {}
+    for col, builder in zip(header, columns, strict=True):
+        raw[col], typed[col] = builder.series()
+        # the parser's and the number chunks' freed blocks go back to the system, not the pool
+        pa.default_memory_pool().release_unused()
+    index = pd.RangeIndex(next(iter(raw.values())).size if raw else 0)
+    return pd.DataFrame(raw, index=index), pd.DataFrame(typed, index=index)
 
 
-def typed_frame(
-    raw: pd.DataFrame, *, decimal_comma: bool, label: str
-) -> tuple[pd.DataFrame, list[Notice]]:
-    """Type every column of ``raw`` (see the module docstring); notices for decimal commas."""
-    typed = {c: type_text_column(raw[c]) for c in raw.columns}
+def _line_of(source: bytes | str, text: str) -> str:
+    """``"line N"`` of the first line holding ``text`` (only for error messages)."""
+    needle = text.encode("utf-8")
+    if isinstance(source, bytes):
+        pos = source.find(needle)
+        return f"line {source.count(_NEWLINE, 0, pos) + 1}" if pos >= 0 else "a line"
+    lines = 0
+    tail = b""
+    with open(source, "rb") as fh:
+        while chunk := fh.read(_CHUNK_BYTES):
+            block = tail + chunk
+            pos = block.find(needle)
+            if pos >= 0:
+                return f"line {lines + block.count(_NEWLINE, 0, pos) + 1}"
+            keep = len(needle)
+            lines += block.count(_NEWLINE, 0, len(block) - keep)
+            tail = block[len(block) - keep :]
+    return "a line"
+
+
+_STR_DTYPE = pd.StringDtype("pyarrow", na_value=float("nan"))
+
+
+class _ColumnBuilder:
+    """One column of a CSV read block by block: raw chunks, missing-masked chunks, numbers."""
+
+    def __init__(self) -> None:
+        self.raw: list[pa.Array] = []
+        self.masked: list[pa.Array] = []
+        self.numbers: list[pa.Array] | None = []  # None once a value is not a number
+        self.present = 0
+
+    def add(self, chunk: pa.Array) -> None:
+        raw = pc.cast(chunk, pa.large_string())  # pandas' str dtype holds large_string
+        self.raw.append(raw)
+        trimmed = pc.utf8_trim_whitespace(raw)
+        if pc.all(pc.equal(pc.binary_length(trimmed), pc.binary_length(raw))).as_py() in (
+            True,
+            None,
+        ):
+            trimmed = raw  # nothing to trim: share the raw buffers
+        missing = pc.is_in(trimmed, value_set=_NA_ARROW)
+        valid = pc.invert(missing)
+        # the same offsets and characters with a validity bitmap: NA markers become nulls
+        offsets, data = trimmed.buffers()[1:]
+        masked = pa.Array.from_buffers(
+            pa.large_string(),
+            len(trimmed),
+            [pc.and_(valid, pc.is_valid(trimmed)).buffers()[1], offsets, data],
+            offset=trimmed.offset,
+        )
+        self.masked.append(masked)
+        self.present += len(masked) - masked.null_count
+        if self.numbers is None:
+            return
+        try:
+            numbers = pc.cast(masked, pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            self.numbers = None
+            return
+        if must_stay_text(masked, numbers):
+            self.numbers = None
+        else:
+            self.numbers.append(numbers)
+
+    def series(self) -> tuple[pd.Series, pd.Series]:
+        """The raw column (as written) and the typed column."""
+        raw = _str_series(self.raw)
+        self.raw = []
+        if self.numbers is not None and self.present:
+            values = np.empty(sum(len(n) for n in self.numbers), dtype="float64")
+            start = 0
+            while self.numbers:  # each chunk freed as soon as it is copied
+                chunk = self.numbers.pop(0)
+                values[start : start + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
+                start += len(chunk)
+            typed = pd.Series(values, dtype="float64", copy=False)
+        else:
+            typed = _str_series(self.masked)
+        self.masked, self.numbers = [], None
+        return raw, typed
+
+
+def _str_series(chunks: list[pa.Array]) -> pd.Series:
+    array = pa.chunked_array(chunks, type=pa.large_string())
+    return pd.Series(pd.arrays.ArrowStringArray(array, dtype=_STR_DTYPE), copy=False)
+
+
+def read_decimal_commas(typed: pd.DataFrame, *, label: str) -> tuple[pd.DataFrame, list[Notice]]:
+    """Text columns of a semicolon file written with decimal commas become numbers."""
     notices = []
-    if decimal_comma:
-        # semicolon files are usually written where "1,5" means 1.5 (Excel in most of Europe)
-        for col, s in typed.items():
-            present = s.dropna()
-            if (
-                s.dtype == "str"
-                and len(present)
-                and present.str.fullmatch(_DECIMAL_COMMA).all()
-                and not present.str.fullmatch(_ZERO_PADDED[1:-1]).any()
-            ):
-                typed[col] = pd.to_numeric(s.str.replace(",", ".", regex=False)).astype("float64")
-                notices.append(
-                    Notice(
-                        "info", label, f"column {col!r} read with decimal commas (1,5 = 1.5)", col
-                    )
-                )
-    return pd.DataFrame(typed, index=raw.index), notices
+    # semicolon files are usually written where "1,5" means 1.5 (Excel in most of Europe)
+    for col in typed.columns:
+        s = typed[col]
+        present = s.dropna()
+        if (
+            s.dtype == "str"
+            and len(present)
+            and present.str.fullmatch(_DECIMAL_COMMA).all()
+            and not present.str.fullmatch(_ZERO_PADDED[1:-1]).any()
+        ):
+            typed[col] = pd.to_numeric(s.str.replace(",", ".", regex=False)).astype("float64")
+            notices.append(
+                Notice("info", label, f"column {col!r} read with decimal commas (1,5 = 1.5)", col)
+            )
+    return typed, notices
 
 
 def type_text_column(values: pd.Series) -> pd.Series:
