@@ -20,6 +20,10 @@ Rules (``RULES``) and their statistics:
   so the holdout loses at most ``level``, or a fixed ``alpha``. Default on.
 * ``drop_too_close``: distance to the closest training row, low = suspicious. Default off (on a
   table with near-duplicate records it sees almost nothing that the ratio does not).
+* trace reviews add ``synthreview.metrics.glucose.trace_rules.TRACE_RULES`` (readings outside
+  the sensor range, implausible rates of change, windows drawn from a memorised subject),
+  passed as ``traces=`` and kept in ``attrs["trace_rules"]``; each states its own threshold and
+  expected false-positive rate on real traces. Default on.
 
 Modes (``Thresholds.mode``): ``"quantile"`` (default, ``level`` = 1 %), ``"strict"``
 (Benjamini–Hochberg at ``fdr`` on conformal p-values) and ``"paper"`` (α = 0.95 and the
@@ -37,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from synthreview.errors import ConfigError, DataError
+from synthreview.metrics.glucose.trace_rules import SWITCHES
 from synthreview.release import calibration as cal
 from synthreview.release.evidence import CopyEvidence
 from synthreview.release.table import RULES, STATISTICS, evidence_frame
@@ -84,6 +89,9 @@ class Thresholds:
         ``"paper"`` mode ``None`` means 0.95).
     use_alpha, drop_unauthentic, drop_too_close, drop_exact_copies : bool
         Switch each rule on or off.
+    drop_implausible, drop_memorised_subjects : bool
+        Trace reviews only: the plausibility rules (sensor range, rate of change) and the
+        memorised-subject rule.
     """
 
     mode: str = "quantile"
@@ -95,6 +103,8 @@ class Thresholds:
     drop_unauthentic: bool = True
     drop_too_close: bool = False
     drop_exact_copies: bool = True
+    drop_implausible: bool = True
+    drop_memorised_subjects: bool = True
 
     def __post_init__(self) -> None:
         if self.mode not in cal.MODES:
@@ -138,6 +148,7 @@ def audit_table(
     thresholds: Thresholds | None = None,
     *,
     copies: CopyEvidence | None = None,
+    traces: tuple[pd.DataFrame, dict[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """One row per synthetic row: its evidence, the rules that fire and why.
 
@@ -153,6 +164,9 @@ def audit_table(
     copies : CopyEvidence, optional
         Encoder-space authenticity ratios and nearest training rows
         (``evidence.copy_evidence_for(report, name)``); preferred over the embedding's ratio.
+    traces : (DataFrame, dict), optional
+        ``trace_rules.trace_rule_columns(glucose)`` of a trace review: per-row flags, reasons
+        and evidence of the trace rules, and each rule's label, threshold and expected rate.
 
     Returns
     -------
@@ -168,21 +182,53 @@ def audit_table(
     if fidelity is None and privacy is None:
         raise DataError("audit_table needs 'fidelity' or 'privacy' results; got neither")
     frame, calibration = evidence_frame(fidelity, privacy, copies, holdout=False)
+    frame = _with_trace_rules(frame, traces)
     frame.attrs["calibration"] = calibration
     return apply_thresholds(frame, thresholds or Thresholds())
 
 
+def _with_trace_rules(
+    frame: pd.DataFrame, traces: tuple[pd.DataFrame, dict[str, Any]] | None
+) -> pd.DataFrame:
+    """The trace rules' columns joined by row position (rows are the traces in file order)."""
+    if traces is None or not traces[1]:
+        return frame
+    columns, rules = traces
+    if len(columns) != len(frame):
+        raise DataError(
+            f"trace rule evidence has {len(columns)} rows; expected one per audited trace "
+            f"({len(frame)})"
+        )
+    out = pd.concat([frame.reset_index(drop=True), columns.reset_index(drop=True)], axis=1)
+    out.attrs["trace_rules"] = dict(rules)
+    return out
+
+
+def _all_rules(audit: pd.DataFrame) -> dict[str, str]:
+    """Rule column -> label: ``RULES`` plus the trace rules the audit carries."""
+    extra = audit.attrs.get("trace_rules") or {}
+    return {**RULES, **{rule: info["label"] for rule, info in extra.items()}}
+
+
 def holdout_audit(
-    fidelity: Any, privacy: Any, thresholds: Thresholds | None = None, *, copies: Any = None
+    fidelity: Any,
+    privacy: Any,
+    thresholds: Thresholds | None = None,
+    *,
+    copies: Any = None,
+    traces: tuple[pd.DataFrame, dict[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """The same audit applied to the holdout rows: what a fresh real sample would lose.
 
     Each holdout row is compared with the *other* holdout rows (leave-one-out counts), so the
     shares are honest estimates of a rule's loss on fresh real data. Exact copies of holdout
     rows are those at encoder distance 0 from a training row (``copies``); without ``copies``
-    that rule never fires here. Returns an empty table without holdout evidence.
+    that rule never fires here. Returns an empty table without holdout evidence. ``traces``
+    (``trace_rule_columns(glucose, holdout=True)``) adds the trace rules of the holdout traces.
     """
     frame, calibration = evidence_frame(fidelity, privacy, copies, holdout=True)
+    if traces is not None and len(frame) == len(traces[0]):
+        frame = _with_trace_rules(frame, traces)
     frame.attrs["calibration"] = calibration
     return apply_thresholds(frame, thresholds or Thresholds())
 
@@ -212,7 +258,9 @@ def apply_thresholds(audit: pd.DataFrame, thresholds: Thresholds) -> pd.DataFram
     control change.
     """
     calibration = audit.attrs.get("calibration") or {}
-    out = audit[[c for c in audit.columns if c not in (*RULES, "reasons", "removed")]].copy()
+    trace_rules = audit.attrs.get("trace_rules") or {}
+    rules = _all_rules(audit)
+    out = audit[[c for c in audit.columns if c not in (*rules, "reasons", "removed")]].copy()
     n = len(out)
     off = np.zeros(n, dtype=bool)
     fired: dict[str, np.ndarray] = {}
@@ -252,17 +300,25 @@ def apply_thresholds(audit: pd.DataFrame, thresholds: Thresholds) -> pd.DataFram
     for rule in RULES:
         out[rule] = fired.get(rule, off)
         texts[rule] = _reason_texts(rule, out, thresholds, values.get(rule))
-    matrix = out[list(RULES)].to_numpy(dtype=bool)
+    for rule, info in trace_rules.items():
+        # precomputed per-trace flags; the switch decides whether they remove the row
+        if getattr(thresholds, SWITCHES[rule]):
+            fired[rule] = out[f"{rule}_flag"].to_numpy(dtype=bool)
+            values[rule], expected[rule] = info.get("threshold"), info.get("expected_fpr")
+        out[rule] = fired.get(rule, off)
+        texts[rule] = out[f"{rule}_reason"].astype(str).tolist()
+    matrix = out[list(rules)].to_numpy(dtype=bool)
     out["reasons"] = [
-        "; ".join(texts[r][i] for r, hit in zip(RULES, row, strict=True) if hit)
+        "; ".join(texts[r][i] for r, hit in zip(rules, row, strict=True) if hit)
         for i, row in enumerate(matrix)
     ]
     out["removed"] = matrix.any(axis=1)
     out.attrs["calibration"] = calibration
+    out.attrs["trace_rules"] = trace_rules
     out.attrs["thresholds"] = thresholds.to_dict()
     out.attrs["rules"] = {
         r: {"active": r in fired, "threshold": values.get(r), "expected_fpr": expected.get(r)}
-        for r in RULES
+        for r in rules
     }
     return out
 
@@ -303,19 +359,20 @@ def rule_summary(audit: pd.DataFrame, reference: pd.DataFrame | None = None) -> 
     for ``"any"`` the holdout's union share) and, with ``reference`` (``holdout_audit``),
     ``reference_share`` (the holdout's share, leave-one-out).
     """
-    matrix = audit[list(RULES)].to_numpy(dtype=bool)
+    labels = _all_rules(audit)
+    matrix = audit[list(labels)].to_numpy(dtype=bool)
     n_hits = matrix.sum(axis=1)
     info = audit.attrs.get("rules") or {}
     rows = {
         rule: {
-            "label": RULES[rule],
+            "label": labels[rule],
             "active": bool((info.get(rule) or {}).get("active", True)),
             "flagged": int(matrix[:, j].sum()),
             "only": int((matrix[:, j] & (n_hits == 1)).sum()),
             "threshold": (info.get(rule) or {}).get("threshold"),
             "expected_fpr": (info.get(rule) or {}).get("expected_fpr"),
         }
-        for j, rule in enumerate(RULES)
+        for j, rule in enumerate(labels)
     }
     rows["any"] = {"label": "removed by any rule", "active": True,
                    "flagged": int((n_hits > 0).sum()), "only": 0}  # fmt: skip
@@ -325,7 +382,9 @@ def rule_summary(audit: pd.DataFrame, reference: pd.DataFrame | None = None) -> 
     summary["share"] = summary["flagged"] / max(len(audit), 1)
     if reference is not None:
         ref = rule_summary(reference) if len(reference) else None
-        summary["reference_share"] = ref["share"] if ref is not None else np.nan
+        summary["reference_share"] = (
+            ref["share"].reindex(summary.index) if ref is not None else np.nan
+        )
         if ref is not None:
             summary.loc["any", "expected_fpr"] = ref.loc["any", "share"]
     return summary
@@ -337,21 +396,22 @@ def rule_overlaps(audit: pd.DataFrame) -> pd.DataFrame:
     One row per combination that occurs among removed rows: a boolean column per rule,
     ``rules`` (``" + "``-joined labels) and ``n_rows``; most frequent first, ties in rule order.
     """
-    matrix = audit.loc[audit["removed"].to_numpy(dtype=bool), list(RULES)].astype(bool)
+    labels = _all_rules(audit)
+    matrix = audit.loc[audit["removed"].to_numpy(dtype=bool), list(labels)].astype(bool)
     if matrix.empty:
         return pd.DataFrame(
             {
-                **{r: pd.Series(dtype=bool) for r in RULES},
+                **{r: pd.Series(dtype=bool) for r in labels},
                 "rules": pd.Series(dtype=str),
                 "n_rows": pd.Series(dtype=np.int64),
             }
         )
     counts = matrix.value_counts(sort=False).rename("n_rows").reset_index()
     counts["rules"] = [
-        " + ".join(RULES[r] for r in RULES if row[r]) for _, row in counts.iterrows()
+        " + ".join(labels[r] for r in labels if row[r]) for _, row in counts.iterrows()
     ]
     counts = counts.sort_values(
-        ["n_rows", *RULES], ascending=[False] * (1 + len(RULES)), kind="stable"
+        ["n_rows", *labels], ascending=[False] * (1 + len(labels)), kind="stable"
     ).reset_index(drop=True)
     counts["n_rows"] = counts["n_rows"].astype(np.int64)
-    return counts[[*RULES, "rules", "n_rows"]]
+    return counts[[*labels, "rules", "n_rows"]]

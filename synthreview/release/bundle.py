@@ -19,6 +19,7 @@ import pandas as pd
 from synthreview.io.schema import Schema
 from synthreview.judgement.decision import Decision, decide_all, exit_code
 from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.metrics.glucose.trace_rules import trace_rule_columns
 from synthreview.release.audit import (
     Thresholds,
     audit_table,
@@ -284,8 +285,16 @@ def audit_candidates(
         chosen = thresholds.get(name) if isinstance(thresholds, Mapping) else thresholds
         chosen = chosen or Thresholds()
         copies = copy_evidence_for(report, name)
-        audits[name] = audit_table(result.fidelity, result.privacy, chosen, copies=copies)
-        references[name] = holdout_audit(result.fidelity, result.privacy, chosen, copies=copies)
+        # trace reviews: plausibility and memorised-subject rules from the glucose section
+        glucose = getattr(result, "glucose", None)
+        traces = trace_rule_columns(glucose) if glucose is not None else None
+        held = trace_rule_columns(glucose, holdout=True) if glucose is not None else None
+        audits[name] = audit_table(
+            result.fidelity, result.privacy, chosen, copies=copies, traces=traces
+        )
+        references[name] = holdout_audit(
+            result.fidelity, result.privacy, chosen, copies=copies, traces=held
+        )
     return audits, references
 
 

@@ -12,7 +12,11 @@ synthetic candidate it gathers, following GlucoSynth (Lamp et al. 2023):
   (TRTR), both tested on holdout, with Clarke error grid zones (§7.4, appendix E);
 - ``fidelity`` and ``privacy``: α-precision / β-recall / authenticity and the membership
   attacks on the LSTM-autoencoder embedding of the traces (Alaa et al. 2022, appendix), plus
-  the Hide-and-Seek trace seekers (:mod:`.trace_seekers`).
+  the Hide-and-Seek trace seekers (:mod:`.trace_seekers`);
+- ``subject_privacy``: the nearest-neighbour seeker and DCR aggregated per subject, with the
+  subjects whose traces the candidate reproduces (:mod:`.subjects`);
+- ``plausibility``: traces with readings outside the sensor range or changing faster than a
+  CGM sensor reports (:mod:`.plausibility`), the evidence of the trace audit rules.
 
 What depends only on real and holdout (the embedding, the TRTR forecaster, the reference
 statistics) is a :class:`GlucoseContext`: build it once with :func:`prepare_glucose` and pass
@@ -23,6 +27,7 @@ data, seed and device (kept in memory, keyed on a full digest of the values).
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -31,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from synthreview.embeddings.lstm_autoencoder import LSTMAutoencoderEmbedding, fit_lstm_autoencoder
-from synthreview.errors import DataError, attempt
+from synthreview.errors import DataError, UndefinedMetricWarning, attempt
 from synthreview.memo import Memo, remember
 from synthreview.metrics.fidelity.section import evaluate_fidelity
 from synthreview.metrics.glucose.agp import AGPProfile, start_minutes
@@ -60,7 +65,13 @@ from synthreview.metrics.glucose.motifs import (
     motif_breadth,
     motif_set,
 )
+from synthreview.metrics.glucose.plausibility import (
+    PlausibilityReport,
+    plausibility_samples,
+    trace_plausibility,
+)
 from synthreview.metrics.glucose.seekers import trace_attacks
+from synthreview.metrics.glucose.subjects import SubjectPrivacy, subject_privacy
 from synthreview.metrics.privacy.section import evaluate_privacy_arrays
 from synthreview.results import to_jsonable
 
@@ -110,6 +121,7 @@ class GlucoseContext:
     holdout_clinical: ClinicalSamples | None = field(default=None, repr=False)
     holdout_comparison: ClinicalComparison | None = None
     start_minute: float = 0.0
+    plausibility: Mapping[str, pd.DataFrame] = field(default_factory=dict, repr=False)
 
 
 def prepare_glucose(
@@ -172,6 +184,9 @@ def prepare_glucose(
     embedded = {"real": embedding.transform(r)}
     if h is not None:
         embedded["holdout"] = embedding.transform(h)
+    plausibility = {"real": plausibility_samples(real)}
+    if holdout is not None:
+        plausibility["holdout"] = plausibility_samples(holdout)
     note(1.0, "reference ready")
     return GlucoseContext(
         key=key,
@@ -190,6 +205,7 @@ def prepare_glucose(
         holdout_clinical=holdout_clinical,
         holdout_comparison=holdout_comparison,
         start_minute=start_minute,
+        plausibility=plausibility,
     )
 
 
@@ -229,6 +245,10 @@ class GlucoseReport:
         AGP percentile bands of ``"real"``, ``"synthetic"`` and ``"holdout"``.
     clinical_samples : Mapping[str, DataFrame]
         Per-trace consensus metrics and episodes of ``"real"``, ``"synthetic"``, ``"holdout"``.
+    plausibility : PlausibilityReport or None
+        Sensor-range and rate-of-change flags per trace, with their share on real data.
+    subject_privacy : SubjectPrivacy or None
+        Membership AUC and DCR per subject, memorised subjects (needs a holdout).
     """
 
     metrics: tuple[GlycemicComparison, ...]
@@ -244,6 +264,8 @@ class GlucoseReport:
     holdout_clinical: ClinicalComparison | None = None
     agp: Mapping[str, AGPProfile] = field(default_factory=dict, repr=False)
     clinical_samples: Mapping[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+    plausibility: PlausibilityReport | None = None
+    subject_privacy: SubjectPrivacy | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """``{metrics, motifs, forecast, clarke, fidelity, privacy, errors}`` (JSON-ready)."""
@@ -286,10 +308,23 @@ class GlucoseReport:
                 for name, part in (("tstr", self.forecast.tstr), ("trtr", self.forecast.trtr))
                 if part.accuracy is not None
             }
-        for part in ("fidelity", "privacy"):
+        for part in ("fidelity", "privacy", "plausibility"):
             value = getattr(self, part)
             if value is not None:
                 out[part] = value.to_dict()
+        if self.subject_privacy is not None:
+            subjects = self.subject_privacy.to_dict()
+            # the per-window figures beside the per-subject ones
+            attacks = getattr(self.privacy, "membership_inference", ()) or ()
+            subjects["per_window"] = {
+                "trace_nn_seeker_auc": next(
+                    (a.auc for a in attacks if a.attack == "trace_nn_seeker"), None
+                ),
+                "dcr_share_closer_to_train": getattr(
+                    getattr(self.privacy, "dcr", None), "share_closer_to_train", None
+                ),
+            }
+            out["subject_privacy"] = subjects
         if self.errors:
             out["errors"] = dict(self.errors)
         return to_jsonable(out)
@@ -434,6 +469,19 @@ def evaluate_glucose(
         return replace(report, membership_inference=(*report.membership_inference, *seekers))
 
     privacy_result = attempt("privacy", errors, privacy)
+    note(0.92, "per-subject privacy and plausibility of the traces")
+
+    def subjects() -> SubjectPrivacy:
+        with warnings.catch_warnings():  # an undefined per-subject AUC says why in its note
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            return subject_privacy(real, synthetic, holdout)
+
+    subject_result = attempt("subject_privacy", errors, subjects) if h is not None else None
+    plausibility_result = attempt(
+        "plausibility",
+        errors,
+        lambda: trace_plausibility(real, synthetic, holdout, samples=context.plausibility),
+    )
     note(1.0, "glucose review done")
     samples = {"real": context.real_samples, "synthetic": synthetic_samples}
     if context.holdout_samples is not None:
@@ -460,4 +508,6 @@ def evaluate_glucose(
         holdout_clinical=context.holdout_comparison,
         agp=agp,
         clinical_samples=per_trace,
+        plausibility=plausibility_result,
+        subject_privacy=subject_result,
     )
