@@ -49,3 +49,32 @@ def test_html_section_lists_metrics_and_escapes_names() -> None:
     assert "Glycemia risk index" in html and "AGP band distance" in html
     assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
     assert glucose_section({"tables only": {"fidelity": {}}}) == ""
+
+
+def test_per_subject_privacy_and_plausibility_in_json_and_html() -> None:
+    import dataclasses
+
+    from synthreview.io.traces import Traces
+    from synthreview.metrics.glucose.plausibility import trace_plausibility
+    from synthreview.metrics.glucose.subjects import subject_privacy
+
+    rng = np.random.default_rng(1)
+    real_v = np.clip(140 + np.cumsum(rng.normal(0, 4, (6, 288)), axis=1), 40, 400)
+    hold_v = np.clip(140 + np.cumsum(rng.normal(0, 4, (6, 288)), axis=1), 40, 400)
+    real = Traces.from_array(real_v, source_ids=["<i>a</i>"] * 3 + ["b"] * 3)
+    holdout = Traces.from_array(hold_v, source_ids=["c"] * 3 + ["d"] * 3)
+    candidate = Traces.from_array(np.r_[real_v[:1], hold_v[:1] + 30], name="copying")
+    report = dataclasses.replace(
+        _report(),
+        subject_privacy=subject_privacy(real, candidate, holdout),
+        plausibility=trace_plausibility(real, candidate, holdout),
+    )
+    out = report.to_dict()
+    subjects = out["subject_privacy"]
+    assert subjects["memorised"] == ["<i>a</i>"] and subjects["aggregate"] == "max"
+    assert {"subject_auc", "window_auc", "per_window", "subjects"} <= set(subjects)
+    assert {r["subject"] for r in subjects["subjects"]} == {"<i>a</i>", "b", "c", "d"}
+    assert out["plausibility"]["sensor_range_mg_dl"] == [40.0, 400.0]
+    html = glucose_section({"cand": {"glucose": out}})
+    assert "Privacy per person" in html and "Implausible traces" in html
+    assert "&lt;i&gt;a&lt;/i&gt;" in html and "<i>a</i>" not in html

@@ -319,3 +319,22 @@ def test_no_glucose_evidence_adds_no_rule() -> None:
         warnings.simplefilter("error")
         columns, rules = trace_rule_columns(None)
     assert columns.empty and rules == {}
+
+
+def test_dashboard_tables_of_subjects_and_plausibility(tiny) -> None:
+    from synthreview.figures.glucose import plausibility_table, subject_privacy_table, subject_rows
+
+    real, synthetic, holdout = tiny
+    result = types.SimpleNamespace(
+        subject_privacy=subject_privacy(real, synthetic, holdout),
+        plausibility=trace_plausibility(real, synthetic, holdout),
+        privacy=None,
+    )
+    table = subject_privacy_table({"cand": result, "failed": types.SimpleNamespace()})
+    assert table["candidate"].tolist() == ["cand"]
+    assert table.loc[0, "subject AUC (max)"] == pytest.approx(0.5)
+    assert table.loc[0, "memorised subjects"] == "A"
+    rows = subject_rows({"cand": result})
+    assert rows.columns[0] == "candidate" and len(rows) == 5
+    shares = plausibility_table({"cand": result})
+    assert shares["source"].tolist() == ["cand", "holdout (expected rate)"]

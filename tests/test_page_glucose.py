@@ -30,9 +30,11 @@ def test_glucose_page_shows_heatmaps_tables_and_clarke_grid(review):
     assert sum("Clarke error grid" in s for s in specs) == len(review.candidates)
     assert any("zone boundaries" in s for s in specs)
     # per candidate: glycemic, consensus, episodes, day, night tables and Clarke zones; plus
-    # AGP distances, motifs, point accuracy, fidelity scores, attacks
-    assert len(at.dataframe) == 6 * len(review.candidates) + 5
+    # AGP distances, motifs, point accuracy, fidelity scores, attacks, per-person privacy,
+    # per-subject rows, plausibility
     subheaders = [h.value for h in at.subheader]
+    assert len(at.dataframe) == 6 * len(review.candidates) + 8
+    assert "Privacy per person" in subheaders and "Plausibility of the traces" in subheaders
     assert "Clinical consensus: time in ranges, variability, risk" in subheaders
     assert "Ambulatory glucose profile" in subheaders
     assert any("Ambulatory glucose profile" in s for s in specs), "AGP chart"

@@ -17,11 +17,14 @@ import pytest
 
 from synthreview.errors import UndefinedMetricWarning
 from synthreview.io.schema import Schema
+from synthreview.io.traces import Traces
 from synthreview.judgement.policy import HEADLINES
 from synthreview.judgement.rules import SPECS
 from synthreview.metrics.fidelity.prdc import prdc
 from synthreview.metrics.fidelity.section import evaluate_fidelity
+from synthreview.metrics.glucose.agp import agp_distance, agp_profile
 from synthreview.metrics.glucose.motifs import motif_breadth
+from synthreview.metrics.glucose.subjects import subject_privacy
 from synthreview.metrics.info import MetricInfo
 from synthreview.metrics.privacy.section import distance_to_closest_record, row_hashes
 from synthreview.metrics.registry import REGISTRY, build_registry, for_section, get
@@ -115,6 +118,25 @@ def _traces(real, synthetic, metric):
     return getattr(result, metric)
 
 
+def _agp(real, synthetic):
+    # the numeric columns as 3-reading traces in mg/dL, pooled into the first 15-minute bin
+    def traces(frame):
+        return frame[SCHEMA.numeric].to_numpy(float) / [1.0, 30.0, 1.0] + 70
+
+    return agp_distance(agp_profile(traces(real)), agp_profile(traces(synthetic)))
+
+
+def _subject_auc(real, synthetic):
+    # rows as windows, a (sex, job) group as the person; holdout persons carry other ids
+    def traces(frame, prefix=""):
+        ids = (prefix + frame["sex"] + frame["job"]).tolist()
+        values = frame[SCHEMA.numeric].to_numpy(float) / [1.0, 30.0, 1.0] + 70
+        return Traces.from_array(values, name=prefix or "t", source_ids=ids)
+
+    holdout = traces(_table(200, 7), "h")
+    return subject_privacy(traces(real), traces(synthetic), holdout).subject_auc
+
+
 #: metric -> (compute(real, synthetic) -> float, what identical data gives: "ideal" / "worst")
 COMPUTE = {
     "ip_alpha": (_fidelity("ip_alpha"), "ideal"),
@@ -151,6 +173,8 @@ COMPUTE = {
     "motif_vm": (lambda r, s: _traces(r, s, "vm"), "ideal"),
     "motif_coverage": (lambda r, s: _traces(r, s, "coverage"), "ideal"),
     "motif_mse": (lambda r, s: _traces(r, s, "mse"), "ideal"),
+    "agp_distance": (_agp, "ideal"),
+    "subject_membership_auc": (_subject_auc, "worst"),  # identical windows: every person found
 }
 #: metric -> why it has no hook here
 NOT_CALLABLE = {
@@ -164,6 +188,8 @@ NOT_CALLABLE = {
     "wp29_inference": "computed by the privacy section's WP29 attacks",
     "forecast_rmse": "trains a torch forecaster on traces (tests/test_glucose_engine.py)",
     "clarke_zone_a": "trains a torch forecaster on traces (tests/test_glucose_engine.py)",
+    "forecast_mard": "trains a torch forecaster on traces (tests/test_glucose_parkes_agp.py)",
+    "parkes_zone_a": "trains a torch forecaster on traces (tests/test_glucose_parkes_agp.py)",
 }
 #: how close to the ideal identical data must come (sampling in the estimator aside)
 TOLERANCE = {"prdc_density": 0.25, "tstr_trtr_ratio": 1e-9}

@@ -297,3 +297,65 @@ def agp_overlay(
     fig.update_layout(xaxis_title="time of day (h)", yaxis_title="glucose (mg/dL)",
                       xaxis={"range": [0, 24], "dtick": 3})  # fmt: skip
     return apply_style(fig, title=title, height=420)
+
+
+def subject_privacy_table(results: Mapping[str, object]) -> pd.DataFrame:
+    """One row per candidate: per-subject figures beside the per-window ones.
+
+    ``results`` maps candidate -> GlucoseReport; candidates without ``subject_privacy`` (no
+    holdout, or it failed) are left out.
+    """
+    rows = []
+    for name, result in results.items():
+        s = getattr(result, "subject_privacy", None)
+        if s is None:
+            continue
+        attacks = getattr(getattr(result, "privacy", None), "membership_inference", ()) or ()
+        seeker = next((a.auc for a in attacks if a.attack == "trace_nn_seeker"), np.nan)
+        rows.append(
+            {
+                "candidate": name,
+                "subject AUC (max)": s.subject_auc,
+                "window AUC": s.window_auc,
+                "NN seeker AUC (attack set)": seeker,
+                "member subjects": s.n_member_subjects,
+                "non-member subjects": s.n_nonmember_subjects,
+                "closest mg/dL, members": s.member_dcr_median,
+                "closest mg/dL, non-members": s.nonmember_dcr_median,
+                "memorised subjects": ", ".join(s.memorised) or "none",
+                "fresh window called a copy": s.expected_window_fpr,
+                "note": s.note,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def subject_rows(results: Mapping[str, object]) -> pd.DataFrame:
+    """Every candidate's per-subject table, stacked with a ``candidate`` column first."""
+    frames = [
+        result.subject_privacy.subjects.assign(candidate=name)
+        for name, result in results.items()
+        if getattr(result, "subject_privacy", None) is not None
+    ]
+    if not frames:
+        return pd.DataFrame()
+    out = pd.concat(frames, ignore_index=True)
+    return out[["candidate", *[c for c in out.columns if c != "candidate"]]]
+
+
+def plausibility_table(results: Mapping[str, object]) -> pd.DataFrame:
+    """Share of implausible traces per candidate, with the reference (holdout or real) row."""
+    rows, reference = [], None
+    for name, result in results.items():
+        p = getattr(result, "plausibility", None)
+        if p is None:
+            continue
+        lo, hi = p.sensor_range_mg_dl
+        range_label = f"outside {lo:g}–{hi:g} mg/dL"
+        rate_label = f"> {p.max_rate_mg_dl_min:g} mg/dL/min over {p.rate_window_minutes:g} min"
+        rows.append({"source": name, range_label: p.outside_range_share,
+                     rate_label: p.implausible_rate_share})  # fmt: skip
+        reference = {"source": f"{p.reference} (expected rate)",
+                     range_label: p.reference_outside_range_share,
+                     rate_label: p.reference_implausible_rate_share}  # fmt: skip
+    return pd.DataFrame([*rows, reference] if reference else rows)
