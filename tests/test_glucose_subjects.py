@@ -338,3 +338,15 @@ def test_dashboard_tables_of_subjects_and_plausibility(tiny) -> None:
     assert rows.columns[0] == "candidate" and len(rows) == 5
     shares = plausibility_table({"cand": result})
     assert shares["source"].tolist() == ["cand", "holdout (expected rate)"]
+
+
+def test_leave_one_out_medians_match_brute_force() -> None:
+    from synthreview.metrics.glucose.subjects import leave_one_out_medians
+
+    rng = np.random.default_rng(0)
+    for n in (2, 3, 4, 7, 10):
+        for _ in range(20):
+            x = rng.integers(0, 4, n).astype(float)  # ties on purpose
+            brute = [np.median(np.delete(x, i)) for i in range(n)]
+            assert leave_one_out_medians(x) == pytest.approx(brute)
+    assert np.isnan(leave_one_out_medians(np.array([1.0]))).all()
