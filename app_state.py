@@ -64,6 +64,8 @@ POLICY_UPLOAD_KEY = "overview_policy_upload"
 AUDIT_DIALOG_KEY = "audit_dialog_open"
 AUDIT_CONFIRMED_KEY = "audit_confirmed"
 AUDIT_AFTER_KEY = "_audit_after"
+AUDIT_COPIES_KEY = "_audit_copies"  # {(review digest, seed, candidate): CopyEvidence}
+AUDIT_CONTROLS_KEY = "_audit_controls"  # {(review digest, seed, thresholds, sections): controls}
 _OPTIONS_KEY = "_options"
 _RESULTS_KEY = "_results"  # {(digest, seed, section_key, candidate): StepResult}
 _LATEST_KEY = "_latest"  # {section: (digest, seed, section_key)} of the last complete run
@@ -115,7 +117,7 @@ def set_review(review: Review | None) -> None:
     st.session_state[REVIEW_KEY] = review
     for key in (
         _RESULTS_KEY, _LATEST_KEY, _CONTEXTS_KEY, _PROJECTIONS_KEY, AUDIT_AFTER_KEY, _CURATED_KEY,
-        SUMMARY_KEY,
+        SUMMARY_KEY, AUDIT_COPIES_KEY, AUDIT_CONTROLS_KEY,
     ):  # fmt: skip
         st.session_state[key] = {}
     st.session_state[AUDIT_CONFIRMED_KEY] = {}
@@ -319,6 +321,16 @@ def confirmed_curations() -> dict[str, Any]:
 def curated_reports() -> dict[Any, Any]:
     """Cache of after-curation reports, keyed by the audit page."""
     return st.session_state.setdefault(AUDIT_AFTER_KEY, {})
+
+
+def audit_copies() -> dict[Any, Any]:
+    """Cache of the audit page's copy evidence, keyed by the audit page."""
+    return st.session_state.setdefault(AUDIT_COPIES_KEY, {})
+
+
+def audit_controls() -> dict[Any, Any]:
+    """Cache of the audit page's planted-leak controls, keyed by the audit page."""
+    return st.session_state.setdefault(AUDIT_CONTROLS_KEY, {})
 
 
 # --- what is computed, what is stale -----------------------------------------------------------

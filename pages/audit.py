@@ -9,7 +9,7 @@ import streamlit as st
 
 import app_state
 from synthreview.figures.audit import before_after_bars, fidelity_curves, rule_overlap_bars
-from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.judgement.policy import apply_policy
 from synthreview.release import bundle, export
 from synthreview.release.audit import (
     Thresholds,
@@ -30,16 +30,12 @@ from synthreview.release.verdicts import (
     with_rules,
 )
 
-POLICY_KEY = "release_policy"  # shared with the Overview page, which lets the reviewer upload one
-DIALOG_FLAG = "audit_dialog_open"
-CONFIRMED_KEY = "audit_confirmed"  # {candidate: (thresholds, timestamp)} confirmed for release
-AFTER_KEY = "_audit_after"  # {(review digest, candidate, thresholds): after-curation Report}
-COPIES_KEY = "_audit_copies"  # {(review digest, seed, candidate): CopyEvidence}
-CONTROLS_KEY = "_audit_controls"  # {(review digest, seed, thresholds): PlantedControls}
+# session keys live in app_state (confirmations, caches of after-curation reports, copy
+# evidence and planted-leak controls)
 
 
 def _close_dialog() -> None:
-    st.session_state[DIALOG_FLAG] = False
+    app_state.set_audit_dialog(False)
 
 
 @st.dialog("Confirm curation", on_dismiss=_close_dialog)
@@ -52,8 +48,8 @@ def confirm_dialog(name: str, thresholds: Thresholds, n_removed: int, n_rows: in
     st.json(thresholds.to_dict())
     ok, cancel = st.columns(2)
     if ok.button("Confirm", key="audit_confirm", type="primary"):
-        st.session_state.setdefault(CONFIRMED_KEY, {})[name] = (thresholds, datetime.now(UTC))
-        st.session_state[DIALOG_FLAG] = False
+        app_state.confirmed_curations()[name] = (thresholds, datetime.now(UTC))
+        app_state.set_audit_dialog(False)
         st.rerun()
     if cancel.button("Cancel", key="audit_cancel"):
         _close_dialog()
@@ -61,7 +57,7 @@ def confirm_dialog(name: str, thresholds: Thresholds, n_removed: int, n_rows: in
 
 
 def _open_dialog() -> None:
-    st.session_state[DIALOG_FLAG] = True
+    app_state.set_audit_dialog(True)
 
 
 review = app_state.require_review()
@@ -85,7 +81,7 @@ name = st.selectbox("Candidate", audited, key="audit_candidate")
 result = report.candidates[name]
 for section, message in result.errors.items():
     app_state.show_error(message, what=f"{section.capitalize()} of {name}")
-copies_cache = st.session_state.setdefault(COPIES_KEY, {})
+copies_cache = app_state.audit_copies()
 copies_key = (app_state.review_digest(review), report.seed, name)
 if copies_key not in copies_cache:
     copies_cache[copies_key] = copy_evidence_for(report, name)
@@ -194,22 +190,22 @@ st.button(
     disabled=len(curation.kept_rows) == 0,
     help="Opens a confirmation; nothing is produced before you confirm.",
 )
-if st.session_state.get(DIALOG_FLAG):
+if app_state.audit_dialog_open():
     confirm_dialog(name, thresholds, len(curation.removed_rows), curation.n_input)
 
-confirmed = st.session_state.get(CONFIRMED_KEY, {}).get(name)
+confirmed = app_state.confirmed_curations().get(name)
 if confirmed is None or confirmed[0] != thresholds:
     st.caption("Downloads appear once the current thresholds are confirmed.")
     st.stop()
 moment = confirmed[1]
 
-policy = st.session_state.get(POLICY_KEY) or load_policy()
+policy = app_state.get_policy()
 content = report.to_dict()
 after_report = None
 reattacks: dict = {}
 after_extra: dict = {name: []}
 if st.checkbox("Re-evaluate the curated set (before/after)", True, key="audit_reevaluate"):
-    cache = st.session_state.setdefault(AFTER_KEY, {})
+    cache = app_state.curated_reports()
     key = (app_state.review_digest(review), name, thresholds, report.sections)
     if key not in cache:
         with st.spinner("Re-evaluating the curated set…"):
@@ -279,7 +275,7 @@ st.caption(
     "The same review on a fresh-like sample of real rows (half of the holdout) with 0 %, 1 % "
     "and 5 % training rows planted: which rules and attacks see them at this sample size."
 )
-controls_cache = st.session_state.setdefault(CONTROLS_KEY, {})
+controls_cache = app_state.audit_controls()
 controls_key = (app_state.review_digest(review), report.seed, thresholds, report.sections)
 if review.kind == "table" and review.holdout is not None and review.holdout.n_rows >= 20:
     if st.button("Run the planted-leak controls", key="audit_run_controls"):
