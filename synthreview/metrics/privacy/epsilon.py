@@ -79,7 +79,8 @@ def _bound(tp: np.ndarray, fp: np.ndarray, n_m: int, n_o: int, alpha: float) -> 
     fpr_lo, fpr_hi = clopper_pearson(fp, n_o, alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
         first = np.log(tpr_lo / fpr_hi)
-        second = np.log((1 - fpr_lo) / (1 - tpr_hi))
+        # conservative: the smallest numerator and the largest denominator the bounds allow
+        second = np.log((1 - fpr_hi) / (1 - tpr_lo))
     out = np.fmax(first, second)
     return np.where(np.isfinite(out), np.maximum(out, 0.0), 0.0)
 

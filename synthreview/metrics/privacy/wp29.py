@@ -147,29 +147,47 @@ def risk_estimate(
 
 
 class _Columns:
-    """Column arrays of one table for fast predicate masks."""
+    """Column arrays of one table for fast predicate masks.
 
-    def __init__(self, df: pd.DataFrame, numeric: set[str]):
+    Categorical cells become integer codes from ``levels`` (shared by every table of one
+    evaluation, grown as new levels appear), so equality tests compare integers, not strings.
+    """
+
+    def __init__(self, df: pd.DataFrame, numeric: set[str], levels: dict[str, dict]):
         self.n = len(df)
         self.values = {}
+        self.levels = levels
         for c in df.columns:
             if c in numeric:
                 self.values[c] = pd.to_numeric(df[c], errors="coerce").to_numpy(np.float64)
             else:
-                self.values[c] = df[c].astype("string").to_numpy(dtype=object, na_value=None)
+                text = df[c].astype("string").to_numpy(dtype=object, na_value=None)
+                table = levels.setdefault(c, {})
+                codes = [-1 if t is None else table.setdefault(t, len(table)) for t in text]
+                self.values[c] = np.array(codes, dtype=np.int64)
+
+    def label(self, col: str, code: Any) -> Any:
+        """The level text of a categorical code (values of numeric columns pass through)."""
+        if col not in self.levels:
+            return code
+        return next((t for t, i in self.levels[col].items() if i == code), None)
 
     def mask(self, query: tuple) -> np.ndarray:
         out = np.ones(self.n, bool)
         for col, op, value in query:
             v = self.values[col]
+            categorical = col in self.levels
+            if categorical and op in ("==", "!="):
+                value = self.levels[col].get(value, -2) if isinstance(value, str) else value
+            missing = v < 0 if categorical else np.isnan(v)
             if op == "isna":
-                m = pd.isna(v)
+                m = missing
             elif op == "notna":
-                m = ~pd.isna(v)
+                m = ~missing
             elif op == "==":
                 m = v == value
             elif op == "!=":
-                m = (v != value) & ~pd.isna(v)
+                m = (v != value) & ~missing
             elif op == ">":
                 m = v > value
             elif op == "<":
@@ -178,7 +196,7 @@ class _Columns:
                 m = v >= value
             else:
                 m = v <= value
-            out &= np.asarray(m, bool)
+            out &= m
         return out
 
     def count(self, query: tuple) -> int:
@@ -189,13 +207,13 @@ def _univariate_queries(syn: _Columns, numeric: set[str], rng) -> list[tuple]:
     queries = []
     for col in sorted(syn.values):
         v = syn.values[col]
-        missing = pd.isna(v)
+        missing = np.isnan(v) if col in numeric else v < 0
         if missing.sum() == 1:
             queries.append(((col, "isna", None),))
         present = v[~missing]
         if col in numeric and len(present):
             queries += [((col, "<=", present.min()),), ((col, ">=", present.max()),)]
-        values, counts = np.unique(present.astype(str) if col not in numeric else present,
+        values, counts = np.unique(present,
                                    return_counts=True)  # fmt: skip
         queries += [((col, "==", val),) for val in values[counts == 1]]
     order = rng.permutation(len(queries))
@@ -206,7 +224,7 @@ def _record_query(syn: _Columns, numeric: set[str], medians: dict, row: int, col
     out = []
     for col in sorted(cols):
         value = syn.values[col][row]
-        if pd.isna(value):
+        if (col in numeric and np.isnan(value)) or (col not in numeric and value < 0):
             out.append((col, "isna", None))
         elif col in numeric:
             out.append((col, ">=" if value > medians[col] else "<=", value))
@@ -219,7 +237,7 @@ def _random_query(syn: _Columns, numeric: set[str], uniques: dict, cols, rng) ->
     out = []
     for col in sorted(cols):
         value = uniques[col][rng.integers(len(uniques[col]))]
-        if pd.isna(value):
+        if (col in numeric and np.isnan(value)) or (col not in numeric and value < 0):
             out.append((col, "isna" if rng.random() < 0.5 else "notna", None))
         else:
             ops = _NUMERIC_OPS if col in numeric else ("==", "!=")
@@ -261,9 +279,10 @@ def singling_out_risk(
         size = min(len(train_rows), len(control_rows))
         train_rows = np.sort(rng.choice(train_rows, size, replace=False))
         control_rows = np.sort(rng.choice(control_rows, size, replace=False))
-    ori = _Columns(real.iloc[train_rows], numeric)
-    ctl = None if control is None else _Columns(control.iloc[control_rows], numeric)
-    syn = _Columns(synthetic.drop_duplicates(), numeric)
+    levels: dict[str, dict] = {}
+    ori = _Columns(real.iloc[train_rows], numeric, levels)
+    ctl = None if control is None else _Columns(control.iloc[control_rows], numeric, levels)
+    syn = _Columns(synthetic.drop_duplicates(), numeric, levels)
     width = 1 if mode == "univariate" else min(n_cols, len(cols))
 
     uniques = {c: pd.unique(syn.values[c]) for c in cols}
