@@ -19,9 +19,9 @@ import functools
 import hashlib
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -51,6 +51,8 @@ from synthreview.review import (
     prepare,
 )
 
+T = TypeVar("T")
+
 # --- session keys (the only place they are spelled) -------------------------------------------
 REVIEW_KEY = "review"
 SEED_KEY = "seed"
@@ -78,6 +80,7 @@ _CURATED_KEY = "_curated"  # {(digest, seed, options, candidate): StepResult of 
 #: {(digest, seed, options, policy, sections, n results, n curated): ReviewSummary}; results are
 #: only ever added, so a new step (or a new policy) makes a new key and the summary is rebuilt
 SUMMARY_KEY = "_summary"
+_VIEWS_KEY = "_views"  # {(name, *key): figure or table} built from the current summary
 #: keys holding a loaded and computed review (benchmarks save and reload them to time pages)
 STORED_KEYS = (
     REVIEW_KEY, SEED_KEY, _OPTIONS_KEY, _RESULTS_KEY, _LATEST_KEY, _CONTEXTS_KEY,
@@ -117,7 +120,7 @@ def set_review(review: Review | None) -> None:
     st.session_state[REVIEW_KEY] = review
     for key in (
         _RESULTS_KEY, _LATEST_KEY, _CONTEXTS_KEY, _PROJECTIONS_KEY, AUDIT_AFTER_KEY, _CURATED_KEY,
-        SUMMARY_KEY, AUDIT_COPIES_KEY, AUDIT_CONTROLS_KEY,
+        SUMMARY_KEY, AUDIT_COPIES_KEY, AUDIT_CONTROLS_KEY, _VIEWS_KEY,
     ):  # fmt: skip
         st.session_state[key] = {}
     st.session_state[AUDIT_CONFIRMED_KEY] = {}
@@ -564,7 +567,23 @@ def review_summary(options: ReviewOptions | None = None) -> ReviewSummary | None
     )
     store.clear()  # one summary per session: older ones are never shown again
     store[key] = summary
+    st.session_state[_VIEWS_KEY] = {}  # figures and tables of the previous results
     return summary
+
+
+def view(name: str, build: Callable[[], T], *key: Hashable) -> T:
+    """A figure or table built from the stored results once, then reused on every page open.
+
+    ``name`` and ``key`` (the widget choices it depends on) identify it; every view is
+    dropped when the stored results, the options or the policy change. Building the
+    figures of a page took most of a page switch.
+    """
+    if review_summary() is None:  # nothing stored yet: nothing to keep
+        return build()
+    views = st.session_state.setdefault(_VIEWS_KEY, {})
+    if (name, *key) not in views:
+        views[(name, *key)] = build()
+    return views[(name, *key)]
 
 
 def get_summary(options: ReviewOptions | None = None) -> ReviewSummary:

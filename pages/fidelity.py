@@ -51,10 +51,14 @@ if review.holdout is None:
     st.warning("No holdout table: scores cannot be compared with a fresh real sample.")
 
 st.subheader("α-Precision and β-Recall curves")
-st.plotly_chart(fig.precision_recall_curves(reports), key="fidelity_curves")
+st.plotly_chart(app_state.view("fidelity_curves", lambda: fig.precision_recall_curves(reports)),
+                key="fidelity_curves")  # fmt: skip
 
 st.subheader("Authenticity per row")
-st.plotly_chart(fig.authenticity_histogram(reports), key="fidelity_authenticity")
+st.plotly_chart(
+    app_state.view("fidelity_authenticity", lambda: fig.authenticity_histogram(reports)),
+    key="fidelity_authenticity",
+)
 
 st.subheader("Precision, recall, density and coverage (Naeem et al. 2020, k = 5)")
 st.dataframe(
@@ -86,7 +90,8 @@ elif isinstance(pca, str):
     app_state.show_error(pca, what="The PCA projection")
 else:
     event = st.plotly_chart(
-        fig.pca_scatter(pca, review.candidates), key="fidelity_pca", on_select="rerun",
+        app_state.view("fidelity_pca", lambda: fig.pca_scatter(pca, review.candidates)),
+        key="fidelity_pca", on_select="rerun",
         selection_mode=("lasso", "box"),
     )  # fmt: skip
     points = event["selection"]["points"] if event else []
@@ -129,7 +134,8 @@ else:
         values = {"real": values["real"], "holdout": review.holdout.frame[column],
                   name: values[name]}  # fmt: skip
     st.plotly_chart(
-        fig.feature_overlay(values, column=column, kind=review.schema.kinds[column],
-                            candidates=review.candidates),
+        app_state.view("fidelity_overlay", lambda: fig.feature_overlay(
+            values, column=column, kind=review.schema.kinds[column], candidates=review.candidates
+        ), name, column),
         key="fidelity_overlay",
     )  # fmt: skip

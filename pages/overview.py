@@ -101,10 +101,19 @@ with st.container(key="overview_slide_1"):
             key="overview_frontier_axis",
             help=metric_help("tstr_trtr_ratio") + " / " + metric_help("k_marginal"),
         )
-    points = frontier_points(candidates, curated=curated, utility=axis)
-    fig = privacy_utility_frontier(points, utility=axis, height=720 if present else 420)
-    if present:
-        fig.update_layout(font={"size": 22})
+    points = app_state.view(
+        "overview_frontier_points",
+        lambda: frontier_points(candidates, curated=curated, utility=axis),
+        axis,
+    )
+
+    def frontier_figure():
+        figure = privacy_utility_frontier(points, utility=axis, height=720 if present else 420)
+        if present:
+            figure.update_layout(font={"size": 22})
+        return figure
+
+    fig = app_state.view("overview_frontier", frontier_figure, axis, present)
     st.plotly_chart(fig, key="overview_frontier")
     missing = [n for n in candidates if n not in {p.candidate for p in points}]
     st.caption(
@@ -170,7 +179,10 @@ with st.container(key="overview_slide_2"):
 
 if not present:  # controls are not drawn at all while presenting
     with st.expander("Every rule, per candidate"):
-        st.plotly_chart(scorecard_table(verdicts), key="overview_scorecard")
+        st.plotly_chart(
+            app_state.view("overview_scorecard", lambda: scorecard_table(verdicts)),
+            key="overview_scorecard",
+        )
         for name, verdict in verdicts.items():
             st.text(f"{name}\n" + "\n".join(f"  {r.message}" for r in verdict.rules))
     with st.expander("Release policy", expanded=False):
@@ -195,7 +207,12 @@ for i, which in enumerate(("alpha", "beta"), start=3):
     if not curves:
         break
     with st.container(key=f"overview_slide_{i}"):
-        fig = fidelity_curves(curves, curve=which)
-        if present:
-            fig.update_layout(font={"size": 24}, height=720)
+
+        def curve_figure(which=which):
+            figure = fidelity_curves(curves, curve=which)
+            if present:
+                figure.update_layout(font={"size": 24}, height=720)
+            return figure
+
+        fig = app_state.view("overview_curve", curve_figure, which, present)
         st.plotly_chart(fig, key=f"overview_curve_{which}")

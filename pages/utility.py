@@ -82,9 +82,9 @@ def part_error(name: str, part: str) -> bool:
 
 
 st.subheader("Summary")
-summary = fig.utility_summary(reports)
+summary = app_state.view("utility_summary", lambda: fig.utility_summary(reports).styled())
 st.dataframe(
-    summary.styled(),
+    summary,
     key="utility_summary",
     hide_index=True,
     column_config={
@@ -108,11 +108,15 @@ detail = reports[chosen].candidate
 
 st.subheader("Correlations")
 if detail.correlation is not None:
-    st.plotly_chart(fig.correlation_heatmaps(detail.correlation, name=chosen),
-                    key="utility_correlation")  # fmt: skip
+    st.plotly_chart(
+        app_state.view("utility_correlation",
+                       lambda: fig.correlation_heatmaps(detail.correlation, name=chosen), chosen),
+        key="utility_correlation",
+    )  # fmt: skip
 
 st.subheader("k-marginals")
-st.plotly_chart(fig.k_marginal_bars(reports), key="utility_kmarginal")
+st.plotly_chart(app_state.view("utility_kmarginal", lambda: fig.k_marginal_bars(reports)),
+                key="utility_kmarginal")  # fmt: skip
 if detail.k_marginal is not None:
     km = detail.k_marginal
     counts = ", ".join(f"k={k}: {km.n_marginals[k]} of {km.n_possible[k]}" for k in km.scores)
@@ -134,7 +138,11 @@ if detail.k_marginal is not None:
         labels = [f"{' × '.join(m.columns)} (TVD {format_number(m.tvd)})" for m in worst]
         which = st.selectbox("Marginal", range(len(worst)), format_func=labels.__getitem__,
                              key="utility_marginal")  # fmt: skip
-        st.plotly_chart(fig.marginal_heatmap(worst[which]), key="utility_marginal_heatmap")
+        st.plotly_chart(
+            app_state.view("utility_marginal", lambda: fig.marginal_heatmap(worst[which]),
+                           chosen, k, which),
+            key="utility_marginal_heatmap",
+        )  # fmt: skip
 else:
     part_error(chosen, "k_marginal")
 
@@ -142,20 +150,30 @@ st.subheader("Percentiles")
 numeric = schema.numeric
 if numeric:
     column = st.selectbox("Numeric column", numeric, key="utility_percentile_column")
-    st.plotly_chart(fig.percentile_figure(reports, column), key="utility_percentiles")
+    st.plotly_chart(
+        app_state.view("utility_percentiles", lambda: fig.percentile_figure(reports, column),
+                       column),
+        key="utility_percentiles",
+    )  # fmt: skip
     if detail.percentiles is not None:
         rows = detail.percentiles.table
         st.dataframe(rows[rows["column"] == column], hide_index=True)
 
 if groups:
     st.subheader("Errors by group")
-    st.plotly_chart(fig.group_error_bars(reports, kind="proportions"), key="utility_groups_p")
-    if numeric:
-        st.plotly_chart(fig.group_error_bars(reports, kind="means"), key="utility_groups_m")
+    for kind in ("proportions", "means") if numeric else ("proportions",):
+
+        def group_bars(kind=kind):
+            return fig.group_error_bars(reports, kind=kind)
+
+        st.plotly_chart(
+            app_state.view("utility_groups", group_bars, kind), key=f"utility_groups_{kind[0]}"
+        )
 
 st.subheader("ML efficacy: train on synthetic, test on real")
 if any(r.ml_efficacy is not None for r in reports.values()):
-    st.plotly_chart(fig.efficacy_bars(reports), key="utility_efficacy")
+    st.plotly_chart(app_state.view("utility_efficacy", lambda: fig.efficacy_bars(reports)),
+                    key="utility_efficacy")  # fmt: skip
     task = next(r.ml_efficacy for r in reports.values() if r.ml_efficacy is not None)
     if task.positive_class is not None:
         st.caption(
@@ -167,7 +185,8 @@ else:
 
 st.subheader("Regression confidence-interval overlap")
 if any(r.candidate.ci_overlap is not None for r in reports.values()):
-    st.plotly_chart(fig.ci_forest(reports), key="utility_ci")
+    st.plotly_chart(app_state.view("utility_ci", lambda: fig.ci_forest(reports)),
+                    key="utility_ci")  # fmt: skip
     st.caption(
         "Overlap J = ½[(U − L)/(u_r − l_r) + (U − L)/(u_s − l_s)], L and U the larger lower and "
         "smaller upper bound (Karr et al. 2006): 1 identical, 0 touching, negative a gap."
