@@ -140,16 +140,19 @@ def _review(folder, out, *candidates, extra=()):
 
 @pytest.mark.slow
 def test_policy_exit_codes_and_release_files(adult_files, tmp_path, capsys):
-    assert (
-        _review(
-            adult_files, tmp_path / "fresh", "fresh", extra=["--sections", "fidelity", "privacy"]
-        )
-        == 0
+    # without the utility section the required utility rules are missing: incomplete, exit 3
+    # (issue #12: this used to exit 0)
+    only = ["--sections", "fidelity", "privacy"]
+    assert _review(adult_files, tmp_path / "part", "fresh", extra=only) == 3
+    assert "fresh INCOMPLETE: k_marginal" in capsys.readouterr().err
+    full = ["--target", "income"]
+    assert _review(adult_files, tmp_path / "fresh", "fresh", extra=full) == 0, (
+        capsys.readouterr().err
     )
-    code = _review(adult_files, tmp_path / "mem", "memorizer", "fresh", extra=["--curate"])
+    code = _review(adult_files, tmp_path / "mem", "memorizer", "fresh", extra=["--curate", *full])
     assert code == 1
     err = capsys.readouterr().err
-    assert "memorizer FAILS the policy" in err and "dcr_share" in err
+    assert "memorizer FAILS the policy: mia_" in err
     out = tmp_path / "mem"
     for rel in (
         "report.json",
