@@ -71,6 +71,10 @@ for name, result in privacy.items():
         f"subsampled to {dcr.share_rows if dcr else 0} rows each). 0.5 is ideal.",
     )  # fmt: skip
     col_share.markdown(_light(fig.traffic_light(share, fig.DCR_SHARE_LIMITS)))
+    col_share.caption(
+        "Warning only: distance-based shares are not evidence of membership risk (The DCR "
+        "Delusion, arXiv 2505.01524)."
+    )
     copies = dcr.exact_copies if dcr is not None else 0
     reference = dcr.holdout_exact_copy_share if dcr is not None else math.nan
     col_copies.metric(
@@ -102,6 +106,42 @@ for tab, (name, result) in zip(st.tabs(list(privacy)), privacy.items(), strict=T
         left.plotly_chart(fig.roc_overlay(result), key=f"privacy_roc_{name}")
         right.plotly_chart(fig.roc_overlay(result, log_scale=True), key=f"privacy_roc_log_{name}")
 st.dataframe(fig.attack_table(privacy), hide_index=True, key="privacy_attacks")
+
+st.subheader("Empirical ε lower bound")
+for name, result in privacy.items():
+    bound = result.epsilon_lower_bound
+    if bound is None or bound.attack is None:
+        st.markdown(f"**{name}**: no bound (no attack ran).")
+        continue
+    st.markdown(
+        f"**{name}**: ε ≥ {bound.epsilon:.2f} (black-box, loose) from the "
+        f"{fig.attack_label(bound.attack)} attack at "
+        f"{bound.confidence:.0%} confidence (TPR {bound.tpr:.3f}, FPR {bound.fpr:.4f} on "
+        f"{bound.n_members:,} + {bound.n_nonmembers:,} held-out rows). It bounds ε from below "
+        "only: a small value does not show that the data is private."
+    )
+
+st.subheader("Singling out, linkability, inference (WP29)")
+st.caption(
+    "Article 29 Working Party opinion 05/2014, measured as anonymeter does (Giomi et al. 2023): "
+    "each attack runs on training rows, on holdout rows (control) and as a random guess; risk "
+    "= (attack - control) / (1 - control), 0 = nothing learned about training people."
+)
+wp29 = fig.wp29_table(privacy)
+if len(wp29):
+    st.dataframe(wp29, hide_index=True, key="privacy_wp29")
+else:
+    st.info("Not measured: " + "; ".join(sorted({r.skipped.get("wp29", "no result")
+                                                 for r in privacy.values()})))  # fmt: skip
+
+st.subheader("Most exposed training records")
+st.caption(
+    "Training rows the attacks single out most confidently (p-value = share of non-members "
+    "scoring at least as high). Numbers are shown as decile intervals and rare levels masked."
+)
+for tab, (name, result) in zip(st.tabs(list(privacy)), privacy.items(), strict=True):
+    with tab:
+        st.dataframe(fig.vulnerable_table(result), hide_index=True, key=f"privacy_vuln_{name}")
 
 st.subheader("Distance to closest record")
 st.plotly_chart(fig.dcr_histogram(privacy), key="privacy_dcr")

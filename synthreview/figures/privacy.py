@@ -41,6 +41,11 @@ def copies_light(share: float, reference: float) -> str:
     return "warn" if share <= 2 * base + 0.001 else "fail"
 
 
+def attack_label(attack: str) -> str:
+    """Legend / report label of an attack name."""
+    return ATTACK_LABELS.get(attack, attack)
+
+
 def verdict_color(verdict: str) -> str:
     """Colour of a traffic-light verdict."""
     return VERDICT_COLORS[verdict]
@@ -111,7 +116,7 @@ def dcr_histogram(reports: Mapping[str, object]) -> go.Figure:
 
 
 def attack_table(reports: Mapping[str, object]) -> pd.DataFrame:
-    """One row per candidate and attack: AUC with CI, TPR at low FPR, sanity reference."""
+    """One row per candidate and attack, riskiest first (TPR at 1 % FPR, then AUC)."""
     rows = []
     for name, report in reports.items():
         for a in report.membership_inference:
@@ -119,10 +124,59 @@ def attack_table(reports: Mapping[str, object]) -> pd.DataFrame:
                 "candidate": name, "attack": ATTACK_LABELS.get(a.attack, a.attack),
                 "AUC": a.auc, "AUC 95% CI": f"[{a.auc_ci[0]:.3f}, {a.auc_ci[1]:.3f}]",
                 "TPR @ FPR 1%": a.tpr_at_fpr_1pct, "TPR @ FPR 0.1%": a.tpr_at_fpr_01pct,
-                "holdout-only AUC": a.reference_auc, "challenge accuracy": a.challenge_accuracy,
+                "advantage": a.advantage, "holdout-only AUC": a.reference_auc,
+                "challenge accuracy": a.challenge_accuracy,
                 "verdict": traffic_light(a.auc, MIA_AUC_LIMITS), "error": a.error or "",
             })  # fmt: skip
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if len(table):
+        table = table.sort_values(["TPR @ FPR 1%", "AUC"], ascending=False, na_position="last")
+    return table.reset_index(drop=True)
+
+
+WP29_RISKS = {
+    "singling_out_univariate": "singling out (one column)",
+    "singling_out_multivariate": "singling out (several columns)",
+    "linkability": "linkability",
+}
+
+
+def wp29_table(reports: Mapping[str, object]) -> pd.DataFrame:
+    """WP29 risks per candidate: risk with CI, attack / control / baseline success rates."""
+    rows = []
+    for name, report in reports.items():
+        wp = getattr(report, "wp29", None)
+        if wp is None:
+            continue
+        parts = [(label, getattr(wp, key)) for key, label in WP29_RISKS.items()]
+        parts += [(f"inference of {col}", r) for col, r in wp.inference.items()]
+        for label, r in parts:
+            if r is None:
+                continue
+            rows.append({
+                "candidate": name, "risk": label, "value": r.risk,
+                "95% CI": f"[{r.ci[0]:.3f}, {r.ci[1]:.3f}]", "attack success": r.attack_rate,
+                "control (holdout) success": r.control_rate,
+                "random-guess success": r.baseline_rate, "attacks": r.n_attacks,
+            })  # fmt: skip
+    table = pd.DataFrame(rows)
+    if len(table):
+        table = table.sort_values(["candidate", "value"], ascending=[True, False])
+    return table.reset_index(drop=True)
+
+
+def vulnerable_table(report) -> pd.DataFrame:
+    """The most exposed training records: position, p-value, attack and masked values."""
+    found = getattr(report, "vulnerable", None)
+    if found is None:
+        return pd.DataFrame(columns=["training row", "p-value", "attack"])
+    table = pd.DataFrame({
+        "training row": found.rows, "p-value": found.p_value,
+        "attack": [ATTACK_LABELS.get(a, a) for a in found.attack],
+    })  # fmt: skip
+    if found.values is not None:
+        table = pd.concat([table, found.values.reset_index(drop=True)], axis=1)
+    return table
 
 
 def attribute_inference_table(reports: Mapping[str, object]) -> pd.DataFrame:

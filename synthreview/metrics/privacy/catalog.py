@@ -146,4 +146,31 @@ METRICS: tuple[MetricInfo, ...] = (
         "using the synthetic data",
         holdout_meaning="the attack's success against people outside training (the baseline)",
     ),
+    MetricInfo(
+        name="mia_advantage",
+        section="privacy",
+        label="membership advantage (worst attack)",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.0,
+        key="membership_inference[*].advantage",
+        citation="Yeom et al. (2018), Privacy Risk in Machine Learning (membership advantage)",
+        meaning="largest gap between the share of training rows and of unseen rows the attacker "
+        "calls members; 0 = no better than chance",
+        holdout_meaning=_NO_ATTACK,
+    ),
+    MetricInfo(
+        name="epsilon_lower_bound",
+        section="privacy",
+        label="ε lower bound (black-box, loose)",
+        direction="lower",
+        range=(0.0, float("inf")),
+        ideal=0.0,
+        key="epsilon_lower_bound.epsilon",
+        citation="Jagielski et al. (2020), Auditing Differentially Private Machine Learning; "
+        "Houssiau et al. (2022), TAPAS (Clopper-Pearson at 95 %)",
+        meaning="the best attack, with its threshold chosen on other rows, proves the generator "
+        "cannot be ε-differentially private for any smaller ε; it bounds from below only",
+        holdout_meaning="0 when the attack does no better than chance on held-out rows",
+    ),
 )
