@@ -75,8 +75,8 @@ def clopper_pearson(k: int | np.ndarray, n: int, alpha: float) -> tuple[Any, Any
 
 def _bound(tp: np.ndarray, fp: np.ndarray, n_m: int, n_o: int, alpha: float) -> np.ndarray:
     """ε certified by (tp of n_m members, fp of n_o non-members) called members."""
-    tpr_lo, tpr_hi = clopper_pearson(tp, n_m, alpha)
-    fpr_lo, fpr_hi = clopper_pearson(fp, n_o, alpha)
+    tpr_lo, _ = clopper_pearson(tp, n_m, alpha)
+    _, fpr_hi = clopper_pearson(fp, n_o, alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
         first = np.log(tpr_lo / fpr_hi)
         # conservative: the smallest numerator and the largest denominator the bounds allow
