@@ -20,7 +20,8 @@ import pytest
 from playwright.sync_api import expect
 
 from synthreview import demo
-from tests.conftest import ARTIFACTS, ROOT
+from synthreview.judgement.verdicts import DECISION_STYLE
+from tests.conftest import ARTIFACTS, DEMO_ROWS, ROOT
 from tests.e2e_utils import open_page, wait_for_app_run
 
 pytestmark = pytest.mark.e2e
@@ -161,23 +162,39 @@ def test_reviewer_journey(app, small_files):
     _no_exception(page)
 
 
-def _decisions_in_first_screen(page, n_candidates: int) -> None:
-    """Every decision line is inside the viewport and nothing scrolls sideways."""
+EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0f]")
+DOCS = ROOT / "docs"
+#: a run of the whole (small) demo review: privacy attacks and curations on 2 shared cores
+REVIEW_MS = 1_500_000
+
+
+def _decisions_in_first_screen(page, n_candidates: int) -> str:
+    """Every decision line (badge and reason) lies inside the first screen, nothing scrolls
+    sideways and no emoji is drawn; returns the decision text."""
     lines = page.locator(".sr-line")
     expect(lines).to_have_count(n_candidates, timeout=LONG)
     viewport = page.viewport_size
     for i in range(n_candidates):
-        box = lines.nth(i).bounding_box()
-        assert box is not None and box["y"] >= 0, i
-        assert box["y"] + box["height"] <= viewport["height"], (i, box, viewport)
-        assert box["x"] + box["width"] <= viewport["width"], (i, box, viewport)
-    overflow = page.evaluate(
-        "() => { const m = document.querySelector('[data-testid=stMain]');"
-        " return [m.scrollWidth, m.clientWidth]; }"
+        for part in (".sr-badge", ".sr-name", ".sr-reason"):
+            element = lines.nth(i).locator(part)
+            expect(element).to_be_visible()
+            box = element.bounding_box()
+            assert box is not None and box["y"] >= 0 and box["x"] >= 0, (i, part, box)
+            assert box["y"] + box["height"] <= viewport["height"], (i, part, box, viewport)
+            assert box["x"] + box["width"] <= viewport["width"], (i, part, box, viewport)
+        # the reason is the text itself, not a cut-off fragment of it
+        assert lines.nth(i).locator(".sr-reason").evaluate("e => e.scrollWidth <= e.clientWidth")
+    widths = page.evaluate(
+        "() => { const d = document.scrollingElement;"
+        " const m = document.querySelector('[data-testid=stMain]');"
+        " return [d.scrollWidth, d.clientWidth, m.scrollWidth, m.clientWidth]; }"
     )
-    assert overflow[0] <= overflow[1], overflow  # no horizontal scroll
+    assert widths[0] <= widths[1] and widths[2] <= widths[3], widths  # no horizontal scroll
     text = page.locator(".sr-decisions").inner_text()
-    assert re.search(r"RELEASE|DO NOT RELEASE|INCOMPLETE", text)
+    assert re.search(r"RELEASE|DO NOT RELEASE|INCOMPLETE", text), text
+    shown = page.locator("[data-testid=stAppViewContainer]").inner_text()
+    assert not EMOJI.search(shown), EMOJI.findall(shown)
+    return text
 
 
 def _timed_switch(page, title: str, ready) -> float:
@@ -187,28 +204,39 @@ def _timed_switch(page, title: str, ready) -> float:
     return time.perf_counter() - started
 
 
+def _to_top(page) -> None:
+    page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
+
+
 def test_meeting_overview_at_1280_and_1920(browser, streamlit_url):
-    """The bundled demo, reviewed once: decisions first, readable on a shared screen."""
+    """The bundled demo (shrunk by the server fixture), reviewed once: every decision with its
+    reason in the first screen at 1280x720 and 1920x1080; screenshots go to docs/."""
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     page = context.new_page()
     page.set_default_timeout(LONG)
     page.goto(streamlit_url)
     page.get_by_test_id("stAppViewContainer").wait_for()
     wait_for_app_run(page, LONG)
-    n_candidates = len(demo.tables().candidates)
+    expect(page.get_by_text("Review loaded: table")).to_be_visible()
+    n_candidates = len(demo.tables(n_train=DEMO_ROWS).candidates)
     open_page(page, "Overview")
     started = time.perf_counter()
     _click(page, "run_review")
-    expect(page.locator(".sr-line")).to_have_count(n_candidates, timeout=1_800_000)
-    wait_for_app_run(page, 1_800_000)
+    expect(page.locator(".sr-line")).to_have_count(n_candidates, timeout=REVIEW_MS)
+    wait_for_app_run(page, REVIEW_MS)
     review_seconds = time.perf_counter() - started
     _no_exception(page)
-    text = page.locator(".sr-decisions").inner_text()
-    assert "RELEASE" in text and "DO NOT RELEASE" in text
-    page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
+    _to_top(page)
     _decisions_in_first_screen(page, n_candidates)
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ROOT / "docs" / "screenshot.png"))
+    # each line is the real engine's decision: one of the four labels and a reason in words
+    for i in range(n_candidates):
+        line = page.locator(".sr-line").nth(i)
+        badge = line.locator(".sr-badge").inner_text().strip()
+        assert badge in {s.label for s in DECISION_STYLE.values()}, badge
+        assert len(line.locator(".sr-reason").inner_text().split()) >= 4
+    DOCS.mkdir(exist_ok=True)
+    page.screenshot(path=str(DOCS / "overview_1280x720.png"))
+    page.screenshot(path=str(DOCS / "screenshot.png"))  # the README image
 
     # page switches read the stored result: time them as a reviewer feels them
     switches = {
@@ -224,6 +252,7 @@ def test_meeting_overview_at_1280_and_1920(browser, streamlit_url):
         "Overview": _timed_switch(page, "Overview", lambda: page.locator(".sr-line").first),
     }
     _no_exception(page)
+    ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "meeting_timings.json").write_text(
         json.dumps({"review_seconds": review_seconds, "switch_seconds": switches}, indent=2)
     )
@@ -234,13 +263,15 @@ def test_meeting_overview_at_1280_and_1920(browser, streamlit_url):
     page.locator(".st-key-presentation_mode").get_by_text("Presentation mode").click()
     wait_for_app_run(page, LONG)
     expect(page.get_by_test_id("stSidebar")).to_be_hidden()
+    _to_top(page)
     _decisions_in_first_screen(page, n_candidates)
-    page.screenshot(path=str(ARTIFACTS / "overview_presentation_1280.png"))
+    page.screenshot(path=str(ARTIFACTS / "overview_presentation_1280x720.png"))
     page.locator(".st-key-presentation_mode").get_by_text("Presentation mode").click()
     wait_for_app_run(page, LONG)
 
     page.set_viewport_size({"width": 1920, "height": 1080})
     wait_for_app_run(page, LONG)
+    _to_top(page)
     _decisions_in_first_screen(page, n_candidates)
-    page.screenshot(path=str(ARTIFACTS / "overview_1920.png"))
+    page.screenshot(path=str(DOCS / "overview_1920x1080.png"))
     context.close()
