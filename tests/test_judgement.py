@@ -104,6 +104,11 @@ def test_lost_joint_distributions_are_said_in_numbers():
         ({"errors": {"privacy": "inf in column x"}}, "mia_auc", "privacy section failed"),
         (good(privacy={}), "mia_auc", "no membership-inference attack ran"),
         (good(**{"utility.ml_efficacy": []}), "tstr_trtr_ratio", "no ML-efficacy result"),
+        (
+            good(**{"privacy.wp29": None}),
+            "wp29_singling_out_univariate",
+            "reports no wp29.singling_out_univariate",
+        ),
         (good(**{"fidelity.ip_alpha": None}), "ip_alpha", "no ip_alpha"),  # degenerate -> nan
         (
             good(**{"utility.k_marginal_binned": {}, "utility.k_marginal": {}}),
