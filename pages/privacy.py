@@ -12,7 +12,7 @@ from synthreview.figures import fidelity as fidelity_fig
 from synthreview.figures import privacy as fig
 
 NONE = "(none)"
-LIGHTS = {"pass": "green", "warn": "orange", "fail": "red", "n/a": "gray"}
+LIGHTS = {"pass": "green", "warn": "orange", "fail": "red", "incomplete": "violet", "n/a": "gray"}
 
 review = app_state.require_review()
 st.header("Privacy")
@@ -48,6 +48,7 @@ if review.kind == "table":
         app_state.set_options(options)
 
 report = app_state.get_report(("fidelity", "privacy"), options=options)
+policy = app_state.get_policy()
 privacy = app_state.section_results(report, "privacy")
 fidelity = {n: c.fidelity for n, c in report.candidates.items() if c.fidelity is not None}
 if not privacy:
@@ -62,7 +63,7 @@ for name, result in privacy.items():
     aucs = [a.auc for a in result.membership_inference if a.error is None]
     worst = max(aucs) if aucs else math.nan
     col_mia.metric("Highest attack AUC", _fmt(worst), help="0.5 = chance; lower is better.")
-    col_mia.markdown(_light(fig.traffic_light(worst, fig.MIA_AUC_LIMITS)))
+    col_mia.markdown(_light(fig.rule_verdict("mia_auc", worst, policy=policy)))
     dcr = result.dcr
     share = dcr.share_closer_to_train if dcr is not None else math.nan
     col_share.metric(
@@ -70,7 +71,7 @@ for name, result in privacy.items():
         help="Share of synthetic rows closer to training than to holdout rows (train and holdout "
         f"subsampled to {dcr.share_rows if dcr else 0} rows each). 0.5 is ideal.",
     )  # fmt: skip
-    col_share.markdown(_light(fig.traffic_light(share, fig.DCR_SHARE_LIMITS)))
+    col_share.markdown(_light(fig.rule_verdict("dcr_share", share, policy=policy)))
     col_share.caption(
         "Warning only: distance-based shares are not evidence of membership risk (The DCR "
         "Delusion, arXiv 2505.01524)."
@@ -82,8 +83,6 @@ for name, result in privacy.items():
         help=f"Holdout rows that repeat a training row: {_fmt(100 * reference, 2)} % "
         "(real data repeats itself that often).",
     )  # fmt: skip
-    share_copies = dcr.exact_copy_share if dcr is not None else math.nan
-    col_copies.markdown(_light(fig.copies_light(share_copies, reference)))
     for part, message in result.errors.items():
         app_state.show_error(message, what=f"{part} of {name}")
 
@@ -105,7 +104,7 @@ for tab, (name, result) in zip(st.tabs(list(privacy)), privacy.items(), strict=T
         left, right = st.columns(2)
         left.plotly_chart(fig.roc_overlay(result), key=f"privacy_roc_{name}")
         right.plotly_chart(fig.roc_overlay(result, log_scale=True), key=f"privacy_roc_log_{name}")
-st.dataframe(fig.attack_table(privacy), hide_index=True, key="privacy_attacks")
+st.dataframe(fig.attack_table(privacy, policy=policy), hide_index=True, key="privacy_attacks")
 
 st.subheader("Empirical ε lower bound")
 for name, result in privacy.items():

@@ -10,6 +10,8 @@ import pytest
 from synthreview.encoding import TabularEncoder
 from synthreview.figures import privacy as fig
 from synthreview.io.schema import Schema
+from synthreview.judgement.policy import load_policy, parse_policy
+from synthreview.judgement.verdicts import VERDICT_STYLE
 from synthreview.metrics.privacy.section import evaluate_privacy
 
 SCHEMA = Schema({"age": "numeric", "sex": "categorical"})
@@ -61,13 +63,28 @@ def test_tables_have_one_row_per_candidate_and_part(reports):
     assert set(fig.l_diversity_table(by_name)["column"]) == {"age"}
 
 
-def test_traffic_lights():
-    assert fig.traffic_light(0.5, fig.MIA_AUC_LIMITS) == "pass"
-    assert fig.traffic_light(0.65, fig.MIA_AUC_LIMITS) == "warn"
-    assert fig.traffic_light(0.9, fig.MIA_AUC_LIMITS) == "fail"
-    assert fig.traffic_light(float("nan"), fig.MIA_AUC_LIMITS) == "n/a"
-    assert fig.copies_light(0.0, 0.0) == "pass"
-    assert fig.copies_light(0.5, 0.0) == "fail"
+def test_verdicts_and_colours_come_from_the_policy(reports):
+    policy = load_policy()
+    auc = policy.rules["mia_auc"]
+    assert fig.rule_verdict("mia_auc", auc.pass_at, policy=policy) == "pass"
+    assert fig.rule_verdict("mia_auc", (auc.pass_at + auc.fail_at) / 2, policy=policy) == "warn"
+    assert fig.rule_verdict("mia_auc", auc.fail_at + 0.01, policy=policy) == "fail"
+    assert fig.rule_verdict("mia_auc", float("nan"), policy=policy) == "n/a"
+    # TPR at 1 % FPR is judged in multiples of chance (0.01), as the policy rule says
+    tpr = policy.rules["mia_tpr_at_fpr_1pct"]
+    assert fig.rule_verdict("mia_tpr_at_fpr_1pct", 0.01 * tpr.fail_at + 0.01) == "fail"
+    # an advisory rule (DCR share) warns at worst
+    assert not policy.rules["dcr_share"].required
+    assert fig.rule_verdict("dcr_share", 0.99, policy=policy) == "warn"
+    # a stricter policy changes the figure's verdict: the figure has no thresholds of its own
+    strict = parse_policy("[rules.mia_auc]\npass = 0.01\nfail = 0.02\n")
+    _, by_name = reports
+    attack = next(a for a in by_name["fresh"].membership_inference if a.error is None)
+    assert fig.attack_verdict(attack, policy=strict) == "fail"
+    table = fig.attack_table({"fresh": by_name["fresh"]}, policy=strict)
+    assert set(table.loc[table["error"] == "", "verdict"]) == {"fail"}
+    for verdict in ("pass", "warn", "fail", "n/a"):
+        assert fig.verdict_color(verdict) == VERDICT_STYLE[verdict].accent
 
 
 def test_closest_pairs_puts_copies_first_and_highlights_equal_cells(reports):

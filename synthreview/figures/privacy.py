@@ -7,7 +7,6 @@ and return plotly figures, DataFrames or pandas Stylers; no Streamlit here.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -16,29 +15,32 @@ import plotly.graph_objects as go
 from pandas.io.formats.style import Styler
 
 from synthreview.figures.style import HOLDOUT_COLOR, VERDICT_COLORS, apply_style, palette
+from synthreview.judgement.policy import Policy, load_policy, verdict_for_value
+from synthreview.judgement.verdicts import SEVERITY
+from synthreview.judgement.verdicts import style as verdict_style
 from synthreview.metrics.privacy.membership import ATTACK_LABELS
 
-#: traffic-light thresholds, the defaults of ``policies/default.toml`` (pass, fail; lower better)
-MIA_AUC_LIMITS = (0.6, 0.7)
-DCR_SHARE_LIMITS = (0.6, 0.7)
 _DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
+#: the rules that judge one membership-inference attack (its AUC; its TPR at 1 % FPR)
+ATTACK_RULES = {"mia_auc": "auc", "mia_tpr_at_fpr_1pct": "tpr_at_fpr_1pct"}
 
 
-def traffic_light(value: float, limits: tuple[float, float]) -> str:
-    """``"pass"``, ``"warn"``, ``"fail"`` or ``"n/a"`` for a lower-is-better value."""
-    if value is None or not math.isfinite(value):
+def rule_verdict(rule: str, value: float | None, *, policy: Policy | None = None) -> str:
+    """Verdict of ``policy``'s rule for one value (``"n/a"`` when unmeasured or disabled).
+
+    Thresholds come from the policy (default: the shipped ``policies/default.toml``) through
+    :func:`synthreview.judgement.policy.verdict_for_value`; no figure holds its own.
+    """
+    if value is None:
         return "n/a"
-    return "pass" if value <= limits[0] else "warn" if value <= limits[1] else "fail"
+    return verdict_for_value(policy or load_policy(), rule, float(value))
 
 
-def copies_light(share: float, reference: float) -> str:
-    """Exact copies against the holdout's own rate of repeating training rows."""
-    if share is None or not math.isfinite(share):
-        return "n/a"
-    base = reference if reference is not None and math.isfinite(reference) else 0.0
-    if share <= base + 1e-12:
-        return "pass"
-    return "warn" if share <= 2 * base + 0.001 else "fail"
+def attack_verdict(attack, *, policy: Policy | None = None) -> str:
+    """Worst verdict of the membership rules (AUC, TPR at 1 % FPR) for one attack."""
+    policy = policy or load_policy()
+    verdicts = [rule_verdict(r, getattr(attack, f), policy=policy) for r, f in ATTACK_RULES.items()]
+    return max(verdicts, key=SEVERITY.__getitem__)
 
 
 def attack_label(attack: str) -> str:
@@ -47,8 +49,8 @@ def attack_label(attack: str) -> str:
 
 
 def verdict_color(verdict: str) -> str:
-    """Colour of a traffic-light verdict."""
-    return VERDICT_COLORS[verdict]
+    """Mark colour of a verdict, from :mod:`synthreview.judgement.verdicts`."""
+    return verdict_style(verdict).accent
 
 
 def _auc_label(attack) -> str:
@@ -115,8 +117,13 @@ def dcr_histogram(reports: Mapping[str, object]) -> go.Figure:
     return apply_style(fig, height=400)
 
 
-def attack_table(reports: Mapping[str, object]) -> pd.DataFrame:
-    """One row per candidate and attack, riskiest first (TPR at 1 % FPR, then AUC)."""
+def attack_table(reports: Mapping[str, object], *, policy: Policy | None = None) -> pd.DataFrame:
+    """One row per candidate and attack, riskiest first (TPR at 1 % FPR, then AUC).
+
+    ``verdict`` is the worst of ``policy``'s membership rules for the attack (default policy
+    when None).
+    """
+    policy = policy or load_policy()
     rows = []
     for name, report in reports.items():
         for a in report.membership_inference:
@@ -126,7 +133,7 @@ def attack_table(reports: Mapping[str, object]) -> pd.DataFrame:
                 "TPR @ FPR 1%": a.tpr_at_fpr_1pct, "TPR @ FPR 0.1%": a.tpr_at_fpr_01pct,
                 "advantage": a.advantage, "holdout-only AUC": a.reference_auc,
                 "challenge accuracy": a.challenge_accuracy,
-                "verdict": traffic_light(a.auc, MIA_AUC_LIMITS), "error": a.error or "",
+                "verdict": attack_verdict(a, policy=policy), "error": a.error or "",
             })  # fmt: skip
     table = pd.DataFrame(rows)
     if len(table):

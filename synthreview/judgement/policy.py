@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from synthreview.errors import ConfigError
-from synthreview.judgement.rules import SPECS, Measurement, RuleSpec
+from synthreview.judgement.rules import SPECS, Measurement, RuleSpec, number
 from synthreview.judgement.verdicts import SEVERITY, Verdict
 from synthreview.metrics.registry import get as metric_info
 from synthreview.results import to_jsonable
@@ -408,6 +408,41 @@ def judge_rule(rule: Rule, candidate: Mapping[str, Any], *, kind: str, missing: 
         required=rule.required,
         reason=reason,
     )
+
+
+def verdict_for_value(
+    policy: Policy, rule: str, value: float, *, reference: float = math.nan
+) -> Verdict:
+    """Verdict of one of ``policy``'s rules for a single measured metric value.
+
+    For figures and tables that colour a value outside a whole candidate (one attack's row):
+    the value goes through the rule's form (e.g. TPR at 1 % FPR in multiples of chance) and the
+    policy's thresholds, so a figure never holds thresholds of its own.
+
+    Parameters
+    ----------
+    policy : Policy
+    rule : str
+        Rule name (``[rules.NAME]``).
+    value : float
+        The metric value (as the rule's ``measure`` would read it).
+    reference : float, optional
+        Holdout reference of the metric (``shortfall`` rules).
+
+    Returns
+    -------
+    {"pass", "warn", "fail", "n/a"}
+        ``"n/a"`` for a disabled or unknown rule or a non-finite value; an advisory rule's
+        "fail" reads "warn", as in :func:`judge_rule`.
+    """
+    found = policy.rules.get(rule)
+    if found is None or not found.enabled:
+        return "n/a"
+    judged = found.spec.judged(Measurement(number(value), reference=number(reference)))
+    if math.isnan(judged):
+        return "n/a"
+    verdict = _judge(found, judged)
+    return "warn" if verdict == "fail" and not found.required else verdict
 
 
 def apply_policy(
