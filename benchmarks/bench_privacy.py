@@ -4,7 +4,11 @@ Attack set 20k members + 20k non-members against 50k synthetic rows of the 15 Ad
 (6 numeric, 9 categorical with missing cells): Gower distance attack + nearest-neighbour seeker
 + distance to closest record. Target: <= 15 s wall and <= 2 GB peak RSS on the 2-core machine.
 
-Run: ``python benchmarks/bench_privacy.py [--with-reference] [--all-attacks]``
+Run: ``python benchmarks/bench_privacy.py [--with-reference] [--all-attacks] [--section]``
+
+``--mixture``: the issue-14 check that a 90/10 mixture (a fresh Adult sample with 10 % of its
+rows replaced by planted training rows) fails the default policy's privacy rules while the
+fresh sample alone does not (10k training, 10k holdout, 10k synthetic rows).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from synthreview.encoding import TabularEncoder  # noqa: E402
 from synthreview.io.schema import Schema  # noqa: E402
+from synthreview.judgement.policy import apply_policy, load_policy  # noqa: E402
 from synthreview.metrics.privacy.attack_stats import attack_set, summarize_attack  # noqa: E402
 from synthreview.metrics.privacy.gower import gower_nearest  # noqa: E402
 from synthreview.metrics.privacy.membership import membership_inference, nn_seeker_scores  # noqa: E402
@@ -76,11 +81,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--with-reference", action="store_true", help="also the sanity split")
     parser.add_argument("--all-attacks", action="store_true", help="also classifier + density")
-    parser.add_argument("--section", action="store_true",
-                        help="the whole evaluate_privacy (every attack, ε, WP29, DCR; issue 14)")
+    parser.add_argument(
+        "--section",
+        action="store_true",
+        help="the whole evaluate_privacy (every attack, ε, WP29, DCR; issue 14)",
+    )
+    parser.add_argument(
+        "--mixture",
+        action="store_true",
+        help="90/10 planted-row mixture vs a fresh sample, default policy",
+    )
     args = parser.parse_args()
 
     df = adult_like()
+    if args.mixture:
+        mixture_check(df)
+        return
     schema = Schema({c: "numeric" if c in NUMERIC else "categorical" for c in df.columns})
     order = np.random.default_rng(0).permutation(len(df))
     real = df.iloc[order[:N_MEMBERS]].reset_index(drop=True)
@@ -148,6 +164,32 @@ def main() -> None:
                 f"  {r.attack:<18s} AUC {r.auc:.3f}  reference {r.reference_auc:.3f}  "
                 f"TPR@1% {r.tpr_at_fpr_1pct:.3f}  {r.error or ''}"
             )
+
+
+def mixture_check(df: pd.DataFrame, n: int = 10_000, planted: float = 0.1) -> None:
+    """Privacy verdicts of the default policy: fresh sample vs 90/10 planted-row mixture."""
+    schema = Schema({c: "numeric" if c in NUMERIC else "categorical" for c in df.columns})
+    order = np.random.default_rng(0).permutation(len(df))
+    real, holdout, fresh = (df.iloc[order[i * n : (i + 1) * n]].reset_index(drop=True)
+                            for i in range(3))  # fmt: skip
+    k = int(planted * n)
+    rng = np.random.default_rng(1)
+    mixture = pd.concat([fresh.iloc[k:], real.iloc[np.sort(rng.choice(n, k, replace=False))]],
+                        ignore_index=True)  # fmt: skip
+    encoder = TabularEncoder(schema).fit(real)
+    policy = load_policy()
+    rules = [r for r in policy.rules.values() if r.name.startswith(("mia_", "dcr_", "wp29_"))]
+    label = f"{1 - planted:.0%}/{planted:.0%} mixture"
+    for name, synthetic in (("fresh", fresh), (label, mixture)):
+        report, _ = timed(f"evaluate_privacy {name}", lambda s=synthetic: evaluate_privacy(
+            real, s, holdout, schema=schema, encoder=encoder, sensitive="income",
+        ))  # fmt: skip
+        verdicts = apply_policy(policy, {"privacy": report.to_dict()}, kind="table")
+        print(f"{name}: privacy rules of {policy.name!r}")
+        for rule in rules:
+            v = verdicts[rule.name]
+            print(f"  {rule.name:<32s} {v.verdict:<10s} judged {v.value} (pass <= {v.pass_at}, "
+                  f"fail > {v.fail_at}) {v.note}")  # fmt: skip
 
 
 if __name__ == "__main__":
