@@ -116,6 +116,20 @@ def test_copying_generator_is_caught_by_every_distance_attack(tables):
     assert results[1].challenge_accuracy > 0.95
 
 
+def test_sanity_run_is_skipped_only_for_cross_fitted_model_attacks(tables):
+    real, holdout, _, encoder = tables
+    names = ["nn_seeker", "classifier_seeker", "density", "dcr_difference"]
+    results = membership_inference(
+        real, real.copy(), holdout, encoder=encoder, attacks=names, n_bootstrap=20
+    )
+    for result in results:
+        assert result.error is None, result.error
+        skipped = result.attack in membership.NO_SANITY_RUN
+        assert (result.reference_auc is None) == skipped, result.attack
+        assert (result.reference_fpr is None) == skipped, result.attack
+    assert {"classifier_seeker", "density"} == set(membership.NO_SANITY_RUN)
+
+
 def test_fresh_sample_is_at_chance_for_distance_attacks(tables):
     real, holdout, fresh, encoder = tables
     for result in membership_inference(
