@@ -243,11 +243,12 @@ def test_meeting_overview_at_1280_and_1920(browser, streamlit_url):
         "Fidelity": _timed_switch(
             page, "Fidelity", lambda: page.locator(".st-key-fidelity_curves .main-svg").first
         ),
+        # keyed plotly charts carry a .st-key-* class; a keyed st.dataframe does not
         "Utility": _timed_switch(
-            page, "Utility", lambda: page.locator(".st-key-utility_summary").first
+            page, "Utility", lambda: page.locator(".st-key-utility_kmarginal .main-svg").first
         ),
         "Glossary": _timed_switch(
-            page, "Glossary", lambda: page.locator(".st-key-glossary_table").first
+            page, "Glossary", lambda: page.get_by_role("heading", name="Glossary")
         ),
         "Overview": _timed_switch(page, "Overview", lambda: page.locator(".sr-line").first),
     }

@@ -26,7 +26,7 @@ def test_fidelity_page_shows_scores_curves_and_tables(review):
     assert len(at.error) == 0
     labels = [m.label for m in at.metric]
     assert labels.count("IPα") == len(review.candidates)
-    assert all("higher is better" in m.help for m in at.metric)  # from the metric registry
+    assert all("higher is better" in m.help.lower() for m in at.metric)  # metric registry
     charts = at.get("plotly_chart")
     assert len(charts) == 4  # curves, authenticity histogram, PCA, feature overlay
     assert any("α-Precision" in chart_text(chart) for chart in charts)
