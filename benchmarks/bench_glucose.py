@@ -27,7 +27,11 @@ from synthreview.embeddings.lstm_autoencoder import fit_lstm_autoencoder
 from synthreview.io.traces import Traces
 from synthreview.metrics.glucose.forecast import evaluate_forecaster, train_forecaster
 from synthreview.metrics.glucose.glycemic import compare_glycemic, glycemic_samples
-from synthreview.metrics.glucose.motifs import motif_breadth
+from synthreview.metrics.glucose.motifs import (
+    DEFAULT_MOTIF_LENGTH,
+    DEFAULT_TOLERANCE_MG_DL,
+    motif_breadth,
+)
 from synthreview.metrics.glucose.plausibility import plausibility_samples, trace_plausibility
 from synthreview.metrics.glucose.section import evaluate_glucose
 from synthreview.metrics.glucose.seekers import trace_gru_seeker, trace_nn_seeker
@@ -134,7 +138,10 @@ def main() -> None:
     r = timed(f"glycemic metrics, real ({args.n} x 288)", lambda: glycemic_samples(real))
     s = timed(f"glycemic metrics, synthetic ({args.n} x 288)", lambda: glycemic_samples(synthetic))
     timed("Welch + Mann-Whitney p-values, 14 metrics", lambda: compare_glycemic(r, s))
-    breadth = timed("motif breadth (tau 48, sigma 2)", lambda: motif_breadth(real, synthetic))
+    breadth = timed(
+        f"motif breadth (tau {DEFAULT_MOTIF_LENGTH}, sigma {DEFAULT_TOLERANCE_MG_DL:g})",
+        lambda: motif_breadth(real, synthetic),
+    )
     total = time.perf_counter() - start
     print(f"{'=> glycemic + p-values + motifs (target <= 10 s)':<58s} {total:7.2f} s")
     print(f"   motifs: {breadth.n_real} real, {breadth.n_synthetic} synthetic distinct")

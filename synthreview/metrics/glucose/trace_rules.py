@@ -105,7 +105,7 @@ def trace_rule_columns(glucose: Any, *, holdout: bool = False) -> tuple[pd.DataF
             pairs = zip(frame["nearest_subject"], frame["distance_mg_dl"], frame["from_memorised"],
                         strict=True)  # fmt: skip
             columns["drop_memorised_subject_reason"] = [
-                f"nearest real window is subject {s!r}'s ({d:.1f} mg/dL RMS, limit "
+                f"nearest real window belongs to subject {s!r} ({d:.1f} mg/dL RMS, limit "
                 f"{subjects.subject_ratio * subjects.scale_mg_dl:.1f}), who has "
                 f"{int(reproduced.get(s, 0))} windows reproduced within "
                 f"{subjects.copy_ratio * subjects.scale_mg_dl:.1f} mg/dL"
