@@ -19,19 +19,17 @@ from synthreview.figures.frontier import UTILITY_AXES, frontier_points, privacy_
 from synthreview.judgement.policy import HEADLINES, headline_scores
 from synthreview.judgement.verdicts import DECISION_STYLE
 
-# local CSS only (no fonts or files from the network). Decision lines are a grid (badge, name,
-# reason in aligned columns) whose reasons wrap instead of
-# scrolling sideways; presentation mode hides the sidebar and controls and enlarges the type.
+# local CSS only (no fonts or files from the network). Decision lines wrap instead of
+# scrolling sideways (a fixed-column grid squeezed the reasons into four lines at 1280x720); presentation mode hides the sidebar and controls and enlarges the type.
 DECISION_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 2.5rem; }
-.sr-decisions { display: flex; flex-direction: column; gap: 0.3rem; margin: 0.2rem 0 0.6rem; }
-.sr-line { display: grid; grid-template-columns: 12.5rem minmax(7rem, 12rem) minmax(0, 1fr);
-  align-items: baseline; gap: 0.2rem 0.8rem; padding: 0.3rem 0.6rem; border-radius: 0.4rem;
-  background: #fafafa; border: 1px solid #d1d5db; }
-.sr-badge { text-align: center; font-weight: 700; letter-spacing: 0.02em;
-  padding: 0.15rem 0.5rem; border-radius: 0.3rem; font-size: 0.95rem; }
+.sr-decisions { display: flex; flex-direction: column; gap: 0.35rem; margin: 0.2rem 0 0.6rem; }
+.sr-line { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.3rem 0.8rem;
+  padding: 0.3rem 0.6rem; border-radius: 0.4rem; background: #fafafa; border: 1px solid #d1d5db; }
+.sr-badge { display: inline-block; min-width: 13.5rem; text-align: center; font-weight: 700;
+  letter-spacing: 0.02em; padding: 0.15rem 0.5rem; border-radius: 0.3rem; font-size: 0.95rem; }
 .sr-name { font-weight: 700; font-size: 1.05rem; overflow-wrap: anywhere; }
-.sr-reason { font-size: 1rem; line-height: 1.35; overflow-wrap: anywhere; }
+.sr-reason { flex: 1 1 22rem; font-size: 1rem; overflow-wrap: anywhere; }
 </style>"""
 PRESENTATION_CSS = """<style>
 section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
@@ -40,8 +38,7 @@ header[data-testid="stHeader"], [data-testid="stToolbar"] { display: none !impor
 [data-testid="stMainBlockContainer"] h1 { font-size: 3rem; }
 [data-testid="stMainBlockContainer"] :is(h2, h3) { font-size: 2.2rem; }
 [data-testid="stTable"] td, [data-testid="stTable"] th { font-size: 1.45rem; padding: 0.6rem; }
-.sr-line { grid-template-columns: 19rem minmax(9rem, 16rem) minmax(0, 1fr); }
-.sr-badge { font-size: 1.4rem; }
+.sr-badge { font-size: 1.4rem; min-width: 20rem; }
 .sr-name { font-size: 1.6rem; } .sr-reason { font-size: 1.45rem; }
 div[class*="st-key-overview_slide_"] { min-height: 92vh; justify-content: center; }
 </style>"""
