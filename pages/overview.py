@@ -20,7 +20,8 @@ from synthreview.judgement.policy import HEADLINES, headline_scores
 from synthreview.judgement.verdicts import DECISION_STYLE
 
 # local CSS only (no fonts or files from the network). Decision lines wrap instead of
-# scrolling sideways (a fixed-column grid squeezed the reasons into four lines at 1280x720); presentation mode hides the sidebar and controls and enlarges the type.
+# scrolling sideways (a fixed-column grid squeezed reasons into four lines at 1280x720);
+# presentation mode hides the sidebar and controls and enlarges the type.
 DECISION_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 2.5rem; }
 .sr-decisions { display: flex; flex-direction: column; gap: 0.35rem; margin: 0.2rem 0 0.6rem; }
