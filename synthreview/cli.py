@@ -188,6 +188,11 @@ def check_arguments(args: argparse.Namespace) -> None:
             f"option --alpha must be in (0, 1), or 0 to switch the α rule off; got {args.alpha} "
             "instead"
         )
+    if not (args.distance_percentile < 0 or 0 <= args.distance_percentile <= 100):
+        raise ConfigError(
+            "option --distance-percentile must be in [0, 100], or negative to switch the "
+            f"distance rule off; got {args.distance_percentile} instead"
+        )
     level = getattr(args, "audit_level", None)
     if level is not None and not 0.0 < level < 1.0:
         raise ConfigError(f"option --audit-level must be in (0, 1); got {level} instead")
