@@ -181,6 +181,8 @@ NOT_CALLABLE = {
     "mia_auc": "needs a holdout, a fitted encoder and an attack set (tests/test_privacy.py)",
     "mia_tpr_at_fpr_1pct": "as mia_auc",
     "mia_tpr_at_fpr_01pct": "as mia_auc",
+    "mia_advantage": "as mia_auc",
+    "epsilon_lower_bound": "derived from the membership attacks' scores (tests/test_privacy.py)",
     "attribute_inference_risk": "needs a holdout and a fitted encoder (tests/test_privacy.py)",
     "wp29_singling_out_univariate": "computed by the privacy section's WP29 attacks",
     "wp29_singling_out_multivariate": "computed by the privacy section's WP29 attacks",
