@@ -54,6 +54,8 @@ def test_tables_review_has_the_expected_candidates(small_tables):
         "noisy_copy",
         "mode_collapse",
         "copula_with_copies",
+        "fresh_sample",
+        "fresh_with_copies",
     ]
     assert review.real.n_rows == 400 and review.holdout.n_rows == 400
     assert all(t.n_rows == 400 for t in review.synthetic.values())
@@ -83,6 +85,20 @@ def test_copula_with_copies_holds_exactly_the_leaked_share_of_training_rows(smal
     copies = [row for row in map(tuple, leaked.astype(str).to_numpy()) if row in key(train)]
     assert len(copies) == round(demo.LEAKED_SHARE * len(leaked))  # 40 of 400 rows
     assert list(leaked.dtypes) == list(train.dtypes)
+
+
+def test_fresh_candidates_are_unseen_real_rows_and_planted_copies(small_tables):
+    # the "perfect generator" candidate shares no row with training or holdout; its leaky twin
+    # holds exactly the leaked share of training rows, the rest unchanged
+    key = lambda frame: set(map(tuple, frame.astype(str).to_numpy()))  # noqa: E731
+    fresh = small_tables.synthetic["fresh_sample"].frame
+    leaky = small_tables.synthetic["fresh_with_copies"].frame
+    train, holdout = key(small_tables.real.frame), key(small_tables.holdout.frame)
+    assert not key(fresh) & train and not key(fresh) & holdout
+    copies = [row for row in map(tuple, leaky.astype(str).to_numpy()) if row in train]
+    assert len(copies) == round(demo.LEAKED_SHARE * len(leaky))
+    kept = [row for row in map(tuple, leaky.astype(str).to_numpy()) if row not in train]
+    assert set(kept) <= key(fresh)
 
 
 def test_noisy_copy_is_the_train_table_plus_noise(small_tables):

@@ -16,7 +16,7 @@ candidate's ``Verdicts`` here (``with_rules``):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -115,6 +115,13 @@ def copies_verdict(excess: CopyExcess) -> RuleVerdict:
         "rows flagged as copies beyond a fresh real sample (95 % lower bound)",
         excess.reference if math.isfinite(excess.reference) else None,
         note,
+        measured=excess.share,
+        reason=(
+            f"{excess.share:.1%} of rows copy training rows (a fresh real sample: "
+            f"{excess.reference:.1%})"
+            if math.isfinite(excess.reference)
+            else "no holdout: the copy rules have no real-data reference"
+        ),
     )
 
 
@@ -132,6 +139,13 @@ def reattack_verdict(reattack: Any) -> RuleVerdict:
         "attacks worse after curation than their before-curation 95 % interval",
         None,
         ("worse: " + ", ".join(worse)) if worse else reattack.note,
+        reason=(
+            f"after curation these attacks got worse beyond their interval: {', '.join(worse)}"
+            if worse
+            else "no attack got worse after curation"
+            if measured
+            else "the curated set was not attacked again"
+        ),
     )
 
 
@@ -145,4 +159,5 @@ def with_rules(verdicts: Verdicts, extra: list[RuleVerdict]) -> Verdicts:
     for rule in extra:
         if _SEVERITY.get(rule.verdict, 0) > _SEVERITY.get(overall, 3):
             overall = rule.verdict
-    return Verdicts(overall=overall, rules=(*verdicts.rules, *extra), policy=verdicts.policy)
+    # replace keeps every other field (e.g. the data kind of a trace review)
+    return replace(verdicts, overall=overall, rules=(*verdicts.rules, *extra))
