@@ -93,10 +93,13 @@ def main() -> None:
         _say(f"{'full review (Run review)':<32} {time.perf_counter() - started:7.1f} s")
         if at.exception:
             _say(f"exception: {at.exception}")
-        if args.save:
-            state = {k: at.session_state[k] for k in app_state.STORED_KEYS if k in at.session_state}
+    if args.save and not args.load:
+        state = {k: at.session_state[k] for k in app_state.STORED_KEYS if k in at.session_state}
+        try:
             with open(args.save, "wb") as f:
                 pickle.dump(state, f)
+        except (TypeError, pickle.PicklingError) as exc:  # e.g. a model inside the context
+            _say(f"review not saved: {exc}")
     for section, seconds in at.session_state[app_state.TIMINGS_KEY].items():
         _say(f"  {section:<30} {sum(seconds):7.1f} s over {len(seconds)} step(s)")
     at.switch_page("pages/overview.py").run()
