@@ -36,6 +36,7 @@ from scipy import stats
 
 from synthreview.errors import DataError, UndefinedMetricWarning
 from synthreview.io.cgm_grid import MG_DL_PER_MMOL_L
+from synthreview.metrics.glucose.consensus import trace_matrix
 
 LOW_MG_DL = 70.0
 HIGH_MG_DL = 180.0
@@ -78,20 +79,6 @@ def to_mg_dl(values: np.ndarray, *, units: str = "mg/dL") -> np.ndarray:
     raise DataError(f"units must be 'mg/dL' or 'mmol/L'; got {units!r}")
 
 
-def _as_trace_matrix(traces: object, name: str) -> np.ndarray:
-    values = getattr(traces, "values", traces)
-    if callable(values):  # a mapping's .values() is not a trace matrix
-        values = traces
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2:
-        raise DataError(f"{name} must be traces of shape (n_traces, n_steps); got {arr.shape}")
-    if np.isinf(arr).any():
-        raise DataError(f"{name} contains infinite glucose values; expected finite or NaN")
-    return arr
-
-
 def glycemic_samples(
     traces: object, *, units: str = "mg/dL", step_minutes: float = 5.0
 ) -> pd.DataFrame:
@@ -117,7 +104,7 @@ def glycemic_samples(
     >>> glycemic_samples([[100.0, 110.0, 100.0]])["gvi"].round(4).tolist()
     [2.2361]
     """
-    g = to_mg_dl(_as_trace_matrix(traces, "traces"), units=units)
+    g = to_mg_dl(trace_matrix(traces), units=units)
     valid = np.isfinite(g)
     n_valid = valid.sum(axis=1).astype(np.float64)
     if (n_valid == 0).any():
