@@ -99,26 +99,25 @@ def _attacks(c: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [a for a in attacks if isinstance(a, Mapping)]
 
 
-def measure_mia_auc(c: Mapping[str, Any], k: int) -> Measurement:
-    """Highest AUC over the membership-inference attacks (``membership_inference[*].auc``)."""
-    found = [(number(a.get("auc")), str(a.get("attack", "?"))) for a in _attacks(c)]
+def _worst_attack(c: Mapping[str, Any], key: str) -> Measurement:
+    """Highest ``key`` over the membership-inference attacks, naming the attack."""
+    found = [(number(a.get(key)), str(a.get("attack", "?"))) for a in _attacks(c)]
     found = [(v, name) for v, name in found if not math.isnan(v)]
     if not found:
         why = why_missing(c, "privacy", "no membership-inference attack ran (needs a holdout)")
         return Measurement(math.nan, detail=why)
     value, attack = max(found)
     return Measurement(value, detail=attack)
+
+
+def measure_mia_auc(c: Mapping[str, Any], k: int) -> Measurement:
+    """Highest AUC over the membership-inference attacks (``membership_inference[*].auc``)."""
+    return _worst_attack(c, "auc")
 
 
 def measure_mia_tpr(c: Mapping[str, Any], k: int) -> Measurement:
     """Highest TPR at 1 % FPR over the attacks (``membership_inference[*].tpr_at_fpr_1pct``)."""
-    found = [(number(a.get("tpr_at_fpr_1pct")), str(a.get("attack", "?"))) for a in _attacks(c)]
-    found = [(v, name) for v, name in found if not math.isnan(v)]
-    if not found:
-        why = why_missing(c, "privacy", "no membership-inference attack ran (needs a holdout)")
-        return Measurement(math.nan, detail=why)
-    value, attack = max(found)
-    return Measurement(value, detail=attack)
+    return _worst_attack(c, "tpr_at_fpr_1pct")
 
 
 def measure_dcr_share(c: Mapping[str, Any], k: int) -> Measurement:
