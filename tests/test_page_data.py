@@ -57,3 +57,22 @@ def test_mismatched_upload_is_explained_and_keeps_previous_review():
     assert not at.exception
     assert any("missing columns" in e.value for e in at.error)
     assert at.session_state[app_state.REVIEW_KEY] is before
+
+
+def test_markdown_in_uploaded_text_is_shown_as_text():
+    # a column name (or a quoted cell) like ![t](http://host/x.png) would make the reviewer's
+    # browser fetch that URL if rendered as Markdown: every notice must carry it escaped
+    import pandas as pd
+
+    from synthreview.io.tables import align
+    from tests.page_helpers import run_page
+
+    column = "![t](http://host/x.png)"
+    real = pd.DataFrame({column: ["a", None, "b", "c"] * 10, "x": range(40)})
+    review = align(real, {"cand": real.copy()}, holdout=real.copy())
+    assert any(column in n.message for n in review.notices)
+    at = run_page("pages/data.py", review)
+    assert not at.exception
+    shown = [e.value for kind in ("warning", "info", "caption", "markdown") for e in at.get(kind)]
+    assert any(r"\!\[t\]\(http" in text for text in shown)
+    assert not any("![t](http" in text for text in shown)
