@@ -54,6 +54,16 @@ def privacy(auc=0.51, tpr=0.012):
                 {"attack": "distance", "auc": auc, "tpr_at_fpr_1pct": tpr, "reference_auc": 0.5}
             ],
             "dcr": {"share_closer_to_train": 0.5, "exact_copy_share": 0.0},
+            # the WP29 risks are required release rules: a privacy section reports all three
+            "wp29": {
+                name: {"risk": 0.01, "ci": [0.0, 0.03]}
+                for name in (
+                    "singling_out_univariate",
+                    "singling_out_multivariate",
+                    "linkability",
+                    "inference",
+                )
+            },
         }
     )
 
