@@ -20,6 +20,7 @@ import app_state
 from synthreview.io.tables import align, read_table
 from synthreview.options import ReviewOptions
 from synthreview.review import CandidateResult, Report, describe_inputs
+from tests.page_helpers import run_page
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 N = 12
@@ -226,9 +227,11 @@ def test_pages_on_real_engine_output():
     base = demo.tables(seed=0, n_train=150)
     review = align(base.real, {"copula": base.synthetic["copula"]}, holdout=base.holdout,
                    schema=base.schema)  # fmt: skip
-    at = open_page(review, None, page="pages/overview.py").run()
+    # pages only read the stored review: press Run review first, as a reviewer would
+    at = run_page("pages/overview.py", review)
     assert not at.exception
-    assert list(at.dataframe[-1].value.index)[-1] == "copula"
+    lines = [e.proto.body for e in at.get("html") if "sr-decisions" in e.proto.body]
+    assert lines and ">copula</span>" in lines[0]  # its decision line
     at.switch_page("pages/audit.py").run()
     assert not at.exception
     at.button(key="audit_curate").click().run()
