@@ -12,8 +12,6 @@ never reads anything outside the package. Candidates come from
   that curation (dropping exact copies) repairs: release after curation;
 * ``copula`` / ``autoregressive``: fair baselines (a copula with empirical marginals repeats
   exact rare training values, which the singling-out risk sees);
-* ``copula_with_copies``: a copula sample with 10 % of its rows replaced by training rows;
-* ``marginals``: right columns, no relations between them;
 * ``noisy_copy``: training records plus small noise, the privacy failure to catch;
 * ``mode_collapse`` / ``motif_shuffle``: plausible but narrow, or stitched from real pieces.
 
@@ -50,7 +48,7 @@ TRACE_HOLDOUT_SHARE = 0.3
 #: add-noise sigma (in real standard deviations) of the ``noisy_copy`` table candidate; at 0.1
 #: a candidate row lies ~0.2 from its source in the encoded space, against ~1.5 between real rows
 NOISY_COPY_SIGMA = 0.1
-#: share of the ``copula_with_copies`` rows that are verbatim training rows: a leak a curation
+#: share of the ``fresh_with_copies`` rows that are verbatim training rows: a leak a curation
 #: removes (every copy is an exact match, so the audit flags exactly these rows)
 LEAKED_SHARE = 0.1
 #: add-noise sigma (mg/dL) of the ``noisy_copy`` trace candidate, about a CGM's own noise
@@ -165,8 +163,8 @@ def tables(seed: int = 0, *, n_train: int | None = None, n_holdout: int | None =
     -------
     Review
         ``real`` (``adult_train``), ``holdout`` (``adult_holdout``) and the candidates
-        ``copula``, ``marginals``, ``noisy_copy``, ``mode_collapse`` and ``copula_with_copies``,
-        each with ``n_train``
+        ``copula``, ``noisy_copy``, ``mode_collapse``, ``fresh_sample`` and
+        ``fresh_with_copies``, each with ``n_train``
         rows. With the default seed and sizes a fifth, ``ctgan``, is the shipped sample of a
         CTGAN model trained on exactly this training table (``scripts/make_ctgan_candidate.py``);
         for any other split it is left out, since that model may have seen holdout rows.
@@ -202,15 +200,11 @@ def tables(seed: int = 0, *, n_train: int | None = None, n_holdout: int | None =
     train = real.frame
     candidates = {
         "copula": generators.gaussian_copula(train, schema=schema, seed=seeds[0]),
-        "marginals": generators.independent_marginals(train, schema=schema, seed=seeds[1]),
         "noisy_copy": generators.add_noise(
             train, schema=schema, sigma=NOISY_COPY_SIGMA, seed=seeds[2]
         ),
         "mode_collapse": generators.mode_collapse(train, schema=schema, seed=seeds[3]),
     }
-    candidates["copula_with_copies"] = _with_copies(
-        train, schema, LEAKED_SHARE, seed=int(rng.integers(2**31 - 1))
-    )
     # a perfect generator's output: real rows outside both splits, drawn from a stream of its
     # own so the other candidates (and the shipped CTGAN sample's split) stay as they were
     fresh_rng = np.random.default_rng([seed, 1])
@@ -230,13 +224,6 @@ def tables(seed: int = 0, *, n_train: int | None = None, n_holdout: int | None =
     if ctgan is not None:
         synthetic["ctgan"] = ctgan
     return align(real, synthetic, holdout=holdout, schema=schema)
-
-
-def _with_copies(train: pd.DataFrame, schema, share: float, *, seed: int) -> pd.DataFrame:
-    """A Gaussian-copula sample in which ``share`` of the rows are verbatim training rows."""
-    rng = np.random.default_rng(seed)
-    frame = generators.gaussian_copula(train, schema=schema, seed=int(rng.integers(2**31 - 1)))
-    return _plant_copies(frame, train, share, seed=int(rng.integers(2**31 - 1)))
 
 
 def _plant_copies(frame: pd.DataFrame, train: pd.DataFrame, share: float, *, seed: int):

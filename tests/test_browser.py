@@ -130,8 +130,8 @@ def test_reviewer_journey(app, small_files):
     page.locator(".st-key-audit_candidate").get_by_role("combobox").click()
     page.get_by_role("option", name="noisy_copy").click()
     wait_for_app_run(page, LONG)
-    page.locator(".st-key-audit_drop_unauthentic").get_by_text("Drop unauthentic rows").click()
-    wait_for_app_run(page, LONG)
+    # the holdout-calibrated rules are on by default: the authenticity-ratio rule is checked
+    expect(page.locator(".st-key-audit_drop_unauthentic input")).to_be_checked()
     removed_text = page.get_by_text(re.compile(r"Removed rows \(\d+\)")).inner_text()
     n_removed = int(re.search(r"\((\d+)\)", removed_text).group(1))
     _click(page, "audit_curate")

@@ -28,7 +28,7 @@ def test_utility_page_shows_summary_heatmaps_and_efficacy(review):
     assert any("heatmap" in chart.proto.spec for chart in charts)
     assert len(at.error) == 0
     at.radio(key="utility_k").set_value(3).run()
-    at.selectbox(key="utility_candidate").set_value("marginals").run()
+    at.selectbox(key="utility_candidate").set_value("mode_collapse").run()
     assert not at.exception
 
 
