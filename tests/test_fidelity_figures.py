@@ -24,7 +24,7 @@ def _reports():
 def test_curves_have_diagonal_holdout_and_one_colour_per_candidate():
     figure = fig.precision_recall_curves(_reports())
     names = [t.name for t in figure.data]
-    assert names.count("ideal (P_g = P_r)") == 2 and names.count(fig.REFERENCE) == 2
+    assert names.count("ideal (same as real)") == 2 and names.count(fig.REFERENCE) == 2
     assert names.count("good") == 2 and names.count("copy") == 2
     colours = {t.name: t.line.color for t in figure.data}
     assert colours["good"] != colours["copy"]
