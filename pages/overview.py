@@ -37,10 +37,12 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 header[data-testid="stHeader"], [data-testid="stToolbar"] { display: none !important; }
 [data-testid="stMainBlockContainer"] { font-size: 1.45rem; max-width: 100%; }
 [data-testid="stMainBlockContainer"] h1 { font-size: 3rem; }
-[data-testid="stMainBlockContainer"] :is(h2, h3) { font-size: 2.2rem; }
+[data-testid="stMainBlockContainer"] :is(h2, h3) { font-size: 1.9rem; }
 [data-testid="stTable"] td, [data-testid="stTable"] th { font-size: 1.45rem; padding: 0.6rem; }
-.sr-badge { font-size: 1.4rem; min-width: 20rem; }
-.sr-name { font-size: 1.6rem; } .sr-reason { font-size: 1.45rem; }
+.sr-decisions { gap: 0.25rem; }
+.sr-line { padding: 0.2rem 0.6rem; }
+.sr-badge { font-size: 1.2rem; min-width: 17rem; }
+.sr-name { font-size: 1.35rem; } .sr-reason { font-size: 1.2rem; line-height: 1.35; }
 div[class*="st-key-overview_slide_"] { min-height: 92vh; justify-content: center; }
 </style>"""
 
