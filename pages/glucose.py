@@ -31,7 +31,7 @@ if review.kind != "traces" or not review.traces:
         "This page reviews glucose (CGM) day traces; the loaded review holds tables. "
         "Load the glucose demo or upload trace files on the Data page."
     )
-    st.page_link("pages/data.py", label="Go to the Data page", icon="📂")
+    st.page_link("pages/data.py", label="Go to the Data page", icon=":material/folder_open:")
     st.stop()
 
 st.caption(
