@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import beta
 
-from synthreview.judgement.policy import RuleVerdict, Verdicts
+from synthreview.judgement.policy import RuleVerdict, Verdicts, grade
+from synthreview.judgement.verdicts import SEVERITY
 from synthreview.results import to_jsonable
 
 __all__ = [
@@ -39,8 +40,6 @@ __all__ = [
 COPY_RULES = ("drop_unauthentic", "drop_too_close", "drop_exact_copy")
 #: thresholds of the ``audit_copies`` rule (excess share over the holdout, lower is better)
 COPIES_PASS, COPIES_FAIL = 0.005, 0.01
-#: a failure decides before anything missing ("incomplete"), that before a warning
-_SEVERITY = {"n/a": 0, "pass": 1, "warn": 2, "incomplete": 3, "fail": 4}
 
 
 @dataclass(frozen=True)
@@ -90,12 +89,6 @@ def copy_excess(audit: pd.DataFrame, reference: pd.DataFrame | None) -> CopyExce
     return CopyExcess(k, n, k / n if n else float("nan"), lower, ref, excess)
 
 
-def _verdict(value: float, pass_at: float, fail_at: float) -> str:
-    if not math.isfinite(value):
-        return "n/a"
-    return "pass" if value <= pass_at else "fail" if value > fail_at else "warn"
-
-
 def copies_verdict(excess: CopyExcess) -> RuleVerdict:
     """The ``audit_copies`` rule verdict of one candidate."""
     value = excess.excess
@@ -107,7 +100,7 @@ def copies_verdict(excess: CopyExcess) -> RuleVerdict:
     )
     return RuleVerdict(
         "audit_copies",
-        _verdict(value, COPIES_PASS, COPIES_FAIL),  # type: ignore[arg-type]
+        grade(value, COPIES_PASS, COPIES_FAIL) if math.isfinite(value) else "n/a",
         value if math.isfinite(value) else None,
         COPIES_PASS,
         COPIES_FAIL,
@@ -157,7 +150,7 @@ def with_rules(verdicts: Verdicts, extra: list[RuleVerdict]) -> Verdicts:
     """
     overall = verdicts.overall
     for rule in extra:
-        if _SEVERITY.get(rule.verdict, 0) > _SEVERITY.get(overall, 3):
+        if SEVERITY.get(rule.verdict, 0) > SEVERITY.get(overall, 3):
             overall = rule.verdict
     # replace keeps every other field (e.g. the data kind of a trace review)
     return replace(verdicts, overall=overall, rules=(*verdicts.rules, *extra))
