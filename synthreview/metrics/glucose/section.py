@@ -26,7 +26,6 @@ data, seed and device (kept in memory, keyed on a full digest of the values).
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -37,7 +36,7 @@ import pandas as pd
 
 from synthreview.embeddings.lstm_autoencoder import LSTMAutoencoderEmbedding, fit_lstm_autoencoder
 from synthreview.errors import DataError, UndefinedMetricWarning, attempt
-from synthreview.memo import Memo, remember
+from synthreview.memo import Memo, array_digest, remember
 from synthreview.metrics.fidelity.section import evaluate_fidelity
 from synthreview.metrics.glucose.agp import AGPProfile, start_minutes
 from synthreview.metrics.glucose.clinical import (
@@ -95,10 +94,7 @@ def _values(traces: Any, name: str) -> np.ndarray:
 
 
 def _key(real: np.ndarray, holdout: np.ndarray | None, *settings: object) -> str:
-    h = hashlib.sha256()
-    for a in (real, holdout):
-        h.update(b"none" if a is None else repr(a.shape).encode() + a.tobytes())
-    return h.hexdigest() + repr(settings)
+    return f"{array_digest(real)}:{array_digest(holdout)}{settings!r}"
 
 
 @dataclass(frozen=True, eq=False)
