@@ -23,12 +23,7 @@ from synthreview.release.curation import curate, evaluate_curated
 from synthreview.release.evidence import copy_evidence_for
 from synthreview.release.html import REAL_LOSS_WARNING
 from synthreview.release.reattack import compare_attacks
-from synthreview.release.verdicts import (
-    copies_verdict,
-    copy_excess,
-    reattack_verdict,
-    with_rules,
-)
+from synthreview.release.verdicts import copy_excess, judge_audited
 
 # session keys live in app_state (confirmations, caches of after-curation reports, copy
 # evidence and planted-leak controls)
@@ -203,7 +198,7 @@ policy = app_state.get_policy()
 content = report.to_dict()
 after_report = None
 reattacks: dict = {}
-after_extra: dict = {name: []}
+after_copies_excess: dict = {}  # the curated set's copy evidence for the audit rules
 if st.checkbox("Re-evaluate the curated set (before/after)", True, key="audit_reevaluate"):
     cache = app_state.curated_reports()
     key = (app_state.review_digest(review), name, thresholds, report.sections)
@@ -245,7 +240,6 @@ if st.checkbox("Re-evaluate the curated set (before/after)", True, key="audit_re
     else:
         st.text(reattack.note)
     reattacks = {name: reattack}
-    after_extra[name] = [reattack_verdict(reattack)]
     if len(curation.kept_rows):
         after_copies = copy_evidence_for(after_report, name)
         after_result = after_report.candidates[name]
@@ -253,15 +247,24 @@ if st.checkbox("Re-evaluate the curated set (before/after)", True, key="audit_re
                                     copies=after_copies)  # fmt: skip
         curated_ref = holdout_audit(after_result.fidelity, after_result.privacy, thresholds,
                                     copies=after_copies)  # fmt: skip
-        after_extra[name].insert(0, copies_verdict(copy_excess(curated_audit, curated_ref)))
+        after_copies_excess[name] = copy_excess(curated_audit, curated_ref)
 
-before_verdict = with_rules(apply_policy(policy, content["candidates"][name]),
-                            [copies_verdict(copy_excess(audit, reference))])  # fmt: skip
+
+def curated_verdict(candidate: str, after_dict: dict):
+    """The curated set's verdicts: the policy with the audit rules when its audit ran."""
+    if candidate not in after_copies_excess:
+        return apply_policy(policy, after_dict)
+    return judge_audited(policy, after_dict, copies=after_copies_excess[candidate],
+                         reattack=reattacks.get(candidate))  # fmt: skip
+
+
+before_verdict = judge_audited(policy, content["candidates"][name],
+                               copies=copy_excess(audit, reference))  # fmt: skip
 st.subheader("Verdicts")
 left, right = st.columns(2)
 left.metric("Verdict as submitted", before_verdict.overall.upper())
 if after_report is not None:
-    after_verdict = with_rules(apply_policy(policy, after), after_extra[name])
+    after_verdict = curated_verdict(name, after)
     right.metric("Verdict after curation", after_verdict.overall.upper())
     failing = [r.rule for r in after_verdict.failed]
     if failing:
@@ -302,10 +305,7 @@ def release_files() -> dict[str, bytes]:
         verdicts={name: before_verdict},
         policy=policy,
         after=after_dicts,
-        after_verdicts={
-            n: with_rules(apply_policy(policy, c), after_extra.get(n, []))
-            for n, c in after_dicts.items()
-        },
+        after_verdicts={n: curated_verdict(n, c) for n, c in after_dicts.items()},
         references={name: reference},
         reattacks=reattacks,
         controls=controls,

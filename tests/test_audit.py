@@ -8,11 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import false_discovery_control
+from scipy.stats import beta, false_discovery_control
 
 from synthreview.errors import ConfigError, DataError
 from synthreview.io.tables import align, read_table
-from synthreview.judgement.policy import RuleVerdict, Verdicts
+from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.release import calibration as cal
 from synthreview.release.audit import (
     RULES,
@@ -27,8 +27,8 @@ from synthreview.release.audit import (
 from synthreview.release.curation import curate, curated_review
 from synthreview.release.evidence import copy_evidence
 from synthreview.release.export import curated_csv_bytes, curated_parquet_bytes
-from synthreview.release.reattack import compare_attacks
-from synthreview.release.verdicts import copies_verdict, copy_excess, with_rules
+from synthreview.release.reattack import AttackChange, Reattack, compare_attacks
+from synthreview.release.verdicts import CopyExcess, copy_excess, judge_audited
 
 
 # Duck-typed stand-ins holding the contract fields of FidelityReport.samples / PrivacyReport.dcr
@@ -261,20 +261,66 @@ def test_audit_uses_encoder_space_evidence_when_given():
     assert list(audit["top_columns"])[1] == "x 100%"
 
 
-def test_copy_excess_and_verdicts():
+def test_copy_excess_and_verdicts(tmp_path):
     fidelity, privacy = make_evidence()
     audit = audit_table(fidelity, privacy)
     reference = holdout_audit(fidelity, privacy)
     excess = copy_excess(audit, reference)
     assert (excess.flagged, excess.n_rows) == (2, 6)  # rows 0, 1 (copies); α-rule not counted
     assert excess.reference == pytest.approx(1 / 101)
-    verdict = copies_verdict(excess)
-    assert verdict.verdict == "fail" and verdict.value == pytest.approx(excess.excess)
-    base = Verdicts("pass", (RuleVerdict("x", "pass", 1.0, 1, 2, "lower", ""),))
-    merged = with_rules(base, [verdict])
-    assert merged.overall == "fail" and [r.rule for r in merged.rules] == ["x", "audit_copies"]
-    assert with_rules(Verdicts("incomplete"), [RuleVerdict("y", "warn", 1, 0, 2, "lower", "")]
-                      ).overall == "incomplete"  # fmt: skip
+    # hand computation: one-sided 95 % Clopper-Pearson lower bound of 2 / 6
+    lower = beta.ppf(0.05, 2, 5)
+    assert excess.lower == pytest.approx(lower)
+    verdicts = judge_audited(load_policy(), {}, copies=excess, kind="table")
+    rule = verdicts["audit_copies"]
+    # judged from the policy: the lower bound minus the fresh real sample's share
+    assert rule.value == pytest.approx(lower - 1 / 101)
+    assert (rule.pass_at, rule.fail_at, rule.verdict) == (0.005, 0.01, "fail")
+    assert rule.measured == pytest.approx(lower) and rule.reference == pytest.approx(1 / 101)
+    assert "2 of 6 rows flagged" in rule.reason and verdicts.overall == "fail"
+    # the thresholds are the policy's: a looser policy file passes the same evidence
+    loose = tmp_path / "loose.toml"
+    loose.write_text("[rules.audit_copies]\npass = 0.1\nfail = 0.2\n", encoding="utf-8")
+    assert judge_audited(load_policy(loose), {}, copies=excess)["audit_copies"].verdict == "pass"
+    # a judgement without the audit's evidence leaves the audit rules out
+    plain = apply_policy(load_policy(), {}, kind="table")
+    assert not {"audit_copies", "reattack"} & {r.rule for r in plain.rules}
+
+
+def test_reattack_rule_reads_the_curated_sets_attacks():
+    def reattack(*worse):
+        attacks = tuple(
+            AttackChange(
+                f"a{i}",
+                0.5,
+                (0.45, 0.55),
+                0.5,
+                (0.45, 0.55),
+                0.01,
+                (0.0, 0.03),
+                0.01,
+                (0.0, 0.03),
+                w,
+            )
+            for i, w in enumerate(worse)
+        )
+        return Reattack(attacks, any(worse), "")
+
+    policy = load_policy()
+    excess = CopyExcess(0, 10, 0.0, 0.0, 0.0, 0.0)
+    as_submitted = judge_audited(policy, {}, copies=excess)
+    assert as_submitted["reattack"].verdict == "n/a"  # judged on a curated set only
+    worse = judge_audited(policy, {}, copies=excess, reattack=reattack(False, True))
+    assert (worse["reattack"].verdict, worse["reattack"].value) == ("fail", 1.0)
+    assert "a1" in worse["reattack"].reason and worse.overall == "fail"
+    assert judge_audited(policy, {}, copies=excess, reattack=reattack(False))[
+        "reattack"
+    ].verdict == ("pass")
+    # required and not measured (no attack ran again): incomplete, never a pass
+    unmeasured = judge_audited(
+        policy, {}, copies=excess, reattack=Reattack((), False, "no attacks")
+    )
+    assert unmeasured["reattack"].verdict == "incomplete"
 
 
 def test_compare_attacks_fails_only_beyond_the_interval():

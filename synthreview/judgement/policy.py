@@ -460,7 +460,8 @@ def apply_policy(
     policy : Policy
     candidate : mapping
         A candidate's ``to_dict()`` (keys ``fidelity``, ``privacy``, ``utility``, ``glucose``,
-        ``errors``), live or read back from ``report.json``.
+        ``errors``), live or read back from ``report.json``; with an ``"audit"`` entry
+        (:func:`synthreview.release.verdicts.audit_evidence`) the audit rules are judged too.
     kind : {"table", "traces"}, optional
         The review's kind (``Report.kind``); inferred from the candidate when not given.
 
@@ -477,10 +478,13 @@ def apply_policy(
     kind = kind or candidate_kind(candidate)
     if kind not in KINDS:
         raise ConfigError(f"kind must be one of {list(KINDS)}; got {kind!r} instead")
+    # the audit rules are judged where the audit ran (its evidence under "audit"); a review
+    # judged before its audit leaves them out instead of calling them missing
+    audited = isinstance(candidate.get("audit"), Mapping)
     verdicts = tuple(
         judge_rule(rule, candidate, kind=kind, missing=policy.missing)
         for rule in policy.rules.values()
-        if rule.enabled
+        if rule.enabled and (audited or rule.spec.stage != "audit")
     )
     overall = max((v.verdict for v in verdicts), key=SEVERITY.__getitem__, default="n/a")
     return Verdicts(overall=overall, rules=verdicts, policy=policy.name, kind=kind)

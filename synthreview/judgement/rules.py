@@ -18,6 +18,15 @@ Forms
 ``times_chance``
     ``value / ideal`` for a lower-is-better metric whose chance level is ``ideal`` (the true
     positive rate at 1 % false positives: chance is 0.01, so 12 means twelve times chance).
+
+Stages
+------
+Most rules read a section of the review (stage ``"review"``). Two read the release audit
+(stage ``"audit"``), which the candidate mapping carries under ``"audit"`` once the audit ran
+(:func:`synthreview.release.verdicts.audit_evidence`): ``audit_copies`` (rows the copy rules
+flag beyond a fresh real sample) and ``reattack`` (membership attacks worse after curation;
+it applies to a curated set only). A judgement without audit evidence leaves the audit rules
+out rather than guessing them.
 """
 
 from __future__ import annotations
@@ -31,6 +40,8 @@ from synthreview.metrics.registry import get as metric_info
 
 Form = Literal["value", "shortfall", "times_chance"]
 FORMS: tuple[str, ...] = ("value", "shortfall", "times_chance")
+Stage = Literal["review", "audit"]
+STAGES: tuple[str, ...] = ("review", "audit")
 #: ML-efficacy metrics where lower is better (the ratio is inverted: TRTR / TSTR)
 _LOWER_IS_BETTER_METRICS = ("rmse", "forecast_rmse")
 #: metric that decides the TSTR/TRTR ratio, first one present wins
@@ -224,6 +235,39 @@ def measure_wp29(part: str) -> Callable[[Mapping[str, Any], int], Measurement]:
     return measure
 
 
+def _audit(c: Mapping[str, Any], part: str) -> Mapping[str, Any] | None:
+    audit = c.get("audit")
+    entry = audit.get(part) if isinstance(audit, Mapping) else None
+    return entry if isinstance(entry, Mapping) else None
+
+
+def measure_audit_copies(c: Mapping[str, Any], k: int) -> Measurement:
+    """``audit.copies.lower`` (95 % lower bound of the flagged share) and the holdout's share."""
+    copies = _audit(c, "copies")
+    if copies is None:
+        return Measurement(math.nan, detail="the audit did not report copy evidence")
+    share = number(copies.get("share"))
+    detail = f"{copies.get('flagged')} of {copies.get('n_rows')} rows flagged ({share:.1%})"
+    return Measurement(
+        number(copies.get("lower")), reference=number(copies.get("reference")), detail=detail
+    )
+
+
+def measure_reattack(c: Mapping[str, Any], k: int) -> Measurement:
+    """Number of attacks in ``audit.reattack.attacks`` that got worse after curation."""
+    reattack = _audit(c, "reattack")
+    if reattack is None:
+        return Measurement(
+            math.nan, detail="applies to a curated set (after curation)", applicable=False
+        )
+    attacks = [a for a in reattack.get("attacks") or [] if isinstance(a, Mapping)]
+    if not attacks:
+        note = str(reattack.get("note") or "")
+        return Measurement(math.nan, detail=note or "the curated set was not attacked again")
+    worse = [str(a.get("attack", "?")) for a in attacks if a.get("worse") is True]
+    return Measurement(float(len(worse)), detail=", ".join(worse))
+
+
 # --- sentences ----------------------------------------------------------------------------------
 
 
@@ -290,6 +334,18 @@ def say_wp29(what: str) -> Callable[[Measurement], str]:
     return say
 
 
+def say_audit_copies(m: Measurement) -> str:
+    if math.isnan(m.reference):
+        return f"copies of training rows: {m.detail}; no holdout to compare with"
+    return f"copies of training rows: {m.detail} vs {m.reference:.1%} of a fresh real sample"
+
+
+def say_reattack(m: Measurement) -> str:
+    if m.value > 0:
+        return f"after curation these attacks got worse beyond their interval: {m.detail}"
+    return "no attack got worse after curation"
+
+
 @dataclass(frozen=True)
 class RuleSpec:
     """How one rule measures and explains its value.
@@ -308,6 +364,8 @@ class RuleSpec:
         ``measure(candidate_dict, k) -> Measurement``.
     say : callable
         ``say(measurement) -> str``: one plain-language sentence about a measured value.
+    stage : {"review", "audit"}
+        ``"audit"``: the rule reads the release audit's evidence (module docstring).
     """
 
     name: str
@@ -316,11 +374,14 @@ class RuleSpec:
     description: str
     measure: Callable[[Mapping[str, Any], int], Measurement]
     say: Callable[[Measurement], str]
+    stage: Stage = "review"
 
     def __post_init__(self) -> None:
         info = metric_info(self.metric)  # an unregistered metric fails at import
         if self.form not in FORMS:
             raise ValueError(f"form must be one of {FORMS}; got {self.form!r} instead")
+        if self.stage not in STAGES:
+            raise ValueError(f"stage must be one of {STAGES}; got {self.stage!r} instead")
         if self.form == "times_chance" and not (info.direction == "lower" and info.ideal > 0):
             raise ValueError(f"{self.name}: times_chance needs a lower metric with chance > 0")
 
@@ -449,6 +510,24 @@ SPECS: dict[str, RuleSpec] = dict(
                 ("linkability", "linking a person's records"),
                 ("inference", "inferring a secret column"),
             )
+        ),
+        _spec(
+            "audit_copies",
+            "audit_copy_share",
+            "shortfall",
+            "rows flagged as copies beyond a fresh real sample (95 % lower bound)",
+            measure_audit_copies,
+            say_audit_copies,
+            "audit",
+        ),
+        _spec(
+            "reattack",
+            "reattack_worse",
+            "value",
+            "attacks worse after curation than their before-curation 95 % interval",
+            measure_reattack,
+            say_reattack,
+            "audit",
         ),
     ]
 )

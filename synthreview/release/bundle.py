@@ -43,12 +43,7 @@ from synthreview.release.export import (
 )
 from synthreview.release.html import key_figures, render_html
 from synthreview.release.reattack import compare_attacks
-from synthreview.release.verdicts import (
-    copies_verdict,
-    copy_excess,
-    reattack_verdict,
-    with_rules,
-)
+from synthreview.release.verdicts import copy_excess, judge_audited
 from synthreview.results import to_jsonable
 
 
@@ -338,10 +333,13 @@ def review_release(
     audits, references = audit_candidates(report, thresholds)
     verdicts = {}
     for name, candidate in content["candidates"].items():
-        verdicts[name] = apply_policy(policy, candidate, kind=content.get("kind"))
         if name in audits:
             excess = copy_excess(audits[name], references[name])
-            verdicts[name] = with_rules(verdicts[name], [copies_verdict(excess)])
+            verdicts[name] = judge_audited(
+                policy, candidate, copies=excess, kind=content.get("kind")
+            )
+        else:
+            verdicts[name] = apply_policy(policy, candidate, kind=content.get("kind"))
     curations: dict[str, CurationResult] = {}
     after: dict[str, Any] = {}
     after_verdicts: dict[str, Any] = {}
@@ -364,14 +362,18 @@ def review_release(
             if not len(curation.kept_rows):
                 after[name] = {"errors": {"curation": "every row was removed; nothing to measure"}}
         for name, candidate in after.items():
-            extra = []
-            if name in after_audits:
-                extra.append(copies_verdict(copy_excess(after_audits[name], after_refs[name])))
             if name in content["candidates"] and len(curations[name].kept_rows):
                 reattacks[name] = compare_attacks(content["candidates"][name], candidate)
-                extra.append(reattack_verdict(reattacks[name]))
-            judged = apply_policy(policy, candidate, kind=content.get("kind"))
-            after_verdicts[name] = with_rules(judged, extra)
+            if name in after_audits:
+                after_verdicts[name] = judge_audited(
+                    policy,
+                    candidate,
+                    copies=copy_excess(after_audits[name], after_refs[name]),
+                    reattack=reattacks.get(name),
+                    kind=content.get("kind"),
+                )
+            else:
+                after_verdicts[name] = apply_policy(policy, candidate, kind=content.get("kind"))
     control_table = None
     if controls and review.kind == "table" and review.holdout is not None:
         control_table = planted_controls(

@@ -27,10 +27,10 @@ import numpy as np
 import pandas as pd
 
 from synthreview.errors import ConfigError, DataError
-from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.judgement.policy import load_policy
 from synthreview.release.audit import RULES, Thresholds, audit_table, holdout_audit
 from synthreview.release.evidence import copy_evidence_for
-from synthreview.release.verdicts import copies_verdict, copy_excess, with_rules
+from synthreview.release.verdicts import copy_excess, judge_audited
 from synthreview.results import to_jsonable
 from synthreview.review import Context, evaluate
 
@@ -262,9 +262,7 @@ def _row(name, share, result, planted, policy, thresholds) -> ControlRow:
     reference = holdout_audit(
         candidate.fidelity, candidate.privacy, thresholds, copies=copy_evidence_for(result, name)
     )
-    verdicts = with_rules(
-        apply_policy(policy, candidate.to_dict()), [copies_verdict(copy_excess(audit, reference))]
-    )
+    verdicts = judge_audited(policy, candidate.to_dict(), copies=copy_excess(audit, reference))
     removed = audit["removed"].to_numpy(dtype=bool)
 
     def recall(flags: np.ndarray) -> float:

@@ -1,45 +1,45 @@
-"""Release verdicts the audit adds to the policy: copies beyond real data, worse after curation.
+"""The release audit's evidence for the policy: copies beyond real data, worse after curation.
 
-Two rules read the audit rather than a section's headline number, so they are added to a
-candidate's ``Verdicts`` here (``with_rules``):
+Two policy rules read the audit rather than a section's headline number (``[rules.audit_copies]``
+and ``[rules.reattack]`` in ``policies/default.toml``; their thresholds, reasons and grading live
+in :mod:`synthreview.judgement`, like every other rule). This module measures what they read and
+hands it to :func:`synthreview.judgement.policy.apply_policy` under the candidate's ``"audit"``
+key:
 
-* ``audit_copies``: share of rows the copy rules flag (authenticity ratio, distance, exact copy)
-  beyond what a fresh real sample loses under the same rules (the holdout, leave-one-out). The
-  value is the one-sided 95 % Clopper–Pearson lower bound of the flagged share minus that
-  reference, so sampling noise alone does not fail a candidate: pass ≤ 0.005, fail > 0.01.
-  A distance-only policy does not see a few planted copies (5 % planted training rows move the
-  DCR share and a distance attack's AUC by about 0.025); this rule does.
-* ``reattack``: the curated set fails when a membership-inference attack got worse beyond its
-  before-curation interval (``synthreview.release.reattack``).
+* ``copies``: share of rows the copy rules flag (authenticity ratio, distance, exact copy), its
+  one-sided 95 % Clopper–Pearson lower bound, and the share a fresh real sample loses under the
+  same rules (the holdout, leave-one-out). A distance-only policy does not see a few planted
+  copies (5 % planted training rows move the DCR share and a distance attack's AUC by about
+  0.025); this rule does.
+* ``reattack``: the membership attacks run again on the curated set
+  (:mod:`synthreview.release.reattack`); judged for a curated set only.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.stats import beta
 
-from synthreview.judgement.policy import RuleVerdict, Verdicts, grade
-from synthreview.judgement.verdicts import SEVERITY
+from synthreview.judgement.policy import Policy, Verdicts, apply_policy
+from synthreview.release.reattack import Reattack
 from synthreview.results import to_jsonable
 
 __all__ = [
     "COPY_RULES",
     "CopyExcess",
-    "copies_verdict",
+    "audit_evidence",
     "copy_excess",
-    "reattack_verdict",
-    "with_rules",
+    "judge_audited",
 ]
 
 #: audit rules that flag copies (the α-rule flags poor fidelity, judged by the IPα rule instead)
 COPY_RULES = ("drop_unauthentic", "drop_too_close", "drop_exact_copy")
-#: thresholds of the ``audit_copies`` rule (excess share over the holdout, lower is better)
-COPIES_PASS, COPIES_FAIL = 0.005, 0.01
 
 
 @dataclass(frozen=True)
@@ -89,68 +89,39 @@ def copy_excess(audit: pd.DataFrame, reference: pd.DataFrame | None) -> CopyExce
     return CopyExcess(k, n, k / n if n else float("nan"), lower, ref, excess)
 
 
-def copies_verdict(excess: CopyExcess) -> RuleVerdict:
-    """The ``audit_copies`` rule verdict of one candidate."""
-    value = excess.excess
-    note = (
-        f"{excess.flagged} of {excess.n_rows} rows flagged as copies ({excess.share:.1%}); "
-        f"a fresh real sample: {excess.reference:.1%}"
-        if math.isfinite(excess.reference)
-        else "no holdout: the copy rules have no real-data reference"
-    )
-    return RuleVerdict(
-        "audit_copies",
-        grade(value, COPIES_PASS, COPIES_FAIL) if math.isfinite(value) else "n/a",
-        value if math.isfinite(value) else None,
-        COPIES_PASS,
-        COPIES_FAIL,
-        "lower",
-        "rows flagged as copies beyond a fresh real sample (95 % lower bound)",
-        excess.reference if math.isfinite(excess.reference) else None,
-        note,
-        measured=excess.share,
-        reason=(
-            f"{excess.share:.1%} of rows copy training rows (a fresh real sample: "
-            f"{excess.reference:.1%})"
-            if math.isfinite(excess.reference)
-            else "no holdout: the copy rules have no real-data reference"
-        ),
-    )
+def audit_evidence(
+    copies: CopyExcess | None = None, reattack: Reattack | None = None
+) -> dict[str, Any]:
+    """The ``"audit"`` entry the audit rules of a policy read (``to_dict()`` of each part)."""
+    evidence: dict[str, Any] = {}
+    if copies is not None:
+        evidence["copies"] = copies.to_dict()
+    if reattack is not None:
+        evidence["reattack"] = reattack.to_dict()
+    return evidence
 
 
-def reattack_verdict(reattack: Any) -> RuleVerdict:
-    """The ``reattack`` rule verdict of a curated set (fail when an attack got worse)."""
-    worse = [a.attack for a in reattack.attacks if a.worse]
-    measured = bool(reattack.attacks)
-    return RuleVerdict(
-        "reattack",
-        ("fail" if worse else "pass") if measured else "n/a",  # type: ignore[arg-type]
-        float(len(worse)) if measured else None,
-        0.0,
-        0.0,
-        "lower",
-        "attacks worse after curation than their before-curation 95 % interval",
-        None,
-        ("worse: " + ", ".join(worse)) if worse else reattack.note,
-        reason=(
-            f"after curation these attacks got worse beyond their interval: {', '.join(worse)}"
-            if worse
-            else "no attack got worse after curation"
-            if measured
-            else "the curated set was not attacked again"
-        ),
-    )
+def judge_audited(
+    policy: Policy,
+    candidate: Mapping[str, Any],
+    *,
+    copies: CopyExcess | None,
+    reattack: Reattack | None = None,
+    kind: str | None = None,
+) -> Verdicts:
+    """Every rule of ``policy`` for a candidate whose audit ran, the audit rules included.
 
-
-def with_rules(verdicts: Verdicts, extra: list[RuleVerdict]) -> Verdicts:
-    """``verdicts`` with ``extra`` rules appended and the overall verdict recomputed.
-
-    An overall verdict this module does not know (e.g. "incomplete") is kept unless an added
-    rule fails.
+    Parameters
+    ----------
+    policy : Policy
+    candidate : mapping
+        The candidate's ``to_dict()`` (as submitted, or its curated version).
+    copies : CopyExcess or None
+        From :func:`copy_excess`; None when the audit could not run (the ``audit_copies`` rule
+        then reads as not computed: incomplete when the policy requires it).
+    reattack : Reattack, optional
+        The curated set's re-attack (after curation only).
+    kind : {"table", "traces"}, optional
     """
-    overall = verdicts.overall
-    for rule in extra:
-        if SEVERITY.get(rule.verdict, 0) > SEVERITY.get(overall, 3):
-            overall = rule.verdict
-    # replace keeps every other field (e.g. the data kind of a trace review)
-    return replace(verdicts, overall=overall, rules=(*verdicts.rules, *extra))
+    audited = {**candidate, "audit": audit_evidence(copies, reattack)}
+    return apply_policy(policy, audited, kind=kind)

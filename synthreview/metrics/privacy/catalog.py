@@ -173,4 +173,34 @@ METRICS: tuple[MetricInfo, ...] = (
         "cannot be ε-differentially private for any smaller ε; it bounds from below only",
         holdout_meaning="0 when the attack does no better than chance on held-out rows",
     ),
+    MetricInfo(
+        name="audit_copy_share",
+        section="privacy",
+        label="rows flagged as copies",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.0,
+        key="audit.copies.lower",
+        citation="Alaa et al. (2022), §3.2 (authenticity); exact copies; one-sided 95 % "
+        "Clopper-Pearson lower bound (Clopper & Pearson 1934)",
+        meaning="share of synthetic rows the audit's copy rules flag (authenticity, distance, "
+        "exact copy), as a 95 % lower bound so sampling noise alone does not count",
+        holdout_meaning="the share of holdout rows the same rules flag (leave-one-out): what "
+        "unseen real people lose",
+    ),
+    MetricInfo(
+        name="reattack_worse",
+        section="privacy",
+        label="attacks worse after curation",
+        direction="lower",
+        range=(0.0, float("inf")),
+        ideal=0.0,
+        key="audit.reattack.attacks[*].worse",
+        citation="Ganev & De Cristofaro (2023), On the Inadequacy of Similarity-based Privacy "
+        "Metrics, arXiv 2312.05114 (a similarity filter can itself leak)",
+        meaning="membership attacks whose AUC after curation lies above their before-curation "
+        "95 % interval: removing rows exposed others",
+        holdout_meaning="no holdout reference: each attack is compared with itself before curation",
+        fmt=".0f",
+    ),
 )
