@@ -1,25 +1,41 @@
-"""Neighbour searches on an existing Dask cluster, sharded by blocks of reference rows.
+"""A review on an existing Dask cluster: candidates as tasks, searches sharded by real rows.
 
 ``evaluate(..., scheduler="tcp://host:8786")`` (CLI ``--scheduler``) connects a
-``distributed.Client`` and puts it on the review's :class:`~synthreview.engine.Engine`. Every
-exact search then splits the reference (real) rows into one contiguous block per worker;
-each worker searches its block with :class:`~synthreview.grouped_search.GroupedReference`
-and the blocks' results are merged exactly on the client: k nearest by (distance, index)
-(the k nearest of the whole set are among the k nearest of each block), counts summed, and
-per-reference-row results taken from the block that owns the row. The report of a cluster
-run therefore equals the in-process one (``tests/test_distributed.py``). Workers need the
-same ``synthreview`` installed; the rows travel to them once per search (``scatter``).
-Without a scheduler nothing here runs.
+``distributed.Client`` and puts it on the review's :class:`~synthreview.engine.Engine`
+(:func:`synthreview.engine.on_cluster` does the same for a whole block of work, such as a
+review and its release audit). Two kinds of work then run on the cluster:
+
+* **Candidates as tasks.** With two or more candidates, each candidate's sections run as one
+  task (:func:`map_shards`), its searches inside the task; results come back in candidate
+  order. The real-side work the candidates share (a review's
+  :class:`~synthreview.memo.Memo`) is computed once for the whole cluster by
+  :class:`ClusterMemo`: the first task that needs a value computes it under a cluster lock and
+  publishes it; the others fetch it instead of recomputing.
+* **Sharded searches.** Every exact search made on the client (a single candidate, the
+  release audit's copy evidence) splits the reference (real) rows into one contiguous block
+  per worker; each worker searches its block with
+  :class:`~synthreview.grouped_search.GroupedReference` and the blocks' results are merged
+  exactly on the client: k nearest by (distance, index) (the k nearest of the whole set are
+  among the k nearest of each block), counts summed, and per-reference-row results taken
+  from the block that owns the row.
+
+Either way the report of a cluster run equals the in-process one
+(``tests/test_distributed.py``). Workers need the same ``synthreview`` installed; the rows
+travel to them once per search or review (``scatter``). Without a scheduler nothing here runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+import hashlib
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from synthreview.errors import ConfigError
+from synthreview.memo import Memo
+
+T = TypeVar("T")
 
 
 def connect(address: str) -> Any:
@@ -53,21 +69,88 @@ def shard_bounds(n_rows: int, n_shards: int) -> np.ndarray:
 def map_shards(
     client: Any,
     fn: Callable[..., Any],
-    shards: Sequence[np.ndarray],
+    shards: Sequence[Any],
     *shared: Any,
+    done: Callable[[int], None] | None = None,
     **options: Any,
 ) -> list[Any]:
     """``[fn(shard, *shared, **options) for shard in shards]``, one task per shard.
 
-    ``shared`` arrays are sent to every worker once (broadcast); the results come back in
-    shard order.
+    ``shared`` values are sent to every worker once (broadcast); the results come back in
+    shard order. ``done(i)`` is called on the client as shard ``i`` finishes (any order).
     """
+    # imported here: Dask is optional (see connect)
+    from distributed import as_completed
+
     # hash=False: equal arrays of two searches must not share (and free) one key
     sent = client.scatter(list(shared), broadcast=True, hash=False) if shared else []
     blocks = client.scatter(list(shards), hash=False)
     futures = [client.submit(fn, block, *sent, pure=False, **options) for block in blocks]
     try:
+        if done is not None:
+            position = {future.key: i for i, future in enumerate(futures)}
+            # loop=: the client is not the default one (connect)
+            for future in as_completed(futures, loop=client.loop):
+                done(position[future.key])
         return client.gather(futures)
     finally:
         for future in [*futures, *blocks, *sent]:
             future.release()
+
+
+def memo_name(prefix: str, key: Hashable) -> str:
+    """The cluster-wide name of a memo ``key`` of the review ``prefix`` (a full digest)."""
+    return f"{prefix}-{hashlib.blake2b(repr(key).encode(), digest_size=16).hexdigest()}"
+
+
+class ClusterMemo(Memo):
+    """A review's :class:`~synthreview.memo.Memo` shared by its candidate tasks on a cluster.
+
+    Inside a task, ``get(key, compute)`` first looks in this task's own store; then, under a
+    ``distributed.Lock`` named after ``key``, fetches the value another task published, or
+    computes it and publishes it (``publish_dataset``) for the others. So the real-side work
+    runs once per review on the whole cluster, as in-process, and a task that needs it while
+    another computes it waits for it instead of doing it again. Values are pure functions of
+    the key's inputs, so which task computes a value changes no number.
+
+    The published values are the review's data: :func:`forget` drops them when the review
+    ends. ``names`` lists the names this memo used (returned to the client for that).
+    """
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self.prefix = prefix
+        self.names: list[str] = []
+
+    def get(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """The value of ``key`` from this task, the cluster, or ``compute()`` (once)."""
+        return super().get(key, lambda: self._shared(key, compute))
+
+    def _shared(self, key: Hashable, compute: Callable[[], T]) -> T:
+        # imported here: Dask is optional (see connect); only tasks on a cluster get here
+        from distributed import Lock, get_client
+
+        client = get_client()
+        name = memo_name(self.prefix, key)
+        self.names.append(name)
+        with Lock(name):
+            if name in client.list_datasets():
+                return client.get_dataset(name).result()
+            value = compute()
+            # a one-element list: scatter would split a tuple value into one key per item
+            [future] = client.scatter([value], hash=False)
+            client.publish_dataset(future, name=name)
+            return value
+
+
+def forget(client: Any, prefix: str, names: Sequence[str] = ()) -> None:
+    """Drop every value :class:`ClusterMemo` published for the review ``prefix``, and the
+    locks of those values and of ``names`` (names a task used without publishing)."""
+    from distributed import Lock
+
+    published = [name for name in client.list_datasets() if name.startswith(f"{prefix}-")]
+    for name in published:
+        client.unpublish_dataset(name)
+    for name in dict.fromkeys([*published, *names]):
+        # the client is not the default one (connect): the lock is told where the scheduler is
+        Lock(name, scheduler_rpc=client.scheduler, loop=client.loop).close()

@@ -20,13 +20,14 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import faiss
 import torch
 from threadpoolctl import threadpool_limits
 
+from synthreview.distributed import connect
 from synthreview.errors import ConfigError
 
 #: approximate indexes: faiss inverted lists (IVF) or a navigable small-world graph (HNSW)
@@ -178,3 +179,20 @@ def using(engine: Engine) -> Iterator[Engine]:
             yield engine
     finally:
         _CURRENT.reset(token)
+
+
+@contextmanager
+def on_cluster(scheduler: str | None) -> Iterator[Engine]:
+    """Run the block's reviews and searches on the Dask cluster at ``scheduler``.
+
+    Inside the block :func:`synthreview.review.evaluate` (without its own ``scheduler=``)
+    sends its candidates to the cluster as tasks, and every other search made through the
+    engine (the release audit's copy evidence, the curated re-evaluation) is sharded across
+    the workers. The client is closed when the block ends. ``None`` changes nothing, so
+    callers can write ``with on_cluster(args.scheduler):`` whether or not one was given.
+    """
+    if scheduler is None:
+        yield current_engine()
+        return
+    with connect(scheduler) as client, using(replace(current_engine(), client=client)) as engine:
+        yield engine

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import traceback
+import uuid
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -17,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from synthreview.distributed import connect
+from synthreview.distributed import ClusterMemo, connect, forget, map_shards
 from synthreview.embeddings import fit_embedding
 from synthreview.embeddings.base import Embedding
 from synthreview.encoding import TabularEncoder, canonical_order
-from synthreview.engine import Engine, check_threads, using
+from synthreview.engine import Engine, RecallCheck, check_threads, current_engine, using
 from synthreview.errors import ConfigError, error_message
 from synthreview.io.schema import Review
 from synthreview.memo import Memo
@@ -262,6 +263,187 @@ def _run_section(
     raise ConfigError(f"section must be one of {list(SECTIONS)}; got {section!r}")
 
 
+def review_candidate(
+    review: Review,
+    name: str,
+    ctx: Context,
+    sections: Sequence[str],
+    options: ReviewOptions,
+    seed: int,
+    device: str,
+    errors: dict[str, str],
+    progress: Progress | None = None,
+    steps: Sequence[tuple[str, str]] = (),
+) -> CandidateResult:
+    """Every requested section of candidate ``name``; a section that raises goes to ``errors``.
+
+    ``errors`` may hold sections that must not run (their preparation failed). ``steps`` (all
+    (candidate, section) pairs of the review, in order) places ``progress`` messages.
+    """
+    results: dict[str, Any] = {}
+    for section in sections:
+        if section in errors:
+            continue
+        lo = hi = None
+        if progress and (name, section) in steps:
+            i = list(steps).index((name, section))
+            lo = 0.3 + 0.7 * i / len(steps)
+            hi = 0.3 + 0.7 * (i + 1) / len(steps)
+            progress(lo, f"{section}: {name}")
+        try:
+            results[section] = _run_section(
+                section,
+                review,
+                name,
+                ctx,
+                options,
+                seed,
+                device,
+                None if lo is None else scaled_progress(progress, lo, hi),
+            )
+        except Exception as exc:
+            log.error("%s of %s failed:\n%s", section, name, traceback.format_exc())
+            errors[section] = error_message(exc)
+    glucose = results.get("glucose")
+    if glucose is not None:
+        results.setdefault("fidelity", getattr(glucose, "fidelity", None))
+        results.setdefault("privacy", getattr(glucose, "privacy", None))
+    return CandidateResult(name=name, errors=errors, **results)
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What every candidate task of a cluster review receives once (broadcast): the review
+    without its candidates and the fitted context without their rows."""
+
+    review: Review
+    encoder: TabularEncoder | None
+    embedding: Embedding | None
+    encoded: dict[str, np.ndarray]
+    embedded: dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One candidate's own inputs for its task."""
+
+    name: str
+    table: Any
+    traces: Any
+    encoded: np.ndarray | None
+    embedded: np.ndarray | None
+
+
+def _candidate_task(
+    part: _Part,
+    shared: _Shared,
+    *,
+    sections: tuple[str, ...],
+    options: ReviewOptions,
+    seed: int,
+    device: str,
+    approximate: str | None,
+    errors: dict[str, str],
+    prefix: str,
+) -> tuple[CandidateResult, list[RecallCheck], list[str]]:
+    """A candidate's review on a worker: its searches run in this task; the real side comes
+    from the review's :class:`~synthreview.distributed.ClusterMemo`."""
+    review = shared.review
+    traces = None
+    if review.traces is not None:
+        traces = {**review.traces, part.name: part.traces}
+    review = replace(review, synthetic={part.name: part.table}, traces=traces)
+    with_part = {} if part.encoded is None else {part.name: part.encoded}
+    embedded = {} if part.embedded is None else {part.name: part.embedded}
+    memo = ClusterMemo(prefix)
+    ctx = Context(
+        encoder=shared.encoder,
+        embedding=shared.embedding,
+        encoded={**shared.encoded, **with_part},
+        embedded={**shared.embedded, **embedded},
+        memo=memo,
+    )
+    engine = Engine(device=device, approximate=approximate)
+    with using(engine):
+        result = review_candidate(review, part.name, ctx, sections, options, seed, device, errors)
+    return result, list(engine.recall_log), memo.names
+
+
+def _review_on_cluster(
+    engine: Engine,
+    review: Review,
+    ctx: Context,
+    sections: tuple[str, ...],
+    options: ReviewOptions,
+    seed: int,
+    device: str,
+    errors_all: dict[str, str],
+    progress: Progress | None,
+) -> dict[str, CandidateResult]:
+    """One task per candidate on ``engine.client``, results in candidate order.
+
+    The real side the candidates share is computed once on the cluster (``ClusterMemo``)
+    and dropped from it when the review ends.
+    """
+    names = review.candidates
+    base = ("real", "holdout")
+    shared = _Shared(
+        review=replace(
+            review,
+            synthetic={},
+            traces=None
+            if review.traces is None
+            else {k: v for k, v in review.traces.items() if k in base},
+        ),
+        encoder=ctx.encoder,
+        embedding=ctx.embedding,
+        encoded={k: v for k, v in ctx.encoded.items() if k in base},
+        embedded={k: v for k, v in ctx.embedded.items() if k in base},
+    )
+    parts = [
+        _Part(
+            name=name,
+            table=review.synthetic[name],
+            traces=None if review.traces is None else review.traces.get(name),
+            encoded=ctx.encoded.get(name),
+            embedded=ctx.embedded.get(name),
+        )
+        for name in names
+    ]
+    finished: list[int] = []
+
+    def done(i: int) -> None:
+        finished.append(i)
+        if progress:
+            progress(0.3 + 0.7 * len(finished) / len(names), f"{names[i]}: done on the cluster")
+
+    prefix = f"synthreview-{uuid.uuid4().hex}"
+    outcomes = []
+    try:
+        outcomes = map_shards(
+            engine.client,
+            _candidate_task,
+            parts,
+            shared,
+            done=done,
+            sections=sections,
+            options=options,
+            seed=seed,
+            device=device,
+            approximate=engine.approximate,
+            errors={s: m for s, m in errors_all.items() if s in sections},
+            prefix=prefix,
+        )
+    finally:
+        forget(engine.client, prefix, [name for _, _, used in outcomes for name in used])
+    candidates = {}
+    for name, (result, checks, _) in zip(names, outcomes, strict=True):
+        candidates[name] = result
+        # recall records of the workers' approximate searches, in candidate order
+        engine.recall_log.extend(checks)
+    return candidates
+
+
 def evaluate(
     review: Review,
     *,
@@ -297,9 +479,12 @@ def evaluate(
         Bound on BLAS, OpenMP (faiss) and torch threads during the review (default: the cores
         this process may use; see :mod:`synthreview.engine`).
     scheduler : str, optional
-        Address of a Dask scheduler (``"tcp://host:8786"``): neighbour searches run there,
-        sharded by blocks of real rows and merged exactly (:mod:`synthreview.distributed`);
-        the report equals the in-process one. Default: in-process.
+        Address of a Dask scheduler (``"tcp://host:8786"``): with two or more candidates each
+        candidate's sections run there as one task (the shared real side computed once on the
+        cluster); with one, its neighbour searches run there, sharded by blocks of real rows
+        and merged exactly (:mod:`synthreview.distributed`). The report equals the in-process
+        one. Default: the cluster of an enclosing :func:`synthreview.engine.on_cluster`
+        block, else in-process.
     approximate : {None, "ivf", "hnsw"}
         Opt-in approximate k-NN (faiss); its measured 1-NN recall is in ``Report.search``.
 
@@ -316,7 +501,10 @@ def evaluate(
         sections = ("glucose",) if any(s != "utility" for s in sections) else ()
     sections = tuple(s for s in SECTIONS if s in sections)
     scope = ExitStack()  # closed in the ``finally`` below
-    client = None if scheduler is None else scope.enter_context(connect(scheduler))
+    # without a scheduler of its own the review uses the one of an enclosing on_cluster block
+    client = (
+        current_engine().client if scheduler is None else scope.enter_context(connect(scheduler))
+    )
     engine = Engine(
         threads=check_threads(threads), device=device, approximate=approximate, client=client
     )
@@ -338,39 +526,19 @@ def evaluate(
             errors_all = {"fidelity": error_message(exc), "privacy": error_message(exc)}
     ctx = context or Context(encoder=None, embedding=None, encoded={}, embedded={})
     names = review.candidates
-    steps = [(name, s) for name in names for s in sections]
     candidates: dict[str, CandidateResult] = {}
     try:
-        for name in names:
-            results: dict[str, Any] = {}
-            errors: dict[str, str] = {s: m for s, m in errors_all.items() if s in sections}
-            for section in sections:
-                if section in errors:
-                    continue
-                i = steps.index((name, section))
-                lo = 0.3 + 0.7 * i / len(steps)
-                hi = 0.3 + 0.7 * (i + 1) / len(steps)
-                if progress:
-                    progress(lo, f"{section}: {name}")
-                try:
-                    results[section] = _run_section(
-                        section,
-                        review,
-                        name,
-                        ctx,
-                        options,
-                        seed,
-                        device,
-                        scaled_progress(progress, lo, hi),
-                    )
-                except Exception as exc:
-                    log.error("%s of %s failed:\n%s", section, name, traceback.format_exc())
-                    errors[section] = error_message(exc)
-            glucose = results.get("glucose")
-            if glucose is not None:
-                results.setdefault("fidelity", getattr(glucose, "fidelity", None))
-                results.setdefault("privacy", getattr(glucose, "privacy", None))
-            candidates[name] = CandidateResult(name=name, errors=errors, **results)
+        if engine.client is not None and len(names) > 1:
+            candidates = _review_on_cluster(
+                engine, review, ctx, sections, options, seed, device, errors_all, progress
+            )
+        else:
+            steps = [(name, s) for name in names for s in sections]
+            for name in names:
+                errors = {s: m for s, m in errors_all.items() if s in sections}
+                candidates[name] = review_candidate(
+                    review, name, ctx, sections, options, seed, device, errors, progress, steps
+                )
     finally:
         # the memo holds rows derived from this review's real data: drop them when the call
         # ends unless the caller passed the context in to share it (then it owns the lifetime)
