@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from synthreview.engine import on_cluster
 from synthreview.errors import ConfigError, SynthreviewError
 from synthreview.io.schema import Review
 from synthreview.io.tables import align, read_table
@@ -75,7 +76,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     review.add_argument(
         "--scheduler",
-        help="Dask scheduler address (tcp://host:8786): run the neighbour searches there",
+        help="Dask scheduler address (tcp://host:8786): run the review (candidates as tasks, "
+        "sharded neighbour searches) and its audit there",
     )
     review.add_argument(
         "--approximate",
@@ -235,30 +237,32 @@ def run_review(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"[{fraction:6.1%}] {message}", file=sys.stderr)
 
-    report = evaluate(
-        review,
-        sections=args.sections,
-        options=options,
-        seed=args.seed,
-        device=args.device,
-        progress=progress,
-        threads=args.threads,
-        scheduler=args.scheduler,
-        approximate=args.approximate,
-    )
-    for name, candidate in report.candidates.items():
-        for section, message in candidate.errors.items():
-            print(f"warning: {section} of {name} failed: {message}", file=sys.stderr)
-    release = review_release(
-        review,
-        report,
-        policy=policy,
-        thresholds=_thresholds(args, report),
-        curate=args.curate,
-        params=vars_for_manifest(args),
-        device=args.device,
-        progress=progress,
-    )
+    # one cluster (when given) for the review and its release: the audit's copy-evidence
+    # searches and the curated re-evaluation run there too
+    with on_cluster(args.scheduler):
+        report = evaluate(
+            review,
+            sections=args.sections,
+            options=options,
+            seed=args.seed,
+            device=args.device,
+            progress=progress,
+            threads=args.threads,
+            approximate=args.approximate,
+        )
+        for name, candidate in report.candidates.items():
+            for section, message in candidate.errors.items():
+                print(f"warning: {section} of {name} failed: {message}", file=sys.stderr)
+        release = review_release(
+            review,
+            report,
+            policy=policy,
+            thresholds=_thresholds(args, report),
+            curate=args.curate,
+            params=vars_for_manifest(args),
+            device=args.device,
+            progress=progress,
+        )
     write_files(args.out, release.files)
     decisions = decide_all(release.verdicts, release.after_verdicts)
     for name, decision in decisions.items():

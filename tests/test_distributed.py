@@ -1,21 +1,34 @@
-"""A review on a Dask cluster equals the in-process review (exact sharded searches)."""
+"""A review on a Dask cluster equals the in-process review (candidate tasks, sharded searches)."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
 import pytest
 from distributed import Client, LocalCluster
+from distributed.protocol.pickle import dumps, loads
 
 import synthreview as sr
-from synthreview.engine import Engine, using
+from synthreview import neighbors
+from synthreview.cli import main
+from synthreview.distributed import ClusterMemo, forget, memo_name
+from synthreview.engine import Engine, current_engine, on_cluster, using
 from synthreview.errors import ConfigError
+from synthreview.metrics.fidelity import section as fidelity_section
 from synthreview.metrics.fidelity.scan import real_index, tally
 from synthreview.neighbors import nearest
 from synthreview.options import ReviewOptions
+from synthreview.release.audit import Thresholds
+from synthreview.release.bundle import review_release
 from synthreview.review import evaluate
+
+SECTIONS = ("fidelity", "privacy")
+OPTIONS = ReviewOptions(max_attack=100, n_bootstrap=20)
+MOMENT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+THRESHOLDS = Thresholds()
 
 
 @pytest.fixture(scope="module")
@@ -38,22 +51,123 @@ def _frame(n: int, seed: int) -> pd.DataFrame:
     )
 
 
-def test_review_on_a_cluster_equals_the_in_process_review(cluster):
+def _review():
     real = _frame(300, 0)
-    review = sr.align(
+    return sr.align(
         real, {"fresh": _frame(250, 2), "copy": real.iloc[:200]}, holdout=_frame(280, 1)
     )
-    options = ReviewOptions(max_attack=100, n_bootstrap=20)
-    sections = ("fidelity", "privacy")
-    local = evaluate(review, sections=sections, options=options, seed=3)
+
+
+def _release(review, report):
+    return review_release(review, report, thresholds=THRESHOLDS, curate=True, timestamp=MOMENT)
+
+
+@pytest.fixture(scope="module")
+def in_process():
+    """The in-process review of two candidates and its curated release (the reference)."""
+    review = _review()
+    report = evaluate(review, sections=SECTIONS, options=OPTIONS, seed=3)
+    return review, report, _release(review, report)
+
+
+def _json(report) -> str:
+    return json.dumps(report.to_dict(), sort_keys=True)
+
+
+def test_candidate_tasks_equal_the_in_process_review_and_share_the_real_side(
+    cluster, in_process, monkeypatch
+):
+    review, local, _ = in_process
+    calls = []
+    real_side = fidelity_section._real_side
+
+    def counted(*args):
+        calls.append(1)
+        return real_side(*args)
+
+    # processes=False: the workers run in this process, so the patch reaches the tasks
+    monkeypatch.setattr(fidelity_section, "_real_side", counted)
+    messages = []
     remote = evaluate(
-        review, sections=sections, options=options, seed=3, scheduler=cluster.scheduler_address
+        review,
+        sections=SECTIONS,
+        options=OPTIONS,
+        seed=3,
+        scheduler=cluster.scheduler_address,
+        progress=lambda fraction, message: messages.append(message),
     )
     for candidate in remote.candidates.values():
         assert candidate.errors == {}
-    assert json.dumps(remote.to_dict(), sort_keys=True) == json.dumps(
-        local.to_dict(), sort_keys=True
+    assert list(remote.candidates) == list(local.candidates)
+    assert _json(remote) == _json(local)
+    # two candidate tasks, one real side for the whole cluster (as in-process)
+    assert len(calls) == 1
+    assert any("done on the cluster" in m for m in messages)
+    # nothing of the review stays published on the cluster
+    with Client(cluster.scheduler_address) as client:
+        assert list(client.list_datasets()) == []
+
+
+def test_review_and_curated_release_on_a_cluster_equal_the_in_process_ones(
+    cluster, in_process, monkeypatch
+):
+    review, local, local_release = in_process
+    assert len(local_release.curations) == 2, "both candidates are re-evaluated after curation"
+    sharded = []
+    map_shards = neighbors.map_shards
+
+    def counted(*args, **kwargs):
+        sharded.append(1)
+        return map_shards(*args, **kwargs)
+
+    monkeypatch.setattr(neighbors, "map_shards", counted)
+    with on_cluster(cluster.scheduler_address) as engine:
+        assert current_engine().client is engine.client is not None
+        remote = evaluate(review, sections=SECTIONS, options=OPTIONS, seed=3)
+        remote_release = _release(review, remote)
+    assert current_engine().client is None
+    # the audit's copy-evidence searches ran on the client, sharded across the workers
+    assert sharded
+    assert _json(remote) == _json(local)
+    assert sorted(remote_release.files) == sorted(local_release.files)
+    for name, content in local_release.files.items():
+        assert remote_release.files[name] == content, name
+
+
+def test_the_candidate_task_payload_pickles(in_process):
+    """A process-based cluster pickles (Dask's pickle, cloudpickle as fallback) what a task
+    receives and returns; check that it round-trips."""
+    review, local, _ = in_process
+    context = local.context
+    payload = (review, context.encoder, context.embedding, local.candidates)
+    restored_review, _, embedding, candidates = loads(dumps(payload))
+    assert list(restored_review.synthetic) == list(review.synthetic)
+    np.testing.assert_array_equal(
+        embedding.transform(context.encoded["fresh"]), context.embedded["fresh"]
     )
+    for name, candidate in local.candidates.items():
+        assert json.dumps(candidates[name].to_dict(), sort_keys=True) == json.dumps(
+            candidate.to_dict(), sort_keys=True
+        )
+
+
+def test_cluster_memo_computes_once_and_forget_drops_it(cluster):
+    def task(prefix):
+        memo = ClusterMemo(prefix)
+        value = memo.get(("key", 1), lambda: np.arange(3))
+        return memo.names, value
+
+    with Client(cluster.scheduler_address) as client:
+        # the second task finds the first one's value (a value computed twice would differ)
+        first = client.submit(task, "review-a", pure=False).result()
+        stamp = np.random.default_rng().integers(1 << 30)
+        second = client.submit(
+            lambda p: ClusterMemo(p).get(("key", 1), lambda: np.full(3, stamp)), "review-a"
+        ).result()
+        np.testing.assert_array_equal(second, first[1])
+        assert list(client.list_datasets()) == [memo_name("review-a", ("key", 1))]
+        forget(client, "review-a", first[0])
+        assert list(client.list_datasets()) == []
 
 
 def test_sharded_searches_equal_local_ones_with_ties(cluster):
@@ -86,3 +200,13 @@ def test_a_bad_scheduler_address_is_a_config_error():
     review = sr.align(_frame(50, 0), {"a": _frame(50, 1)})
     with pytest.raises(ConfigError, match="scheduler must be"):
         evaluate(review, sections=("fidelity",), scheduler="localhost")
+
+
+def test_cli_refuses_a_bad_scheduler_address(tmp_path, capsys):
+    real, synthetic = tmp_path / "real.csv", tmp_path / "synthetic.csv"
+    _frame(60, 0).to_csv(real, index=False)
+    _frame(60, 1).to_csv(synthetic, index=False)
+    files = ["--real", str(real), "--synthetic", str(synthetic), "--out", str(tmp_path / "o")]
+    code = main(["review", *files, "--scheduler", "localhost:8786", "--quiet"])
+    assert code == 2
+    assert "scheduler must be a Dask scheduler address" in capsys.readouterr().err
