@@ -39,8 +39,10 @@ from synthreview.judgement.policy import (
 from synthreview.metrics.fidelity.features import pca_projection
 from synthreview.metrics.utility.regression import parse_formula, suggest_formula
 from synthreview.options import SECTION_OPTIONS, ReviewOptions, default_options, section_key
-from synthreview.release.audit import audit_table, default_thresholds
+from synthreview.release.bundle import audit_candidate
 from synthreview.release.curation import curate, evaluate_curated
+from synthreview.release.reattack import compare_attacks
+from synthreview.release.verdicts import audit_evidence, copy_excess
 from synthreview.review import (
     TABLE_SECTIONS,
     CandidateResult,
@@ -77,6 +79,8 @@ _RUN_KEY = "_run_requested"
 _RUN_NOTE_KEY = "_run_note"
 TIMINGS_KEY = "_step_seconds"  # {section: [seconds per candidate step]}
 _CURATED_KEY = "_curated"  # {(digest, seed, options, candidate): StepResult of curated dict}
+#: {(digest, seed, options, candidate): StepResult of the audit's evidence for the policy}
+_AUDITS_KEY = "_audits"
 #: {(digest, seed, options, policy, sections, n results, n curated): ReviewSummary}; results are
 #: only ever added, so a new step (or a new policy) makes a new key and the summary is rebuilt
 SUMMARY_KEY = "_summary"
@@ -84,7 +88,7 @@ _VIEWS_KEY = "_views"  # {(name, *key): figure or table} built from the current 
 #: keys holding a loaded and computed review (benchmarks save and reload them to time pages)
 STORED_KEYS = (
     REVIEW_KEY, SEED_KEY, _OPTIONS_KEY, _RESULTS_KEY, _LATEST_KEY, _CONTEXTS_KEY,
-    _PROJECTIONS_KEY, TIMINGS_KEY, _CURATED_KEY,
+    _PROJECTIONS_KEY, TIMINGS_KEY, _CURATED_KEY, _AUDITS_KEY,
 )  # fmt: skip
 
 SECTION_LABELS = {
@@ -93,13 +97,14 @@ SECTION_LABELS = {
     "privacy": "Privacy",
     "utility": "Utility",
     "glucose": "Glucose",
+    "audit": "Copy audit",
     "curation": "Curated version",
 }
 #: relative cost of one step before this session has timed any (demo, 2 cores: prepare 7 s,
 #: fidelity 3 s, privacy 8-40 s, utility 5-10 s per candidate); only shapes the first estimate
 _PRIOR_SECONDS = {
     "prepare": 7.0, "fidelity": 3.0, "privacy": 20.0, "utility": 8.0, "glucose": 60.0,
-    "curation": 30.0,
+    "audit": 2.0, "curation": 30.0,
 }  # fmt: skip
 #: progress redraws at most this often (each redraw is a websocket message)
 _REDRAW_SECONDS = 0.25
@@ -120,7 +125,7 @@ def set_review(review: Review | None) -> None:
     st.session_state[REVIEW_KEY] = review
     for key in (
         _RESULTS_KEY, _LATEST_KEY, _CONTEXTS_KEY, _PROJECTIONS_KEY, AUDIT_AFTER_KEY, _CURATED_KEY,
-        SUMMARY_KEY, AUDIT_COPIES_KEY, AUDIT_CONTROLS_KEY, _VIEWS_KEY,
+        SUMMARY_KEY, AUDIT_COPIES_KEY, AUDIT_CONTROLS_KEY, _VIEWS_KEY, _AUDITS_KEY,
     ):  # fmt: skip
         st.session_state[key] = {}
     st.session_state[AUDIT_CONFIRMED_KEY] = {}
@@ -535,6 +540,7 @@ def review_summary(options: ReviewOptions | None = None) -> ReviewSummary | None
     options = options or get_options()
     policy = get_policy()
     curated_store = st.session_state.setdefault(_CURATED_KEY, {})
+    audit_store = st.session_state.setdefault(_AUDITS_KEY, {})
     key = (
         review_digest(review),
         seed(),
@@ -542,6 +548,7 @@ def review_summary(options: ReviewOptions | None = None) -> ReviewSummary | None
         _policy_key(policy),
         len(_results()),
         len(curated_store),
+        len(audit_store),
     )
     store = st.session_state.setdefault(SUMMARY_KEY, {})
     if key in store:
@@ -550,7 +557,14 @@ def review_summary(options: ReviewOptions | None = None) -> ReviewSummary | None
     if report is None:
         return None
     content = report.to_dict()["candidates"]
-    verdicts = {n: apply_policy(policy, c, kind=report.kind) for n, c in content.items()}
+    verdicts = {
+        n: apply_policy(
+            policy,
+            _with_audit(c, audit_store.get(_curation_key(review, options, n))),
+            kind=report.kind,
+        )
+        for n, c in content.items()
+    }
     curated = {}
     for name in review.candidates:
         step = curated_store.get(_curation_key(review, options, name))
@@ -825,6 +839,22 @@ def execute_pending_run() -> None:
             base = _base(review, section, options)
             if _complete(review, base):
                 st.session_state.setdefault(_LATEST_KEY, {})[section] = base
+        to_audit = _audit_plan(review, options)
+        if to_audit:
+            report = review_summary(options).report
+            tracker.steps = tracker.steps + [(n, "audit") for n in to_audit]
+            audited = st.session_state.setdefault(_AUDITS_KEY, {})
+            for name in to_audit:
+                tracker.start((name, "audit"))
+                started = time.perf_counter()
+                value, error = None, None
+                try:
+                    value = _audit_one(report, name)
+                except Exception as exc:  # judged as an audit that could not run: incomplete
+                    error = error_message(exc)
+                seconds = time.perf_counter() - started
+                audited[_curation_key(review, options, name)] = StepResult(value, error, seconds)
+                tracker.finish((name, "audit"), seconds, error)
         to_curate = _curation_plan(review, options)
         if to_curate:
             report = review_summary(options).report
@@ -848,6 +878,33 @@ def execute_pending_run() -> None:
         f"Review computed in {format_seconds(time.perf_counter() - tracker.started)}."
     )
     panel.empty()
+
+
+def _with_audit(candidate: dict[str, Any], step: StepResult | None) -> dict[str, Any]:
+    """The candidate as the policy judges it: with the run's audit evidence when it ran.
+
+    A failed audit gives empty evidence, so its required rule reads as not computed
+    (incomplete), never as a pass; a candidate the audit does not cover (no fidelity or privacy
+    results) is judged without the audit rules, as in the release bundle.
+    """
+    if step is None or (step.value is None and step.error is None):
+        return candidate
+    return {**candidate, "audit": step.value if step.error is None else {}}
+
+
+def _audit_plan(review: Review, options: ReviewOptions) -> list[str]:
+    """Candidates whose copy audit the run has not computed yet (needs complete sections)."""
+    summary = review_summary(options)
+    if summary is None or summary.stale:
+        return []
+    stored = st.session_state.setdefault(_AUDITS_KEY, {})
+    return [n for n in review.candidates if _curation_key(review, options, n) not in stored]
+
+
+def _audit_one(report: Report, name: str) -> dict[str, Any] | None:
+    """The audit's evidence for the policy (the release bundle's audit, default thresholds)."""
+    found = audit_candidate(report, name)
+    return None if found is None else audit_evidence(copy_excess(*found))
 
 
 def _curation_key(review: Review, options: ReviewOptions, name: str) -> tuple[Any, ...]:
@@ -908,10 +965,15 @@ def _curation_plan(review: Review, options: ReviewOptions) -> list[str]:
 
 
 def _curate_one(review: Review, report: Report, name: str, progress) -> dict[str, Any] | None:
-    result = report.candidates[name]
-    thresholds = default_thresholds(result.privacy)
-    audit = audit_table(result.fidelity, result.privacy, thresholds)
-    curation = curate(review.synthetic[name], audit)
+    """The curated version's ``to_dict()`` with its audit evidence (copies left, re-attack).
+
+    The same audit, curation and re-attack as the release bundle (``review_release``), so the
+    Overview's "release after curation" equals the CLI's after-curation verdict.
+    """
+    found = audit_candidate(report, name)
+    if found is None:
+        return None
+    curation = curate(review.synthetic[name], found[0])
     if not len(curation.kept_rows):
         return None  # nothing left to release
     after = evaluate_curated(
@@ -923,7 +985,11 @@ def _curate_one(review: Review, report: Report, name: str, progress) -> dict[str
         seed=report.seed,
         progress=progress,
     )
-    return after.to_dict()["candidates"][name]
+    curated = after.to_dict()["candidates"][name]
+    left = audit_candidate(after, name)
+    reattack = compare_attacks(report.candidates[name].to_dict(), curated)
+    copies = copy_excess(*left) if left is not None else None
+    return {**curated, "audit": audit_evidence(copies, reattack)}
 
 
 def _store_projection(review: Review, options: ReviewOptions, context: Context | None) -> None:

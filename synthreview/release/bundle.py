@@ -264,32 +264,40 @@ class Release:
         return exit_code(self.decisions)
 
 
+def audit_candidate(
+    report: Any, name: str, thresholds: Thresholds | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """Audit table and holdout audit of candidate ``name`` (None without fidelity or privacy).
+
+    The authenticity ratio is taken in the encoder space of the report's fitted context
+    (``evidence.copy_evidence_for``) when there is one. The CLI, the release bundle and the
+    dashboard's run all audit through here, so they flag the same rows.
+    """
+    result = report.candidates[name]
+    if result.fidelity is None and result.privacy is None:
+        return None
+    chosen = thresholds or Thresholds()
+    copies = copy_evidence_for(report, name)
+    # trace reviews: plausibility and memorised-subject rules from the glucose section
+    glucose = getattr(result, "glucose", None)
+    traces = trace_rule_columns(glucose) if glucose is not None else None
+    held = trace_rule_columns(glucose, holdout=True) if glucose is not None else None
+    audit = audit_table(result.fidelity, result.privacy, chosen, copies=copies, traces=traces)
+    reference = holdout_audit(result.fidelity, result.privacy, chosen, copies=copies, traces=held)
+    return audit, reference
+
+
 def audit_candidates(
     report: Any, thresholds: Thresholds | Mapping[str, Thresholds] | None = None
 ) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame]]:
-    """Audit table and holdout audit of every candidate with fidelity or privacy results.
-
-    The authenticity ratio is taken in the encoder space of the report's fitted context
-    (``evidence.copy_evidence_for``) when there is one.
-    """
+    """:func:`audit_candidate` of every candidate with fidelity or privacy results."""
     audits: dict[str, pd.DataFrame] = {}
     references: dict[str, pd.DataFrame] = {}
-    for name, result in report.candidates.items():
-        if result.fidelity is None and result.privacy is None:
-            continue
+    for name in report.candidates:
         chosen = thresholds.get(name) if isinstance(thresholds, Mapping) else thresholds
-        chosen = chosen or Thresholds()
-        copies = copy_evidence_for(report, name)
-        # trace reviews: plausibility and memorised-subject rules from the glucose section
-        glucose = getattr(result, "glucose", None)
-        traces = trace_rule_columns(glucose) if glucose is not None else None
-        held = trace_rule_columns(glucose, holdout=True) if glucose is not None else None
-        audits[name] = audit_table(
-            result.fidelity, result.privacy, chosen, copies=copies, traces=traces
-        )
-        references[name] = holdout_audit(
-            result.fidelity, result.privacy, chosen, copies=copies, traces=held
-        )
+        found = audit_candidate(report, name, chosen)
+        if found is not None:
+            audits[name], references[name] = found
     return audits, references
 
 
