@@ -11,6 +11,7 @@ sideways; its 1280x720 screenshot is the one in the README.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -167,7 +168,9 @@ def test_reviewer_journey(app, small_files):
 
 
 EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0f]")
-DOCS = ROOT / "docs"
+#: screenshots go to a temporary folder, so a test run never rewrites tracked files; set
+#: SYNTHREVIEW_SCREENSHOTS=docs to refresh the README's images in docs/ on purpose
+DOCS = ROOT / "docs" if os.environ.get("SYNTHREVIEW_SCREENSHOTS") == "docs" else None
 #: a run of the whole (small) demo review: privacy attacks and curations on 2 shared cores
 REVIEW_MS = 1_500_000
 
@@ -212,9 +215,11 @@ def _to_top(page) -> None:
     page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
 
 
-def test_meeting_overview_at_1280_and_1920(browser, streamlit_url):
+def test_meeting_overview_at_1280_and_1920(browser, streamlit_url, tmp_path):
     """The bundled demo (shrunk by the server fixture), reviewed once: every decision with its
-    reason in the first screen at 1280x720 and 1920x1080; screenshots go to docs/."""
+    reason in the first screen at 1280x720 and 1920x1080; screenshots go to a temporary folder
+    (docs/ with SYNTHREVIEW_SCREENSHOTS=docs)."""
+    shots = DOCS or tmp_path
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     page = context.new_page()
     page.set_default_timeout(LONG)
@@ -238,9 +243,9 @@ def test_meeting_overview_at_1280_and_1920(browser, streamlit_url):
         badge = line.locator(".sr-badge").inner_text().strip()
         assert badge in {s.label for s in DECISION_STYLE.values()}, badge
         assert len(line.locator(".sr-reason").inner_text().split()) >= 4
-    DOCS.mkdir(exist_ok=True)
-    page.screenshot(path=str(DOCS / "overview_1280x720.png"))
-    page.screenshot(path=str(DOCS / "screenshot.png"))  # the README image
+    shots.mkdir(exist_ok=True)
+    page.screenshot(path=str(shots / "overview_1280x720.png"))
+    page.screenshot(path=str(shots / "screenshot.png"))  # the README image
 
     # page switches read the stored result: time them as a reviewer feels them
     switches = {
@@ -278,5 +283,5 @@ def test_meeting_overview_at_1280_and_1920(browser, streamlit_url):
     wait_for_app_run(page, LONG)
     _to_top(page)
     _decisions_in_first_screen(page, n_candidates)
-    page.screenshot(path=str(DOCS / "overview_1920x1080.png"))
+    page.screenshot(path=str(shots / "overview_1920x1080.png"))
     context.close()
