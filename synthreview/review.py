@@ -22,7 +22,7 @@ from synthreview.distributed import ClusterMemo, connect, forget, map_shards
 from synthreview.embeddings import fit_embedding
 from synthreview.embeddings.base import Embedding
 from synthreview.encoding import TabularEncoder, canonical_order
-from synthreview.engine import Engine, RecallCheck, check_threads, current_engine, using
+from synthreview.engine import Engine, check_threads, current_engine, using
 from synthreview.errors import ConfigError, error_message
 from synthreview.io.schema import Review
 from synthreview.memo import Memo
@@ -342,10 +342,9 @@ def _candidate_task(
     options: ReviewOptions,
     seed: int,
     device: str,
-    approximate: str | None,
     errors: dict[str, str],
     prefix: str,
-) -> tuple[CandidateResult, list[RecallCheck], list[str]]:
+) -> tuple[CandidateResult, list[str]]:
     """A candidate's review on a worker: its searches run in this task; the real side comes
     from the review's :class:`~synthreview.distributed.ClusterMemo`."""
     review = shared.review
@@ -363,10 +362,10 @@ def _candidate_task(
         embedded={**shared.embedded, **embedded},
         memo=memo,
     )
-    engine = Engine(device=device, approximate=approximate)
-    with using(engine):
+    # the task's searches run here, exact (approximate reviews do not become tasks)
+    with using(Engine(device=device)):
         result = review_candidate(review, part.name, ctx, sections, options, seed, device, errors)
-    return result, list(engine.recall_log), memo.names
+    return result, memo.names
 
 
 def _review_on_cluster(
@@ -417,6 +416,8 @@ def _review_on_cluster(
         if progress:
             progress(0.3 + 0.7 * len(finished) / len(names), f"{names[i]}: done on the cluster")
 
+    if progress:
+        progress(0.3, f"{len(names)} candidates sent to the cluster")
     prefix = f"synthreview-{uuid.uuid4().hex}"
     outcomes = []
     try:
@@ -430,18 +431,12 @@ def _review_on_cluster(
             options=options,
             seed=seed,
             device=device,
-            approximate=engine.approximate,
             errors={s: m for s, m in errors_all.items() if s in sections},
             prefix=prefix,
         )
     finally:
-        forget(engine.client, prefix, [name for _, _, used in outcomes for name in used])
-    candidates = {}
-    for name, (result, checks, _) in zip(names, outcomes, strict=True):
-        candidates[name] = result
-        # recall records of the workers' approximate searches, in candidate order
-        engine.recall_log.extend(checks)
-    return candidates
+        forget(engine.client, prefix, [name for _, used in outcomes for name in used])
+    return {name: result for name, (result, _) in zip(names, outcomes, strict=True)}
 
 
 def evaluate(
@@ -528,7 +523,9 @@ def evaluate(
     names = review.candidates
     candidates: dict[str, CandidateResult] = {}
     try:
-        if engine.client is not None and len(names) > 1:
+        # approximate searches stay on the client: which task first computes a shared
+        # real-side search would otherwise change the order of the recall lines
+        if engine.client is not None and len(names) > 1 and engine.approximate is None:
             candidates = _review_on_cluster(
                 engine, review, ctx, sections, options, seed, device, errors_all, progress
             )
