@@ -49,7 +49,11 @@ def test_no_box_attack_auc_matches_domias(domias_ref, attack):
     inputs = {k: np.asarray(v) for k, v in domias_ref["inputs"].items()}
     x = np.vstack([inputs["members"], inputs["nonmembers"]])
     y = np.r_[np.ones(len(inputs["members"])), np.zeros(len(inputs["nonmembers"]))]
-    data = NoBoxInputs(x, inputs["synthetic"], inputs["reference"], np.full(len(x), -1))
+    # the reference's definition: scipy's Scott-bandwidth KDE in the data's own coordinates
+    data = NoBoxInputs(
+        x, inputs["synthetic"], inputs["reference"], np.full(len(x), -1), bandwidth="scott",
+        n_dims=x.shape[1],
+    )  # fmt: skip
     if attack == "gan_leaks":  # plain GAN-Leaks ranks like the nearest-synthetic distance
         scores = -data.synthetic_knn[:, 0]
     else:

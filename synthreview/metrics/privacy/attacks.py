@@ -17,20 +17,28 @@ Attacks (score, source):
 * ``gan_leaks_cal``  d_R(x)^2 - d_S(x)^2 (DOMIAS baselines' calibrated GAN-Leaks, which takes
   squared distances; plain GAN-Leaks, -d_S(x)^2, ranks like the ``nn_seeker`` and is that one).
 * ``nndr``  -d1_S(x) / d2_S(x): nearest-neighbour distance ratio to the synthetic rows.
-* ``domias_kde``  log p_S(x) - log p_R(x), Gaussian KDEs with Scott's bandwidth (DOMIAS eq. 2).
-* ``logan_kde``  log p_S(x) (DOMIAS eq. 1; the KDE variant of LOGAN, Hayes et al. 2019).
+* ``domias_kde``  log p_S(x) - log p_R(x), Gaussian KDEs (DOMIAS eq. 2). Default bandwidth:
+  one round kernel for both densities, chosen by leave-one-out likelihood cross-validation on
+  the synthetic rows (Silverman 1986, section 3.4.4); ``bandwidth="scott"`` is the ``domias``
+  package's ``scipy.stats.gaussian_kde`` (Scott's rule), kept for the reference comparison.
+  Scott's rule assumes one Gaussian blob; on mixed-type rows that cluster by category it
+  smooths over the point mass a copied row adds (Adult memoriser, 10k rows: AUC 0.80 with
+  Scott's rule in 10 components vs 0.85 here; LOGAN KDE 0.80 vs 0.96).
+* ``logan_kde``  log p_S(x) (DOMIAS eq. 1; the KDE variant of LOGAN, Hayes et al. 2019), same
+  kernel.
 * ``mc``  share of synthetic rows within eps of x, eps = median nearest-synthetic distance of
   the scored rows (Monte-Carlo counting, Hilprecht et al. 2019, eq. 4 median heuristic).
 * ``local_neighbourhood``  share of synthetic rows within a radius r (Synth-MIA "Local
   Neighborhood"), r = the ``radius_quantile`` quantile of the reference rows' own
   nearest-reference distances: "closer than the population usually comes to itself".
 * ``logan_classifier``  P(synthetic | x) of a classifier trained on synthetic vs reference rows
-  (LOGAN D1 as in DOMIAS' baselines; gradient boosting instead of their MLP), 2-fold
-  cross-fitted over the attack rows that are reference rows.
+  (LOGAN D1 as in DOMIAS' baselines; fully grown Extra-Trees, :func:`forest_classifier`,
+  instead of their MLP: both interpolate their training rows), 2-fold cross-fitted over the
+  attack rows that are reference rows.
 
 Distances and densities live in the encoded space (``TabularEncoder``: standardised numbers,
-one-hot levels); KDEs in its first ``n_dims`` principal components, fitted on the synthetic rows
-(attacker's data only).
+one-hot levels); KDEs in the principal components that keep 95 % of the synthetic rows' variance
+(``n_dims``), fitted on the synthetic rows (attacker's data only).
 """
 
 from __future__ import annotations
@@ -40,9 +48,10 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+from scipy.optimize import minimize_scalar
 from sklearn.base import clone
 from sklearn.decomposition import PCA
-from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.ensemble import ExtraTreesClassifier
 from threadpoolctl import threadpool_limits
 
 from synthreview.grouped_search import GroupedReference
@@ -54,7 +63,10 @@ __all__ = [
     "NoBoxInputs",
     "category_codes",
     "encoded_nearest",
+    "forest_classifier",
     "gaussian_kde_logpdf",
+    "isotropic_kde_logpdf",
+    "likelihood_cv_bandwidth",
     "native_categories",
     "no_box_scores",
     "radius_counts",
@@ -86,8 +98,8 @@ def native_categories(
 ) -> tuple[np.ndarray, np.ndarray]:
     """One-hot blocks of up to ``max_levels`` levels as one code column each (NaN = unseen).
 
-    Gradient boosting then splits on the categorical column natively, which the per-level
-    one-hot columns only approximate, with several times fewer features to bin and scan.
+    A tree model then splits on one feature per column (a gradient boosting natively as a
+    category), with several times fewer features to bin and scan than the one-hot columns.
     Returns the matrix and its ``categorical_features`` mask.
     """
     small = [list(pos) for pos in blocks if len(pos) <= max_levels]
@@ -149,7 +161,38 @@ def encoded_nearest(
     return dist, index
 
 
-_KDE_BLOCK = 2048  # query rows per block of the KDE sum (block x data float64 in memory)
+_KDE_BLOCK = 256  # query rows per block: block x data float32 stays near the CPU caches
+
+
+def _log_kernel_sums(
+    white_query: np.ndarray, white_data: np.ndarray, own: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """log sum_j exp(-|q - x_j|^2 / 2) per query row (whitened units) and the rows summed.
+
+    ``own[i] >= 0`` leaves data row ``own[i]`` out of query ``i``'s sum. The sum runs in log
+    space (no underflow far from the data).
+    """
+    # float32 BLAS and exp: in whitened units the rounding of -|q - x|^2 / 2 stays far below
+    # the differences that rank rows (measured against scipy: < 1e-4 in log density)
+    wd = np.ascontiguousarray(white_data, np.float32)
+    half_data_sq = 0.5 * np.einsum("ij,ij->i", wd, wd)
+    n = len(wd)
+    out = np.empty(len(white_query))
+    own = np.full(len(white_query), -1) if own is None else np.asarray(own)
+    for start in range(0, len(white_query), _KDE_BLOCK):
+        q = np.asarray(white_query[start : start + _KDE_BLOCK], np.float32)
+        logk = q @ wd.T  # -|q - x|^2 / 2 = q.x - |q|^2 / 2 - |x|^2 / 2
+        logk -= half_data_sq[None, :]
+        logk -= 0.5 * np.einsum("ij,ij->i", q, q)[:, None]
+        np.minimum(logk, 0.0, out=logk)
+        mine = own[start : start + _KDE_BLOCK]
+        rows = np.flatnonzero(mine >= 0)
+        logk[rows, mine[rows]] = -np.inf
+        top = logk.max(axis=1)
+        logk -= top[:, None]
+        np.exp(logk, out=logk)
+        out[start : start + _KDE_BLOCK] = top + np.log(logk.sum(axis=1, dtype=np.float64))
+    return out, np.where(own >= 0, n - 1, n)
 
 
 def gaussian_kde_logpdf(
@@ -157,9 +200,9 @@ def gaussian_kde_logpdf(
 ) -> np.ndarray:
     """Log density of a Gaussian KDE with Scott's bandwidth, as ``scipy.stats.gaussian_kde``.
 
-    Kernel covariance = covariance of ``data`` (ddof 1) times ``n ** (-2 / (d + 4))``; the
-    sum runs in log space (no underflow far from the data). ``own[i] >= 0`` leaves data row
-    ``own[i]`` out of query ``i``'s sum (leave-one-out with ``n - 1`` in the normaliser).
+    Kernel covariance = covariance of ``data`` (ddof 1) times ``n ** (-2 / (d + 4))`` (Scott
+    1992; the estimator of the ``domias`` package's KDE baselines). ``own[i] >= 0`` leaves data
+    row ``own[i]`` out of query ``i``'s sum (leave-one-out with ``n - 1`` in the normaliser).
 
     Returns
     -------
@@ -176,28 +219,76 @@ def gaussian_kde_logpdf(
     white_data = np.linalg.solve(chol, data.T).T
     white_query = np.linalg.solve(chol, query.T).T
     log_norm = -0.5 * d * np.log(2 * np.pi) - np.log(np.diag(chol)).sum()
-    # float32 BLAS and exp: in whitened units the rounding of -|q - x|^2 / 2 stays far below
-    # the differences that rank rows (measured against scipy: < 1e-4 in log density)
-    wd = white_data.astype(np.float32)
-    half_data_sq = 0.5 * np.einsum("ij,ij->i", wd, wd)
-    out = np.empty(len(query))
-    own = np.full(len(query), -1) if own is None else np.asarray(own)
-    for start in range(0, len(query), _KDE_BLOCK):
-        q = white_query[start : start + _KDE_BLOCK].astype(np.float32)
-        logk = q @ wd.T  # -|q - x|^2 / 2 = q.x - |q|^2 / 2 - |x|^2 / 2
-        logk -= half_data_sq[None, :]
-        logk -= 0.5 * np.einsum("ij,ij->i", q, q)[:, None]
-        np.minimum(logk, 0.0, out=logk)
-        mine = own[start : start + _KDE_BLOCK]
-        rows = np.flatnonzero(mine >= 0)
-        logk[rows, mine[rows]] = -np.inf
-        top = logk.max(axis=1)
-        logk -= top[:, None]
-        np.exp(logk, out=logk)
-        total = logk.sum(axis=1, dtype=np.float64)
-        count = np.where(mine >= 0, n - 1, n)
-        out[start : start + _KDE_BLOCK] = top + np.log(total) - np.log(count) + log_norm
-    return out
+    log_sum, count = _log_kernel_sums(white_query, white_data, own)
+    return log_sum - np.log(count) + log_norm
+
+
+def isotropic_kde_logpdf(
+    query: np.ndarray, data: np.ndarray, *, bandwidth: float, own: np.ndarray | None = None
+) -> np.ndarray:
+    """Log density of a Gaussian KDE with kernel covariance ``bandwidth**2 * I``.
+
+    The kernel is round in the given coordinates (for the attacks: principal components of the
+    encoded rows, i.e. the L2 geometry of the distance attacks). ``own`` as in
+    :func:`gaussian_kde_logpdf`.
+
+    Returns
+    -------
+    ndarray of shape (len(query),)
+    """
+    if not bandwidth > 0:
+        raise ValueError(f"bandwidth must be > 0; got {bandwidth} instead")
+    data = np.asarray(data, np.float64)
+    d = data.shape[1]
+    log_sum, count = _log_kernel_sums(np.asarray(query) / bandwidth, data / bandwidth, own)
+    return log_sum - np.log(count) - d * np.log(bandwidth) - 0.5 * d * np.log(2 * np.pi)
+
+
+def likelihood_cv_bandwidth(data: np.ndarray, *, max_rows: int = 500, seed: int = 0) -> float:
+    """Bandwidth of :func:`isotropic_kde_logpdf` by leave-one-out likelihood cross-validation.
+
+    Maximises the mean leave-one-out log density of up to ``max_rows`` seeded rows of
+    ``data``, each against all other rows (Silverman 1986, section 3.4.4; Duin 1976), over
+    ``[h0 / 100, 2 h0]`` with ``h0`` the isotropic Scott bandwidth ``sigma * n ** (-1 / (d +
+    4))`` (``sigma`` the root mean variance). Unlike a rule of thumb it adapts to data that
+    cluster (rows sharing a category tuple): the bandwidth follows the spacing of the rows, so
+    a density ratio can see a point mass such as a copied row.
+
+    Returns
+    -------
+    float
+    """
+    data = np.asarray(data, np.float64)
+    n, d = data.shape
+    if n < 3:
+        raise ValueError(f"likelihood cross-validation needs >= 3 rows; got {n}")
+    sigma = float(np.sqrt(data.var(axis=0).mean()))
+    if not sigma > 0:
+        raise ValueError("likelihood cross-validation needs rows that are not all equal")
+    h0 = sigma * n ** (-1.0 / (d + 4))
+    rows = np.arange(n)
+    if n > max_rows:
+        rows = np.sort(np.random.default_rng([seed, 5]).choice(n, max_rows, replace=False))
+    # squared distances of the held-out rows to every other row, once, relative to each row's
+    # nearest: every trial h then costs one exp pass, exp(-(d2 - d_min^2) / 2h^2) <= 1
+    sq = np.einsum("ij,ij->i", data, data)
+    d2 = sq[rows][:, None] + sq[None, :] - 2.0 * data[rows] @ data.T
+    np.maximum(d2, 0.0, out=d2)
+    d2[np.arange(len(rows)), rows] = np.inf  # leave the row itself out
+    nearest_sq = d2.min(axis=1)
+    excess = (d2 - nearest_sq[:, None]).astype(np.float32)
+    del d2
+
+    def minus_loglik(log_h: float) -> float:
+        inv = np.float32(-0.5 * np.exp(-2.0 * log_h))
+        log_sum = np.log(np.exp(excess * inv).sum(axis=1, dtype=np.float64))
+        return -float(np.mean(log_sum + nearest_sq * float(inv) - d * log_h))
+
+    found = minimize_scalar(
+        minus_loglik, bounds=(np.log(h0 / 100), np.log(2 * h0)), method="bounded",
+        options={"xatol": 0.01},
+    )  # fmt: skip
+    return float(np.exp(found.x))
 
 
 def radius_counts(query: np.ndarray, reference: np.ndarray, radius: np.ndarray) -> np.ndarray:
@@ -229,10 +320,22 @@ class NoBoxInputs:
     categorical_blocks : sequence of sequence of int, optional
         One-hot positions per categorical column: native categorical splits for the
         classifier.
-    n_dims : int, default=10
-        Principal components for the KDEs (no projection when the data has at most that many).
-    max_density_rows : int, default=5000
-        Synthetic / reference rows behind each KDE (seeded subsample) to bound the cost.
+    n_dims : int or float, default=0.95
+        Principal components for the KDEs, fitted on the synthetic rows: a count (no
+        projection when the data has at most that many columns) or the share of variance to
+        keep (0.95: Adult 30 of 109 encoded columns, German credit 29 of 64). Copies stay at
+        distance 0 in any projection while other rows move apart as components are added, so
+        the KDEs need most of the variance, not the 10 components that once bounded their
+        cost (Adult memoriser, 10k rows, LOGAN KDE AUC 0.80 with 10 components, 0.96 with 40).
+    max_density_rows : int, default=20_000
+        Synthetic / reference rows behind each KDE (seeded subsample) to bound the cost; a
+        copied row left out of the subsample is invisible to the KDE attacks.
+    bandwidth : {"cv", "scott"}, default="cv"
+        ``"cv"``: round Gaussian kernel in the principal components, one bandwidth for both
+        densities chosen by :func:`likelihood_cv_bandwidth` on the synthetic rows. ``"scott"``:
+        ``scipy.stats.gaussian_kde`` per density (Scott's rule, kernel shaped by the data's
+        covariance), the definition of the ``domias`` package's KDE baselines, kept for the
+        reference comparison (``tests/test_privacy_reference.py``).
     radius_quantile : float, default=0.05
     seed : int, default=0
     """
@@ -245,11 +348,14 @@ class NoBoxInputs:
         own: np.ndarray,
         *,
         categorical_blocks: Sequence[Sequence[int]] | None = None,
-        n_dims: int = 10,
-        max_density_rows: int = 5000,
+        n_dims: int | float = 0.95,
+        max_density_rows: int = 20_000,
+        bandwidth: str = "cv",
         radius_quantile: float = 0.05,
         seed: int = 0,
     ):
+        if bandwidth not in ("cv", "scott"):
+            raise ValueError(f"bandwidth must be 'cv' or 'scott'; got {bandwidth!r} instead")
         self.attack_x = np.asarray(attack_x, np.float32)
         self.synthetic_x = np.asarray(synthetic_x, np.float32)
         self.reference_x = np.asarray(reference_x, np.float32)
@@ -262,6 +368,7 @@ class NoBoxInputs:
         self.blocks = categorical_blocks
         self.n_dims = n_dims
         self.max_density_rows = max_density_rows
+        self.bandwidth = bandwidth
         self.radius_quantile = radius_quantile
         self.seed = seed
 
@@ -292,25 +399,50 @@ class NoBoxInputs:
     @cached_property
     def _projection(self) -> PCA | None:
         d = self.synthetic_x.shape[1]
-        if d <= self.n_dims:
+        if isinstance(self.n_dims, int) and d <= self.n_dims:
             return None
-        return PCA(n_components=self.n_dims, random_state=self.seed).fit(self.synthetic_x)
+        # full SVD: a fractional n_dims (share of variance) needs every singular value
+        pca = PCA(n_components=self.n_dims, svd_solver="full", random_state=self.seed)
+        return pca.fit(self._sample(self.synthetic_x, 1)[0])
 
     def _project(self, x: np.ndarray) -> np.ndarray:
         return x if self._projection is None else self._projection.transform(x)
 
     @cached_property
+    def _density_data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Projected synthetic rows, projected reference rows and each reference row's position."""
+        synthetic, _ = self._sample(self.synthetic_x, 1)
+        reference, rows = self._sample(self.reference_x, 2)
+        return self._project(synthetic), self._project(reference), rows
+
+    @cached_property
+    def kde_bandwidth(self) -> float | None:
+        """The ``"cv"`` bandwidth (likelihood cross-validation on the synthetic rows), else None.
+
+        One kernel for both densities: the smoothing bias then cancels in DOMIAS' ratio, and
+        the choice uses the attacker's generated rows only.
+        """
+        if self.bandwidth == "scott":
+            return None
+        return likelihood_cv_bandwidth(self._density_data[0], seed=self.seed)
+
+    def _kde(self, data: np.ndarray, own: np.ndarray | None = None) -> np.ndarray:
+        query = self._project(self.attack_x)
+        if self.kde_bandwidth is None:
+            return gaussian_kde_logpdf(query, data, own=own)
+        return isotropic_kde_logpdf(query, data, bandwidth=self.kde_bandwidth, own=own)
+
+    @cached_property
     def log_p_synthetic(self) -> np.ndarray:
-        data, _ = self._sample(self.synthetic_x, 1)
-        return gaussian_kde_logpdf(self._project(self.attack_x), self._project(data))
+        return self._kde(self._density_data[0])
 
     @cached_property
     def log_p_reference(self) -> np.ndarray:
-        data, rows = self._sample(self.reference_x, 2)
+        _, data, rows = self._density_data
         where = np.full(len(self.reference_x), -1)
         where[rows] = np.arange(len(rows))
         own = np.where(self.own >= 0, where[np.maximum(self.own, 0)], -1)
-        return gaussian_kde_logpdf(self._project(self.attack_x), self._project(data), own=own)
+        return self._kde(data, own=own)
 
     def mc(self) -> np.ndarray:
         d1 = self.synthetic_knn[:, 0]
@@ -324,19 +456,19 @@ class NoBoxInputs:
         return radius_counts(self.attack_x, self.synthetic_x, radius) / len(self.synthetic_x)
 
     def logan_classifier(self, estimator: Any = None, n_folds: int = 2) -> np.ndarray:
+        """Cross-fitted P(synthetic | x) of a synthetic-vs-reference classifier.
+
+        Default model :func:`forest_classifier` on native category codes; at most
+        ``max_density_rows`` synthetic rows (seeded subsample) train it.
+        """
         attack, synthetic, reference = self.attack_x, self.synthetic_x, self.reference_x
-        categorical = None
         if estimator is None:
             if self.blocks:
-                attack, categorical = native_categories(attack, self.blocks)
+                attack = native_categories(attack, self.blocks)[0]
                 synthetic = native_categories(synthetic, self.blocks)[0]
                 reference = native_categories(reference, self.blocks)[0]
-            estimator = HistGradientBoostingClassifier(
-                max_iter=100, early_stopping=True, n_iter_no_change=5,
-                random_state=self.seed, categorical_features=categorical,
-            )  # fmt: skip
-        synthetic, _ = self._sample(synthetic, 3) if len(synthetic) > 4 * self.max_density_rows \
-            else (synthetic, None)  # fmt: skip
+            estimator = forest_classifier(seed=self.seed)
+        synthetic, _ = self._sample(synthetic, 3)
         fold = np.random.default_rng([self.seed, 4]).integers(0, n_folds, len(attack))
         scores = np.empty(len(attack))
         for k in range(n_folds):
@@ -351,6 +483,25 @@ class NoBoxInputs:
                 if (fold == k).any():
                     scores[fold == k] = model.predict_proba(attack[fold == k])[:, 1]
         return scores
+
+
+def forest_classifier(*, n_estimators: int = 100, seed: int = 0) -> ExtraTreesClassifier:
+    """Default model of the classifier attacks: fully grown extremely randomised trees.
+
+    Extra-Trees (Geurts, Ernst & Wehenkel 2006), no bootstrap, leaves down to one row: each
+    tree interpolates its training rows, as the over-fitted discriminators that LOGAN (Hayes et
+    al. 2019, section 4) and the Hide-and-Seek binary predictor rely on. A row the generator
+    copied sits, with the synthetic label, in a pure leaf of every tree, while a row the
+    classifier never saw is judged by its neighbourhood, so copies stand out without any
+    distance computed. A gradient boosting with early stopping (the previous default) smooths
+    copies away: Adult memoriser, 3k rows, AUC 0.58 / 0.63 vs 0.996 / 1.000 with this model;
+    a fresh sample stays at 0.50 with either (cross-fitting: no scored row was a training row).
+    Categories enter as native level codes (NaN for a level the encoder never saw).
+    """
+    return ExtraTreesClassifier(
+        n_estimators=n_estimators, min_samples_leaf=1, max_features="sqrt", bootstrap=False,
+        n_jobs=1, random_state=seed,
+    )  # fmt: skip
 
 
 def no_box_scores(attack: str, inputs: NoBoxInputs) -> np.ndarray:
