@@ -400,3 +400,21 @@ def test_same_tuple_prepass_equals_brute_force_nearest(tables, k, max_mismatch):
     )
     np.testing.assert_allclose(chosen, dist, atol=1e-9)
     assert (index == brute.indices).mean() > 0.99
+
+
+def test_no_box_subset_equals_inputs_built_on_the_subset(tables):
+    # the main and sanity runs share one pooled set of searches and densities
+    real, holdout, _, encoder = tables
+    real_x, holdout_x = encoder.transform(real), encoder.transform(holdout)
+    x = np.vstack([real_x[:100], holdout_x[:200]])
+    own = np.r_[np.full(100, -1), np.arange(200)]
+    pool = attacks.NoBoxInputs(x, real_x[::2], holdout_x, own, seed=3)
+    rows = np.r_[150:250, 20:60]
+    sub, direct = pool.subset(rows), attacks.NoBoxInputs(x[rows], real_x[::2], holdout_x,
+                                                         own[rows], seed=3)  # fmt: skip
+    assert sub.kde_bandwidth == pytest.approx(direct.kde_bandwidth)
+    for name in ("dcr_difference", "nndr", "domias_kde", "logan_kde", "mc", "local_neighbourhood"):
+        np.testing.assert_allclose(
+            attacks.no_box_scores(name, sub), attacks.no_box_scores(name, direct), rtol=1e-6,
+            err_msg=name,
+        )  # fmt: skip

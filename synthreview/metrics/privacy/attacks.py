@@ -306,6 +306,11 @@ def radius_counts(query: np.ndarray, reference: np.ndarray, radius: np.ndarray) 
     return counts
 
 
+#: NoBoxInputs attributes a subset copies from its parent (the data and the options)
+_SETTINGS = frozenset({"synthetic_x", "reference_x", "blocks", "n_dims", "max_density_rows",
+                       "bandwidth", "radius_quantile", "seed"})  # fmt: skip
+
+
 class NoBoxInputs:
     """What the no-box attacks share for one attack set: searches and densities, computed once.
 
@@ -371,10 +376,36 @@ class NoBoxInputs:
         self.bandwidth = bandwidth
         self.radius_quantile = radius_quantile
         self.seed = seed
+        self._parent: NoBoxInputs | None = None
+        self._rows = np.arange(len(self.attack_x))
+
+    def subset(self, rows: np.ndarray) -> NoBoxInputs:
+        """The inputs of attack rows ``rows`` only, sharing every search and density.
+
+        Per-row values (nearest distances, log densities) are computed once, on this object's
+        rows, and sliced; set-level choices (the Monte-Carlo radius, the classifier's folds)
+        are made on the subset. The main and the sanity run score many of the same holdout
+        rows: one pooled object serves both.
+        """
+        rows = np.asarray(rows, np.int64)
+        child = NoBoxInputs.__new__(NoBoxInputs)
+        child.__dict__.update({k: v for k, v in vars(self).items() if k in _SETTINGS})
+        child.attack_x, child.own = self.attack_x[rows], self.own[rows]
+        child._parent, child._rows = self, rows
+        return child
+
+    def _shared(self, name: str) -> Any:
+        """``getattr(parent, name)`` sliced to this subset's rows, or None without a parent."""
+        if self._parent is None:
+            return None
+        value = getattr(self._parent, name)
+        return value if np.ndim(value) == 0 or name.startswith("_") else value[self._rows]
 
     @cached_property
     def synthetic_knn(self) -> np.ndarray:
         """Distances (n, 2) to the two nearest synthetic rows."""
+        if self._parent is not None:
+            return self._shared("synthetic_knn")
         return encoded_nearest(
             self.attack_x, self.synthetic_x, k=2, categorical_blocks=self.blocks
         )[0]
@@ -382,6 +413,8 @@ class NoBoxInputs:
     @cached_property
     def reference_nn(self) -> np.ndarray:
         """Distance to the nearest reference row other than the row itself."""
+        if self._parent is not None:
+            return self._shared("reference_nn")
         found = nearest(self.attack_x, self.reference_x, k=2)
         # own row first (distance 0) unless an exact duplicate took its place: either way the
         # nearest *other* row is the second when the own row is among the two, else the first
@@ -398,6 +431,8 @@ class NoBoxInputs:
 
     @cached_property
     def _projection(self) -> PCA | None:
+        if self._parent is not None:
+            return self._shared("_projection")
         d = self.synthetic_x.shape[1]
         if isinstance(self.n_dims, int) and d <= self.n_dims:
             return None
@@ -411,6 +446,8 @@ class NoBoxInputs:
     @cached_property
     def _density_data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Projected synthetic rows, projected reference rows and each reference row's position."""
+        if self._parent is not None:
+            return self._shared("_density_data")
         synthetic, _ = self._sample(self.synthetic_x, 1)
         reference, rows = self._sample(self.reference_x, 2)
         return self._project(synthetic), self._project(reference), rows
@@ -424,6 +461,8 @@ class NoBoxInputs:
         """
         if self.bandwidth == "scott":
             return None
+        if self._parent is not None:
+            return self._parent.kde_bandwidth
         return likelihood_cv_bandwidth(self._density_data[0], seed=self.seed)
 
     def _kde(self, data: np.ndarray, own: np.ndarray | None = None) -> np.ndarray:
@@ -434,10 +473,14 @@ class NoBoxInputs:
 
     @cached_property
     def log_p_synthetic(self) -> np.ndarray:
+        if self._parent is not None:
+            return self._shared("log_p_synthetic")
         return self._kde(self._density_data[0])
 
     @cached_property
     def log_p_reference(self) -> np.ndarray:
+        if self._parent is not None:
+            return self._shared("log_p_reference")
         _, data, rows = self._density_data
         where = np.full(len(self.reference_x), -1)
         where[rows] = np.arange(len(rows))
@@ -449,11 +492,17 @@ class NoBoxInputs:
         eps = np.full(len(d1), np.median(d1))
         return radius_counts(self.attack_x, self.synthetic_x, eps) / len(self.synthetic_x)
 
-    def local_neighbourhood(self) -> np.ndarray:
+    @cached_property
+    def local_neighbourhood_counts(self) -> np.ndarray:
+        """Synthetic rows within the local-neighbourhood radius of each attack row."""
+        if self._parent is not None:
+            return self._shared("local_neighbourhood_counts")
         self_nn = nearest(self.reference_x, self.reference_x, k=1, exclude_self=True)
         r = np.quantile(self_nn.distances[:, 0], self.radius_quantile)
-        radius = np.full(len(self.attack_x), r)
-        return radius_counts(self.attack_x, self.synthetic_x, radius) / len(self.synthetic_x)
+        return radius_counts(self.attack_x, self.synthetic_x, np.full(len(self.attack_x), r))
+
+    def local_neighbourhood(self) -> np.ndarray:
+        return self.local_neighbourhood_counts / len(self.synthetic_x)
 
     def logan_classifier(self, estimator: Any = None, n_folds: int = 2) -> np.ndarray:
         """Cross-fitted P(synthetic | x) of a synthetic-vs-reference classifier.

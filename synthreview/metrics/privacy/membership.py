@@ -292,40 +292,59 @@ def membership_inference(
     sets = attack_set(len(real_x), len(holdout_x), max_attack=max_attack, seed=seed)
     # (member rows, non-member rows) per run: the real attack and the holdout-only sanity split
     runs = {
-        "main": ((real, real_x, sets.real_rows), (holdout, holdout_x, sets.holdout_rows)),
+        "main": ((real_x, sets.real_rows), (holdout_x, sets.holdout_rows)),
         "reference": (
-            (holdout, holdout_x, sets.reference_member_rows),
-            (holdout, holdout_x, sets.reference_nonmember_rows),
+            (holdout_x, sets.reference_member_rows),
+            (holdout_x, sets.reference_nonmember_rows),
         ),
     }
 
-    cache: dict[str, NoBoxInputs] = {}
+    # every row either run scores, once: the training rows of the main run, then the holdout
+    # rows of both runs (the sanity run re-scores holdout rows the main run scores too); a row's
+    # nearest distances, densities and Gower distance do not depend on the run
+    used = np.unique(np.r_[sets.holdout_rows, sets.reference_member_rows,
+                           sets.reference_nonmember_rows])  # fmt: skip
+    pool_of_holdout = np.full(len(holdout_x), -1)
+    pool_of_holdout[used] = len(sets.real_rows) + np.arange(len(used))
+    pool_own = np.r_[np.full(len(sets.real_rows), -1), used]
+    shared: dict[str, Any] = {}
 
-    def no_box(run: str, x: np.ndarray, in_holdout: np.ndarray) -> NoBoxInputs:
-        if run not in cache:  # one set of searches and densities per run, shared by attacks
-            cache[run] = NoBoxInputs(
-                x, synthetic_x, holdout_x, in_holdout, categorical_blocks=blocks, seed=seed
+    def pool_rows(run: str) -> np.ndarray:
+        """Positions in the pool of the run's rows (members first)."""
+        (m_x, m_rows), (_, o_rows) = runs[run]
+        members = pool_of_holdout[m_rows] if m_x is holdout_x else np.arange(len(m_rows))
+        return np.r_[members, pool_of_holdout[o_rows]]
+
+    def no_box(run: str) -> NoBoxInputs:
+        if "pool" not in shared:  # one set of searches and densities, shared by attacks
+            x = np.vstack([real_x[sets.real_rows], holdout_x[used]])
+            shared["pool"] = NoBoxInputs(
+                x, synthetic_x, holdout_x, pool_own, categorical_blocks=blocks, seed=seed
             )
-        return cache[run]
+        if run not in shared:
+            shared[run] = shared["pool"].subset(pool_rows(run))
+        return shared[run]
 
     def scores_of(attack: str, run: str) -> np.ndarray:
-        (m_table, m_x, m_rows), (o_table, o_x, o_rows) = runs[run]
+        (m_x, m_rows), (o_x, o_rows) = runs[run]
         is_member = np.r_[np.ones(len(m_rows), bool), np.zeros(len(o_rows), bool)]
         x = np.vstack([m_x[m_rows], o_x[o_rows]])
         # positions in the holdout (the attacker's reference sample) of the rows being scored
         in_holdout = np.r_[m_rows if m_x is holdout_x else np.full(len(m_rows), -1), o_rows]
         if attack == "distance":
-            query = pd.concat([m_table[cols].iloc[m_rows], o_table[cols].iloc[o_rows]])
-            return -gower_nearest(query, synthetic_table, categorical=cats)[0]
+            if "gower" not in shared:
+                query = pd.concat([real[cols].iloc[sets.real_rows], holdout[cols].iloc[used]])
+                shared["gower"] = gower_nearest(query, synthetic_table, categorical=cats)[0]
+            return -shared["gower"][pool_rows(run)]
         if attack == "nn_seeker":
-            return -no_box(run, x, in_holdout).synthetic_knn[:, 0]
+            return -no_box(run).synthetic_knn[:, 0]
         if attack == "classifier_seeker":
             return classifier_seeker_scores(
                 x, synthetic_x, is_member, categorical_blocks=blocks, seed=seed
             )
         if attack == "density":
             return density_scores(x, synthetic_x, holdout_x, is_member, in_holdout, seed=seed)
-        return no_box_scores(attack, no_box(run, x, in_holdout))
+        return no_box_scores(attack, no_box(run))
 
     results = []
     for i, attack in enumerate(attacks):
