@@ -6,12 +6,15 @@ metrics read them, ``report`` and the dashboard pages display them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 if TYPE_CHECKING:  # pragma: no cover
     from synthreview.io.traces import Traces
@@ -93,9 +96,168 @@ class Schema:
         return dict(self.kinds)
 
 
+#: how a column of numbers is written when its cells are re-derived from the typed values:
+#: ``shortest`` is the shortest text that reads back as the same float (``79``, ``38.7``),
+#: ``point_zero`` the same with ``.0`` after whole numbers (``79.0``, as pandas writes floats),
+#: ``astype`` is pandas' ``astype("str")`` (in-memory tables, whose cells were never text)
+NUMBER_STYLES: tuple[str, ...] = ("shortest", "point_zero", "astype")
+_STR_DTYPE = pd.StringDtype("pyarrow", na_value=float("nan"))
+_POINT_ZERO = pa.scalar(".0", pa.large_string())
+_NOTHING = pa.scalar("", pa.large_string())
+
+
+def number_strings(values: pa.Array | pa.ChunkedArray, style: str) -> pa.Array | pa.ChunkedArray:
+    """Float64 values as text in ``style`` (``shortest`` or ``point_zero``); NaN and null as ``""``.
+
+    The one formatting rule behind :class:`DerivedCells`: the loader compares it with the cells
+    as written and keeps only the cells that differ, so it must give the same text at load time
+    and when the cells are asked for.
+    """
+    text = pc.cast(values, pa.large_string())
+    if style == "point_zero":
+        whole = pc.match_substring_regex(text, r"^-?\d+$")
+        point_zero = pc.binary_join_element_wise(text, _POINT_ZERO, _NOTHING)
+        text = pc.if_else(whole, point_zero, text)
+    elif style != "shortest":
+        raise ValueError(f"style must be 'shortest' or 'point_zero'; got {style!r} instead")
+    return pc.fill_null(pc.if_else(pc.is_nan(values), None, text), "")
+
+
+def str_series(chunks: pa.Array | pa.ChunkedArray | Sequence[pa.Array]) -> pd.Series:
+    """Arrow text as a pandas ``str`` Series on a RangeIndex, sharing the Arrow buffers."""
+    if isinstance(chunks, pa.ChunkedArray):
+        array = chunks.cast(pa.large_string())
+    elif isinstance(chunks, pa.Array):
+        array = pa.chunked_array([chunks.cast(pa.large_string())])
+    else:
+        array = pa.chunked_array(list(chunks), type=pa.large_string())
+    return pd.Series(pd.arrays.ArrowStringArray(array, dtype=_STR_DTYPE), copy=False)
+
+
 @dataclass(frozen=True)
+class DerivedCells:
+    """A column whose cells as written are re-derived from its typed values when asked for.
+
+    A column of numbers written in one consistent way (``79``, ``38.7``) needs no copy of its
+    text: the text follows from the float64 values the review holds anyway. Only the cells whose
+    text differs from that rule (``1.50``, ``NA``, `` 5``) are kept, as sorted row positions
+    and their text. Keeping every cell's text cost about 2.2x the file size of a CSV in memory.
+
+    Attributes
+    ----------
+    values : pandas.Series
+        The typed values (the same buffers as the typed frame's column, never a copy).
+    style : str
+        One of :data:`NUMBER_STYLES`.
+    positions : numpy.ndarray
+        Sorted int64 row positions whose written text differs from ``style``'s.
+    texts : pyarrow.Array
+        Their text as written (``large_string``), in the order of ``positions``.
+    """
+
+    values: pd.Series
+    style: str
+    positions: np.ndarray = field(default_factory=lambda: np.empty(0, dtype="int64"))
+    texts: pa.Array = field(default_factory=lambda: pa.array([], pa.large_string()))
+
+    def take(self, rows: np.ndarray | None = None) -> pd.Series:
+        """The cells as written at row positions ``rows`` (all rows when None), RangeIndex."""
+        values = self.values if rows is None else self.values.iloc[rows]
+        if self.style == "astype":
+            return values.astype("str").where(values.notna(), "").reset_index(drop=True)
+        array = pa.array(values.to_numpy(dtype="float64", na_value=np.nan), from_pandas=True)
+        text = number_strings(array, self.style)
+        if len(self.positions):
+            if rows is None:
+                mask = np.zeros(len(values), dtype=bool)
+                mask[self.positions] = True
+                text = pc.replace_with_mask(text, pa.array(mask), self.texts)
+            else:
+                rows = np.asarray(rows, dtype="int64")
+                where = np.minimum(np.searchsorted(self.positions, rows), len(self.positions) - 1)
+                hit = self.positions[where] == rows
+                if hit.any():
+                    text = pc.replace_with_mask(
+                        text, pa.array(hit), self.texts.take(pa.array(where[hit]))
+                    )
+        return str_series(text)
+
+
+@dataclass(frozen=True)
+class WrittenCells:
+    """The cells of a table as written in its source, held without a full text copy.
+
+    Text columns are kept as they are (the typed frame shares their buffers); columns of
+    numbers are :class:`DerivedCells`. :meth:`frame` and :meth:`rows` build the cells as
+    strings on demand, so only exports and row views pay for them.
+
+    Attributes
+    ----------
+    columns : Mapping[str, pandas.Series or DerivedCells]
+        Column name -> cells, in the table's column order.
+    index : pandas.Index
+        Row labels of :meth:`frame`.
+    """
+
+    columns: Mapping[str, pd.Series | DerivedCells]
+    index: pd.Index
+
+    @classmethod
+    def of_frame(cls, frame: pd.DataFrame) -> WrittenCells:
+        """Cells held as the columns of ``frame`` (no copy)."""
+        return cls({str(c): frame[c] for c in frame.columns}, frame.index)
+
+    @property
+    def names(self) -> list[str]:
+        """Column names, in order."""
+        return list(self.columns)
+
+    def column(self, name: str) -> pd.Series:
+        """One column's cells, on :attr:`index`."""
+        cells = self.columns[name]
+        if isinstance(cells, DerivedCells):
+            out = cells.take()
+            out.index = self.index
+            return out
+        return cells
+
+    def cell(self, name: str, row: int) -> Any:
+        """The cell at column ``name`` and row position ``row``."""
+        cells = self.columns[name]
+        if isinstance(cells, DerivedCells):
+            return cells.take(np.array([row])).iloc[0]
+        return cells.iloc[row]
+
+    def frame(self) -> pd.DataFrame:
+        """Every cell, as a DataFrame on :attr:`index` (built on demand, never cached)."""
+        data = {name: self.column(name).array for name in self.columns}
+        return pd.DataFrame(data, index=self.index, copy=False)
+
+    def rows(self, positions: Sequence[int] | np.ndarray) -> pd.DataFrame:
+        """The cells of rows at ``positions``, as a DataFrame on a RangeIndex."""
+        rows = np.asarray(positions, dtype="int64").reshape(-1)
+        data: dict[str, Any] = {}
+        for name, cells in self.columns.items():
+            if isinstance(cells, DerivedCells):
+                data[name] = cells.take(rows).array
+            else:
+                data[name] = cells.iloc[rows].array
+        return pd.DataFrame(data, index=pd.RangeIndex(len(rows)), copy=False)
+
+    def select(self, names: Sequence[str]) -> WrittenCells:
+        """The same cells with the columns ``names``, in that order."""
+        return WrittenCells({n: self.columns[n] for n in names}, self.index)
+
+    def derived_share(self) -> float:
+        """Share of the numbers' cells kept as text (the exceptions), 0 when none is derived."""
+        derived = [c for c in self.columns.values() if isinstance(c, DerivedCells)]
+        cells = sum(len(c.values) for c in derived)
+        return sum(len(c.positions) for c in derived) / cells if cells else 0.0
+
+
+@dataclass(frozen=True, init=False)
 class LoadedTable:
-    """One input file as loaded: the typed frame, the raw text frame and provenance.
+    """One input file as loaded: the typed frame, the cells as written and provenance.
 
     Attributes
     ----------
@@ -104,9 +266,10 @@ class LoadedTable:
     role : {"real", "holdout", "synthetic"}
     frame : pandas.DataFrame
         Typed values (numeric columns as float/int, the rest as strings with ``NA``).
-    raw : pandas.DataFrame
-        The same rows as strings exactly as written in the file (no NA conversion); the curated
-        export is cut from this so kept rows are written back unchanged.
+    written : WrittenCells
+        The same rows' cells exactly as written in the file (no NA conversion), held compactly;
+        :attr:`raw` gives them as a DataFrame. The curated export is cut from them so kept rows
+        are written back unchanged.
     sha256 : str
         Digest of the file's bytes (or of the frame when built in memory).
     source_format : str
@@ -116,17 +279,64 @@ class LoadedTable:
     encoding : str or None
         Text encoding used to decode the file.
     notices : tuple of Notice
+
+    Notes
+    -----
+    The constructor takes the cells as ``raw`` (a DataFrame of strings, or a
+    :class:`WrittenCells`), so ``LoadedTable(name, role, frame, raw, sha256)`` and
+    ``dataclasses.replace(table, raw=...)`` keep working; ``raw`` wins over ``written``.
     """
 
     name: str
     role: str
     frame: pd.DataFrame
-    raw: pd.DataFrame
+    written: WrittenCells
     sha256: str
     source_format: str = "memory"
     delimiter: str | None = None
     encoding: str | None = None
     notices: tuple[Notice, ...] = ()
+
+    def __init__(
+        self,
+        name: str,
+        role: str,
+        frame: pd.DataFrame,
+        raw: pd.DataFrame | WrittenCells | None = None,
+        sha256: str | None = None,
+        source_format: str = "memory",
+        delimiter: str | None = None,
+        encoding: str | None = None,
+        notices: tuple[Notice, ...] = (),
+        *,
+        written: WrittenCells | None = None,
+    ) -> None:
+        cells = written if raw is None else raw
+        if cells is None or sha256 is None:
+            raise TypeError("LoadedTable needs the cells as written (raw=) and sha256=")
+        if isinstance(cells, pd.DataFrame):
+            cells = WrittenCells.of_frame(cells)
+        for key, value in (
+            ("name", name),
+            ("role", role),
+            ("frame", frame),
+            ("written", cells),
+            ("sha256", sha256),
+            ("source_format", source_format),
+            ("delimiter", delimiter),
+            ("encoding", encoding),
+            ("notices", tuple(notices)),
+        ):
+            object.__setattr__(self, key, value)
+
+    @property
+    def raw(self) -> pd.DataFrame:
+        """Every cell as written, as a DataFrame (built on demand: prefer :meth:`raw_rows`)."""
+        return self.written.frame()
+
+    def raw_rows(self, positions: Sequence[int] | np.ndarray) -> pd.DataFrame:
+        """The cells as written of the rows at ``positions``, on a RangeIndex."""
+        return self.written.rows(positions)
 
     @property
     def n_rows(self) -> int:

@@ -9,7 +9,9 @@ columns, missing-value rates) as :class:`~synthreview.io.schema.Notice` objects.
 
 Typing rules (shared by every table so they compare like with like):
 
-* values are stripped of surrounding whitespace; ``raw`` keeps them exactly as written;
+* values are stripped of surrounding whitespace; ``written`` (``raw``) keeps them exactly as
+  written, without a second copy of the text of columns of numbers (see
+  :class:`~synthreview.io.schema.DerivedCells`);
 * a stripped value in :data:`NA_MARKERS` (including the empty string) is missing;
 * a column whose non-missing values all parse as numbers becomes ``float64`` (integers too:
   one numeric dtype keeps numpy code simple and float64 holds integers exactly up to 2**53);
@@ -43,6 +45,7 @@ from synthreview.io.table_rules import (
     check_rows,
     check_width,
     infer_kind,
+    missing_shares,
     name_candidates,
 )
 from synthreview.io.textfile import (
@@ -94,8 +97,9 @@ def read_table(
     Returns
     -------
     LoadedTable
-        ``frame`` holds typed values (see the module docstring), ``raw`` the cells as written
-        (for Parquet: the columns as stored), ``sha256`` the digest of the source bytes.
+        ``frame`` holds typed values (see the module docstring), ``written`` (``raw``) the cells
+        as written (for Parquet: the columns as stored), ``sha256`` the digest of the source
+        bytes.
 
     Raises
     ------
@@ -147,18 +151,18 @@ def read_table(
     header = read_header(head, delimiter, what)
     check_width(len(header), what, max_columns)
     notices += check_header(header, what, label)
-    raw, frame = parse_delimited(text, header, delimiter, what, encoding=parse_encoding)
+    written, frame = parse_delimited(text, header, delimiter, what, encoding=parse_encoding)
     del text
     if delimiter == ";":
         frame, comma_notices = read_decimal_commas(frame, label=label)
         notices += comma_notices
     check_rows(frame, what)
-    check_finite(frame, what, raw)
+    check_finite(frame, what, written)
     return LoadedTable(
         name=label,
         role=role,
         frame=frame,
-        raw=raw,
+        raw=written,
         sha256=digest,
         source_format="tsv" if delimiter == "\t" else "csv",
         delimiter=delimiter,
@@ -275,7 +279,7 @@ def missing_rates(review: Review) -> pd.DataFrame:
         tables["holdout"] = review.holdout
     tables.update(review.synthetic)
     return pd.DataFrame(
-        {k: t.frame.isna().mean() for k, t in tables.items()}, index=review.schema.columns
+        {k: missing_shares(t.frame) for k, t in tables.items()}, index=review.schema.columns
     )
 
 

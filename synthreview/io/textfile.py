@@ -28,7 +28,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from synthreview.errors import DataError
-from synthreview.io.schema import Notice
+from synthreview.io.schema import (
+    DerivedCells,
+    Notice,
+    WrittenCells,
+    number_strings,
+    str_series,
+)
 
 #: stripped cell values read as missing (case-sensitive, as written by R, pandas, Excel, UCI)
 NA_MARKERS: frozenset[str] = frozenset(
@@ -45,9 +51,15 @@ _DELIMITERS = (",", ";", "\t", "|")
 _SNIFF_CHARS = 64 * 1024
 _HEAD_CHARS = 1024 * 1024
 _CHUNK_BYTES = 16 * 1024 * 1024
-#: CSV block size: memory while parsing grows by blocks, never by the whole file
-_BLOCK_BYTES = 16 * 1024 * 1024
+#: CSV block size: memory while parsing grows by blocks, never by the whole file (4 MB: the
+#: peak of a 100 MB CSV was lowest at 2-4 MB blocks, 16 MB blocks added about 1x its size)
+BLOCK_BYTES = 4 * 1024 * 1024
 _NEWLINE = b"\n"
+#: a column of numbers keeps every cell's text once more than this share of its cells differ
+#: from the derived text: a sparse exception costs a position and an offset (16 bytes) more
+#: than the cell, a kept text column 8 bytes per cell, so sparse wins up to about half
+_EXCEPTION_SHARE = 0.25
+_DERIVED_STYLES = ("shortest", "point_zero")
 
 
 def decode_text(data: bytes, what: str, label: str) -> tuple[bytes, str, str, list[Notice]]:
@@ -184,15 +196,39 @@ def parse_delimited(
     what: str,
     *,
     encoding: str = "utf-8",
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Parse delimited text (header line skipped) into raw strings and typed columns.
+    block_bytes: int = BLOCK_BYTES,
+) -> tuple[WrittenCells, pd.DataFrame]:
+    """Parse delimited text (header line skipped) into the cells as written and typed columns.
 
     ``source`` is UTF-8 bytes or the path of a file in ``encoding`` (``"utf-8"`` with or
-    without BOM, or ``"latin-1"``); a path is read block by block, never whole. Returns the raw
-    frame (the cells as written) and the typed frame (the module's typing rules). Text columns
-    of the typed frame share the raw column's buffers where no cell needed trimming, so a text
-    column costs one copy, not two.
+    without BOM, or ``"latin-1"``); a path is read block by block, never whole. Returns the
+    cells as written and the typed frame (the module's typing rules). Text columns of the typed
+    frame share the written column's buffers where no cell needed trimming, so a text column
+    costs one copy, not two; a column of numbers keeps its float64 values and only the cells
+    whose text differs from the values' derived text (:class:`~synthreview.io.schema.DerivedCells`),
+    so its text costs nothing when written consistently.
     """
+    # Arrow's default pool (mimalloc) keeps the pages of freed arrays for reuse; parsing frees
+    # every block's intermediate arrays, and the kept pages added about 0.5x the file size to
+    # the peak (measured: 100 MB CSV, 270 MB -> 220 MB above the interpreter). The system
+    # allocator gives large freed blocks back at once. Arrays remember their pool, so the
+    # switch is only about where this parse allocates.
+    previous = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())
+    try:
+        return _parse_blocks(source, header, delimiter, what, encoding, block_bytes)
+    finally:
+        pa.set_memory_pool(previous)
+
+
+def _parse_blocks(
+    source: bytes | str,
+    header: list[str],
+    delimiter: str,
+    what: str,
+    encoding: str,
+    block_bytes: int,
+) -> tuple[WrittenCells, pd.DataFrame]:
     import pyarrow.csv as pacsv
 
     bad_rows: list[Any] = []
@@ -208,7 +244,7 @@ def parse_delimited(
         reader = pacsv.open_csv(
             stream,
             read_options=pacsv.ReadOptions(
-                column_names=names, skip_rows=1, encoding=encoding, block_size=_BLOCK_BYTES
+                column_names=names, skip_rows=1, encoding=encoding, block_size=block_bytes
             ),
             parse_options=pacsv.ParseOptions(
                 delimiter=delimiter, newlines_in_values=True, invalid_row_handler=on_bad_row
@@ -222,6 +258,8 @@ def parse_delimited(
         for batch in reader:
             for builder, chunk in zip(columns, batch.columns, strict=True):
                 builder.add(chunk)
+            del batch, chunk
+            pa.default_memory_pool().release_unused()  # each block's intermediates are freed
     except (pa.ArrowInvalid, UnicodeError) as exc:
         if "skip initial" in str(exc) or "Empty CSV file" in str(exc):  # a header line only
             raise DataError(
@@ -235,14 +273,16 @@ def parse_delimited(
                 f"header has {row.expected_columns} (delimiter {delimiter!r}): {row.text[:80]!r}"
             ) from exc
         raise DataError(f"{what} cannot be parsed as delimited text: {exc}") from exc
-    raw: dict[str, pd.Series] = {}
+    written: dict[str, pd.Series | DerivedCells] = {}
     typed: dict[str, pd.Series] = {}
     for col, builder in zip(header, columns, strict=True):
-        raw[col], typed[col] = builder.series()
+        written[col], typed[col] = builder.series()
         # the parser's and the number chunks' freed blocks go back to the system, not the pool
         pa.default_memory_pool().release_unused()
-    index = pd.RangeIndex(next(iter(raw.values())).size if raw else 0)
-    return pd.DataFrame(raw, index=index), pd.DataFrame(typed, index=index)
+    index = pd.RangeIndex(columns[0].rows if columns else 0)
+    # copy=False: a dict of float columns would otherwise be copied into one 2-D block
+    frame = pd.DataFrame({c: v.array for c, v in typed.items()}, index=index, copy=False)
+    return WrittenCells(written, index), frame
 
 
 def _line_of(source: bytes | str, text: str) -> str:
@@ -265,72 +305,143 @@ def _line_of(source: bytes | str, text: str) -> str:
     return "a line"
 
 
-_STR_DTYPE = pd.StringDtype("pyarrow", na_value=float("nan"))
-
-
 class _ColumnBuilder:
-    """One column of a CSV read block by block: raw chunks, missing-masked chunks, numbers."""
+    """One column of a CSV read block by block.
+
+    While every value so far is a number, the column keeps its float64 chunks and, per block,
+    only the cells whose text differs from the numbers' derived text (row positions and text);
+    once too many differ it keeps every cell's text beside the numbers. When a value is not a
+    number (or the column must stay text) the earlier blocks' text is rebuilt exactly from the
+    numbers and the kept cells, and the column keeps text (and trimmed, NA-masked text) from
+    then on.
+    """
 
     def __init__(self) -> None:
-        self.raw: list[pa.Array] = []
-        self.masked: list[pa.Array] = []
+        self.raw: list[pa.Array] = []  # text as written: text columns, or dense exceptions
+        self.masked: list[pa.Array] = []  # typed text (text columns only)
         self.numbers: list[pa.Array] | None = []  # None once a value is not a number
+        self.kept: list[tuple[np.ndarray, pa.Array] | None] = []  # per block while derived
+        self.style: str | None = None  # the derived text's style; None once text is kept
+        self.derived = True  # text re-derived from the numbers (self.kept) rather than kept
+        self.n_kept = 0
+        self.sizes: list[int] = []  # rows per block
+        self.rows = 0
         self.present = 0
 
     def add(self, chunk: pa.Array) -> None:
         raw = pc.cast(chunk, pa.large_string())  # pandas' str dtype holds large_string
-        self.raw.append(raw)
-        trimmed = pc.utf8_trim_whitespace(raw)
-        if pc.all(pc.equal(pc.binary_length(trimmed), pc.binary_length(raw))).as_py() in (
-            True,
-            None,
-        ):
-            trimmed = raw  # nothing to trim: share the raw buffers
-        missing = pc.is_in(trimmed, value_set=_NA_ARROW)
-        valid = pc.invert(missing)
-        # the same offsets and characters with a validity bitmap: NA markers become nulls
-        offsets, data = trimmed.buffers()[1:]
-        masked = pa.Array.from_buffers(
-            pa.large_string(),
-            len(trimmed),
-            [pc.and_(valid, pc.is_valid(trimmed)).buffers()[1], offsets, data],
-            offset=trimmed.offset,
-        )
-        self.masked.append(masked)
+        masked = _mask_na(raw)
+        self.rows += len(raw)
+        self.sizes.append(len(raw))
         self.present += len(masked) - masked.null_count
+        if self.numbers is not None:
+            numbers = _as_numbers(masked)
+            if numbers is not None:
+                self.numbers.append(numbers)
+                if self.derived:
+                    self._keep_differences(raw, numbers)
+                else:
+                    self.raw.append(raw)
+                return
+            self._to_text()
+        self.raw.append(raw)
+        self.masked.append(masked)
+
+    def _keep_differences(self, raw: pa.Array, numbers: pa.Array) -> None:
+        if self.style is None:  # the first block picks the style most cells are written in
+            self.style = min(_DERIVED_STYLES, key=lambda st: _differs(raw, numbers, st)[1])
+        differ, n = _differs(raw, numbers, self.style)
+        self.kept.append((np.flatnonzero(differ), raw.filter(differ)) if n else None)
+        self.n_kept += n
+        if self.n_kept > _EXCEPTION_SHARE * self.rows:  # dense: keeping the text is cheaper
+            self.raw = [self._block_text(i) for i in range(len(self.kept))]
+            self.kept, self.derived = [], False
+
+    def _block_text(self, i: int) -> pa.Array:
+        """Block ``i``'s text as written, rebuilt from its numbers and its kept cells."""
+        assert self.numbers is not None and self.style is not None
+        text = number_strings(self.numbers[i], self.style)
+        kept = self.kept[i]
+        if kept is None:
+            return text
+        mask = np.zeros(len(text), dtype=bool)
+        mask[kept[0]] = True
+        return pc.replace_with_mask(text, pa.array(mask), kept[1])
+
+    def _to_text(self) -> None:
+        """Stop reading numbers: earlier blocks keep their text and typed text."""
+        if self.derived and self.numbers:
+            self.raw = [self._block_text(i) for i in range(len(self.numbers))]
+        self.masked = [_mask_na(raw) for raw in self.raw]
+        self.numbers, self.kept, self.derived = None, [], False
+
+    def series(self) -> tuple[pd.Series | DerivedCells, pd.Series]:
+        """The cells as written and the typed column."""
+        if self.numbers is not None and not self.present:
+            self._to_text()  # all missing: a text column of NaN, as before
         if self.numbers is None:
-            return
-        try:
-            numbers = pc.cast(masked, pa.float64())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            self.numbers = None
-            return
-        if must_stay_text(masked, numbers):
-            self.numbers = None
-        else:
-            self.numbers.append(numbers)
+            raw, typed = str_series(self.raw), str_series(self.masked)
+            self.raw, self.masked = [], []
+            return raw, typed
+        values = np.empty(self.rows, dtype="float64")
+        start = 0
+        for i, chunk in enumerate(self.numbers):  # each chunk freed as soon as it is copied
+            values[start : start + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
+            start += len(chunk)
+            self.numbers[i] = None  # type: ignore[call-overload]
+        typed = pd.Series(values, dtype="float64", copy=False)
+        self.numbers = None
+        if not self.derived:
+            raw = str_series(self.raw)
+            self.raw = []
+            return raw, typed
+        assert self.style is not None
+        positions, texts, start = [], [], 0
+        for chunk_rows, kept in zip(self.sizes, self.kept, strict=True):
+            if kept is not None:
+                positions.append(kept[0] + start)
+                texts.append(kept[1])
+            start += chunk_rows
+        self.kept = []
+        cells = DerivedCells(
+            typed,
+            self.style,
+            np.concatenate(positions) if positions else np.empty(0, dtype="int64"),
+            pa.concat_arrays(texts) if texts else pa.array([], pa.large_string()),
+        )
+        return cells, typed
 
-    def series(self) -> tuple[pd.Series, pd.Series]:
-        """The raw column (as written) and the typed column."""
-        raw = _str_series(self.raw)
-        self.raw = []
-        if self.numbers is not None and self.present:
-            values = np.empty(sum(len(n) for n in self.numbers), dtype="float64")
-            start = 0
-            while self.numbers:  # each chunk freed as soon as it is copied
-                chunk = self.numbers.pop(0)
-                values[start : start + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
-                start += len(chunk)
-            typed = pd.Series(values, dtype="float64", copy=False)
-        else:
-            typed = _str_series(self.masked)
-        self.masked, self.numbers = [], None
-        return raw, typed
+
+def _mask_na(raw: pa.Array) -> pa.Array:
+    """Trimmed text with NA markers as nulls, sharing ``raw``'s buffers where nothing is trimmed."""
+    trimmed = pc.utf8_trim_whitespace(raw)
+    if pc.all(pc.equal(pc.binary_length(trimmed), pc.binary_length(raw))).as_py() in (True, None):
+        trimmed = raw  # nothing to trim: share the raw buffers
+    valid = pc.invert(pc.is_in(trimmed, value_set=_NA_ARROW))
+    # the same offsets and characters with a validity bitmap: NA markers become nulls
+    offsets, data = trimmed.buffers()[1:]
+    return pa.Array.from_buffers(
+        pa.large_string(),
+        len(trimmed),
+        [pc.and_(valid, pc.is_valid(trimmed)).buffers()[1], offsets, data],
+        offset=trimmed.offset,
+    )
 
 
-def _str_series(chunks: list[pa.Array]) -> pd.Series:
-    array = pa.chunked_array(chunks, type=pa.large_string())
-    return pd.Series(pd.arrays.ArrowStringArray(array, dtype=_STR_DTYPE), copy=False)
+def _as_numbers(masked: pa.Array) -> pa.Array | None:
+    """``masked`` as float64, or None when a value is not a number or the column must stay text."""
+    try:
+        numbers = pc.cast(masked, pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    return None if must_stay_text(masked, numbers) else numbers
+
+
+def _differs(raw: pa.Array, numbers: pa.Array, style: str) -> tuple[np.ndarray, int]:
+    """Which cells' text differs from the numbers' text in ``style``, and how many."""
+    differ = pc.not_equal(number_strings(numbers, style), raw)
+    n = pc.sum(differ).as_py() or 0
+    return (differ.to_numpy(zero_copy_only=False) if n else np.empty(0, dtype=bool)), n
 
 
 def read_decimal_commas(typed: pd.DataFrame, *, label: str) -> tuple[pd.DataFrame, list[Notice]]:
@@ -385,9 +496,9 @@ def must_stay_text(text: pa.Array, numbers: pa.Array | None = None) -> bool:
     return bool(pc.any(pc.and_(big, pc.match_substring_regex(text, _WHOLE))).as_py())
 
 
-def text_series(array: pa.Array, index: pd.Index) -> pd.Series:
-    """An Arrow string array as a pandas ``str`` Series on ``index``."""
-    out = array.to_pandas().astype("str")
+def text_series(array: pa.Array | pa.ChunkedArray, index: pd.Index) -> pd.Series:
+    """An Arrow string array as a pandas ``str`` Series on ``index`` (no Python strings)."""
+    out = str_series(array)
     out.index = index  # set, not passed to the constructor, which would realign by label
     return out
 

@@ -119,17 +119,17 @@ def curate(
         thresholds = Thresholds(**audit.attrs["thresholds"])
     else:
         raise ConfigError("curate needs 'thresholds' for an audit table not built by audit_table")
-    if len(audit) != table.n_rows or len(table.raw) != table.n_rows:
+    if len(audit) != table.n_rows or len(table.written.index) != table.n_rows:
         raise DataError(
             f"audit of '{table.name}' must have one row per input row ({table.n_rows}); "
-            f"got {len(audit)} audit rows and {len(table.raw)} raw rows"
+            f"got {len(audit)} audit rows and {len(table.written.index)} raw rows"
         )
     removed = np.zeros(table.n_rows, dtype=bool)
     removed[audit["row"].to_numpy(dtype=np.int64)] = audit["removed"].to_numpy(dtype=bool)
     kept_rows = np.flatnonzero(~removed).astype(np.int64)
     removed_rows = np.flatnonzero(removed).astype(np.int64)
     reasons_by_row = dict(zip(audit["row"].to_numpy(dtype=np.int64), audit["reasons"], strict=True))
-    kept_raw = table.raw.iloc[kept_rows].reset_index(drop=True)
+    kept_raw = table.raw_rows(kept_rows)  # only these rows' cells are built as text
     kept_frame = table.frame.iloc[kept_rows].reset_index(drop=True)
     digest = hashlib.sha256(f"{table.sha256}:curated:".encode())
     digest.update(kept_rows.tobytes())
@@ -146,7 +146,7 @@ def curate(
         kept_frame=kept_frame,
         kept_rows=kept_rows,
         removed_rows=removed_rows,
-        removed_raw=table.raw.iloc[removed_rows].reset_index(drop=True),
+        removed_raw=table.raw_rows(removed_rows),
         reasons=tuple(str(reasons_by_row[r]) for r in removed_rows),
         thresholds=thresholds,
         table=curated,
