@@ -294,16 +294,20 @@ def likelihood_cv_bandwidth(data: np.ndarray, *, max_rows: int = 500, seed: int 
 def radius_counts(query: np.ndarray, reference: np.ndarray, radius: np.ndarray) -> np.ndarray:
     """Number of ``reference`` rows within L2 ``radius[i]`` (inclusive) of each query row.
 
-    Exact (float64 re-check of the grouped search's candidate pairs); memory stays one block.
+    ``radius`` of shape (n_query,) gives counts of shape (n_query,); of shape (n_query, m),
+    counts for m radii per row from one pass over the pairs within the largest. Exact
+    (float64 re-check of the grouped search's candidate pairs); memory stays one block.
     """
     grouped = GroupedReference(np.asarray(reference, np.float32))
-    counts = np.zeros(len(query), dtype=np.int64)
     radius = np.asarray(radius, np.float64)
-    limit = radius**2
+    radii = radius.reshape(len(query), -1)
+    counts = np.zeros(radii.shape, dtype=np.int64)
+    limit = radii.max(axis=1) ** 2
     for q, _, dist in grouped.pair_blocks(np.asarray(query, np.float32), query_limit=limit):
-        keep = dist <= radius[q]
-        counts += np.bincount(q[keep], minlength=len(query))
-    return counts
+        for j in range(radii.shape[1]):
+            keep = dist <= radii[q, j]
+            counts[:, j] += np.bincount(q[keep], minlength=len(query))
+    return counts.reshape(radius.shape)
 
 
 #: NoBoxInputs attributes a subset copies from its parent (the data and the options)
@@ -332,9 +336,12 @@ class NoBoxInputs:
         distance 0 in any projection while other rows move apart as components are added, so
         the KDEs need most of the variance, not the 10 components that once bounded their
         cost (Adult memoriser, 10k rows, LOGAN KDE AUC 0.80 with 10 components, 0.96 with 40).
-    max_density_rows : int, default=20_000
-        Synthetic / reference rows behind each KDE (seeded subsample) to bound the cost; a
-        copied row left out of the subsample is invisible to the KDE attacks.
+    max_density_rows : int, default=10_000
+        Synthetic / reference rows behind each KDE and the LOGAN classifier (seeded
+        subsample) to bound the cost (each KDE costs n_attack x max_density_rows kernel
+        terms, about 6 ns each on one core); a copied row left out of the subsample is
+        invisible to these attacks, so above 10k synthetic rows they see a sample of the
+        copies while the distance attacks see all of them.
     bandwidth : {"cv", "scott"}, default="cv"
         ``"cv"``: round Gaussian kernel in the principal components, one bandwidth for both
         densities chosen by :func:`likelihood_cv_bandwidth` on the synthetic rows. ``"scott"``:
@@ -354,7 +361,7 @@ class NoBoxInputs:
         *,
         categorical_blocks: Sequence[Sequence[int]] | None = None,
         n_dims: int | float = 0.95,
-        max_density_rows: int = 20_000,
+        max_density_rows: int = 10_000,
         bandwidth: str = "cv",
         radius_quantile: float = 0.05,
         seed: int = 0,
@@ -394,12 +401,10 @@ class NoBoxInputs:
         child._parent, child._rows = self, rows
         return child
 
-    def _shared(self, name: str) -> Any:
-        """``getattr(parent, name)`` sliced to this subset's rows, or None without a parent."""
-        if self._parent is None:
-            return None
+    def _shared(self, name: str, *, per_row: bool = True) -> Any:
+        """The parent's ``name``, sliced to this subset's rows when ``per_row``."""
         value = getattr(self._parent, name)
-        return value if np.ndim(value) == 0 or name.startswith("_") else value[self._rows]
+        return value[self._rows] if per_row else value
 
     @cached_property
     def synthetic_knn(self) -> np.ndarray:
@@ -432,7 +437,7 @@ class NoBoxInputs:
     @cached_property
     def _projection(self) -> PCA | None:
         if self._parent is not None:
-            return self._shared("_projection")
+            return self._shared("_projection", per_row=False)
         d = self.synthetic_x.shape[1]
         if isinstance(self.n_dims, int) and d <= self.n_dims:
             return None
@@ -447,7 +452,7 @@ class NoBoxInputs:
     def _density_data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Projected synthetic rows, projected reference rows and each reference row's position."""
         if self._parent is not None:
-            return self._shared("_density_data")
+            return self._shared("_density_data", per_row=False)
         synthetic, _ = self._sample(self.synthetic_x, 1)
         reference, rows = self._sample(self.reference_x, 2)
         return self._project(synthetic), self._project(reference), rows
@@ -487,22 +492,29 @@ class NoBoxInputs:
         own = np.where(self.own >= 0, where[np.maximum(self.own, 0)], -1)
         return self._kde(data, own=own)
 
-    def mc(self) -> np.ndarray:
-        d1 = self.synthetic_knn[:, 0]
-        eps = np.full(len(d1), np.median(d1))
-        return radius_counts(self.attack_x, self.synthetic_x, eps) / len(self.synthetic_x)
-
     @cached_property
-    def local_neighbourhood_counts(self) -> np.ndarray:
-        """Synthetic rows within the local-neighbourhood radius of each attack row."""
+    def _radius_counts(self) -> np.ndarray:
+        """Synthetic rows within the MC radius and the local-neighbourhood radius (n, 2).
+
+        MC (Hilprecht et al. 2019, eq. 4 median heuristic): eps = median nearest-synthetic
+        distance of the rows this object was built on (for the membership runs: the pooled rows
+        of the main and the sanity run, one radius for both). Local neighbourhood: the
+        ``radius_quantile`` quantile of the reference rows' nearest-reference distances. One
+        pass over the pairs counts both.
+        """
         if self._parent is not None:
-            return self._shared("local_neighbourhood_counts")
+            return self._shared("_radius_counts")
+        eps = np.median(self.synthetic_knn[:, 0])
         self_nn = nearest(self.reference_x, self.reference_x, k=1, exclude_self=True)
         r = np.quantile(self_nn.distances[:, 0], self.radius_quantile)
-        return radius_counts(self.attack_x, self.synthetic_x, np.full(len(self.attack_x), r))
+        radii = np.tile([eps, r], (len(self.attack_x), 1))
+        return radius_counts(self.attack_x, self.synthetic_x, radii)
+
+    def mc(self) -> np.ndarray:
+        return self._radius_counts[:, 0] / len(self.synthetic_x)
 
     def local_neighbourhood(self) -> np.ndarray:
-        return self.local_neighbourhood_counts / len(self.synthetic_x)
+        return self._radius_counts[:, 1] / len(self.synthetic_x)
 
     def logan_classifier(self, estimator: Any = None, n_folds: int = 2) -> np.ndarray:
         """Cross-fitted P(synthetic | x) of a synthetic-vs-reference classifier.
@@ -534,7 +546,7 @@ class NoBoxInputs:
         return scores
 
 
-def forest_classifier(*, n_estimators: int = 100, seed: int = 0) -> ExtraTreesClassifier:
+def forest_classifier(*, n_estimators: int = 30, seed: int = 0) -> ExtraTreesClassifier:
     """Default model of the classifier attacks: fully grown extremely randomised trees.
 
     Extra-Trees (Geurts, Ernst & Wehenkel 2006), no bootstrap, leaves down to one row: each
@@ -545,7 +557,9 @@ def forest_classifier(*, n_estimators: int = 100, seed: int = 0) -> ExtraTreesCl
     distance computed. A gradient boosting with early stopping (the previous default) smooths
     copies away: Adult memoriser, 3k rows, AUC 0.58 / 0.63 vs 0.996 / 1.000 with this model;
     a fresh sample stays at 0.50 with either (cross-fitting: no scored row was a training row).
-    Categories enter as native level codes (NaN for a level the encoder never saw).
+    Categories enter as native level codes (NaN for a level the encoder never saw). 30 trees:
+    a copy scores 1 in every tree whatever their number, so more trees only refine the
+    scores of unseen rows (each tree costs about 0.05 s at 20k + 20k rows on one core).
     """
     return ExtraTreesClassifier(
         n_estimators=n_estimators, min_samples_leaf=1, max_features="sqrt", bootstrap=False,
