@@ -58,6 +58,11 @@ def test_every_cell_comes_back_as_written(block_bytes):
     rows = np.random.default_rng(1).integers(0, len(expected), 400)
     picked = table.raw_rows(rows).astype(object)
     pd.testing.assert_frame_equal(picked, expected.iloc[rows].reset_index(drop=True).astype(object))
+    kept = np.arange(3, len(expected), 7)  # increasing rows, as a curation keeps them
+    pd.testing.assert_frame_equal(
+        table.raw_rows(kept).astype(object),
+        expected.iloc[kept].reset_index(drop=True).astype(object),
+    )
     assert frame["count"].dtype == "float64" and frame["late_text"].dtype == "str"
 
 

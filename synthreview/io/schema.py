@@ -236,10 +236,18 @@ class WrittenCells:
     def rows(self, positions: Sequence[int] | np.ndarray) -> pd.DataFrame:
         """The cells of rows at ``positions``, as a DataFrame on a RangeIndex."""
         rows = np.asarray(positions, dtype="int64").reshape(-1)
+        # increasing rows (a curation's kept rows) are a mask: Arrow filters a column of many
+        # chunks chunk by chunk, while taking positions joins its chunks first (a full copy)
+        mask = None
+        if len(rows) > 1 and bool(np.all(np.diff(rows) > 0)):
+            mask = np.zeros(len(self.index), dtype=bool)
+            mask[rows] = True
         data: dict[str, Any] = {}
         for name, cells in self.columns.items():
             if isinstance(cells, DerivedCells):
                 data[name] = cells.take(rows).array
+            elif mask is not None:
+                data[name] = cells.array[mask]
             else:
                 data[name] = cells.iloc[rows].array
         return pd.DataFrame(data, index=pd.RangeIndex(len(rows)), copy=False)
