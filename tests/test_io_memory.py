@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from synthreview.errors import DataError
 from synthreview.io.schema import DerivedCells, LoadedTable, WrittenCells, number_strings
 from synthreview.io.tables import align, read_table
 from synthreview.io.textfile import parse_delimited
@@ -147,3 +148,14 @@ def test_written_cells_select_and_cell():
     assert cells.cell("b", 0) == "1" and cells.cell("b", 1) == "2.00"
     assert cells.frame()["b"].tolist() == ["1", "2.00"]
     assert cells.derived_share() == 0.5
+
+
+@pytest.mark.parametrize("body", [b"a,b\n1,x\n2,y\n", b"a,b\n1,x\n2,y,z\n3,w\n"])
+def test_parsing_restores_arrows_memory_pool(body):
+    """The parse allocates from the system allocator and gives the previous pool back."""
+    before = pa.default_memory_pool().backend_name
+    try:
+        read_table(body)
+    except DataError:
+        pass  # the ragged file is refused; the pool must be restored all the same
+    assert pa.default_memory_pool().backend_name == before

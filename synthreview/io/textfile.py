@@ -20,6 +20,7 @@ import csv
 import hashlib
 import io
 import re
+import threading
 from typing import Any
 
 import numpy as np
@@ -213,12 +214,36 @@ def parse_delimited(
     # the peak (measured: 100 MB CSV, 270 MB -> 220 MB above the interpreter). The system
     # allocator gives large freed blocks back at once. Arrays remember their pool, so the
     # switch is only about where this parse allocates.
-    previous = pa.default_memory_pool()
-    pa.set_memory_pool(pa.system_memory_pool())
-    try:
+    with _SystemPool():
         return _parse_blocks(source, header, delimiter, what, encoding, block_bytes)
-    finally:
-        pa.set_memory_pool(previous)
+
+
+class _SystemPool:
+    """While inside, Arrow's default pool is the system allocator.
+
+    Parses running at the same time (dashboard threads) share one switch: the first to enter
+    switches, the last to leave switches back, so the previous pool is always restored.
+    """
+
+    _lock = threading.Lock()
+    _inside = 0
+    _previous: pa.MemoryPool | None = None
+
+    def __enter__(self) -> None:
+        cls = type(self)
+        with cls._lock:
+            if cls._inside == 0:
+                cls._previous = pa.default_memory_pool()
+                pa.set_memory_pool(pa.system_memory_pool())
+            cls._inside += 1
+
+    def __exit__(self, *exc: object) -> None:
+        cls = type(self)
+        with cls._lock:
+            cls._inside -= 1
+            if cls._inside == 0 and cls._previous is not None:
+                pa.set_memory_pool(cls._previous)
+                cls._previous = None
 
 
 def _parse_blocks(
