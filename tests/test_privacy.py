@@ -99,6 +99,10 @@ def test_attack_set_is_balanced_disjoint_and_seeded():
     assert len(sets.reference_member_rows) == 150
     again = attack_set(500, 300, max_attack=200, seed=1)
     np.testing.assert_array_equal(sets.holdout_rows, again.holdout_rows)
+    within = attack_set(500, 300, max_attack=200, seed=1, sanity_within_nonmembers=True)
+    halves = np.r_[within.reference_member_rows, within.reference_nonmember_rows]
+    assert len(within.reference_member_rows) == len(within.reference_nonmember_rows) == 100
+    assert len(set(halves)) == 200 and set(halves) == set(within.holdout_rows)
 
 
 # ---------------------------------------------------------------- attacks on known generators

@@ -237,12 +237,21 @@ class AttackSet:
 
 
 def attack_set(
-    n_real: int, n_holdout: int, *, max_attack: int = 10_000, seed: int = 0
+    n_real: int,
+    n_holdout: int,
+    *,
+    max_attack: int = 10_000,
+    seed: int = 0,
+    sanity_within_nonmembers: bool = False,
 ) -> AttackSet:
     """Draw the attack set: ``min(max_attack, n_real, n_holdout)`` members and as many non-members.
 
     Deterministic in ``(n_real, n_holdout, max_attack, seed)`` so that another attack (e.g. a
     recurrent seeker on traces) can score exactly the same rows and be summarised alongside.
+    The sanity split takes two disjoint halves of ``min(2 * max_attack, n_holdout)`` holdout
+    rows, or with ``sanity_within_nonmembers`` two halves of the non-members themselves: the
+    sanity run then scores no row the main run does not, so per-row searches serve both (the
+    split is smaller only when the holdout has more rows than the non-members).
     """
     if max_attack < 1:
         raise ValueError(f"max_attack must be a positive integer; got {max_attack}")
@@ -255,8 +264,10 @@ def attack_set(
     n = min(max_attack, n_real, n_holdout)
     real_rows = np.sort(rng.choice(n_real, n, replace=False))
     holdout_rows = np.sort(rng.choice(n_holdout, n, replace=False))
-    half = min(max_attack, n_holdout // 2)
-    shuffled = rng.permutation(n_holdout)
+    if sanity_within_nonmembers and n >= 2:
+        half, shuffled = n // 2, rng.permutation(holdout_rows)
+    else:
+        half, shuffled = min(max_attack, n_holdout // 2), rng.permutation(n_holdout)
     return AttackSet(
         real_rows, holdout_rows, np.sort(shuffled[:half]), np.sort(shuffled[half : 2 * half])
     )

@@ -26,7 +26,8 @@ TPR at low FPR. The attacks:
 
 Members and non-members: :func:`attack_set` draws ``min(max_attack, n_real, n_holdout)``
 training rows and as many holdout rows without replacement from ``numpy.random.default_rng(seed)``
-(sorted positions); the sanity run draws two disjoint halves of a permutation of the holdout.
+(sorted positions); the sanity run draws two disjoint halves of a permutation of the non-members
+(so both runs share one set of per-row searches).
 
 A new attack (e.g. a recurrent seeker for glucose traces) only has to produce one score per
 attack-set row and call :func:`summarize_attack`. The attack set, ROC summary and bootstrap
@@ -291,7 +292,8 @@ def membership_inference(
     unknown = sorted(set(attacks) - set(default))
     if unknown:
         raise ValueError(f"attacks must be among {list(default)}; got {unknown}")
-    sets = attack_set(len(real_x), len(holdout_x), max_attack=max_attack, seed=seed)
+    sets = attack_set(len(real_x), len(holdout_x), max_attack=max_attack, seed=seed,
+                      sanity_within_nonmembers=True)  # fmt: skip
     # (member rows, non-member rows) per run: the real attack and the holdout-only sanity split
     runs = {
         "main": ((real_x, sets.real_rows), (holdout_x, sets.holdout_rows)),
