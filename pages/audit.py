@@ -171,10 +171,10 @@ if len(flagged):
         st.text(f"Rules: {entry['reasons']}")
         if entry["top_columns"]:
             st.text(f"Columns that make up most of the distance: {entry['top_columns']}")
-        pair = {"synthetic row": review.synthetic[name].raw.iloc[int(pick)]}
+        pair = {"synthetic row": review.synthetic[name].raw_rows([int(pick)]).iloc[0]}
         if pd.notna(entry["nearest_train_row"]):
             j = int(entry["nearest_train_row"])
-            pair[f"nearest training row ({j})"] = review.real.raw.iloc[j]
+            pair[f"nearest training row ({j})"] = review.real.raw_rows([j]).iloc[0]
         st.dataframe(pd.DataFrame(pair), key="audit_drill_table")
 
 st.button(
