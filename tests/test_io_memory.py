@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import pickle
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -159,3 +160,19 @@ def test_parsing_restores_arrows_memory_pool(body):
     except DataError:
         pass  # the ragged file is refused; the pool must be restored all the same
     assert pa.default_memory_pool().backend_name == before
+
+
+def test_curated_csv_of_numbers_written_many_ways_is_byte_identical():
+    from synthreview.release.export import curated_csv_bytes
+
+    cells = ["12.50", "7", "7.0", " 3", "1e3", "-0", "+4", "", "NA", "0.1", "1000000"]
+    body = "amount,label\n" + "".join(
+        f"{cells[i % len(cells)] if i % 5 == 0 else i},{'ab'[i % 2]}\n" for i in range(400)
+    )
+    review = align(read_table(body.encode()), read_table(body.encode(), name="gen"))
+    table = review.synthetic["gen"]
+    assert review.schema.kinds["amount"] == "numeric"
+    assert isinstance(table.written.columns["amount"], DerivedCells)
+    rows = np.arange(table.n_rows)
+    kept = SimpleNamespace(kept_raw=table.raw_rows(rows), kept_frame=table.frame)
+    assert curated_csv_bytes(kept, schema=review.schema).decode() == body
