@@ -112,6 +112,9 @@ def run_mode(args) -> dict:
     out["load_after"] = load()
     content = json.dumps(report.to_dict(), sort_keys=True)
     out["report_sha256"] = hashlib.sha256(content.encode()).hexdigest()
+    if args.save:
+        args.save.mkdir(parents=True, exist_ok=True)
+        (args.save / f"report-{args.mode}.json").write_text(content)
     out["errors"] = {n: c.errors for n, c in report.candidates.items() if c.errors}
     return out
 
@@ -124,6 +127,7 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=200)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2, help="in-process and client bound")
+    parser.add_argument("--save", type=Path, help="write each mode's report.json content here")
     parser.add_argument("--mode", choices=("both", "inprocess", "cluster"), default="both")
     args = parser.parse_args()
     if args.mode != "both":

@@ -24,7 +24,8 @@ from synthreview.embeddings.base import Embedding
 from synthreview.encoding import TabularEncoder, canonical_order
 from synthreview.engine import Engine, check_threads, current_engine, using
 from synthreview.errors import ConfigError, error_message
-from synthreview.io.schema import Review
+from synthreview.io.schema import LoadedTable, Review
+from synthreview.io.traces import Traces
 from synthreview.memo import Memo
 from synthreview.metrics.fidelity.section import FidelityReport, evaluate_fidelity
 from synthreview.metrics.glucose.section import GlucoseReport, evaluate_glucose
@@ -328,8 +329,8 @@ class _Part:
     """One candidate's own inputs for its task."""
 
     name: str
-    table: Any
-    traces: Any
+    table: LoadedTable
+    traces: Traces | None
     encoded: np.ndarray | None
     embedded: np.ndarray | None
 
@@ -342,11 +343,17 @@ def _candidate_task(
     options: ReviewOptions,
     seed: int,
     device: str,
+    threads: int | None,
     errors: dict[str, str],
     prefix: str,
 ) -> tuple[CandidateResult, list[str]]:
     """A candidate's review on a worker: its searches run in this task; the real side comes
-    from the review's :class:`~synthreview.distributed.ClusterMemo`."""
+    from the review's :class:`~synthreview.distributed.ClusterMemo`.
+
+    ``threads`` is the review's own bound: float32 BLAS products (the KDE attacks) round
+    differently with another thread count (OpenBLAS splits the product by threads), so the
+    task runs with the bound of the in-process review to give its numbers.
+    """
     review = shared.review
     traces = None
     if review.traces is not None:
@@ -363,8 +370,11 @@ def _candidate_task(
         memo=memo,
     )
     # the task's searches run here, exact (approximate reviews do not become tasks)
-    with using(Engine(device=device)):
-        result = review_candidate(review, part.name, ctx, sections, options, seed, device, errors)
+    with using(Engine(threads=threads, device=device)):
+        # a copy: an in-process cluster hands every task the same dict
+        result = review_candidate(
+            review, part.name, ctx, sections, options, seed, device, dict(errors)
+        )
     return result, memo.names
 
 
@@ -431,6 +441,7 @@ def _review_on_cluster(
             options=options,
             seed=seed,
             device=device,
+            threads=engine.threads,
             errors={s: m for s, m in errors_all.items() if s in sections},
             prefix=prefix,
         )
