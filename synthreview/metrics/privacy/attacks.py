@@ -22,8 +22,9 @@ Attacks (score, source):
   the synthetic rows (Silverman 1986, section 3.4.4); ``bandwidth="scott"`` is the ``domias``
   package's ``scipy.stats.gaussian_kde`` (Scott's rule), kept for the reference comparison.
   Scott's rule assumes one Gaussian blob; on mixed-type rows that cluster by category it
-  smooths over the point mass a copied row adds (Adult memoriser, 10k rows: AUC 0.80 with
-  Scott's rule in 10 components vs 0.85 here; LOGAN KDE 0.80 vs 0.96).
+  smooths over the point mass a copied row adds (Adult memoriser, 10k rows: DOMIAS AUC 0.60
+  with Scott's rule in 10 components on 5000 rows, the previous default, 0.85 now; LOGAN KDE
+  0.54 vs 0.95).
 * ``logan_kde``  log p_S(x) (DOMIAS eq. 1; the KDE variant of LOGAN, Hayes et al. 2019), same
   kernel.
 * ``mc``  share of synthetic rows within eps of x, eps = median nearest-synthetic distance of
@@ -332,7 +333,7 @@ class NoBoxInputs:
     n_dims : int or float, default=0.95
         Principal components for the KDEs, fitted on the synthetic rows: a count (no
         projection when the data has at most that many columns) or the share of variance to
-        keep (0.95: Adult 30 of 109 encoded columns, German credit 29 of 64). Copies stay at
+        keep (0.95: Adult 33 of 109 encoded columns, German credit 32 of 64). Copies stay at
         distance 0 in any projection while other rows move apart as components are added, so
         the KDEs need most of the variance, not the 10 components that once bounded their
         cost (Adult memoriser, 10k rows, LOGAN KDE AUC 0.80 with 10 components, 0.96 with 40).
@@ -420,11 +421,13 @@ class NoBoxInputs:
         """Distance to the nearest reference row other than the row itself."""
         if self._parent is not None:
             return self._shared("reference_nn")
-        found = nearest(self.attack_x, self.reference_x, k=2)
+        dist, index = encoded_nearest(
+            self.attack_x, self.reference_x, k=2, categorical_blocks=self.blocks
+        )
         # own row first (distance 0) unless an exact duplicate took its place: either way the
         # nearest *other* row is the second when the own row is among the two, else the first
-        own_first = (found.indices == self.own[:, None]).any(axis=1)
-        return np.where(own_first & (self.own >= 0), found.distances[:, 1], found.distances[:, 0])
+        own_first = (index == self.own[:, None]).any(axis=1)
+        return np.where(own_first & (self.own >= 0), dist[:, 1], dist[:, 0])
 
     def _sample(self, x: np.ndarray, salt: int) -> tuple[np.ndarray, np.ndarray]:
         """Seeded subsample of at most ``max_density_rows`` rows and their positions."""
@@ -505,8 +508,12 @@ class NoBoxInputs:
         if self._parent is not None:
             return self._shared("_radius_counts")
         eps = np.median(self.synthetic_knn[:, 0])
-        self_nn = nearest(self.reference_x, self.reference_x, k=1, exclude_self=True)
-        r = np.quantile(self_nn.distances[:, 0], self.radius_quantile)
+        # nearest *other* reference row: the row itself (distance 0) is one of the two
+        # nearest, or an exact duplicate is, and then the other one is at distance 0 too
+        self_nn = encoded_nearest(
+            self.reference_x, self.reference_x, k=2, categorical_blocks=self.blocks
+        )[0][:, 1]
+        r = np.quantile(self_nn, self.radius_quantile)
         radii = np.tile([eps, r], (len(self.attack_x), 1))
         return radius_counts(self.attack_x, self.synthetic_x, radii)
 
