@@ -55,6 +55,7 @@ from sklearn.decomposition import PCA
 from sklearn.ensemble import ExtraTreesClassifier
 from threadpoolctl import threadpool_limits
 
+from synthreview.encoding import canonical_order
 from synthreview.grouped_search import GroupedReference
 from synthreview.metrics.privacy.gower import same_tuple_nearest
 from synthreview.neighbors import nearest
@@ -370,7 +371,10 @@ class NoBoxInputs:
         if bandwidth not in ("cv", "scott"):
             raise ValueError(f"bandwidth must be 'cv' or 'scott'; got {bandwidth!r} instead")
         self.attack_x = np.asarray(attack_x, np.float32)
-        self.synthetic_x = np.asarray(synthetic_x, np.float32)
+        synthetic_x = np.asarray(synthetic_x, np.float32)
+        # the subsamples, the projection and the forests then do not depend on the order the
+        # synthetic rows came in (distances never did)
+        self.synthetic_x = synthetic_x[canonical_order(synthetic_x)]
         self.reference_x = np.asarray(reference_x, np.float32)
         self.own = np.asarray(own, np.int64)
         if len(self.reference_x) < 3 or len(self.synthetic_x) < 2:

@@ -47,6 +47,7 @@ from sklearn.mixture import GaussianMixture
 from sklearn.model_selection import StratifiedKFold
 from threadpoolctl import threadpool_limits
 
+from synthreview.encoding import canonical_order
 from synthreview.errors import DataError, error_message
 from synthreview.metrics.privacy.attack_stats import (
     AttackResult,
@@ -155,6 +156,7 @@ def classifier_seeker_scores(
     seed : int, default=0
     """
     rng = np.random.default_rng(seed)
+    synthetic_x = synthetic_x[canonical_order(synthetic_x)]  # fits free of the input row order
     if len(synthetic_x) > max_synthetic:
         synthetic_x = synthetic_x[np.sort(rng.choice(len(synthetic_x), max_synthetic, False))]
     if estimator is None:
@@ -220,7 +222,8 @@ def density_scores(
             return model.fit(x)
 
     a, r = pca.transform(attack_x), pca.transform(reference_x)
-    log_synthetic = mixture(pca.transform(synthetic_x)).score_samples(a)
+    synthetic_p = pca.transform(synthetic_x[canonical_order(synthetic_x)])
+    log_synthetic = mixture(synthetic_p).score_samples(a)
     fold = _folds(is_member, n_folds, seed)
     log_reference = np.empty(len(attack_x))
     for k in range(n_folds):
