@@ -842,35 +842,13 @@ def execute_pending_run() -> None:
         to_audit = _audit_plan(review, options)
         if to_audit:
             report = review_summary(options).report
-            tracker.steps = tracker.steps + [(n, "audit") for n in to_audit]
-            audited = st.session_state.setdefault(_AUDITS_KEY, {})
-            for name in to_audit:
-                tracker.start((name, "audit"))
-                started = time.perf_counter()
-                value, error = None, None
-                try:
-                    value = _audit_one(report, name)
-                except Exception as exc:  # judged as an audit that could not run: incomplete
-                    error = error_message(exc)
-                seconds = time.perf_counter() - started
-                audited[_curation_key(review, options, name)] = StepResult(value, error, seconds)
-                tracker.finish((name, "audit"), seconds, error)
+            audit = functools.partial(_audit_one, report)
+            _run_steps(review, options, tracker, "audit", to_audit, _AUDITS_KEY, audit)
         to_curate = _curation_plan(review, options)
         if to_curate:
             report = review_summary(options).report
-            tracker.steps = tracker.steps + [(n, "curation") for n in to_curate]
-            curated = st.session_state.setdefault(_CURATED_KEY, {})
-            for name in to_curate:
-                tracker.start((name, "curation"))
-                started = time.perf_counter()
-                value, error = None, None
-                try:
-                    value = _curate_one(review, report, name, tracker.progress)
-                except Exception as exc:  # the decision then says the curated version is missing
-                    error = error_message(exc)
-                seconds = time.perf_counter() - started
-                curated[_curation_key(review, options, name)] = StepResult(value, error, seconds)
-                tracker.finish((name, "curation"), seconds, error)
+            curate_one = functools.partial(_curate_one, review, report, progress=tracker.progress)
+            _run_steps(review, options, tracker, "curation", to_curate, _CURATED_KEY, curate_one)
         tracker.draw("judging the candidates", force=True)
         review_summary(options)  # judged once here, so the first page open only reads it
     st.session_state[_RUN_KEY] = False
@@ -878,6 +856,35 @@ def execute_pending_run() -> None:
         f"Review computed in {format_seconds(time.perf_counter() - tracker.started)}."
     )
     panel.empty()
+
+
+def _run_steps(
+    review: Review,
+    options: ReviewOptions,
+    tracker: _Tracker,
+    step: str,
+    names: list[str],
+    store_key: str,
+    compute: Callable[[str], Any],
+) -> None:
+    """Run ``compute(name)`` for each candidate as a tracked step, storing a StepResult.
+
+    An exception is stored as the step's error: the judgement then reads the audit as not
+    computed (incomplete) and the decision says the curated version is missing.
+    """
+    tracker.steps = tracker.steps + [(n, step) for n in names]
+    stored = st.session_state.setdefault(store_key, {})
+    for name in names:
+        tracker.start((name, step))
+        started = time.perf_counter()
+        value, error = None, None
+        try:
+            value = compute(name)
+        except Exception as exc:  # recorded, never a silent pass (see the docstring)
+            error = error_message(exc)
+        seconds = time.perf_counter() - started
+        stored[_curation_key(review, options, name)] = StepResult(value, error, seconds)
+        tracker.finish((name, step), seconds, error)
 
 
 def _with_audit(candidate: dict[str, Any], step: StepResult | None) -> dict[str, Any]:
