@@ -9,7 +9,6 @@ import streamlit as st
 
 import app_state
 from synthreview.figures.audit import before_after_bars, fidelity_curves, rule_overlap_bars
-from synthreview.judgement.policy import apply_policy
 from synthreview.release import bundle, export
 from synthreview.release.audit import (
     Thresholds,
@@ -250,21 +249,14 @@ if st.checkbox("Re-evaluate the curated set (before/after)", True, key="audit_re
         after_copies_excess[name] = copy_excess(curated_audit, curated_ref)
 
 
-def curated_verdict(candidate: str, after_dict: dict):
-    """The curated set's verdicts: the policy with the audit rules when its audit ran."""
-    if candidate not in after_copies_excess:
-        return apply_policy(policy, after_dict)
-    return judge_audited(policy, after_dict, copies=after_copies_excess[candidate],
-                         reattack=reattacks.get(candidate))  # fmt: skip
-
-
 before_verdict = judge_audited(policy, content["candidates"][name],
                                copies=copy_excess(audit, reference))  # fmt: skip
 st.subheader("Verdicts")
 left, right = st.columns(2)
 left.metric("Verdict as submitted", before_verdict.overall.upper())
 if after_report is not None:
-    after_verdict = curated_verdict(name, after)
+    after_verdict = judge_audited(policy, after, copies=after_copies_excess.get(name),
+                                  reattack=reattacks.get(name))  # fmt: skip
     right.metric("Verdict after curation", after_verdict.overall.upper())
     failing = [r.rule for r in after_verdict.failed]
     if failing:
@@ -305,7 +297,12 @@ def release_files() -> dict[str, bytes]:
         verdicts={name: before_verdict},
         policy=policy,
         after=after_dicts,
-        after_verdicts={n: curated_verdict(n, c) for n, c in after_dicts.items()},
+        after_verdicts={
+            n: judge_audited(
+                policy, c, copies=after_copies_excess.get(n), reattack=reattacks.get(n)
+            )
+            for n, c in after_dicts.items()
+        },
         references={name: reference},
         reattacks=reattacks,
         controls=controls,

@@ -362,15 +362,10 @@ def candidate_kind(candidate: Mapping[str, Any]) -> str:
     return "traces" if "glucose" in candidate or "glucose" in errors else "table"
 
 
-def grade(value: float, pass_at: float, fail_at: float, direction: str = "lower") -> Verdict:
-    """Pass / warn / fail of a value against two thresholds (``direction`` says which is better)."""
-    if direction == "lower":
-        return "pass" if value <= pass_at else "fail" if value > fail_at else "warn"
-    return "pass" if value >= pass_at else "fail" if value < fail_at else "warn"
-
-
 def _judge(rule: Rule, judged: float) -> Verdict:
-    return grade(judged, rule.pass_at, rule.fail_at, rule.direction)
+    if rule.direction == "lower":
+        return "pass" if judged <= rule.pass_at else "fail" if judged > rule.fail_at else "warn"
+    return "pass" if judged >= rule.pass_at else "fail" if judged < rule.fail_at else "warn"
 
 
 def judge_rule(rule: Rule, candidate: Mapping[str, Any], *, kind: str, missing: str) -> RuleVerdict:

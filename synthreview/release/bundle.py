@@ -18,7 +18,7 @@ import pandas as pd
 
 from synthreview.io.schema import Schema
 from synthreview.judgement.decision import Decision, decide_all, exit_code
-from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.judgement.policy import load_policy
 from synthreview.metrics.glucose.trace_rules import trace_rule_columns
 from synthreview.release.audit import (
     Thresholds,
@@ -340,14 +340,11 @@ def review_release(
     content = report.to_dict()
     audits, references = audit_candidates(report, thresholds)
     verdicts = {}
+    excess = {n: copy_excess(audits[n], references[n]) for n in audits}
     for name, candidate in content["candidates"].items():
-        if name in audits:
-            excess = copy_excess(audits[name], references[name])
-            verdicts[name] = judge_audited(
-                policy, candidate, copies=excess, kind=content.get("kind")
-            )
-        else:
-            verdicts[name] = apply_policy(policy, candidate, kind=content.get("kind"))
+        verdicts[name] = judge_audited(
+            policy, candidate, copies=excess.get(name), kind=content.get("kind")
+        )
     curations: dict[str, CurationResult] = {}
     after: dict[str, Any] = {}
     after_verdicts: dict[str, Any] = {}
@@ -366,22 +363,20 @@ def review_release(
         )
         after = after_report.to_dict()["candidates"]
         after_audits, after_refs = audit_candidates(after_report, thresholds)
+        after_excess = {n: copy_excess(after_audits[n], after_refs[n]) for n in after_audits}
         for name, curation in curations.items():
             if not len(curation.kept_rows):
                 after[name] = {"errors": {"curation": "every row was removed; nothing to measure"}}
         for name, candidate in after.items():
             if name in content["candidates"] and len(curations[name].kept_rows):
                 reattacks[name] = compare_attacks(content["candidates"][name], candidate)
-            if name in after_audits:
-                after_verdicts[name] = judge_audited(
-                    policy,
-                    candidate,
-                    copies=copy_excess(after_audits[name], after_refs[name]),
-                    reattack=reattacks.get(name),
-                    kind=content.get("kind"),
-                )
-            else:
-                after_verdicts[name] = apply_policy(policy, candidate, kind=content.get("kind"))
+            after_verdicts[name] = judge_audited(
+                policy,
+                candidate,
+                copies=after_excess.get(name),
+                reattack=reattacks.get(name),
+                kind=content.get("kind"),
+            )
     control_table = None
     if controls and review.kind == "table" and review.holdout is not None:
         control_table = planted_controls(

@@ -109,7 +109,7 @@ def judge_audited(
     reattack: Reattack | None = None,
     kind: str | None = None,
 ) -> Verdicts:
-    """Every rule of ``policy`` for a candidate whose audit ran, the audit rules included.
+    """Every rule of ``policy`` for a candidate, the audit rules included when its audit ran.
 
     Parameters
     ----------
@@ -117,11 +117,14 @@ def judge_audited(
     candidate : mapping
         The candidate's ``to_dict()`` (as submitted, or its curated version).
     copies : CopyExcess or None
-        From :func:`copy_excess`; None when the audit could not run (the ``audit_copies`` rule
-        then reads as not computed: incomplete when the policy requires it).
+        From :func:`copy_excess`; None when the audit does not cover the candidate (no
+        fidelity or privacy results, or a curated set with no rows left): it is then judged
+        without the audit rules, as :func:`~synthreview.judgement.policy.apply_policy` does.
     reattack : Reattack, optional
-        The curated set's re-attack (after curation only).
+        The curated set's re-attack (after curation only; read only with ``copies``).
     kind : {"table", "traces"}, optional
     """
+    if copies is None:
+        return apply_policy(policy, candidate, kind=kind)
     audited = {**candidate, "audit": audit_evidence(copies, reattack)}
     return apply_policy(policy, audited, kind=kind)
