@@ -111,6 +111,22 @@ _REDRAW_SECONDS = 0.25
 
 
 @dataclass(frozen=True)
+class AuditStep:
+    """The run's copy audit of one candidate (the release bundle's audit, default thresholds).
+
+    Kept whole so the curation step curates with these very tables instead of auditing again.
+    """
+
+    audit: pd.DataFrame
+    reference: pd.DataFrame
+
+    @property
+    def evidence(self) -> dict[str, Any]:
+        """What the policy's audit rules read (``release.verdicts.audit_evidence``)."""
+        return audit_evidence(copy_excess(self.audit, self.reference))
+
+
+@dataclass(frozen=True)
 class StepResult:
     """One candidate's result for one section, or the error that section raised."""
 
@@ -847,7 +863,12 @@ def execute_pending_run() -> None:
         to_curate = _curation_plan(review, options)
         if to_curate:
             report = review_summary(options).report
-            curate_one = functools.partial(_curate_one, review, report, progress=tracker.progress)
+            audited = st.session_state.setdefault(_AUDITS_KEY, {})
+
+            def curate_one(name: str) -> dict[str, Any] | None:
+                audit = audited.get(_curation_key(review, options, name))
+                return _curate_one(review, report, name, audit, tracker.progress)
+
             _run_steps(review, options, tracker, "curation", to_curate, _CURATED_KEY, curate_one)
         tracker.draw("judging the candidates", force=True)
         review_summary(options)  # judged once here, so the first page open only reads it
@@ -896,7 +917,7 @@ def _with_audit(candidate: dict[str, Any], step: StepResult | None) -> dict[str,
     """
     if step is None or (step.value is None and step.error is None):
         return candidate
-    return {**candidate, "audit": step.value if step.error is None else {}}
+    return {**candidate, "audit": step.value.evidence if step.error is None else {}}
 
 
 def _audit_plan(review: Review, options: ReviewOptions) -> list[str]:
@@ -908,10 +929,10 @@ def _audit_plan(review: Review, options: ReviewOptions) -> list[str]:
     return [n for n in review.candidates if _curation_key(review, options, n) not in stored]
 
 
-def _audit_one(report: Report, name: str) -> dict[str, Any] | None:
-    """The audit's evidence for the policy (the release bundle's audit, default thresholds)."""
+def _audit_one(report: Report, name: str) -> AuditStep | None:
+    """The release bundle's audit of one candidate (None when it has no fidelity or privacy)."""
     found = audit_candidate(report, name)
-    return None if found is None else audit_evidence(copy_excess(*found))
+    return None if found is None else AuditStep(*found)
 
 
 def _curation_key(review: Review, options: ReviewOptions, name: str) -> tuple[Any, ...]:
@@ -971,16 +992,22 @@ def _curation_plan(review: Review, options: ReviewOptions) -> list[str]:
     ]
 
 
-def _curate_one(review: Review, report: Report, name: str, progress) -> dict[str, Any] | None:
+def _curate_one(
+    review: Review, report: Report, name: str, audit: StepResult | None, progress
+) -> dict[str, Any] | None:
     """The curated version's ``to_dict()`` with its audit evidence (copies left, re-attack).
 
-    The same audit, curation and re-attack as the release bundle (``review_release``), so the
-    Overview's "release after curation" equals the CLI's after-curation verdict.
+    Curates with the run's own audit step (``audit``) and re-attacks like the release bundle
+    (``review_release``), so the Overview's "release after curation" equals the CLI's
+    after-curation verdict.
     """
-    found = audit_candidate(report, name)
-    if found is None:
-        return None
-    curation = curate(review.synthetic[name], found[0])
+    if audit is None or audit.value is None:
+        raise RuntimeError(
+            f"the copy audit of this candidate did not run: {audit.error}"
+            if audit is not None and audit.error
+            else "the copy audit of this candidate did not run"
+        )
+    curation = curate(review.synthetic[name], audit.value.audit)
     if not len(curation.kept_rows):
         return None  # nothing left to release
     after = evaluate_curated(
