@@ -196,11 +196,14 @@ def planted_controls(
         index = np.arange(n_base)
         index[positions[:k]] = n_base + np.arange(k)
 
-        def mixed(h: pd.DataFrame, r: pd.DataFrame, k: int = k, index=index) -> pd.DataFrame:
-            both = pd.concat([h.iloc[base], r.iloc[planted_train[:k]]], ignore_index=True)
+        def mixed(h: pd.DataFrame, r: pd.DataFrame, index=index) -> pd.DataFrame:
+            both = pd.concat([h, r], ignore_index=True)
             return both.iloc[index].reset_index(drop=True)
 
-        frame, raw = mixed(hold.frame, real.frame), mixed(hold.raw, real.raw)
+        picked = planted_train[:k]
+        frame = mixed(hold.frame.iloc[base], real.frame.iloc[picked])
+        # only the rows used, as written (``raw`` would build every cell of both tables)
+        raw = mixed(hold.raw_rows(base), real.raw_rows(picked))
         name = f"planted {float(share):.0%}"
         tables[name] = replace(
             hold,
@@ -215,7 +218,7 @@ def planted_controls(
     ref_table = replace(
         hold,
         frame=hold.frame.iloc[reference].reset_index(drop=True),
-        raw=hold.raw.iloc[reference].reset_index(drop=True),
+        raw=hold.raw_rows(reference),
         sha256=_digest(hold.sha256, reference),
     )
     controls = replace(review, synthetic=tables, holdout=ref_table)
