@@ -186,12 +186,13 @@ def tables(seed: int = 0, *, n_train: int | None = None, n_holdout: int | None =
         )
     rng = np.random.default_rng(seed)
     train_rows, holdout_rows = _split(n_total, n_train, n_holdout, rng)
+    # raw_rows: only the rows drawn, as written (``raw`` builds every cell of the dataset)
     real = _table(
-        adult.frame.iloc[train_rows], adult.raw.iloc[train_rows], name="adult_train", role="real"
+        adult.frame.iloc[train_rows], adult.raw_rows(train_rows), name="adult_train", role="real"
     )
     holdout = _table(
         adult.frame.iloc[holdout_rows],
-        adult.raw.iloc[holdout_rows],
+        adult.raw_rows(holdout_rows),
         name="adult_holdout",
         role="holdout",
     )
