@@ -15,6 +15,7 @@ warn but never fail a candidate.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import tomllib
 from collections.abc import Mapping
@@ -76,12 +77,18 @@ class Rule:
 
 @dataclass(frozen=True)
 class Policy:
-    """Rules by name, in the order they are reported, plus how unmeasured advisory rules count."""
+    """Rules by name, in the order they are reported, plus how unmeasured advisory rules count.
+
+    ``sha256`` is the digest of the policy file's bytes as loaded (the shipped
+    ``policies/default.toml`` for the default policy, the reviewer's file otherwise), so a filed
+    report names exactly which file judged it.
+    """
 
     name: str
     rules: Mapping[str, Rule]
     missing: str = "n/a"
     source: str = "default"
+    sha256: str = ""
 
     @property
     def required(self) -> list[str]:
@@ -94,6 +101,7 @@ class Policy:
             {
                 "name": self.name,
                 "source": self.source,
+                "sha256": self.sha256,
                 "missing": self.missing,
                 "rules": {
                     r.name: {
@@ -212,8 +220,15 @@ class Verdicts:
 # --- loading --------------------------------------------------------------------------------
 
 
-def _default_text() -> str:
-    return resources.files("synthreview").joinpath("policies/default.toml").read_text("utf-8")
+def _default_bytes() -> bytes:
+    return resources.files("synthreview").joinpath("policies/default.toml").read_bytes()
+
+
+def _decode(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"policy {source} is not UTF-8 text") from None
 
 
 def _parse(text: str, source: str) -> dict[str, Any]:
@@ -288,7 +303,7 @@ def _rule(name: str, table: Mapping[str, Any], old: Rule | None, where: str) -> 
     )
 
 
-def _build(doc: Mapping[str, Any], base: Policy | None, source: str) -> Policy:
+def _build(doc: Mapping[str, Any], base: Policy | None, source: str, sha256: str) -> Policy:
     unknown = sorted(set(doc) - {"policy", "rules"})
     if unknown:
         raise ConfigError(
@@ -316,7 +331,13 @@ def _build(doc: Mapping[str, Any], base: Policy | None, source: str) -> Policy:
             raise ConfigError(f"{where} is not a known rule; expected one of {sorted(SPECS)}")
         rules[name] = _rule(name, table, rules.get(name), where)
     ordered = {name: rules[name] for name in SPECS if name in rules}
-    return Policy(name=str(head.get("name", source)), rules=ordered, missing=missing, source=source)
+    return Policy(
+        name=str(head.get("name", source)),
+        rules=ordered,
+        missing=missing,
+        source=source,
+        sha256=sha256,
+    )
 
 
 def load_policy(path: str | Path | None = None) -> Policy:
@@ -327,30 +348,39 @@ def load_policy(path: str | Path | None = None) -> Policy:
     path : str or Path, optional
         Policy file. ``None`` returns the shipped ``policies/default.toml``.
 
+    Returns
+    -------
+    Policy
+        With ``sha256`` the digest of the bytes read (of ``path``, or of the shipped file).
+
     Raises
     ------
     ConfigError
         Unreadable file, invalid TOML, unknown rule or key, or thresholds in the wrong order.
     """
-    default = _build(_parse(_default_text(), "default.toml"), None, "default.toml")
+    data = _default_bytes()
+    default = _build(
+        _parse(_decode(data, "default.toml"), "default.toml"),
+        None,
+        "default.toml",
+        hashlib.sha256(data).hexdigest(),
+    )
     if path is None:
         return default
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"policy file {path} cannot be read: {exc}") from None
-    return _build(_parse(text, str(path)), default, path.name)
+    return _build(_parse(text, str(path)), default, path.name, hashlib.sha256(data).hexdigest())
 
 
 def parse_policy(text: str | bytes, *, source: str = "uploaded policy") -> Policy:
     """Like :func:`load_policy` for the content of a file (e.g. a dashboard upload)."""
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ConfigError(f"policy {source} is not UTF-8 text") from None
-    return _build(_parse(text, source), load_policy(), source)
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
+    decoded = _decode(data, source)
+    return _build(_parse(decoded, source), load_policy(), source, hashlib.sha256(data).hexdigest())
 
 
 # --- applying ---------------------------------------------------------------------------------
