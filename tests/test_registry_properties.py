@@ -194,6 +194,8 @@ NOT_CALLABLE = {
     "parkes_zone_a": "trains a torch forecaster on traces (tests/test_glucose_parkes_agp.py)",
     "audit_copy_share": "read from the release audit of a whole review (tests/test_audit.py)",
     "reattack_worse": "compares a review before and after curation (tests/test_audit.py)",
+    "real_record_share": "read from the release audit of a whole review "
+    "(tests/test_real_records.py)",
 }
 #: how close to the ideal identical data must come (sampling in the estimator aside)
 TOLERANCE = {"prdc_density": 0.25, "tstr_trtr_ratio": 1e-9}

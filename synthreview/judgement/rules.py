@@ -21,12 +21,13 @@ Forms
 
 Stages
 ------
-Most rules read a section of the review (stage ``"review"``). Two read the release audit
+Most rules read a section of the review (stage ``"review"``). Three read the release audit
 (stage ``"audit"``), which the candidate mapping carries under ``"audit"`` once the audit ran
 (:func:`synthreview.release.verdicts.audit_evidence`): ``audit_copies`` (rows the copy rules
-flag beyond a fresh real sample) and ``reattack`` (membership attacks worse after curation;
-it applies to a curated set only). A judgement without audit evidence leaves the audit rules
-out rather than guessing them.
+flag beyond a fresh real sample), ``real_records`` (rows that equal a training or holdout
+record beyond a fresh sample's coincidental rate) and ``reattack`` (membership attacks worse
+after curation; it applies to a curated set only). A judgement without audit evidence leaves
+the audit rules out rather than guessing them.
 """
 
 from __future__ import annotations
@@ -253,6 +254,26 @@ def measure_audit_copies(c: Mapping[str, Any], k: int) -> Measurement:
     )
 
 
+def measure_real_records(c: Mapping[str, Any], k: int) -> Measurement:
+    """``audit.real_records.lower`` (rows equal to a real record) and the holdout's share."""
+    found = _audit(c, "real_records")
+    if found is None:
+        return Measurement(
+            math.nan, detail="the audit did not report real-record evidence (needs privacy)"
+        )
+    matched, share = found.get("matched"), number(found.get("share"))
+    parts = [
+        f"{found.get(key)} {what}"
+        for key, what in (("in_training", "in training"), ("in_holdout", "in the holdout"))
+        if found.get(key)
+    ]
+    where = f": {', '.join(parts)}" if parts else ""
+    detail = f"{matched} rows ({share:.1%}) are records of the real/holdout data{where}"
+    return Measurement(
+        number(found.get("lower")), reference=number(found.get("reference")), detail=detail
+    )
+
+
 def measure_reattack(c: Mapping[str, Any], k: int) -> Measurement:
     """Number of attacks in ``audit.reattack.attacks`` that got worse after curation."""
     reattack = _audit(c, "reattack")
@@ -338,6 +359,12 @@ def say_audit_copies(m: Measurement) -> str:
     if math.isnan(m.reference):
         return f"copies of training rows: {m.detail}; no holdout to compare with"
     return f"copies of training rows: {m.detail} vs {m.reference:.1%} of a fresh real sample"
+
+
+def say_real_records(m: Measurement) -> str:
+    if math.isnan(m.reference):
+        return f"{m.detail}; no holdout to compare with"
+    return f"{m.detail} vs {m.reference:.1%} of a fresh real sample by coincidence"
 
 
 def say_reattack(m: Measurement) -> str:
@@ -518,6 +545,16 @@ SPECS: dict[str, RuleSpec] = dict(
             "rows flagged as copies beyond a fresh real sample (95 % lower bound)",
             measure_audit_copies,
             say_audit_copies,
+            "audit",
+        ),
+        _spec(
+            "real_records",
+            "real_record_share",
+            "shortfall",
+            "rows equal to a training or holdout record beyond a fresh real sample "
+            "(95 % lower bound)",
+            measure_real_records,
+            say_real_records,
             "audit",
         ),
         _spec(

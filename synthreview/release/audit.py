@@ -16,6 +16,9 @@ Rules (``RULES``) and their statistics:
   embedding's ratio when no encoded rows are given), low = suspicious. Default on.
 * ``drop_exact_copy``: the row equals a training row (row hashes of the privacy section). Its
   rate on real data is the holdout's exact-copy share. Default on.
+* ``drop_holdout_copy``: the row equals a holdout record (row hashes of the privacy section): a
+  real person the generator never saw, released as synthetic. Its rate on real data is the
+  share of holdout rows that equal another holdout row (leave-one-out). Default on.
 * ``drop_outside_alpha``: α-level in the evaluation embedding, high = suspicious; calibrated
   so the holdout loses at most ``level``, or a fixed ``alpha``. Default on.
 * ``drop_too_close``: distance to the closest training row, low = suspicious. Default off (on a
@@ -39,6 +42,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import beta
 
 from synthreview.errors import ConfigError, DataError
 from synthreview.metrics.glucose.trace_rules import SWITCHES
@@ -50,11 +54,13 @@ from synthreview.results import to_jsonable
 __all__ = [
     "DEFAULT_LEVEL",
     "RULES",
+    "RealRecords",
     "Thresholds",
     "apply_thresholds",
     "audit_table",
     "default_thresholds",
     "holdout_audit",
+    "real_records",
     "rule_overlaps",
     "rule_summary",
 ]
@@ -87,7 +93,7 @@ class Thresholds:
     alpha : float or None
         Fixed α of the α-support rule in (0, 1]; ``None`` calibrates it on the holdout (in the
         ``"paper"`` mode ``None`` means 0.95).
-    use_alpha, drop_unauthentic, drop_too_close, drop_exact_copies : bool
+    use_alpha, drop_unauthentic, drop_too_close, drop_exact_copies, drop_holdout_copies : bool
         Switch each rule on or off.
     drop_implausible, drop_memorised_subjects : bool
         Trace reviews only: the plausibility rules (sensor range, rate of change) and the
@@ -103,6 +109,7 @@ class Thresholds:
     drop_unauthentic: bool = True
     drop_too_close: bool = False
     drop_exact_copies: bool = True
+    drop_holdout_copies: bool = True
     drop_implausible: bool = True
     drop_memorised_subjects: bool = True
 
@@ -296,6 +303,9 @@ def apply_thresholds(audit: pd.DataFrame, thresholds: Thresholds) -> pd.DataFram
     if thresholds.drop_exact_copies:
         fired["drop_exact_copy"] = out["exact_copy"].fillna(False).to_numpy(dtype=bool)
         expected["drop_exact_copy"] = float(calibration.get("exact_copy_fpr", math.nan))
+    if thresholds.drop_holdout_copies and "holdout_copy" in out:
+        fired["drop_holdout_copy"] = out["holdout_copy"].fillna(False).to_numpy(dtype=bool)
+        expected["drop_holdout_copy"] = float(calibration.get("holdout_copy_fpr", math.nan))
 
     for rule in RULES:
         out[rule] = fired.get(rule, off)
@@ -326,7 +336,7 @@ def apply_thresholds(audit: pd.DataFrame, thresholds: Thresholds) -> pd.DataFram
 def _reason_texts(rule: str, out: pd.DataFrame, t: Thresholds, value: float | None) -> list[str]:
     """Why each row would be removed by ``rule``: statistic and the threshold it crossed."""
     n = len(out)
-    if rule == "drop_exact_copy":
+    if rule in ("drop_exact_copy", "drop_holdout_copy"):
         return [RULES[rule]] * n
     stat = STATISTICS[rule]
     x = out[stat].to_numpy(dtype=float)
@@ -415,3 +425,94 @@ def rule_overlaps(audit: pd.DataFrame) -> pd.DataFrame:
     ).reset_index(drop=True)
     counts["n_rows"] = counts["n_rows"].astype(np.int64)
     return counts[[*labels, "rules", "n_rows"]]
+
+
+@dataclass(frozen=True)
+class RealRecords:
+    """Candidate rows that *are* records of the real data, against a fresh sample's coincidence.
+
+    A row that equals a training or holdout record on every analysed column (row hashes of the
+    privacy section) is a real person's record released as synthetic. Real data repeats itself
+    by coincidence (Adult holds duplicate rows; a table of a few categorical columns repeats
+    most rows), so the share is judged against the holdout's: the share of holdout rows that
+    equal a training row or *another* holdout row (leave-one-out) is what a fresh real sample
+    of the same population shares with the real and holdout data.
+
+    Attributes
+    ----------
+    matched, n_rows : int
+        Rows that equal a training or holdout record, of ``n_rows``.
+    in_training, in_holdout : int
+        Rows that equal a training record, a holdout record (a row may be both).
+    share : float
+        ``matched / n_rows``.
+    lower : float
+        One-sided 95 % Clopper–Pearson lower bound of ``share`` (0 when nothing matched).
+    reference : float
+        The holdout's share (see above); NaN without a holdout.
+    n_reference : int
+        Holdout rows behind ``reference``.
+    excess : float
+        ``max(lower - reference, 0)``; NaN without a reference.
+    """
+
+    matched: int
+    n_rows: int
+    in_training: int
+    in_holdout: int
+    share: float
+    lower: float
+    reference: float
+    n_reference: int
+    excess: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return to_jsonable({k: getattr(self, k) for k in self.__dataclass_fields__})
+
+
+def _matches(frame: pd.DataFrame, column: str) -> np.ndarray | None:
+    """Boolean flags of ``column`` (NA = not matched), or None when the column has no evidence."""
+    if column not in frame or not len(frame) or frame[column].isna().all():
+        return None
+    return frame[column].fillna(False).to_numpy(dtype=bool)
+
+
+def real_records(audit: pd.DataFrame, reference: pd.DataFrame | None) -> RealRecords | None:
+    """:class:`RealRecords` of an audit table (``audit_table``) against its ``holdout_audit``.
+
+    Reads the evidence columns ``exact_copy`` (equals a training row) and ``holdout_copy``
+    (equals a holdout row), whatever rules are switched on: the policy's ``real_records`` rule
+    judges what the candidate *is*, not what the reviewer chose to remove. Returns None when
+    the audit holds neither column's evidence (no privacy section): the rule is then
+    unmeasured, never passed.
+    """
+    training, holdout = _matches(audit, "exact_copy"), _matches(audit, "holdout_copy")
+    if training is None and holdout is None:
+        return None
+    n = len(audit)
+    none = np.zeros(n, dtype=bool)
+    training = none if training is None else training
+    holdout = none if holdout is None else holdout
+    k = int((training | holdout).sum())
+    lower = float(beta.ppf(0.05, k, n - k + 1)) if k > 0 else 0.0
+    ref, n_ref = math.nan, 0
+    if reference is not None and len(reference):
+        ref_training = _matches(reference, "exact_copy")
+        ref_holdout = _matches(reference, "holdout_copy")
+        if ref_holdout is not None:  # without the leave-one-out flags there is no reference
+            n_ref = len(reference)
+            both = ref_holdout | (False if ref_training is None else ref_training)
+            ref = float(np.mean(both))
+    excess = max(lower - ref, 0.0) if math.isfinite(ref) else math.nan
+    return RealRecords(
+        matched=k,
+        n_rows=n,
+        in_training=int(training.sum()),
+        in_holdout=int(holdout.sum()),
+        share=k / n,
+        lower=lower,
+        reference=ref,
+        n_reference=n_ref,
+        excess=excess,
+    )

@@ -24,6 +24,7 @@ RULES: dict[str, str] = {
     "drop_unauthentic": "too close to one training row (authenticity ratio)",
     "drop_too_close": "too close to a training row (distance)",
     "drop_exact_copy": "exact copy of a training row",
+    "drop_holdout_copy": "exact copy of a holdout record (a real person the generator never saw)",
 }
 #: rule -> the statistic it thresholds
 STATISTICS: dict[str, str] = {
@@ -31,6 +32,7 @@ STATISTICS: dict[str, str] = {
     "drop_unauthentic": "authenticity_ratio",
     "drop_too_close": "train_distance",
     "drop_exact_copy": "exact_copy",
+    "drop_holdout_copy": "holdout_copy",
 }
 #: statistic -> the direction that is suspicious
 DIRECTIONS: dict[str, str] = {
@@ -65,9 +67,16 @@ def evidence_frame(
 
     Returns the frame (columns ``row``, each statistic, ``<stat>_count``,
     ``<stat>_holdout_quantile``, ``authentic``, ``holdout_distance``, ``exact_copy``,
-    ``nearest_train_row``, ``top_columns``) and the calibration (per statistic: holdout size
-    ``n`` and threshold values at ``LEVELS``; the holdout's loss under fixed α values, under the
-    paper's authenticity rule and from exact copies).
+    ``holdout_copy``, ``nearest_train_row``, ``top_columns``) and the calibration (per
+    statistic: holdout size ``n`` and threshold values at ``LEVELS``; the holdout's loss under
+    fixed α values, under the paper's authenticity rule, from exact copies of training rows and
+    of holdout rows).
+
+    ``exact_copy`` of a synthetic row: it equals a training row (row hashes of the privacy
+    section); of a holdout row: it equals a training row (row hashes when the privacy section
+    gives them, else encoder distance 0). ``holdout_copy`` of a synthetic row: it equals a
+    holdout row; of a holdout row: it equals *another* holdout row (leave-one-out), so the
+    holdout's share is what a fresh real sample shares with the holdout by coincidence.
     """
     samples = getattr(fidelity, "holdout_samples" if holdout else "samples", None)
     reference_samples = getattr(fidelity, "holdout_samples", None)
@@ -93,10 +102,14 @@ def evidence_frame(
     authentic = _get(samples, "authentic")
     to_holdout = None if holdout else _get(dcr, "synthetic_to_holdout")
     if holdout:
-        exact = None if ratio_ref is None or copies is None else np.asarray(ratio_ref) == 0
+        exact = _get(dcr, "holdout_in_train")
+        if exact is None and ratio_ref is not None and copies is not None:
+            exact = np.asarray(ratio_ref) == 0
+        real_copy = _get(dcr, "holdout_repeated")
         nearest_row = None
     else:
         exact = _get(dcr, "exact_copy")
+        real_copy = _get(dcr, "holdout_copy")
         nearest_row = (
             copies.nearest_train_row
             if copies is not None
@@ -104,8 +117,8 @@ def evidence_frame(
             if dcr is not None
             else _get(samples, "nearest_real_index")
         )
-    present = {k: v for k, v in {**columns, "authentic": authentic, "exact": exact}.items()
-               if v is not None}  # fmt: skip
+    flagged = {"authentic": authentic, "exact": exact, "holdout_copy": real_copy}
+    present = {k: v for k, v in {**columns, **flagged}.items() if v is not None}
     sizes = {k: v.shape for k, v in present.items()}
     if present and (len({s for s in sizes.values()}) != 1 or next(iter(sizes.values()))[1:]):
         raise DataError(f"{where} evidence must hold one value per {where} row; got shapes {sizes}")
@@ -149,6 +162,10 @@ def evidence_frame(
     calibration["exact_copy_fpr"] = (
         float(getattr(dcr, "holdout_exact_copy_share", np.nan)) if dcr is not None else np.nan
     )
+    repeated = _get(dcr, "holdout_repeated")
+    calibration["holdout_copy_fpr"] = (
+        float("nan") if repeated is None else _share(repeated.astype(bool))
+    )
 
     def flags(a: np.ndarray | None) -> pd.Series:
         return pd.Series(pd.array([pd.NA] * n if a is None else a.astype(bool), dtype="boolean"))
@@ -158,6 +175,7 @@ def evidence_frame(
         np.full(n, np.nan) if to_holdout is None else to_holdout.astype(float)
     )
     frame["exact_copy"] = flags(exact)
+    frame["holdout_copy"] = flags(real_copy)
     frame["nearest_train_row"] = pd.array(
         [pd.NA] * n if nearest_row is None else np.asarray(nearest_row, dtype=np.int64),
         dtype="Int64",

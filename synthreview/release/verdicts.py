@@ -1,7 +1,8 @@
 """The release audit's evidence for the policy: copies beyond real data, worse after curation.
 
-Two policy rules read the audit rather than a section's headline number (``[rules.audit_copies]``
-and ``[rules.reattack]`` in ``policies/default.toml``; their thresholds, reasons and grading live
+Three policy rules read the audit rather than a section's headline number
+(``[rules.audit_copies]``, ``[rules.real_records]`` and ``[rules.reattack]`` in
+``policies/default.toml``; their thresholds, reasons and grading live
 in :mod:`synthreview.judgement`, like every other rule). This module measures what they read and
 hands it to :func:`synthreview.judgement.policy.apply_policy` under the candidate's ``"audit"``
 key:
@@ -11,6 +12,9 @@ key:
   same rules (the holdout, leave-one-out). A distance-only policy does not see a few planted
   copies (5 % planted training rows move the DCR share and a distance attack's AUC by about
   0.025); this rule does.
+* ``real_records``: share of rows that equal a training or holdout record (row hashes), its
+  lower bound and the share a fresh real sample shows by coincidence
+  (:func:`synthreview.release.audit.real_records`, carried by :class:`CopyExcess`).
 * ``reattack``: the membership attacks run again on the curated set
   (:mod:`synthreview.release.reattack`); judged for a curated set only.
 """
@@ -27,6 +31,7 @@ import pandas as pd
 from scipy.stats import beta
 
 from synthreview.judgement.policy import Policy, Verdicts, apply_policy
+from synthreview.release.audit import RealRecords, real_records
 from synthreview.release.reattack import Reattack
 from synthreview.results import to_jsonable
 
@@ -57,6 +62,10 @@ class CopyExcess:
         Share of holdout rows the same rules flag (leave-one-out); NaN without a holdout.
     excess : float
         ``max(lower - reference, 0)``; NaN without a reference.
+    real_records : RealRecords or None
+        Rows that equal a training or holdout record against the holdout's coincidental
+        rate (:func:`synthreview.release.audit.real_records`), read by the ``real_records``
+        rule; None without the privacy section's row hashes.
     """
 
     flagged: int
@@ -65,6 +74,7 @@ class CopyExcess:
     lower: float
     reference: float
     excess: float
+    real_records: RealRecords | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields."""
@@ -86,7 +96,8 @@ def copy_excess(audit: pd.DataFrame, reference: pd.DataFrame | None) -> CopyExce
         rk, rn = _copy_share(reference)
         ref = rk / rn
     excess = max(lower - ref, 0.0) if math.isfinite(ref) else float("nan")
-    return CopyExcess(k, n, k / n if n else float("nan"), lower, ref, excess)
+    found = real_records(audit, reference)
+    return CopyExcess(k, n, k / n if n else float("nan"), lower, ref, excess, found)
 
 
 def audit_evidence(
@@ -96,6 +107,8 @@ def audit_evidence(
     evidence: dict[str, Any] = {}
     if copies is not None:
         evidence["copies"] = copies.to_dict()
+        if copies.real_records is not None:
+            evidence["real_records"] = copies.real_records.to_dict()
     if reattack is not None:
         evidence["reattack"] = reattack.to_dict()
     return evidence

@@ -189,6 +189,21 @@ METRICS: tuple[MetricInfo, ...] = (
         "unseen real people lose",
     ),
     MetricInfo(
+        name="real_record_share",
+        section="privacy",
+        label="rows that are real records",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.0,
+        key="audit.real_records.lower",
+        citation="exact row matching (row hashes) against the training and holdout records; "
+        "one-sided 95 % Clopper-Pearson lower bound (Clopper & Pearson 1934)",
+        meaning="share of synthetic rows equal, on every analysed column, to a record of the "
+        "training or holdout data: real people released as synthetic, as a 95 % lower bound",
+        holdout_meaning="the share of holdout rows equal to a training row or another holdout "
+        "row (leave-one-out): how often a fresh real sample repeats real records by coincidence",
+    ),
+    MetricInfo(
         name="reattack_worse",
         section="privacy",
         label="attacks worse after curation",

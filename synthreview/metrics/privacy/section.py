@@ -78,6 +78,15 @@ class DCRResult:
         Share of holdout rows that equal a training row: how often real data repeats itself,
         the reference for ``exact_copy_share`` (``nan`` without a holdout).
     synthetic_to_train_median, holdout_to_train_median, nndr_median : float
+    holdout_copy : ndarray of bool (n_synthetic,) or None
+        The row equals a holdout row on every analysed column (row hashes): a real record the
+        generator never saw, released as synthetic. None without a holdout.
+    holdout_in_train : ndarray of bool (n_holdout,) or None
+        The holdout row equals a training row (row hashes).
+    holdout_repeated : ndarray of bool (n_holdout,) or None
+        The holdout row equals *another* holdout row (leave-one-out). With
+        ``holdout_in_train`` it gives how often a fresh real row is, by coincidence, a record
+        of the real or holdout data: the reference of the ``real_records`` rule.
     """
 
     synthetic_to_train: np.ndarray = field(repr=False)
@@ -94,12 +103,20 @@ class DCRResult:
     synthetic_to_train_median: float
     holdout_to_train_median: float
     nndr_median: float
+    holdout_copy: np.ndarray | None = field(default=None, repr=False)
+    holdout_in_train: np.ndarray | None = field(default=None, repr=False)
+    holdout_repeated: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def holdout_copies(self) -> int:
+        """Synthetic rows that equal a holdout row (0 without a holdout)."""
+        return 0 if self.holdout_copy is None else int(np.sum(self.holdout_copy))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (no per-row arrays)."""
         keys = ("share_closer_to_train", "share_rows", "exact_copies", "exact_copy_share",
                 "holdout_exact_copy_share", "synthetic_to_train_median",
-                "holdout_to_train_median", "nndr_median")  # fmt: skip
+                "holdout_to_train_median", "nndr_median", "holdout_copies")  # fmt: skip
         return to_jsonable({k: getattr(self, k) for k in keys})
 
 
@@ -164,9 +181,14 @@ def distance_to_closest_record(
     to_holdout = holdout_to_train = None
     share, share_rows, holdout_median = float("nan"), 0, float("nan")
     holdout_copy_share = float("nan")
+    holdout_copy = in_train = repeated = None
     if holdout_x is not None and len(holdout_x):
         holdout_hashes = row_hashes(holdout_x) if holdout_hashes is None else holdout_hashes
-        holdout_copy_share = float(np.isin(holdout_hashes, real_hashes).mean())
+        in_train = np.isin(holdout_hashes, real_hashes)
+        holdout_copy_share = float(in_train.mean())
+        holdout_copy = np.isin(synthetic_hashes, holdout_hashes)
+        _, inverse, counts = np.unique(holdout_hashes, return_inverse=True, return_counts=True)
+        repeated = counts[inverse.reshape(-1)] > 1
         to_holdout = search(synthetic_x, holdout_x)[0][:, 0]
         holdout_to_train = search(holdout_x, real_x)[0][:, 0]
         holdout_median = float(np.median(holdout_to_train))
@@ -195,6 +217,9 @@ def distance_to_closest_record(
         synthetic_to_train_median=float(np.median(d1)),
         holdout_to_train_median=holdout_median,
         nndr_median=float(np.median(nndr)),
+        holdout_copy=holdout_copy,
+        holdout_in_train=in_train,
+        holdout_repeated=repeated,
     )
 
 
