@@ -1,0 +1,526 @@
+"""The decision register: every filed review's decisions, append-only, in SQLite or PostgreSQL.
+
+One row per candidate decision of a review: the review's id (sha256 of its signed statement,
+:mod:`synthreview.release.signing`), the candidate, the tool's decision with its deciding rule
+and reason, the meeting's sign-off (reviewer, decision, reason), the policy's name and sha256,
+the input digests, every rule verdict and the report's time. Rows are never updated or
+deleted: a later review of the same candidate name is a new row pointing at the one it follows
+(``previous``), so :func:`rule_changes` shows which verdicts moved between two releases of a
+generator.
+
+Where the register lives (``--db``):
+
+- ``sqlite:///relative/path.sqlite``, ``sqlite:////absolute/path.sqlite`` or a plain path: an
+  SQLite file, created on first use, in WAL mode with a busy timeout, each append one
+  ``BEGIN IMMEDIATE`` transaction (several processes may append at once);
+- ``postgresql://user@host:port/dbname``: a PostgreSQL database for a team (``psycopg``); each
+  append is one transaction holding an advisory lock, so concurrent appends neither interleave
+  nor lose a row;
+- default: :func:`default_register` (``$SYNTHREVIEW_REGISTER``, else
+  ``$XDG_DATA_HOME/synthreview/register.sqlite``, else
+  ``~/.local/share/synthreview/register.sqlite``).
+
+The schema carries its version (table ``schema_version``); :data:`MIGRATIONS` brings an older
+register up to :data:`SCHEMA_VERSION` on first use and a newer one is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+
+from synthreview.errors import ConfigError
+from synthreview.release.signing import INPUT_PREFIX, PREDICATE_TYPE
+
+SCHEMA_VERSION = 1
+# seconds a writer waits for another writer's transaction (SQLite busy timeout, PG connect)
+WAIT_SECONDS = 60
+# pg_advisory_xact_lock key of the register's writers ("synthrev" in ASCII)
+PG_LOCK = 0x73796E7468726576
+
+_COLUMNS = (
+    "review_id",
+    "candidate",
+    "outcome",
+    "verdict",
+    "rule",
+    "reason",
+    "reviewer",
+    "signed_decision",
+    "signed_reason",
+    "policy_name",
+    "policy_sha256",
+    "inputs",
+    "rules",
+    "generated_at",
+    "recorded_at",
+    "keyid",
+    "previous",
+)
+_TABLE = """
+CREATE TABLE decisions (
+    seq {serial},
+    review_id TEXT NOT NULL,
+    candidate TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    verdict TEXT,
+    rule TEXT,
+    reason TEXT NOT NULL,
+    reviewer TEXT,
+    signed_decision TEXT,
+    signed_reason TEXT,
+    policy_name TEXT,
+    policy_sha256 TEXT,
+    inputs TEXT NOT NULL,
+    rules TEXT NOT NULL,
+    generated_at TEXT,
+    recorded_at TEXT NOT NULL,
+    keyid TEXT,
+    previous BIGINT REFERENCES decisions (seq),
+    UNIQUE (review_id, candidate)
+)"""
+#: schema version -> statements that bring the previous version to it, per dialect
+MIGRATIONS: dict[int, dict[str, tuple[str, ...]]] = {
+    1: {
+        "sqlite": (
+            _TABLE.format(serial="INTEGER PRIMARY KEY AUTOINCREMENT"),
+            "CREATE INDEX decisions_candidate ON decisions (candidate, seq)",
+        ),
+        "postgresql": (
+            _TABLE.format(serial="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"),
+            "CREATE INDEX decisions_candidate ON decisions (candidate, seq)",
+        ),
+    },
+}
+
+
+@dataclass(frozen=True)
+class RegisterURL:
+    """Where a register lives.
+
+    Attributes
+    ----------
+    dialect : {"sqlite", "postgresql"}
+    target : str
+        The SQLite file path, or the libpq connection URL.
+    shown : str
+        The URL without its password, for messages.
+    """
+
+    dialect: str
+    target: str
+    shown: str
+
+
+@dataclass(frozen=True)
+class InputDigest:
+    """One input file of a review: its role, name and sha256."""
+
+    role: str
+    name: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Record:
+    """One candidate decision as the register holds it.
+
+    Attributes
+    ----------
+    seq : int
+        Position in the register (0 for a record not yet appended).
+    review_id : str
+        sha256 of the review's statement.
+    candidate : str
+    outcome : str
+        The tool's decision (``release``, ``release_after_curation``, ``do_not_release``,
+        ``incomplete``).
+    verdict, rule, reason : str or None
+        The verdict, the rule that decided and the plain reason.
+    reviewer, signed_decision, signed_reason : str or None
+        The meeting's sign-off, when the review carried one.
+    policy_name, policy_sha256 : str or None
+    inputs : tuple of InputDigest
+    rules : dict of str to str
+        Every rule's verdict.
+    generated_at : str or None
+        The report's time.
+    recorded_at : str
+        When the register took the record.
+    keyid : str or None
+        Key id whose signature was verified before recording; None for an unverified folder.
+    previous : int or None
+        ``seq`` of the register's earlier record of the same candidate name.
+    """
+
+    seq: int
+    review_id: str
+    candidate: str
+    outcome: str
+    verdict: str | None
+    rule: str | None
+    reason: str
+    reviewer: str | None
+    signed_decision: str | None
+    signed_reason: str | None
+    policy_name: str | None
+    policy_sha256: str | None
+    inputs: tuple[InputDigest, ...]
+    rules: dict[str, str]
+    generated_at: str | None
+    recorded_at: str
+    keyid: str | None
+    previous: int | None
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """What :func:`append_records` did: the records added and those already there."""
+
+    added: tuple[Record, ...]
+    already: tuple[Record, ...]
+
+
+@dataclass(frozen=True)
+class RuleChange:
+    """A rule whose verdict differs between two records of one candidate."""
+
+    rule: str
+    before: str | None
+    after: str | None
+
+
+def default_register() -> str:
+    """``$SYNTHREVIEW_REGISTER``, else the SQLite file under the user's data folder."""
+    chosen = os.environ.get("SYNTHREVIEW_REGISTER")
+    if chosen:
+        return chosen
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return f"sqlite:///{Path(base) / 'synthreview' / 'register.sqlite'}"
+
+
+def parse_register_url(url: str) -> RegisterURL:
+    """Split ``--db`` into dialect and target (see the module docstring for the forms).
+
+    Raises
+    ------
+    ConfigError
+        An empty value, another scheme, or an SQLite URL without a path.
+    """
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigError(f"option --db must be a register URL or path; got {url!r} instead")
+    if "://" not in url:
+        return RegisterURL("sqlite", url, url)
+    scheme, _, rest = url.partition("://")
+    scheme = scheme.lower()
+    if scheme == "sqlite":
+        # SQLAlchemy's form: sqlite:///relative or sqlite:////absolute (the host part is empty)
+        if not rest.startswith("/") or rest == "/":
+            raise ConfigError(
+                f"option --db: an SQLite URL must be sqlite:///PATH; got {url!r} instead"
+            )
+        return RegisterURL("sqlite", rest[1:], url)
+    if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
+        parts = urlsplit("postgresql://" + rest)
+        netloc = parts.netloc
+        if parts.password is not None:
+            netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+        shown = urlunsplit(parts._replace(netloc=netloc))
+        return RegisterURL("postgresql", "postgresql://" + rest, shown)
+    raise ConfigError(
+        "option --db must be sqlite:///PATH, postgresql://USER@HOST:PORT/DB or a file path; "
+        f"got the scheme {scheme!r} instead"
+    )
+
+
+def records_from_statement(
+    statement: Mapping[str, Any], *, review_id: str, keyid: str | None = None
+) -> list[Record]:
+    """One :class:`Record` (``seq`` 0, not yet appended) per candidate decision of a statement.
+
+    Parameters
+    ----------
+    statement : mapping
+        A release statement (:func:`synthreview.release.signing.release_statement`).
+    review_id : str
+        sha256 of the statement's bytes (``Verification.review_id``).
+    keyid : str, optional
+        The key whose signature was verified.
+    """
+    if statement.get("predicateType") != PREDICATE_TYPE:
+        raise ConfigError(
+            f"statement must have predicateType {PREDICATE_TYPE}; got "
+            f"{statement.get('predicateType')!r} instead"
+        )
+    predicate = statement.get("predicate") or {}
+    decisions = predicate.get("decisions") or {}
+    if not decisions:
+        raise ConfigError("the review records no decisions (report.json 'decisions' is empty)")
+    inputs = []
+    for subject in statement.get("subject") or []:
+        name = subject.get("name", "")
+        if name.startswith(INPUT_PREFIX):
+            _, role, stem = name.split(":", 2)
+            inputs.append(InputDigest(role, stem, subject["digest"]["sha256"]))
+    policy = predicate.get("policy") or {}
+    signoffs = predicate.get("signoff") or {}
+    verdicts = predicate.get("verdicts") or {}
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    records = []
+    for name, decision in sorted(decisions.items()):
+        signed = signoffs.get(name) or {}
+        records.append(
+            Record(
+                seq=0,
+                review_id=review_id,
+                candidate=name,
+                outcome=str(decision.get("outcome")),
+                verdict=decision.get("verdict"),
+                rule=decision.get("rule"),
+                reason=str(decision.get("reason") or ""),
+                reviewer=signed.get("reviewer"),
+                signed_decision=signed.get("decision"),
+                signed_reason=signed.get("reason"),
+                policy_name=policy.get("name"),
+                policy_sha256=policy.get("sha256"),
+                inputs=tuple(inputs),
+                rules={
+                    rule: entry.get("verdict") for rule, entry in (verdicts.get(name) or {}).items()
+                },
+                generated_at=predicate.get("time"),
+                recorded_at=now,
+                keyid=keyid,
+                previous=None,
+            )
+        )
+    return records
+
+
+class Register:
+    """An open register: :meth:`append` and :meth:`history`. Use :func:`open_register`."""
+
+    def __init__(self, where: RegisterURL, connection: Any) -> None:
+        self.where = where
+        self._connection = connection
+        self._mark = "?" if where.dialect == "sqlite" else "%s"
+
+    def _sql(self, text: str) -> str:
+        return text.replace("?", self._mark)
+
+    @contextmanager
+    def _writing(self) -> Iterator[Any]:
+        """One write transaction that excludes every other writer of the register."""
+        conn = self._connection
+        if self.where.dialect == "sqlite":
+            # IMMEDIATE takes the write lock at BEGIN (waiting up to the busy timeout), so the
+            # previous-record lookup and the insert see no other writer in between
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        else:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (PG_LOCK,))
+                yield conn
+
+    def migrate(self) -> int:
+        """Bring the schema to :data:`SCHEMA_VERSION`; return the version found before."""
+        with self._writing() as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+            found = int(row[0]) if row and row[0] is not None else 0
+            if found > SCHEMA_VERSION:
+                raise ConfigError(
+                    f"the register {self.where.shown} has schema version {found}; this "
+                    f"synthreview knows versions up to {SCHEMA_VERSION} (upgrade synthreview)"
+                )
+            for version in range(found + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[version][self.where.dialect]:
+                    conn.execute(statement)
+                conn.execute(
+                    self._sql("INSERT INTO schema_version (version) VALUES (?)"), (version,)
+                )
+        return found
+
+    def append(self, records: Sequence[Record]) -> AppendResult:
+        """Append ``records`` in one transaction; a (review, candidate) already there is kept.
+
+        Each new record's ``previous`` is the register's latest record of the same candidate.
+        """
+        added, already = [], []
+        with self._writing() as conn:
+            for record in records:
+                row = conn.execute(
+                    self._sql(
+                        f"SELECT {_SELECT} FROM decisions WHERE review_id = ? AND candidate = ?"
+                    ),
+                    (record.review_id, record.candidate),
+                ).fetchone()
+                if row is not None:
+                    already.append(_record(row))
+                    continue
+                last = conn.execute(
+                    self._sql("SELECT max(seq) FROM decisions WHERE candidate = ?"),
+                    (record.candidate,),
+                ).fetchone()
+                previous = int(last[0]) if last and last[0] is not None else None
+                values = _values(record, previous)
+                row = conn.execute(
+                    self._sql(
+                        f"INSERT INTO decisions ({', '.join(_COLUMNS)}) VALUES "
+                        f"({', '.join('?' * len(_COLUMNS))}) RETURNING {_SELECT}"
+                    ),
+                    values,
+                ).fetchone()
+                added.append(_record(row))
+        return AppendResult(tuple(added), tuple(already))
+
+    def history(
+        self, *, candidate: str | None = None, inputs_sha256: str | None = None
+    ) -> list[Record]:
+        """Records in the order they were appended, optionally of one candidate name or input."""
+        where, params = [], []
+        if candidate is not None:
+            where.append("candidate = ?")
+            params.append(candidate)
+        if inputs_sha256 is not None:
+            if not re.fullmatch(r"[0-9a-f]{64}", inputs_sha256):
+                raise ConfigError(
+                    "option --inputs-sha256 must be 64 lowercase hex digits; got "
+                    f"{inputs_sha256!r} instead"
+                )
+            where.append("inputs LIKE ?")
+            params.append(f'%"{inputs_sha256}"%')
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        rows = self._connection.execute(
+            self._sql(f"SELECT {_SELECT} FROM decisions{clause} ORDER BY seq"), tuple(params)
+        ).fetchall()
+        return [_record(row) for row in rows]
+
+
+_SELECT = "seq, " + ", ".join(_COLUMNS)
+
+
+def _values(record: Record, previous: int | None) -> tuple[Any, ...]:
+    inputs = [{"role": i.role, "name": i.name, "sha256": i.sha256} for i in record.inputs]
+    return (
+        record.review_id,
+        record.candidate,
+        record.outcome,
+        record.verdict,
+        record.rule,
+        record.reason,
+        record.reviewer,
+        record.signed_decision,
+        record.signed_reason,
+        record.policy_name,
+        record.policy_sha256,
+        json.dumps(inputs, sort_keys=True),
+        json.dumps(record.rules, sort_keys=True),
+        record.generated_at,
+        record.recorded_at,
+        record.keyid,
+        previous,
+    )
+
+
+def _record(row: Sequence[Any]) -> Record:
+    fields = dict(zip(("seq", *_COLUMNS), row, strict=True))
+    fields["seq"] = int(fields["seq"])
+    fields["inputs"] = tuple(InputDigest(**i) for i in json.loads(fields["inputs"]))
+    fields["rules"] = json.loads(fields["rules"])
+    fields["previous"] = None if fields["previous"] is None else int(fields["previous"])
+    return Record(**fields)
+
+
+def _connect(where: RegisterURL) -> Any:
+    if where.dialect == "sqlite":
+        path = Path(where.target)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, timeout=WAIT_SECONDS, isolation_level=None)
+            conn.execute(f"PRAGMA busy_timeout = {WAIT_SECONDS * 1000}")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(
+                f"the register {where.shown} could not be opened as an SQLite file: {exc}"
+            ) from exc
+        if str(mode).lower() != "wal":
+            conn.close()
+            raise ConfigError(
+                f"the register {where.shown} could not switch to WAL mode (got {mode!r}); "
+                "is it on a network file system?"
+            )
+        return conn
+    try:
+        return psycopg.connect(where.target, autocommit=True, connect_timeout=WAIT_SECONDS)
+    except psycopg.Error as exc:
+        raise ConfigError(
+            f"the register {where.shown} refused the connection: {str(exc).strip()}"
+        ) from exc
+
+
+@contextmanager
+def open_register(url: str | None = None) -> Iterator[Register]:
+    """Open (and create or migrate) the register at ``url`` (default :func:`default_register`).
+
+    Raises
+    ------
+    ConfigError
+        The register cannot be opened, created, migrated or read: a locked or corrupt SQLite
+        file, a PostgreSQL server that refuses the connection, a newer schema. Nothing is
+        written then.
+    """
+    where = parse_register_url(url if url is not None else default_register())
+    conn = _connect(where)
+    try:
+        register = Register(where, conn)
+        try:
+            register.migrate()
+            yield register
+        except (sqlite3.Error, psycopg.Error) as exc:
+            raise ConfigError(f"the register {where.shown} failed: {str(exc).strip()}") from exc
+    finally:
+        conn.close()
+
+
+def append_records(url: str | None, records: Sequence[Record]) -> AppendResult:
+    """Open the register at ``url``, append ``records`` in one transaction, close it."""
+    with open_register(url) as register:
+        return register.append(records)
+
+
+def history(
+    url: str | None, *, candidate: str | None = None, inputs_sha256: str | None = None
+) -> list[Record]:
+    """The register's records (see :meth:`Register.history`)."""
+    with open_register(url) as register:
+        return register.history(candidate=candidate, inputs_sha256=inputs_sha256)
+
+
+def rule_changes(earlier: Record, later: Record) -> tuple[RuleChange, ...]:
+    """Rules whose verdict differs from ``earlier`` to ``later`` (a rule one lacks: None)."""
+    if earlier.candidate != later.candidate:
+        raise ConfigError(
+            "rule_changes compares two records of one candidate; got "
+            f"{earlier.candidate!r} and {later.candidate!r} instead"
+        )
+    return tuple(
+        RuleChange(rule, earlier.rules.get(rule), later.rules.get(rule))
+        for rule in sorted(set(earlier.rules) | set(later.rules))
+        if earlier.rules.get(rule) != later.rules.get(rule)
+    )
