@@ -33,6 +33,7 @@ from typing import IO, Any
 import pandas as pd
 
 from synthreview.errors import DataError
+from synthreview.io.overlap import overlap_notices
 from synthreview.io.schema import LoadedTable, Notice, Review, Schema
 from synthreview.io.table_rules import (
     MAX_COLUMNS,
@@ -263,6 +264,7 @@ def align(
     cast = {k: cast_table(t, schema, label[k]) for k, t in tables.items()}
     notices: list[Notice] = [n for t in cast.values() for n in t.notices]
     notices += alignment_notices(cast, schema, label)
+    notices += overlap_notices(cast["real"], cast.get("holdout"), schema)
     return Review(
         real=cast["real"],
         synthetic={c: cast[c] for c in candidates},
