@@ -7,7 +7,6 @@ that decided it and why.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,7 +28,8 @@ from synthreview.judgement.policy import load_policy
 from synthreview.judgement.verdicts import DECISION_STYLE
 from synthreview.options import ReviewOptions, validate_options
 from synthreview.release.audit import default_thresholds
-from synthreview.release.bundle import review_release, write_files
+from synthreview.release.bundle import review_release
+from synthreview.release.folder import MARKER, check_output_folder, write_review_folder
 from synthreview.review import SECTIONS, evaluate
 
 EXIT_CODES = f"""exit codes:
@@ -84,7 +84,19 @@ def _parser() -> argparse.ArgumentParser:
         choices=("ivf", "hnsw"),
         help="approximate k-NN (faiss); the measured 1-NN recall goes into the report",
     )
-    review.add_argument("--out", required=True, type=Path, help="output folder")
+    review.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        help="output folder: new or empty; written beside it and renamed into place when "
+        f"complete ({MARKER} last)",
+    )
+    review.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an earlier review in --out (only its own, unchanged files are deleted; "
+        "a folder holding other files is refused)",
+    )
     review.add_argument(
         "--sections", nargs="+", choices=SECTIONS, help="metric sections (default: all that apply)"
     )
@@ -166,25 +178,12 @@ def load_review(args: argparse.Namespace) -> Review:
     return align(real, candidates, holdout=holdout)
 
 
-def check_out(out: Path) -> None:
-    """Raise :class:`ConfigError` unless ``out`` is (or can become) a directory we may write."""
-    if out.exists() and not out.is_dir():
-        raise ConfigError(
-            f"option --out must be a directory we may write; got {str(out)!r} (an existing "
-            "file) instead"
-        )
-    parent = out
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise ConfigError(
-            f"option --out must be a directory we may write; got {str(out)!r} instead "
-            f"({str(parent)!r} is not writable)"
-        )
-
-
 def check_arguments(args: argparse.Namespace) -> None:
-    """The command-line-only options (the audit's and --out), before any file is read."""
+    """The command-line-only options (the audit's and --out), before any file is read.
+
+    ``--out`` must not be or hold an input, must be creatable and writable with free space, and
+    may hold an earlier review only with ``--overwrite`` (``release.folder.check_output_folder``).
+    """
     if args.alpha is not None and args.alpha != 0 and not 0.0 < args.alpha < 1.0:
         raise ConfigError(
             f"option --alpha must be in (0, 1), or 0 to switch the α rule off; got {args.alpha} "
@@ -198,7 +197,12 @@ def check_arguments(args: argparse.Namespace) -> None:
     level = getattr(args, "audit_level", None)
     if level is not None and not 0.0 < level < 1.0:
         raise ConfigError(f"option --audit-level must be in (0, 1); got {level} instead")
-    check_out(args.out)
+    check_output_folder(
+        args.out,
+        inputs=[args.real, args.holdout, *args.synthetic, args.policy],
+        planned=("report.json", "report.html", "manifest.json", MARKER),
+        overwrite=getattr(args, "overwrite", False),
+    )
 
 
 def _thresholds(args: argparse.Namespace, report):
@@ -263,7 +267,7 @@ def run_review(args: argparse.Namespace) -> int:
             device=args.device,
             progress=progress,
         )
-    write_files(args.out, release.files)
+    write_review_folder(args.out, release.files, overwrite=args.overwrite)
     decisions = decide_all(release.verdicts, release.after_verdicts)
     for name, decision in decisions.items():
         label = DECISION_STYLE[decision.outcome].label
