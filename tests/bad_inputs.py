@@ -860,6 +860,84 @@ CASES += [
 ]
 
 
+# --- the output folder: never an input, never a half-written or foreign folder ----------------
+
+
+def _out_case(name: str, what: str, build: Callable[[Path], list[str]], match: str) -> Case:
+    return Case(name, what, build, 2, match, needs_option_checks=True)
+
+
+def _synthetic_inside_out(folder: Path) -> list[str]:
+    synthetic = _write(folder, "OUT/curated/curated.csv", _adult())
+    return _table_args(
+        folder, synthetic=synthetic, extra=["--out", str(folder / "OUT"), "--curate"]
+    )
+
+
+def _real_at_report_json(folder: Path) -> list[str]:
+    real = _write(folder, "OUT/report.json", _adult())
+    return _table_args(folder, real=real, extra=["--out", str(folder / "OUT")])
+
+
+def _symlink_loop(folder: Path) -> list[str]:
+    (folder / "loop_a").symlink_to(folder / "loop_b")
+    (folder / "loop_b").symlink_to(folder / "loop_a")
+    return _table_args(folder, extra=["--out", str(folder / "loop_a")])
+
+
+def _foreign_folder(folder: Path) -> list[str]:
+    mine = Path(_write(folder, "mine/thesis.tex", "years of work")).parent
+    return _table_args(folder, extra=["--out", str(mine), "--overwrite"])
+
+
+def _earlier_review(folder: Path, *, own_file: bool = False) -> str:
+    from synthreview.release.folder import write_review_folder
+
+    out = folder / "out"
+    write_review_folder(out, {"report.json": b"{}\n", "old/audit.csv": b"row\n"})
+    if own_file:
+        _write(out, "notes.txt", "mine")
+    return str(out)
+
+
+CASES += [
+    _out_case(
+        "out_holds_synthetic",
+        "--out OUT --curate with the synthetic file at OUT/curated/curated.csv",
+        _synthetic_inside_out,
+        r"--out must not hold an input",
+    ),
+    _out_case(
+        "out_real_is_report_json",
+        "--out OUT with the real file at OUT/report.json",
+        _real_at_report_json,
+        r"--out must not hold an input \(the review writes 'report.json' there\)",
+    ),
+    _out_case("out_symlink_loop", "--out a symbolic link loop", _symlink_loop, r"link loop"),
+    _o("out_under_proc", "--out /proc/x", ["--out", "/proc/x"], 2, r"--out .*under /proc"),
+    _out_case(
+        "out_earlier_review",
+        "--out holds an earlier review, no --overwrite",
+        lambda folder: _table_args(folder, extra=["--out", _earlier_review(folder)]),
+        r"--out holds an earlier review .*pass --overwrite",
+    ),
+    _out_case(
+        "out_earlier_review_and_own_file",
+        "--out holds an earlier review and a file of the user's, --overwrite",
+        lambda folder: _table_args(
+            folder, extra=["--out", _earlier_review(folder, own_file=True), "--overwrite"]
+        ),
+        r"--overwrite replaces only files an earlier review wrote.*notes\.txt",
+    ),
+    _out_case(
+        "out_foreign_folder",
+        "--out a non-empty folder that is no review, --overwrite",
+        _foreign_folder,
+        r"--out must be a new, empty or earlier review folder.*even --overwrite",
+    ),
+]
+
+
 # ---------------------------------------------------------------------------------------------
 # running
 
