@@ -11,6 +11,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from synthreview.engine import on_cluster
 from synthreview.errors import ConfigError, SynthreviewError
 from synthreview.io.schema import Review
@@ -30,6 +32,23 @@ from synthreview.options import ReviewOptions, validate_options
 from synthreview.release.audit import default_thresholds
 from synthreview.release.bundle import review_release
 from synthreview.release.folder import MARKER, check_output_folder, write_review_folder
+from synthreview.release.register import (
+    Record,
+    open_register,
+    records_from_statement,
+    rule_changes,
+)
+from synthreview.release.signing import (
+    ENVELOPE_NAME,
+    generate_keys,
+    load_private_key,
+    load_public_key,
+    read_folder,
+    read_key_file,
+    release_statement,
+    statement_id,
+    verify_files,
+)
 from synthreview.review import SECTIONS, evaluate
 
 EXIT_CODES = f"""exit codes:
@@ -161,6 +180,21 @@ def _parser() -> argparse.ArgumentParser:
         "(any value >= 0 switches the rule on, at --audit-level; negative = off, the default)",
     )
     review.add_argument("--quiet", action="store_true")
+    review.add_argument(
+        "--sign",
+        type=Path,
+        metavar="KEYFILE",
+        help=f"sign the review folder with this Ed25519 private key (synthreview keygen): "
+        f"adds {ENVELOPE_NAME}, a DSSE-signed in-toto statement of every input and output file "
+        "and the decisions",
+    )
+    review.add_argument(
+        "--sign-passphrase-file",
+        type=Path,
+        metavar="FILE",
+        help="file holding the passphrase of an encrypted --sign key (first line)",
+    )
+    _record_parsers(sub)
     return parser
 
 
@@ -291,8 +325,224 @@ def vars_for_manifest(args: argparse.Namespace) -> dict[str, object]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m synthreview`` and the ``synthreview`` script."""
     args = _parser().parse_args(argv)
+    command = RECORD_COMMANDS.get(args.command, run_review)
     try:
-        return run_review(args)
+        return command(args)
     except (SynthreviewError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+
+
+# ---------------------------------------------------------------------------------------------
+# signed records and the decision register (issue 24): keygen, verify, register, history
+
+RECORD_HELP = f"""A signed review folder holds {ENVELOPE_NAME}: a DSSE envelope (Ed25519) of an
+in-toto Statement v1 whose subjects are every input and output file (sha256) and whose
+predicate is the decision record. Verification needs the signer's public key (--key): the key id
+in the envelope is only a hint and is never trusted on its own.
+
+exit codes of verify and register:
+  0  verified (register: recorded)
+  1  verification failed: each failure is printed with the file it concerns
+  2  bad arguments: an unreadable key, folder or register (nothing is recorded)"""
+
+
+def _record_parsers(sub: argparse._SubParsersAction) -> None:
+    """The ``keygen``, ``verify``, ``register`` and ``history`` subcommands."""
+    keygen = sub.add_parser(
+        "keygen",
+        help="write a new Ed25519 key pair for signing review folders",
+        description="Write DIR/synthreview.key (PKCS8 PEM, file mode 0600) and "
+        "DIR/synthreview.pub; existing key files are never overwritten.",
+    )
+    keygen.add_argument("--out", required=True, type=Path, help="folder for the key pair")
+    keygen.add_argument(
+        "--passphrase-file",
+        type=Path,
+        metavar="FILE",
+        help="encrypt the private key with the passphrase in FILE (first line)",
+    )
+    verify = sub.add_parser(
+        "verify",
+        help="verify a signed review folder offline",
+        description=RECORD_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    verify.add_argument("dir", type=Path, metavar="DIR", help="the review folder")
+    verify.add_argument(
+        "--key",
+        required=True,
+        type=Path,
+        metavar="PUB",
+        help="the signer's public key (synthreview.pub); required: a folder is never "
+        "verified against a key it carries itself",
+    )
+    verify.add_argument(
+        "--inputs",
+        nargs="+",
+        type=Path,
+        default=(),
+        metavar="FILE",
+        help="input files to check too, matched to the record by file name (stem)",
+    )
+    register = sub.add_parser(
+        "register",
+        help="append a review folder's decisions to the decision register",
+        description=RECORD_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    register.add_argument("dir", type=Path, metavar="DIR", help="the review folder")
+    register.add_argument("--db", help=_DB_HELP)
+    register.add_argument(
+        "--key",
+        type=Path,
+        metavar="PUB",
+        help="public key to verify a signed folder with before recording it (required when "
+        f"DIR holds {ENVELOPE_NAME}); an unsigned folder is recorded as unverified",
+    )
+    history = sub.add_parser("history", help="list the decision register's records")
+    history.add_argument("--db", help=_DB_HELP)
+    history.add_argument("--candidate", metavar="NAME", help="only this candidate name")
+    history.add_argument(
+        "--inputs-sha256", metavar="HEX", help="only reviews with an input of this sha256"
+    )
+
+
+_DB_HELP = (
+    "register: sqlite:///PATH, postgresql://USER@HOST:PORT/DB or a file path (default: "
+    "$SYNTHREVIEW_REGISTER, else ~/.local/share/synthreview/register.sqlite; created on first use)"
+)
+
+
+def _passphrase(path: Path | None) -> bytes | None:
+    """The first line of a passphrase file (None without one)."""
+    if path is None:
+        return None
+    lines = read_key_file(path, what="the passphrase file").splitlines()
+    return lines[0] if lines else b""
+
+
+def signing_key(args: argparse.Namespace) -> Ed25519PrivateKey | None:
+    """The ``review --sign`` key, read and checked before anything is computed (None: unsigned)."""
+    if getattr(args, "sign", None) is None:
+        if getattr(args, "sign_passphrase_file", None) is not None:
+            raise ConfigError("option --sign-passphrase-file needs --sign KEYFILE; got no --sign")
+        return None
+    return load_private_key(
+        read_key_file(args.sign, what="option --sign"),
+        passphrase=_passphrase(args.sign_passphrase_file),
+    )
+
+
+def run_keygen(args: argparse.Namespace) -> int:
+    """``synthreview keygen --out DIR``: a new key pair; exit 0, or 2 on bad arguments."""
+    keys = generate_keys(args.out, passphrase=_passphrase(args.passphrase_file))
+    print(f"private key: {keys.private} (keep it secret; mode 0600)")
+    print(f"public key:  {keys.public} (give it to whoever verifies)")
+    print(f"key id:      {keys.keyid}")
+    return EXIT_RELEASE
+
+
+def _input_files(paths: Sequence[Path]) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for path in paths:
+        if path.name in files:
+            raise ConfigError(
+                f"option --inputs names {path.name!r} twice; got {list(map(str, paths))}"
+            )
+        files[path.name] = read_key_file(path, what="option --inputs")
+    return files
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """``synthreview verify DIR --key PUB``: exit 0 verified, 1 failed, 2 bad arguments."""
+    key = load_public_key(read_key_file(args.key, what="option --key"))
+    inputs = _input_files(args.inputs)
+    result = verify_files(read_folder(args.dir), key, inputs=inputs)
+    if not result.ok:
+        for problem in result.problems:
+            print(f"FAILED {problem}", file=sys.stderr)
+        print(f"{args.dir}: NOT verified ({len(result.problems)} failures)", file=sys.stderr)
+        return EXIT_FAIL
+    subjects = (result.statement or {}).get("subject") or []
+    print(
+        f"{args.dir}: verified: signed by key {result.keyid[:16]}, {len(subjects)} files "
+        f"recorded, {len(inputs)} inputs checked; review id {result.review_id}"
+    )
+    return EXIT_RELEASE
+
+
+def run_register(args: argparse.Namespace) -> int:
+    """``synthreview register DIR``: verify (when signed) and append; exit 0, 1 or 2."""
+    files = read_folder(args.dir)
+    if ENVELOPE_NAME in files:
+        if args.key is None:
+            raise ConfigError(
+                f"option --key is required: {args.dir} is signed ({ENVELOPE_NAME}) and is "
+                "verified before it is recorded; got no --key"
+            )
+        result = verify_files(files, load_public_key(read_key_file(args.key, what="option --key")))
+        if not result.ok or result.statement is None or result.review_id is None:
+            for problem in result.problems:
+                print(f"FAILED {problem}", file=sys.stderr)
+            print(f"{args.dir}: NOT verified; the register was not updated", file=sys.stderr)
+            return EXIT_FAIL
+        records = records_from_statement(
+            result.statement, review_id=result.review_id, keyid=result.keyid
+        )
+    else:
+        if args.key is not None:
+            raise ConfigError(
+                f"option --key verifies a signed folder; {args.dir} holds no {ENVELOPE_NAME}"
+            )
+        statement = release_statement({n: d for n, d in files.items() if n != MARKER})
+        records = records_from_statement(statement, review_id=statement_id(statement))
+    with open_register(args.db) as register:
+        appended = register.append(records)
+    for record in appended.added:
+        print(f"recorded #{record.seq}: {_describe(record)}")
+    for record in appended.already:
+        print(f"already recorded #{record.seq}: {_describe(record)}")
+    print(f"register: {register.where.shown}")
+    return EXIT_RELEASE
+
+
+def _describe(record: Record) -> str:
+    signed = (
+        f"; signed off by {record.reviewer}: {record.signed_decision}" if record.reviewer else ""
+    )
+    verified = f"key {record.keyid[:16]}" if record.keyid else "unverified"
+    return (
+        f"{record.candidate} {record.outcome} ({record.verdict}) - {record.reason}{signed} "
+        f"[{record.generated_at}, review {record.review_id[:12]}, {verified}]"
+    )
+
+
+def run_history(args: argparse.Namespace) -> int:
+    """``synthreview history``: the register's records and the rule verdicts that changed."""
+    with open_register(args.db) as register:
+        records = register.history(candidate=args.candidate, inputs_sha256=args.inputs_sha256)
+        known = {r.seq: r for r in records}
+        for candidate in {r.candidate for r in records if r.previous not in (None, *known)}:
+            known.update({r.seq: r for r in register.history(candidate=candidate)})
+    if not records:
+        print(f"no records in {register.where.shown}")
+    for record in records:
+        print(f"#{record.seq} {_describe(record)}")
+        earlier = known.get(record.previous) if record.previous is not None else None
+        if earlier is None:
+            continue
+        changes = rule_changes(earlier, record)
+        if not changes:
+            print(f"    no rule verdict changed since #{earlier.seq}")
+        for change in changes:
+            print(f"    {change.rule}: {change.before} -> {change.after} (since #{earlier.seq})")
+    return EXIT_RELEASE
+
+
+RECORD_COMMANDS = {
+    "keygen": run_keygen,
+    "verify": run_verify,
+    "register": run_register,
+    "history": run_history,
+}
