@@ -39,6 +39,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from synthreview.errors import ConfigError
+from synthreview.release.folder import MARKER, FileDigest, marker_bytes
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://synthreview.dev/release-decision/v1"
@@ -106,6 +107,14 @@ def canonical_json(content: Any) -> bytes:
     return json.dumps(
         content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     ).encode("utf-8")
+
+
+def statement_id(statement: Mapping[str, Any]) -> str:
+    """sha256 (hex) of a statement's canonical bytes: the review's id in the register.
+
+    Equal to ``Verification.review_id`` of the envelope that carries the statement.
+    """
+    return hashlib.sha256(canonical_json(statement)).hexdigest()
 
 
 def pae(payload_type: str, payload: bytes) -> bytes:
@@ -553,6 +562,8 @@ def verify_files(
     Verification
         ``ok`` only when the signature verifies, every output subject is present with its
         sha256, no other file is in the folder, and every given input matches its record.
+        The completion marker ``COMPLETE.json`` (:mod:`synthreview.release.folder`, written
+        after signing) must list exactly the folder's other files.
     """
     if not isinstance(public_key, Ed25519PublicKey):
         raise ConfigError(
@@ -578,8 +589,14 @@ def verify_files(
             problems.append(f"{name}: missing (the signed record lists it)")
         elif _sha256(bytes(files[name])) != digest:
             problems.append(f"{name}: sha256 differs from the signed record (file changed)")
-    for name in sorted(set(files) - set(outputs) - {ENVELOPE_NAME}):
+    for name in sorted(set(files) - set(outputs) - {ENVELOPE_NAME, MARKER}):
         problems.append(f"{name}: extra file, not in the signed record")
+    if MARKER in files and MARKER not in outputs:
+        # the completion marker is written after signing (release.folder); it is derived from
+        # the other files, so it must be exactly what they give
+        listed = [FileDigest(n, _sha256(bytes(d)), len(d)) for n, d in files.items() if n != MARKER]
+        if bytes(files[MARKER]) != marker_bytes(listed):
+            problems.append(f"{MARKER}: does not list the folder's files as they are")
     for name, data in sorted((inputs or {}).items()):
         problems.extend(_check_input(name, data, recorded))
     return Verification(tuple(problems), wanted, statement, _sha256(envelope.payload))
