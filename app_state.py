@@ -21,14 +21,16 @@ import os
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import pandas as pd
 import streamlit as st
 
 from synthreview.errors import ConfigError, error_message
+from synthreview.figures.privacy import attack_label
 from synthreview.io.schema import Review
-from synthreview.judgement.decision import Decision, decide_all
+from synthreview.judgement.decision import Decision, decide, out_of_date
 from synthreview.judgement.policy import (
     Policy,
     Verdicts,
@@ -37,12 +39,24 @@ from synthreview.judgement.policy import (
     parse_policy,
 )
 from synthreview.metrics.fidelity.features import pca_projection
+from synthreview.metrics.registry import get as metric_info
 from synthreview.metrics.utility.regression import parse_formula, suggest_formula
 from synthreview.options import SECTION_OPTIONS, ReviewOptions, default_options, section_key
-from synthreview.release.bundle import audit_candidate
-from synthreview.release.curation import curate, evaluate_curated
-from synthreview.release.reattack import compare_attacks
-from synthreview.release.verdicts import audit_evidence, copy_excess
+from synthreview.release.audit import Thresholds
+from synthreview.release.bundle import folder_names, zip_bytes
+from synthreview.release.controls import PlantedControls, control_table, planted_controls
+from synthreview.release.curation import curate
+from synthreview.release.export import ESCAPE_STATEMENT
+from synthreview.release.pipeline import (
+    CandidateAudit,
+    CandidateRelease,
+    audit_candidate,
+    policy_key,
+    release_candidate,
+    release_files,
+)
+from synthreview.release.reattack import Reattack
+from synthreview.release.signoff import SignOff, sign_off
 from synthreview.review import (
     TABLE_SECTIONS,
     CandidateResult,
@@ -67,9 +81,10 @@ POLICY_ERROR_KEY = "_policy_error"
 POLICY_UPLOAD_KEY = "overview_policy_upload"
 AUDIT_DIALOG_KEY = "audit_dialog_open"
 AUDIT_CONFIRMED_KEY = "audit_confirmed"
-AUDIT_AFTER_KEY = "_audit_after"
-AUDIT_COPIES_KEY = "_audit_copies"  # {(review digest, seed, candidate): CopyEvidence}
+AUDIT_PREVIEW_KEY = "_audit_preview"  # {(digest, seed, options, candidate, thresholds): audit}
 AUDIT_CONTROLS_KEY = "_audit_controls"  # {(review digest, seed, thresholds, sections): controls}
+SIGNOFF_KEY = "_signoff"  # {candidate: SignOff} of the loaded review
+_RUN_TIME_KEY = "_run_time"  # when the last run finished (the record's time)
 _OPTIONS_KEY = "_options"
 _RESULTS_KEY = "_results"  # {(digest, seed, section_key, candidate): StepResult}
 _LATEST_KEY = "_latest"  # {section: (digest, seed, section_key)} of the last complete run
@@ -78,9 +93,8 @@ _PROJECTIONS_KEY = "_projections"  # {(digest, embedding, seed): PCA frame or er
 _RUN_KEY = "_run_requested"
 _RUN_NOTE_KEY = "_run_note"
 TIMINGS_KEY = "_step_seconds"  # {section: [seconds per candidate step]}
-_CURATED_KEY = "_curated"  # {(digest, seed, options, candidate): StepResult of curated dict}
-#: {(digest, seed, options, candidate): StepResult of the audit's evidence for the policy}
-_AUDITS_KEY = "_audits"
+#: {(digest, seed, options, policy key, candidate, thresholds): StepResult of CandidateRelease}
+_RELEASES_KEY = "_releases"
 #: {(digest, seed, options, policy, sections, n results, n curated): ReviewSummary}; results are
 #: only ever added, so a new step (or a new policy) makes a new key and the summary is rebuilt
 SUMMARY_KEY = "_summary"
@@ -88,7 +102,7 @@ _VIEWS_KEY = "_views"  # {(name, *key): figure or table} built from the current 
 #: keys holding a loaded and computed review (benchmarks save and reload them to time pages)
 STORED_KEYS = (
     REVIEW_KEY, SEED_KEY, _OPTIONS_KEY, _RESULTS_KEY, _LATEST_KEY, _CONTEXTS_KEY,
-    _PROJECTIONS_KEY, TIMINGS_KEY, _CURATED_KEY, _AUDITS_KEY,
+    _PROJECTIONS_KEY, TIMINGS_KEY, _RELEASES_KEY, _RUN_TIME_KEY,
 )  # fmt: skip
 
 SECTION_LABELS = {
@@ -97,33 +111,16 @@ SECTION_LABELS = {
     "privacy": "Privacy",
     "utility": "Utility",
     "glucose": "Glucose",
-    "audit": "Copy audit",
-    "curation": "Curated version",
+    "release": "Audit, curation and decision",
 }
 #: relative cost of one step before this session has timed any (demo, 2 cores: prepare 7 s,
 #: fidelity 3 s, privacy 8-40 s, utility 5-10 s per candidate); only shapes the first estimate
 _PRIOR_SECONDS = {
     "prepare": 7.0, "fidelity": 3.0, "privacy": 20.0, "utility": 8.0, "glucose": 60.0,
-    "audit": 2.0, "curation": 30.0,
+    "release": 20.0,
 }  # fmt: skip
 #: progress redraws at most this often (each redraw is a websocket message)
 _REDRAW_SECONDS = 0.25
-
-
-@dataclass(frozen=True)
-class AuditStep:
-    """The run's copy audit of one candidate (the release bundle's audit, default thresholds).
-
-    Kept whole so the curation step curates with these very tables instead of auditing again.
-    """
-
-    audit: pd.DataFrame
-    reference: pd.DataFrame
-
-    @property
-    def evidence(self) -> dict[str, Any]:
-        """What the policy's audit rules read (``release.verdicts.audit_evidence``)."""
-        return audit_evidence(copy_excess(self.audit, self.reference))
 
 
 @dataclass(frozen=True)
@@ -140,13 +137,14 @@ def set_review(review: Review | None) -> None:
     """Store the loaded review (``None`` clears it) and drop results of the previous one."""
     st.session_state[REVIEW_KEY] = review
     for key in (
-        _RESULTS_KEY, _LATEST_KEY, _CONTEXTS_KEY, _PROJECTIONS_KEY, AUDIT_AFTER_KEY, _CURATED_KEY,
-        SUMMARY_KEY, AUDIT_COPIES_KEY, AUDIT_CONTROLS_KEY, _VIEWS_KEY, _AUDITS_KEY,
+        _RESULTS_KEY, _LATEST_KEY, _CONTEXTS_KEY, _PROJECTIONS_KEY, _RELEASES_KEY, SUMMARY_KEY,
+        AUDIT_PREVIEW_KEY, AUDIT_CONTROLS_KEY, _VIEWS_KEY, SIGNOFF_KEY,
     ):  # fmt: skip
         st.session_state[key] = {}
     st.session_state[AUDIT_CONFIRMED_KEY] = {}
     st.session_state[_RUN_KEY] = False
     st.session_state.pop(_RUN_NOTE_KEY, None)
+    st.session_state.pop(_RUN_TIME_KEY, None)
     st.session_state[_OPTIONS_KEY] = initial_options(review) if review is not None else None
 
 
@@ -327,6 +325,11 @@ def presentation_mode() -> bool:
 
 
 # --- the audit page's confirmations (kept here so every key has one owner) --------------------
+def audit_thresholds(**choices: Any) -> Thresholds:
+    """The audit thresholds of the Audit page's controls (``release.audit.Thresholds``)."""
+    return Thresholds(**choices)
+
+
 def audit_dialog_open() -> bool:
     """Whether the curation confirmation dialog is open."""
     return bool(st.session_state.get(AUDIT_DIALOG_KEY))
@@ -337,24 +340,18 @@ def set_audit_dialog(open_: bool) -> None:
     st.session_state[AUDIT_DIALOG_KEY] = bool(open_)
 
 
-def confirmed_curations() -> dict[str, Any]:
-    """``{candidate: (thresholds, timestamp)}`` confirmed for release in this session."""
+def confirmed_curations() -> dict[str, tuple[Thresholds, datetime]]:
+    """``{candidate: (thresholds, time)}`` confirmed for release in this session.
+
+    A confirmed candidate is released with these thresholds everywhere: the Overview, the Audit
+    page and the record show the release the reviewer confirmed.
+    """
     return st.session_state.setdefault(AUDIT_CONFIRMED_KEY, {})
 
 
-def curated_reports() -> dict[Any, Any]:
-    """Cache of after-curation reports, keyed by the audit page."""
-    return st.session_state.setdefault(AUDIT_AFTER_KEY, {})
-
-
-def audit_copies() -> dict[Any, Any]:
-    """Cache of the audit page's copy evidence, keyed by the audit page."""
-    return st.session_state.setdefault(AUDIT_COPIES_KEY, {})
-
-
-def audit_controls() -> dict[Any, Any]:
-    """Cache of the audit page's planted-leak controls, keyed by the audit page."""
-    return st.session_state.setdefault(AUDIT_CONTROLS_KEY, {})
+def confirm_curation(name: str, thresholds: Thresholds) -> None:
+    """Record the reviewer's confirmation of ``name``'s curation under ``thresholds``."""
+    confirmed_curations()[name] = (thresholds, datetime.now(UTC))
 
 
 # --- what is computed, what is stale -----------------------------------------------------------
@@ -512,12 +509,12 @@ def _warn_stale(stale: Sequence[str], options: ReviewOptions | None) -> None:
 
 @dataclass(frozen=True)
 class ReviewSummary:
-    """What the Overview, the sidebar and the run read: built once per stored result.
+    """What the Overview, the sidebar, the Audit page and the record read: built once per result.
 
     Serialising the report (``to_dict``) and judging every candidate takes about a second on
     the demo; doing it on every page open made each switch slow. The summary is stored in the
-    session beside the results it was built from and rebuilt only when a step, the options or
-    the policy change.
+    session beside the results it was built from and rebuilt only when a step, the options, the
+    policy or a confirmation change.
 
     Attributes
     ----------
@@ -527,24 +524,82 @@ class ReviewSummary:
         Sections shown from a previous run because an option changed.
     content : dict
         ``report.to_dict()["candidates"]``: what the policy judges and the figures read.
+    releases : dict of str -> CandidateRelease
+        Each candidate's release from the one pipeline (``release.pipeline.release_candidate``),
+        under the thresholds the reviewer confirmed (default ones otherwise); only when
+        ``current``.
     verdicts : dict of str -> Verdicts
-        The policy applied to each candidate as submitted.
+        The policy applied to each candidate as submitted (audit rules included).
     curated : dict
-        ``to_dict()`` of the curated versions the run computed (failing candidates only).
+        ``to_dict()`` of the curated versions (candidates that were curated).
     decisions : dict of str -> Decision
-        One decision per candidate (:func:`synthreview.judgement.decision.decide_all`).
+        One decision per candidate: the release's, or *out of date* when the numbers are older
+        than the options, the policy or the confirmations (never a judgement on a mix).
+    changed : tuple of str
+        What made the decisions out of date (empty when ``current``).
     """
 
     report: Report
     stale: tuple[str, ...]
     content: dict[str, dict[str, Any]]
+    releases: dict[str, CandidateRelease]
     verdicts: dict[str, Verdicts]
     curated: dict[str, dict[str, Any]]
     decisions: dict[str, Decision]
+    changed: tuple[str, ...] = ()
+
+    @property
+    def current(self) -> bool:
+        """Whether every decision rests on numbers computed for the present choices."""
+        return not self.changed
 
 
-def _policy_key(policy: Policy) -> str:
-    return repr(policy.to_dict())
+def _release_key(
+    review: Review, options: ReviewOptions, policy: Policy, name: str, thresholds: Thresholds
+) -> tuple[Any, ...]:
+    # a confirmed candidate is curated whatever its verdict: a release made before the
+    # confirmation (curated only if failing) is not the confirmed one
+    return (review_digest(review), seed(), options, policy_key(policy), name, thresholds,
+            _curate_when(name))  # fmt: skip
+
+
+def _releases() -> dict[tuple[Any, ...], StepResult]:
+    return st.session_state.setdefault(_RELEASES_KEY, {})
+
+
+def release_thresholds(name: str) -> Thresholds:
+    """The audit thresholds ``name`` is released under: the confirmed ones, else the default."""
+    confirmed = confirmed_curations().get(name)
+    return confirmed[0] if confirmed is not None else Thresholds()
+
+
+def _stored_release(review: Review, options: ReviewOptions, name: str) -> StepResult | None:
+    key = _release_key(review, options, get_policy(), name, release_thresholds(name))
+    return _releases().get(key)
+
+
+def _previous_release(review: Review, options: ReviewOptions, name: str) -> CandidateRelease | None:
+    """A release of ``name`` from the same numbers under another policy or thresholds (reuse)."""
+    digest = review_digest(review)
+    for key, step in reversed(list(_releases().items())):
+        if key[:3] == (digest, seed(), options) and key[4] == name and step.value is not None:
+            return step.value
+    return None
+
+
+def _judged_without_release(
+    policy: Policy, name: str, content: dict[str, Any], error: str, kind: str
+) -> tuple[Verdicts, Decision]:
+    """A candidate whose release failed: its audit rules read as not computed, never a pass."""
+    verdicts = apply_policy(policy, {**content, "audit": {}}, kind=kind)
+    decision = decide(name, verdicts)
+    if decision.outcome == "incomplete" or decision.outcome == "release":
+        decision = replace(
+            decision,
+            outcome="incomplete",
+            reason=f"the audit and curation could not be computed: {error}",
+        )
+    return verdicts, decision
 
 
 def review_summary(options: ReviewOptions | None = None) -> ReviewSummary | None:
@@ -555,17 +610,10 @@ def review_summary(options: ReviewOptions | None = None) -> ReviewSummary | None
         return None
     options = options or get_options()
     policy = get_policy()
-    curated_store = st.session_state.setdefault(_CURATED_KEY, {})
-    audit_store = st.session_state.setdefault(_AUDITS_KEY, {})
-    key = (
-        review_digest(review),
-        seed(),
-        options,
-        _policy_key(policy),
-        len(_results()),
-        len(curated_store),
-        len(audit_store),
-    )
+    releases = _releases()
+    confirmed = tuple(sorted((n, t) for n, (t, _) in confirmed_curations().items()))
+    key = (review_digest(review), seed(), options, policy_key(policy), len(_results()),
+           len(releases), confirmed)  # fmt: skip
     store = st.session_state.setdefault(SUMMARY_KEY, {})
     if key in store:
         return store[key]
@@ -573,27 +621,42 @@ def review_summary(options: ReviewOptions | None = None) -> ReviewSummary | None
     if report is None:
         return None
     content = report.to_dict()["candidates"]
-    verdicts = {
-        n: apply_policy(
-            policy,
-            _with_audit(c, audit_store.get(_curation_key(review, options, n))),
-            kind=report.kind,
-        )
-        for n, c in content.items()
-    }
-    curated = {}
-    for name in review.candidates:
-        step = curated_store.get(_curation_key(review, options, name))
-        if step is not None and step.value is not None:
-            curated[name] = step.value
-    curated_verdicts = {n: apply_policy(policy, c, kind=report.kind) for n, c in curated.items()}
+    found: dict[str, CandidateRelease] = {}
+    verdicts: dict[str, Verdicts] = {}
+    decisions: dict[str, Decision] = {}
+    changed: list[str] = []
+    for section in stale:
+        changed += [o for o in changed_options(section, options) if o not in changed]
+    if stale and not changed:
+        changed = ["inputs"]
+    for name, candidate in content.items():
+        step = None if stale else _stored_release(review, options, name)
+        if step is None:
+            # out of date: the rules are shown on the stored numbers, no decision is taken
+            verdicts[name] = apply_policy(policy, candidate, kind=report.kind)
+            if not changed:
+                changed = ["policy or audit thresholds" if _previous_release(
+                    review, options, name) is not None else "the audit (not run yet)"]  # fmt: skip
+            continue
+        if step.value is None:
+            verdicts[name], decisions[name] = _judged_without_release(
+                policy, name, candidate, step.error or "unknown error", report.kind
+            )
+            continue
+        found[name] = step.value
+        verdicts[name] = step.value.verdicts
+        decisions[name] = step.value.decision
+    if changed:
+        decisions = {n: out_of_date(n, changed) for n in content}
     summary = ReviewSummary(
         report=report,
         stale=tuple(stale),
         content=content,
+        releases=found,
         verdicts=verdicts,
-        curated=curated,
-        decisions=decide_all(verdicts, curated_verdicts),
+        curated={n: dict(r.curated.content) for n, r in found.items() if r.curated},
+        decisions=decisions,
+        changed=tuple(changed),
     )
     store.clear()  # one summary per session: older ones are never shown again
     store[key] = summary
@@ -677,7 +740,7 @@ def run_button(*, key: str, label: str = "Run review") -> None:
     """A primary button that requests a run of every stale section."""
     review = get_review()
     pending = bool(stale_sections()) or (
-        review is not None and bool(_curation_plan(review, get_options()))
+        review is not None and bool(_release_plan(review, get_options()))
     )
     st.button(
         label,
@@ -855,24 +918,28 @@ def execute_pending_run() -> None:
             base = _base(review, section, options)
             if _complete(review, base):
                 st.session_state.setdefault(_LATEST_KEY, {})[section] = base
-        to_audit = _audit_plan(review, options)
-        if to_audit:
+        to_release = _release_plan(review, options)
+        if to_release:
             report = review_summary(options).report
-            audit = functools.partial(_audit_one, report)
-            _run_steps(review, options, tracker, "audit", to_audit, _AUDITS_KEY, audit)
-        to_curate = _curation_plan(review, options)
-        if to_curate:
-            report = review_summary(options).report
-            audited = st.session_state.setdefault(_AUDITS_KEY, {})
+            policy = get_policy()
 
-            def curate_one(name: str) -> dict[str, Any] | None:
-                audit = audited.get(_curation_key(review, options, name))
-                return _curate_one(review, report, name, audit, tracker.progress)
+            def release_one(name: str) -> CandidateRelease:
+                return release_candidate(
+                    review,
+                    report,
+                    name,
+                    policy=policy,
+                    thresholds=release_thresholds(name),
+                    curate_when=_curate_when(name),
+                    reuse=_previous_release(review, options, name),
+                    progress=tracker.progress,
+                )
 
-            _run_steps(review, options, tracker, "curation", to_curate, _CURATED_KEY, curate_one)
+            _run_steps(tracker, "release", to_release, release_one)
         tracker.draw("judging the candidates", force=True)
         review_summary(options)  # judged once here, so the first page open only reads it
     st.session_state[_RUN_KEY] = False
+    st.session_state[_RUN_TIME_KEY] = datetime.now(UTC)
     st.session_state[_RUN_NOTE_KEY] = (
         f"Review computed in {format_seconds(time.perf_counter() - tracker.started)}."
     )
@@ -880,21 +947,18 @@ def execute_pending_run() -> None:
 
 
 def _run_steps(
-    review: Review,
-    options: ReviewOptions,
-    tracker: _Tracker,
-    step: str,
-    names: list[str],
-    store_key: str,
-    compute: Callable[[str], Any],
+    tracker: _Tracker, step: str, names: list[str], compute: Callable[[str], CandidateRelease]
 ) -> None:
     """Run ``compute(name)`` for each candidate as a tracked step, storing a StepResult.
 
     An exception is stored as the step's error: the judgement then reads the audit as not
-    computed (incomplete) and the decision says the curated version is missing.
+    computed (incomplete), never as a pass.
     """
+    review = get_review()
+    options = get_options()
+    policy = get_policy()
     tracker.steps = tracker.steps + [(n, step) for n in names]
-    stored = st.session_state.setdefault(store_key, {})
+    stored = _releases()
     for name in names:
         tracker.start((name, step))
         started = time.perf_counter()
@@ -904,126 +968,236 @@ def _run_steps(
         except Exception as exc:  # recorded, never a silent pass (see the docstring)
             error = error_message(exc)
         seconds = time.perf_counter() - started
-        stored[_curation_key(review, options, name)] = StepResult(value, error, seconds)
+        key = _release_key(review, options, policy, name, release_thresholds(name))
+        stored[key] = StepResult(value, error, seconds)
         tracker.finish((name, step), seconds, error)
 
 
-def _with_audit(candidate: dict[str, Any], step: StepResult | None) -> dict[str, Any]:
-    """The candidate as the policy judges it: with the run's audit evidence when it ran.
-
-    A failed audit gives empty evidence, so its required rule reads as not computed
-    (incomplete), never as a pass; a candidate the audit does not cover (no fidelity or privacy
-    results) is judged without the audit rules, as in the release bundle.
-    """
-    if step is None or (step.value is None and step.error is None):
-        return candidate
-    return {**candidate, "audit": step.value.evidence if step.error is None else {}}
+def _curate_when(name: str) -> str:
+    """A confirmed candidate is curated whatever its verdict (its curated files are filed);
+    otherwise only a candidate that fails as submitted (what its decision needs)."""
+    return "always" if name in confirmed_curations() else "failing"
 
 
-def _audit_plan(review: Review, options: ReviewOptions) -> list[str]:
-    """Candidates whose copy audit the run has not computed yet (needs complete sections)."""
-    summary = review_summary(options)
-    if summary is None or summary.stale:
+def _release_plan(review: Review, options: ReviewOptions) -> list[str]:
+    """Candidates whose release the run has not computed for the present numbers, policy and
+    confirmed thresholds (needs every section complete)."""
+    if stale_sections(options):
         return []
-    stored = st.session_state.setdefault(_AUDITS_KEY, {})
-    return [n for n in review.candidates if _curation_key(review, options, n) not in stored]
-
-
-def _audit_one(report: Report, name: str) -> AuditStep | None:
-    """The release bundle's audit of one candidate (None when it has no fidelity or privacy)."""
-    found = audit_candidate(report, name)
-    return None if found is None else AuditStep(*found)
-
-
-def _curation_key(review: Review, options: ReviewOptions, name: str) -> tuple[Any, ...]:
-    return (review_digest(review), seed(), options, name)
-
-
-def curated_candidates() -> dict[str, dict[str, Any]]:
-    """``report.json``-style dicts of the curated versions computed by the run (default audit
-    thresholds), for the candidates that failed the policy as submitted."""
-    review = get_review()
-    if review is None:
-        return {}
-    options = get_options()
-    stored = st.session_state.setdefault(_CURATED_KEY, {})
-    found = {}
-    for name in review.candidates:
-        step = stored.get(_curation_key(review, options, name))
-        if step is not None and step.value is not None:
-            found[name] = step.value
-    return found
+    return [n for n in review.candidates if _stored_release(review, options, n) is None]
 
 
 def curation_errors() -> dict[str, str]:
-    """Why a candidate's curated version could not be computed, by candidate."""
+    """Why a candidate's audit or curation could not be computed, by candidate."""
     review = get_review()
     if review is None:
         return {}
     options = get_options()
-    stored = st.session_state.setdefault(_CURATED_KEY, {})
-    return {
-        n: step.error
-        for n in review.candidates
-        if (step := stored.get(_curation_key(review, options, n))) is not None and step.error
-    }
+    found = {}
+    for name in review.candidates:
+        step = _stored_release(review, options, name)
+        if step is not None and step.error:
+            found[name] = step.error
+    return found
 
 
-def _curation_plan(review: Review, options: ReviewOptions) -> list[str]:
-    """Candidates that fail the policy as submitted and have no curated version yet.
+def _loaded_review() -> Review:
+    review = get_review()
+    if review is None:
+        raise ConfigError("no review is loaded")
+    return review
 
-    A failing candidate may pass once the audit removes its flagged rows (copies, rows too
-    close to a training record); the decision ``release_after_curation`` needs that evidence,
-    so the run computes it with the audit's default thresholds.
+
+def _loaded_summary() -> ReviewSummary:
+    summary = review_summary()
+    if summary is None:
+        raise ConfigError("the review has not been computed; press Run review")
+    return summary
+
+
+def candidate_release(name: str) -> CandidateRelease | None:
+    """The current release of ``name`` (``None`` when out of date or not computed)."""
+    summary = review_summary()
+    return None if summary is None else summary.releases.get(name)
+
+
+def preview_audit(name: str, thresholds: Thresholds) -> CandidateAudit | None:
+    """The audit of ``name`` under ``thresholds`` for the Audit page's preview (cached).
+
+    Under the thresholds of the candidate's current release, it is that release's audit.
     """
-    if review.kind != "table":
-        return []
-    summary = review_summary(options)
-    if summary is None or summary.stale:
-        return []
-    stored = st.session_state.setdefault(_CURATED_KEY, {})
-    return [
-        name
-        for name, verdicts in summary.verdicts.items()
-        if _curation_key(review, options, name) not in stored
-        and verdicts.overall == "fail"
-        and summary.report.candidates[name].fidelity is not None
-        and summary.report.candidates[name].privacy is not None
-    ]
+    current = candidate_release(name)
+    if current is not None and current.audit is not None and current.audit.thresholds == thresholds:
+        return current.audit
+    review = _loaded_review()
+    summary = _loaded_summary()
+    cache = st.session_state.setdefault(AUDIT_PREVIEW_KEY, {})
+    key = (review_digest(review), seed(), get_options(), name, thresholds)
+    if key not in cache:
+        cache[key] = audit_candidate(summary.report, name, thresholds)
+    return cache[key]
 
 
-def _curate_one(
-    review: Review, report: Report, name: str, audit: StepResult | None, progress
-) -> dict[str, Any] | None:
-    """The curated version's ``to_dict()`` with its audit evidence (copies left, re-attack).
+def removed_preview(name: str, audit: CandidateAudit) -> pd.DataFrame:
+    """The rows ``audit`` would remove from ``name``, as in the file, with row and reasons."""
+    review = _loaded_review()
+    return curate(review.synthetic[name], audit.audit).removed_table()
 
-    Curates with the run's own audit step (``audit``) and re-attacks like the release bundle
-    (``review_release``), so the Overview's "release after curation" equals the CLI's
-    after-curation verdict.
-    """
-    if audit is None or audit.value is None:
-        raise RuntimeError(
-            f"the copy audit of this candidate did not run: {audit.error}"
-            if audit is not None and audit.error
-            else "the copy audit of this candidate did not run"
+
+def rule_labels(rules: Sequence[str]) -> list[str]:
+    """Registry words for policy rule ids (the id itself for a rule the policy lacks)."""
+    policy = get_policy()
+    return [metric_info(policy.rules[r].spec.metric).label if r in policy.rules else r
+            for r in rules]  # fmt: skip
+
+
+def reattack_frame(reattack: Reattack) -> pd.DataFrame:
+    """The re-attack table: one row per attack (registry words), AUC and TPR before/after."""
+    frame = pd.DataFrame([a.to_dict() for a in reattack.attacks])
+    frame["attack"] = [attack_label(a) for a in frame["attack"]]
+    return frame.set_index("attack")
+
+
+def confirmed_release(name: str) -> CandidateRelease | None:
+    """The release of a confirmed candidate under its confirmed thresholds, computed on the
+    first call after the confirmation (curated, re-evaluated with every section, re-attacked,
+    judged) through the one pipeline and stored like the run's; ``None`` while out of date."""
+    review = _loaded_review()
+    summary = _loaded_summary()
+    if not summary.stale and name in confirmed_curations():
+        options = get_options()
+        if _stored_release(review, options, name) is None:
+            with st.spinner("Curating, re-evaluating and re-attacking the curated set…"):
+                _run_steps(_Tracker([], {}), "release", [name], lambda n: release_candidate(
+                    review, summary.report, n, policy=get_policy(),
+                    thresholds=release_thresholds(n), curate_when="always",
+                    reuse=_previous_release(review, options, n),
+                ))  # fmt: skip
+    return candidate_release(name)
+
+
+def controls_for(thresholds: Thresholds, *, compute: bool = False) -> PlantedControls | None:
+    """The planted-leak controls under ``thresholds`` (computed when ``compute``)."""
+    review = _loaded_review()
+    summary = _loaded_summary()
+    cache = st.session_state.setdefault(AUDIT_CONTROLS_KEY, {})
+    key = (review_digest(review), seed(), get_options(), policy_key(get_policy()), thresholds)
+    if compute and key not in cache:
+        with st.spinner("Reviewing the planted-leak controls…"):
+            cache[key] = planted_controls(
+                review, summary.report, policy=get_policy(), thresholds=thresholds
+            )
+    return cache.get(key)
+
+
+def controls_frame(controls: PlantedControls) -> pd.DataFrame:
+    """The controls as the Audit page's table."""
+    return control_table(controls.to_dict())
+
+
+def controls_possible() -> bool:
+    """Whether planted-leak controls apply (a table review with a holdout of ≥ 20 rows)."""
+    review = get_review()
+    return (
+        review is not None and review.kind == "table" and review.holdout is not None
+        and review.holdout.n_rows >= 20
+    )  # fmt: skip
+
+
+# --- the meeting's sign-off and the record ------------------------------------------------------
+def signoffs() -> dict[str, SignOff]:
+    """``{candidate: SignOff}`` entered on the Audit page for the loaded review."""
+    return st.session_state.setdefault(SIGNOFF_KEY, {})
+
+
+def record_signoff(
+    name: str, *, reviewer: str, decision: str, reason: str, comment: str
+) -> str | None:
+    """Validate and store the meeting's sign-off of ``name``; the error text, or ``None``."""
+    summary = _loaded_summary()
+    tool = summary.decisions[name].outcome
+    try:
+        signoffs()[name] = sign_off(
+            reviewer, decision, tool_decision=tool, reason=reason, comment=comment
         )
-    curation = curate(review.synthetic[name], audit.value.audit)
-    if not len(curation.kept_rows):
-        return None  # nothing left to release
-    after = evaluate_curated(
-        review,
-        {name: curation},
-        context=report.context,
-        sections=report.sections,
-        options=report.options,
-        seed=report.seed,
-        progress=progress,
-    )
-    curated = after.to_dict()["candidates"][name]
-    left = audit_candidate(after, name)
-    reattack = compare_attacks(report.candidates[name].to_dict(), curated)
-    copies = copy_excess(*left) if left is not None else None
-    return {**curated, "audit": audit_evidence(copies, reattack)}
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def record_refusal() -> str | None:
+    """Why the record cannot be exported now, or ``None`` when it can.
+
+    Exports are refused while any decision is out of date or a release step failed to run: the
+    record files exactly the decisions the screen shows.
+    """
+    review = get_review()
+    if review is None:
+        return "no review is loaded"
+    summary = review_summary()
+    if summary is None:
+        return "the review has not been computed; press Run review"
+    if not summary.current:
+        return (
+            "the decisions are out of date (" + ", ".join(summary.changed) + " changed); press "
+            "Run review before exporting"
+        )
+    missing = [n for n in review.candidates if n not in summary.releases]
+    if missing:
+        return "the audit of " + ", ".join(missing) + " could not be computed; see its error"
+    return None
+
+
+def record_builder(thresholds: Thresholds | None = None) -> Callable[[], dict[str, bytes]]:
+    """A function that builds every release file of the current review (once, then reuses it).
+
+    Everything the record needs is read here, on the script thread; the returned function may
+    run off it (a download button's ``data=`` callable) and touches no session state. The
+    record's time is the latest of the run, the confirmations and the sign-offs, so the same
+    state always gives the same bytes. Raises ``ConfigError`` when :func:`record_refusal` gives a
+    reason.
+    """
+    refusal = record_refusal()
+    if refusal is not None:
+        raise ConfigError(f"the record cannot be exported: {refusal}")
+    review = _loaded_review()
+    summary = _loaded_summary()
+    policy = get_policy()
+    moments = [st.session_state.get(_RUN_TIME_KEY) or datetime(1970, 1, 1, tzinfo=UTC)]
+    moments += [t for _, t in confirmed_curations().values()]
+    moments += [s.time for s in signoffs().values()]
+    controls = controls_for(thresholds) if thresholds is not None else None
+    signed = {n: s for n, s in signoffs().items() if n in summary.releases}
+
+    @functools.cache
+    def build() -> dict[str, bytes]:
+        return release_files(
+            summary.report,
+            summary.releases,
+            policy=policy,
+            review=review,
+            controls=controls,
+            signoff=signed,
+            timestamp=max(moments),
+        )
+
+    return build
+
+
+def record_folders() -> dict[str, str]:
+    """``{candidate: folder of its files in the record}``."""
+    review = _loaded_review()
+    return folder_names(review.candidates)
+
+
+def escaping_statement() -> str:
+    """What the CSV exports do to cells a spreadsheet would run as formulas."""
+    return ESCAPE_STATEMENT
+
+
+def zip_record(files: dict[str, bytes]) -> bytes:
+    """The record's files in one ZIP (``release.bundle.zip_bytes``)."""
+    return zip_bytes(files)
 
 
 def _store_projection(review: Review, options: ReviewOptions, context: Context | None) -> None:

@@ -61,7 +61,7 @@ def timed(label: str, fn):
 def subjects_part(data: Path) -> None:
     """Per-subject privacy, plausibility and the trace audit on the shared CGM files."""
     from synthreview.io.traces import align_traces, load_traces
-    from synthreview.release.bundle import review_release
+    from synthreview.release.pipeline import review_release
     from synthreview.review import evaluate
 
     iglu = load_traces(data / "cgm_iglu_5_subjects.csv")

@@ -1,31 +1,18 @@
-"""Audit & export: choose what to remove, preview it, confirm, compare before/after, download."""
+"""Audit & export: choose what to remove, preview it, confirm, compare before/after, sign, download.
+
+Widgets and layout only. Every release — the audit, the curated set, its re-evaluation with every
+section, the re-attack and the decision — comes from the one pipeline
+(``synthreview.release.pipeline.release_candidate``) through ``app_state``; this page displays it.
+"""
 
 from __future__ import annotations
-
-from datetime import UTC, datetime
 
 import pandas as pd
 import streamlit as st
 
 import app_state
 from synthreview.figures.audit import before_after_bars, fidelity_curves, rule_overlap_bars
-from synthreview.release import bundle, export
-from synthreview.release.audit import (
-    Thresholds,
-    audit_table,
-    holdout_audit,
-    rule_overlaps,
-    rule_summary,
-)
-from synthreview.release.controls import control_table, planted_controls
-from synthreview.release.curation import curate, evaluate_curated
-from synthreview.release.evidence import copy_evidence_for
-from synthreview.release.html import REAL_LOSS_WARNING
-from synthreview.release.reattack import compare_attacks
-from synthreview.release.verdicts import copy_excess, judge_audited
-
-# session keys live in app_state (confirmations, caches of after-curation reports, copy
-# evidence and planted-leak controls)
+from synthreview.judgement.verdicts import DECISION_STYLE, OUTCOMES
 
 
 def _close_dialog() -> None:
@@ -33,16 +20,23 @@ def _close_dialog() -> None:
 
 
 @st.dialog("Confirm curation", on_dismiss=_close_dialog)
-def confirm_dialog(name: str, thresholds: Thresholds, n_removed: int, n_rows: int) -> None:
+def confirm_dialog(name: str, thresholds, n_removed: int, n_rows: int) -> None:
     """Ask before the curated file is produced; the flag keeps it open across reruns."""
-    st.write(
-        f"Remove **{n_removed}** of {n_rows} rows from **{name}** and release the remaining "
-        f"**{n_rows - n_removed}** rows exactly as they are in the input file?"
+    st.text(
+        f"Remove {n_removed} of {n_rows} rows from {name} and release the remaining "
+        f"{n_rows - n_removed} rows exactly as they are in the input file?"
     )
-    st.json(thresholds.to_dict())
+    st.dataframe(
+        pd.DataFrame(
+            [(k, "n/a" if v is None else str(v)) for k, v in thresholds.to_dict().items()],
+            columns=["threshold", "value"],
+        ),
+        hide_index=True,
+        key="audit_confirm_thresholds",
+    )
     ok, cancel = st.columns(2)
     if ok.button("Confirm", key="audit_confirm", type="primary"):
-        app_state.confirmed_curations()[name] = (thresholds, datetime.now(UTC))
+        app_state.confirm_curation(name, thresholds)
         app_state.set_audit_dialog(False)
         st.rerun()
     if cancel.button("Cancel", key="audit_cancel"):
@@ -54,6 +48,12 @@ def _open_dialog() -> None:
     app_state.set_audit_dialog(True)
 
 
+def _decision_line(decision) -> None:
+    look = DECISION_STYLE[decision.outcome]
+    st.markdown(f"**{look.label}**")
+    st.text(decision.reason)
+
+
 review = app_state.require_review()
 st.header("Audit & export")
 st.caption(
@@ -62,24 +62,20 @@ st.caption(
     "lies beyond what fresh real rows show, so each rule's loss on real data is stated beside "
     "what it removes."
 )
-report = app_state.get_report(("fidelity", "privacy"))
+summary = app_state.get_summary()
+report = summary.report
 audited = [n for n, c in report.candidates.items() if c.fidelity is not None or c.privacy]
 if not audited:
-    st.warning("No candidate has fidelity or privacy results to audit; see the errors below.")
+    st.warning("No candidate has fidelity or privacy results to audit.")
     for name, candidate in report.candidates.items():
         for section, message in candidate.errors.items():
             app_state.show_error(message, what=f"{section.capitalize()} of {name}")
     st.stop()
 
-name = st.selectbox("Candidate", audited, key="audit_candidate")
+name = st.selectbox("Candidate", audited, key="audit_candidate", format_func=app_state.escape)
 result = report.candidates[name]
 for section, message in result.errors.items():
     app_state.show_error(message, what=f"{section.capitalize()} of {name}")
-copies_cache = app_state.audit_copies()
-copies_key = (app_state.review_digest(review), report.seed, name)
-if copies_key not in copies_cache:
-    copies_cache[copies_key] = copy_evidence_for(report, name)
-copies = copies_cache[copies_key]
 
 st.subheader("Rules")
 c1, c2, c3 = st.columns(3)
@@ -127,7 +123,7 @@ drop_close = c3.checkbox(
     False,
     key="audit_use_distance",
 )
-thresholds = Thresholds(
+thresholds = app_state.audit_thresholds(
     mode=mode,
     level=float(level),
     fdr=float(fdr),
@@ -137,31 +133,31 @@ thresholds = Thresholds(
     drop_too_close=drop_close,
     drop_exact_copies=drop_exact,
 )
-audit = audit_table(result.fidelity, result.privacy, thresholds, copies=copies)
-reference = holdout_audit(result.fidelity, result.privacy, thresholds, copies=copies)
-summary = rule_summary(audit, reference)
+audit = app_state.preview_audit(name, thresholds)
 
 st.subheader("Preview")
-cols = st.columns(len(summary))
-for col, (rule, row) in zip(cols, summary.iterrows(), strict=True):
-    col.metric(row["label"], int(row["flagged"]), help=f"{int(row['only'])} by this rule alone")
-    real = [x for x in (row["expected_fpr"], row.get("reference_share")) if x == x]
-    if real:  # not NaN: a holdout to compare with
-        col.caption(f"removes {row['share']:.1%}; a fresh real sample would lose {max(real):.1%}")
-        if max(real) > REAL_LOSS_WARNING and row["active"]:
-            col.warning(f"This rule would remove {max(real):.1%} of real data.")
-    elif rule != "any" and row["active"]:
-        col.caption(f"removes {row['share']:.1%}; no holdout reference")
-overlaps = rule_overlaps(audit)
+preview = audit.preview()
+cols = st.columns(len(preview))
+for col, rule in zip(cols, preview, strict=True):
+    col.metric(rule.label, rule.flagged, help=f"{rule.only} by this rule alone")
+    if rule.real_loss is not None:
+        col.caption(
+            f"removes {rule.share:.1%}; a fresh real sample would lose {rule.real_loss:.1%}"
+        )
+        if rule.too_lossy:
+            col.warning(f"This rule would remove {rule.real_loss:.1%} of real data.")
+    elif rule.rule != "any" and rule.active:
+        col.caption(f"removes {rule.share:.1%}; no holdout reference")
+overlaps = audit.overlaps()
 if overlaps.empty:
     st.info("These thresholds remove no row.")
 else:
     st.plotly_chart(rule_overlap_bars(overlaps), key="audit_overlaps")
 
-curation = curate(review.synthetic[name], audit)
-with st.expander(f"Removed rows ({len(curation.removed_rows)})", expanded=False):
-    st.dataframe(curation.removed_table(), key="audit_removed_table")
-flagged = audit.loc[audit["removed"].to_numpy(dtype=bool)]
+n_rows = len(audit.audit)
+flagged = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
+with st.expander(f"Removed rows ({len(flagged)})", expanded=False):
+    st.dataframe(app_state.removed_preview(name, audit), key="audit_removed_table")
 if len(flagged):
     with st.expander("Why was a row removed? (row beside its nearest training row)"):
         pick = st.selectbox("Removed row (position in the file)", flagged["row"].tolist(),
@@ -181,203 +177,151 @@ st.button(
     key="audit_curate",
     type="primary",
     on_click=_open_dialog,
-    disabled=len(curation.kept_rows) == 0,
+    disabled=len(flagged) == n_rows,
     help="Opens a confirmation; nothing is produced before you confirm.",
 )
 if app_state.audit_dialog_open():
-    confirm_dialog(name, thresholds, len(curation.removed_rows), curation.n_input)
+    confirm_dialog(name, thresholds, len(flagged), n_rows)
 
 confirmed = app_state.confirmed_curations().get(name)
 if confirmed is None or confirmed[0] != thresholds:
-    st.caption("Downloads appear once the current thresholds are confirmed.")
+    st.caption(
+        "The curated set and the downloads appear once the current thresholds are confirmed."
+    )
     st.stop()
-moment = confirmed[1]
 
-policy = app_state.get_policy()
-content = report.to_dict()
-after_report = None
-reattacks: dict = {}
-after_copies_excess: dict = {}  # the curated set's copy evidence for the audit rules
-if st.checkbox("Re-evaluate the curated set (before/after)", True, key="audit_reevaluate"):
-    cache = app_state.curated_reports()
-    key = (app_state.review_digest(review), name, thresholds, report.sections)
-    if key not in cache:
-        with st.spinner("Re-evaluating the curated set…"):
-            cache[key] = evaluate_curated(
-                review,
-                {name: curation},
-                context=report.context,
-                sections=report.sections,
-                options=report.options,
-                seed=report.seed,
-            )
-    after_report = cache[key]
-    after = after_report.to_dict()["candidates"][name]
-    for section, message in after_report.candidates[name].errors.items():
+release = app_state.confirmed_release(name)
+if release is None:
+    st.warning(
+        "The decisions are out of date; press Run review (sidebar). Nothing is judged or "
+        "exported on a mix of old and new numbers."
+    )
+    app_state.run_button(key="run_review_audit")
+    st.stop()
+
+st.subheader("Decision")
+st.caption("The same decision the Overview shows and the record files.")
+_decision_line(release.decision)
+left, right = st.columns(2)
+left.metric("Verdict as submitted", release.verdicts.overall.upper())
+failing = [r.rule for r in release.verdicts.failed]
+if failing:
+    left.text("Failed as submitted: " + ", ".join(app_state.rule_labels(failing)))
+curated = release.curated
+if curated is not None:
+    right.metric("Verdict after curation", curated.verdicts.overall.upper())
+    failing = [r.rule for r in curated.verdicts.failed]
+    missing = [r.rule for r in curated.verdicts.incomplete]
+    if failing:
+        right.text("Failed after curation: " + ", ".join(app_state.rule_labels(failing)))
+    if missing:
+        right.text("Not computed after curation: " + ", ".join(app_state.rule_labels(missing)))
+    for section, message in (curated.report.candidates[name].errors.items()
+                             if curated.report is not None else ()):  # fmt: skip
         app_state.show_error(message, what=f"{section.capitalize()} after curation")
+
+if curated is not None and curated.report is not None:
     st.subheader("Before and after curation")
+    before = release.content
     left, right = st.columns(2)
-    pair = {name: content["candidates"][name], f"{name} (curated)": after}
+    pair = {name: before, f"{name} (curated)": curated.content}
     left.plotly_chart(fidelity_curves(pair, curve="alpha"), key="audit_alpha_curve")
     right.plotly_chart(fidelity_curves(pair, curve="beta"), key="audit_beta_curve")
     st.plotly_chart(
-        before_after_bars({name: content["candidates"][name]}, {name: after}),
-        key="audit_before_after",
+        before_after_bars({name: before}, {name: curated.content}), key="audit_before_after"
     )
-    reattack = compare_attacks(content["candidates"][name], after)
     st.subheader("Re-attack after curation")
     st.caption(
         "Every membership-inference attack on the curated set, same attack set and seed. A "
         "curated set fails when an attack got worse beyond its before-curation 95 % interval "
         "(Ganev & De Cristofaro, arXiv 2312.05114)."
     )
-    if reattack.attacks:
-        st.dataframe(
-            pd.DataFrame([a.to_dict() for a in reattack.attacks]).set_index("attack"),
-            key="audit_privacy_table",
-        )
-    else:
-        st.text(reattack.note)
-    reattacks = {name: reattack}
-    if len(curation.kept_rows):
-        after_copies = copy_evidence_for(after_report, name)
-        after_result = after_report.candidates[name]
-        curated_audit = audit_table(after_result.fidelity, after_result.privacy, thresholds,
-                                    copies=after_copies)  # fmt: skip
-        curated_ref = holdout_audit(after_result.fidelity, after_result.privacy, thresholds,
-                                    copies=after_copies)  # fmt: skip
-        after_copies_excess[name] = copy_excess(curated_audit, curated_ref)
-
-
-before_verdict = judge_audited(policy, content["candidates"][name],
-                               copies=copy_excess(audit, reference))  # fmt: skip
-st.subheader("Verdicts")
-left, right = st.columns(2)
-left.metric("Verdict as submitted", before_verdict.overall.upper())
-if after_report is not None:
-    after_verdict = judge_audited(policy, after, copies=after_copies_excess.get(name),
-                                  reattack=reattacks.get(name))  # fmt: skip
-    right.metric("Verdict after curation", after_verdict.overall.upper())
-    failing = [r.rule for r in after_verdict.failed]
-    if failing:
-        right.text("Failed after curation: " + ", ".join(failing))
-failing = [r.rule for r in before_verdict.failed]
-if failing:
-    left.text("Failed as submitted: " + ", ".join(failing))
+    if curated.reattack is not None and curated.reattack.attacks:
+        st.dataframe(app_state.reattack_frame(curated.reattack), key="audit_privacy_table")
+    elif curated.reattack is not None:
+        st.text(curated.reattack.note)
 
 st.subheader("Planted-leak controls")
 st.caption(
     "The same review on a fresh-like sample of real rows (half of the holdout) with 0 %, 1 % "
     "and 5 % training rows planted: which rules and attacks see them at this sample size."
 )
-controls_cache = app_state.audit_controls()
-controls_key = (app_state.review_digest(review), report.seed, thresholds, report.sections)
-if review.kind == "table" and review.holdout is not None and review.holdout.n_rows >= 20:
-    if st.button("Run the planted-leak controls", key="audit_run_controls"):
-        with st.spinner("Reviewing the planted-leak controls…"):
-            controls_cache[controls_key] = planted_controls(
-                review, report, policy=policy, thresholds=thresholds
-            )
+if app_state.controls_possible():
+    run_controls = st.button("Run the planted-leak controls", key="audit_run_controls")
+    controls = app_state.controls_for(thresholds, compute=run_controls)
+    if controls is not None:
+        st.dataframe(app_state.controls_frame(controls), key="audit_controls_table")
 else:
     st.text("Needs a table review with a holdout of at least 20 rows.")
-controls = controls_cache.get(controls_key)
-if controls is not None:
-    st.dataframe(control_table(controls.to_dict()), key="audit_controls_table")
+
+st.subheader("Sign-off")
+st.caption(
+    "The meeting's decision, filed in report.json and report.html beside the tool's. A decision "
+    "that differs from the tool's needs a reason."
+)
+signed = app_state.signoffs().get(name)
+with st.form("audit_signoff_form"):
+    reviewer = st.text_input("Reviewer", value=signed.reviewer if signed else "",
+                             key="audit_signoff_reviewer")  # fmt: skip
+    choice = st.selectbox(
+        "Decision taken by the meeting",
+        list(OUTCOMES),
+        index=list(OUTCOMES).index(signed.decision if signed else release.decision.outcome),
+        format_func=lambda o: DECISION_STYLE[o].label,
+        key="audit_signoff_decision",
+    )
+    reason = st.text_area(
+        "Reason (required when it differs from the tool's)",
+        value=signed.reason if signed else "",
+        key="audit_signoff_reason",
+    )
+    comment = st.text_area("Comment", value=signed.comment if signed else "",
+                           key="audit_signoff_comment")  # fmt: skip
+    if st.form_submit_button("Record sign-off"):
+        problem = app_state.record_signoff(
+            name, reviewer=reviewer, decision=choice, reason=reason, comment=comment
+        )
+        if problem:
+            st.error(problem)
+        else:
+            signed = app_state.signoffs().get(name)
+if signed is not None:
+    st.text(f"Signed off by {signed.reviewer} at {signed.time:%Y-%m-%d %H:%M} UTC: "
+            f"{DECISION_STYLE[signed.decision].label}")  # fmt: skip
 
 st.subheader("Downloads")
-after_dicts = {name: after_report.to_dict()["candidates"][name]} if after_report else {}
-
-
-def release_files() -> dict[str, bytes]:
-    """Every release file, built on click (runs off the script thread: no st.* calls here)."""
-    return bundle.build_release(
-        content,
-        audits={name: audit},
-        curations={name: curation},
-        verdicts={name: before_verdict},
-        policy=policy,
-        after=after_dicts,
-        after_verdicts={
-            n: judge_audited(
-                policy, c, copies=after_copies_excess.get(n), reattack=reattacks.get(n)
-            )
-            for n, c in after_dicts.items()
-        },
-        references={name: reference},
-        reattacks=reattacks,
-        controls=controls,
-        schema=review.schema,
-        timestamp=moment,
-    )
-
-
-folder = export.safe_name(name)
+refusal = app_state.record_refusal()
+if refusal is not None:
+    st.warning(f"Exports are refused: {refusal}.")
+    st.stop()
+build = app_state.record_builder(thresholds)
+folder = app_state.record_folders()[name]
 downloads = [
-    (
-        "Curated CSV",
-        "curated.csv",
-        "text/csv",
-        "audit_download_csv",
-        lambda: export.curated_csv_bytes(curation, schema=review.schema),
-    ),
-    (
-        "Curated Parquet",
-        "curated.parquet",
-        "application/octet-stream",
-        "audit_download_parquet",
-        lambda: export.curated_parquet_bytes(curation),
-    ),
-    (
-        "Audit table (CSV)",
-        "audit.csv",
-        "text/csv",
-        "audit_download_audit",
-        lambda: export.audit_csv_bytes(audit),
-    ),
-    (
-        "Removed rows (CSV)",
-        "removed.csv",
-        "text/csv",
-        "audit_download_removed",
-        lambda: export.removed_csv_bytes(curation, schema=review.schema),
-    ),
-    (
-        "report.json",
-        "report.json",
-        "application/json",
-        "audit_download_report_json",
-        lambda: release_files()["report.json"],
-    ),
-    (
-        "report.html",
-        "report.html",
-        "text/html",
-        "audit_download_report_html",
-        lambda: release_files()["report.html"],
-    ),
-    (
-        "manifest.json",
-        "manifest.json",
-        "application/json",
-        "audit_download_manifest",
-        lambda: release_files()["manifest.json"],
-    ),
-    (
-        "Everything (ZIP)",
-        "release.zip",
-        "application/zip",
-        "audit_download_zip",
-        lambda: bundle.zip_bytes(release_files()),
-    ),
-]
+    ("Curated CSV", f"{folder}/curated.csv", "text/csv", "audit_download_csv"),
+    ("Curated Parquet", f"{folder}/curated.parquet", "application/octet-stream",
+     "audit_download_parquet"),
+    ("Audit table (CSV)", f"{folder}/audit.csv", "text/csv", "audit_download_audit"),
+    ("Removed rows (CSV)", f"{folder}/removed.csv", "text/csv", "audit_download_removed"),
+    ("report.json", "report.json", "application/json", "audit_download_report_json"),
+    ("report.html", "report.html", "text/html", "audit_download_report_html"),
+    ("manifest.json", "manifest.json", "application/json", "audit_download_manifest"),
+]  # fmt: skip
 cols = st.columns(4)
-for i, (label, filename, mime, key, build) in enumerate(downloads):
+for i, (label, path, mime, key) in enumerate(downloads):
     cols[i % 4].download_button(
         label,
-        data=build,
-        file_name=f"{folder}_{filename}",
+        data=lambda path=path: build()[path],
+        file_name=path.replace("/", "_"),
         mime=mime,
         key=key,
         on_click="ignore",
     )
-st.caption(export.ESCAPE_STATEMENT)
+cols[len(downloads) % 4].download_button(
+    "Everything (ZIP)",
+    data=lambda: app_state.zip_record(build()),
+    file_name="release.zip",
+    mime="application/zip",
+    key="audit_download_zip",
+    on_click="ignore",
+)
+st.caption(app_state.escaping_statement())

@@ -82,6 +82,8 @@ decisions = summary.decisions
 with st.container(key="overview_slide_0"):
     st.subheader("Release decisions")
     st.html(decision_html(decisions))
+    if not summary.current:
+        app_state.run_button(key="run_review_overview", label="Re-run the review")
     st.caption(
         f"Policy: {app_state.escape(policy.name)}. Each line gives the decision and the reason "
         "that decided it; the evidence is below and on the Fidelity, Privacy and Utility pages."

@@ -23,15 +23,14 @@ from synthreview.judgement.decision import (
     EXIT_FAIL,
     EXIT_INCOMPLETE,
     EXIT_RELEASE,
-    decide_all,
-    exit_code,
+    EXIT_RELEASE_AFTER_CURATION,
 )
 from synthreview.judgement.policy import load_policy
 from synthreview.judgement.verdicts import DECISION_STYLE
-from synthreview.options import ReviewOptions, validate_options
+from synthreview.options import MAX_SEED, ReviewOptions, check_seed, validate_options
 from synthreview.release.audit import default_thresholds
-from synthreview.release.bundle import review_release
 from synthreview.release.folder import MARKER, check_output_folder, write_review_folder
+from synthreview.release.pipeline import review_release
 from synthreview.release.register import (
     Record,
     open_register,
@@ -54,10 +53,28 @@ from synthreview.review import SECTIONS, evaluate
 EXIT_CODES = f"""exit codes:
   {EXIT_RELEASE}  every candidate may be released (each rule the policy requires was computed and
      none fails)
-  {EXIT_FAIL}  a candidate fails a rule of the policy (judged as submitted, before curation)
+  {EXIT_FAIL}  do not release: a candidate fails a rule of the policy and curation (when asked
+     for with --curate) does not fix it
   {EXIT_BAD_INPUT}  bad input files or options (checked before anything is computed)
   {EXIT_INCOMPLETE}  incomplete: a rule the policy requires could not be computed (a section failed,
-     an option it needs was not given, e.g. --target, or the data were degenerate)"""
+     an option it needs was not given, e.g. --target, or the data were degenerate)
+  {EXIT_RELEASE_AFTER_CURATION}  release after curation: a candidate fails as submitted but its curated
+     version (--curate: NAME/curated.csv) meets every required rule; ship the curated files only"""
+
+
+def _seed(text: str) -> int:
+    """``--seed``: an integer from 0 to :data:`~synthreview.options.MAX_SEED`, checked by argparse."""
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer from 0 to {MAX_SEED}; got {text!r} instead"
+        ) from None
+    try:
+        check_seed(seed)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return seed
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -84,7 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     review.add_argument("--holdout", type=Path, help="holdout file (same population, unseen)")
     review.add_argument("--traces", action="store_true", help="inputs are glucose (CGM) traces")
-    review.add_argument("--seed", type=int, default=0)
+    review.add_argument(
+        "--seed", type=_seed, default=0, help=f"seeds every random step (0 to {MAX_SEED})"
+    )
     review.add_argument(
         "--device", default="cpu", help="torch device for embeddings and neighbour searches"
     )
@@ -199,17 +218,26 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def load_review(args: argparse.Namespace) -> Review:
-    """Load and validate the files named on the command line."""
+    """Load and validate the files named on the command line.
+
+    Every loading notice (an encoding fallback, a unit conversion, unseen categories, ...) is
+    printed to stderr as ``notice: TABLE: message``, whatever ``--quiet`` says: it may change
+    what the decision means. report.json keeps them too (``Report.notices``).
+    """
     if args.traces:
         # names default to the file stem, as for tables; align_traces makes repeats unique
         real = load_traces(args.real)
         holdout = load_traces(args.holdout) if args.holdout else None
         candidates = [load_traces(p) for p in args.synthetic]
-        return align_traces(real, candidates, holdout=holdout)
-    real = read_table(args.real, role="real")
-    holdout = read_table(args.holdout, role="holdout") if args.holdout else None
-    candidates = [read_table(p, role="synthetic") for p in args.synthetic]
-    return align(real, candidates, holdout=holdout)
+        review = align_traces(real, candidates, holdout=holdout)
+    else:
+        real_table = read_table(args.real, role="real")
+        holdout_table = read_table(args.holdout, role="holdout") if args.holdout else None
+        tables = [read_table(p, role="synthetic") for p in args.synthetic]
+        review = align(real_table, tables, holdout=holdout_table)
+    for notice in review.notices:
+        print(f"notice: {notice.table}: {notice.message}", file=sys.stderr)
+    return review
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -302,8 +330,7 @@ def run_review(args: argparse.Namespace) -> int:
             progress=progress,
         )
     write_review_folder(args.out, release.files, overwrite=args.overwrite)
-    decisions = decide_all(release.verdicts, release.after_verdicts)
-    for name, decision in decisions.items():
+    for name, decision in release.decisions.items():
         label = DECISION_STYLE[decision.outcome].label
         print(f"{name}: {label} ({decision.verdict}) - {decision.reason}", file=sys.stderr)
         verdicts = release.verdicts[name]
@@ -311,7 +338,7 @@ def run_review(args: argparse.Namespace) -> int:
             print(f"  {name} FAILS the policy: {rule.message}", file=sys.stderr)
         for rule in verdicts.incomplete:
             print(f"  {name} INCOMPLETE: {rule.message}", file=sys.stderr)
-    return exit_code(decisions)
+    return release.exit_code
 
 
 def vars_for_manifest(args: argparse.Namespace) -> dict[str, object]:

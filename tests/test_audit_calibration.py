@@ -21,7 +21,7 @@ import pytest
 from synthreview.io.tables import align, read_table
 from synthreview.judgement.decision import decide
 from synthreview.options import ReviewOptions
-from synthreview.release.bundle import audit_candidates, review_release
+from synthreview.release.pipeline import audit_candidate, review_release
 from synthreview.release.export import audit_csv_bytes
 from synthreview.release.verdicts import COPY_RULES
 from synthreview.review import evaluate
@@ -141,8 +141,7 @@ def german_small():
 
 def _audit_bytes(review, options):
     report = evaluate(review, sections=("fidelity", "privacy"), options=options, seed=0)
-    audits, _ = audit_candidates(report)
-    return audits
+    return {n: audit_candidate(report, n).audit for n in report.candidates}
 
 
 def test_same_seed_gives_the_same_audit_bytes(german_small):

@@ -7,7 +7,8 @@ from playwright.sync_api import expect
 
 from synthreview import demo
 from synthreview.options import ReviewOptions
-from synthreview.release.bundle import review_release, write_files
+from synthreview.release.bundle import write_files
+from synthreview.release.pipeline import review_release
 from synthreview.review import evaluate
 from tests.conftest import ARTIFACTS
 

@@ -285,7 +285,7 @@ def test_cli_report_equals_the_library_release_and_a_rejection_keeps_its_evidenc
     path (evaluate + review_release) builds for the same files and options, timestamps aside."""
     from synthreview.io.tables import align, read_table
     from synthreview.options import ReviewOptions
-    from synthreview.release.bundle import review_release
+    from synthreview.release.pipeline import review_release
     from synthreview.review import evaluate
 
     german = pd.read_csv(ROOT.parent / "shared" / "data" / "german_credit.csv")

@@ -17,7 +17,7 @@ import pytest
 import app_state
 from synthreview.io.tables import align, read_table
 from synthreview.judgement.policy import apply_policy, load_policy
-from synthreview.release.bundle import review_release
+from synthreview.release.pipeline import review_release
 from synthreview.review import evaluate
 from tests.page_helpers import run_page
 
@@ -63,6 +63,8 @@ def test_dashboard_decisions_equal_the_release_bundle(german_review):
     # the planted copies fail as submitted, so the run curated and re-attacked that candidate;
     # its curated version is judged like the bundle's after-curation set (copies left, re-attack)
     assert release.verdicts["leaky"].overall == "fail"
-    after = apply_policy(load_policy(), dashboard.curated["leaky"], kind="table").to_dict()
+    after = dashboard.releases["leaky"].curated.verdicts.to_dict()
     assert {"audit_copies", "reattack"} <= set(after["rules"])
     assert after == release.after_verdicts["leaky"].to_dict()
+    # the curated set is re-evaluated with every section the policy reads, utility included
+    assert {"fidelity", "privacy", "utility"} <= set(dashboard.curated["leaky"])

@@ -22,7 +22,7 @@ from synthreview.metrics.fidelity.scan import real_index, tally
 from synthreview.neighbors import nearest
 from synthreview.options import ReviewOptions
 from synthreview.release.audit import Thresholds
-from synthreview.release.bundle import review_release
+from synthreview.release.pipeline import review_release
 from synthreview.review import evaluate
 
 SECTIONS = ("fidelity", "privacy")

@@ -15,7 +15,8 @@ import pytest
 from synthreview.io.schema import LoadedTable, Schema
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.release.audit import Thresholds, audit_table
-from synthreview.release.bundle import build_release, write_release, zip_bytes
+from synthreview.release.bundle import AuditRecord, build_release, write_files, zip_bytes
+from synthreview.release.verdicts import copy_excess
 from synthreview.release.curation import curate
 from synthreview.release.export import (
     ESCAPE_STATEMENT,
@@ -143,7 +144,8 @@ def release(moment):
     policy = load_policy()
     return build_release(
         report,
-        audits={"evil": audit},
+        audits={"evil": AuditRecord(audit, audit.iloc[:0], Thresholds(mode="paper", alpha=0.9),
+                                    copy_excess(audit, None))},  # fmt: skip
         curations={"evil": curate(table, audit)},
         verdicts={"evil": apply_policy(policy, cand)},
         policy=policy,
@@ -189,12 +191,12 @@ def test_manifest_covers_every_written_file(tmp_path):
 def test_write_release_writes_the_tree(tmp_path):
     table, _ = injected_table()
     audit = keep_all(6)
-    paths = write_release(
-        tmp_path,
+    files = build_release(
         {"seed": 0, "candidates": {}},
-        audits={"a/b": audit},
+        audits={"a/b": AuditRecord(audit, audit.iloc[:0], Thresholds(), copy_excess(audit, None))},
         curations={"a/b": curate(table, audit)},
     )
+    paths = write_files(tmp_path, files)
     names = sorted(p.relative_to(tmp_path).as_posix() for p in paths)
     assert names == [
         "a_b/audit.csv",

@@ -17,6 +17,7 @@ from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.judgement.verdicts import (
     DECISION_STYLE,
     OUTCOMES,
+    SCREEN_OUTCOMES,
     VERDICT_STYLE,
     VERDICTS,
     contrast_ratio,
@@ -62,7 +63,7 @@ def good(**over):
 
 
 def test_styles_are_readable_labelled_and_complete():
-    assert set(VERDICT_STYLE) == set(VERDICTS) and set(DECISION_STYLE) == set(OUTCOMES)
+    assert set(VERDICT_STYLE) == set(VERDICTS) and set(DECISION_STYLE) == set(SCREEN_OUTCOMES)
     for s in (*VERDICT_STYLE.values(), *DECISION_STYLE.values()):
         assert contrast_ratio(s.foreground, s.background) >= 7.0, s
         assert s.label.isascii() and s.label.upper() == s.label  # a text label, no emoji
@@ -149,12 +150,16 @@ def test_rules_that_do_not_apply_are_na_and_a_candidate_with_nothing_is_incomple
     assert nothing.overall == "incomplete"
 
 
-def test_curation_can_turn_a_failure_into_release_after_curation_but_not_the_exit_code():
+def test_release_after_curation_has_its_own_exit_code_below_do_not_release():
     failing = apply_policy(load_policy(), good(**{"fidelity.ip_alpha": 0.5}))
     fixed = apply_policy(load_policy(), good())
     decisions = decide_all({"a": failing}, {"a": fixed})
     assert decisions["a"].outcome == "release_after_curation"
-    assert exit_code(decisions) == 1  # judged as submitted
+    assert exit_code(decisions) == 4  # only the curated files may ship
+    passing = decide_all({"b": fixed})
+    assert exit_code(passing) == 0 and exit_code({**decisions, **passing}) == 4
+    refused = decide_all({"c": failing})
+    assert exit_code({**decisions, **refused}) == 1  # the worst decision decides
     emptied = apply_policy(load_policy(), {"errors": {"curation": "every row was removed"}})
     assert decide("a", failing, emptied).outcome == "do_not_release"
     assert exit_code({}) == 3

@@ -9,7 +9,7 @@ disagree.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,8 @@ EXIT_RELEASE = 0
 EXIT_FAIL = 1
 EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 3
+#: every candidate may be released, but at least one only as its curated files
+EXIT_RELEASE_AFTER_CURATION = 4
 
 
 @dataclass(frozen=True)
@@ -51,10 +53,12 @@ class Decision:
 
     @property
     def exit_code(self) -> int:
-        """0 release, 1 fail (also when curation fixes it), 3 incomplete (see :func:`exit_code`)."""
-        if self.outcome in ("do_not_release", "release_after_curation"):
+        """0 release, 1 do not release, 3 incomplete, 4 release after curation."""
+        if self.outcome == "do_not_release":
             return EXIT_FAIL
-        if self.outcome == "incomplete":
+        if self.outcome == "release_after_curation":
+            return EXIT_RELEASE_AFTER_CURATION
+        if self.outcome in ("incomplete", "out_of_date"):
             return EXIT_INCOMPLETE
         return EXIT_RELEASE
 
@@ -137,6 +141,25 @@ def decide(name: str, verdicts: Verdicts, curated: Verdicts | None = None) -> De
     return Decision(name, "release", reason, rule, verdicts.overall, after)
 
 
+def out_of_date(name: str, changed: Sequence[str]) -> Decision:
+    """The decision shown while the numbers are older than the options: none is taken.
+
+    Parameters
+    ----------
+    name : str
+    changed : sequence of str
+        What changed since the run (option names, "inputs", "policy").
+    """
+    what = ", ".join(changed) or "the inputs"
+    return Decision(
+        name,
+        "out_of_date",
+        f"out of date — re-run: {what} changed after the review was computed",
+        None,
+        "incomplete",
+    )
+
+
 def decide_all(
     verdicts: Mapping[str, Verdicts], curated: Mapping[str, Verdicts] | None = None
 ) -> dict[str, Decision]:
@@ -146,14 +169,17 @@ def decide_all(
 
 
 def exit_code(decisions: Mapping[str, Decision]) -> int:
-    """The CLI's exit code for a review: 1 if a candidate fails, else 3 if one is incomplete.
+    """The CLI's exit code for a review, the worst decision first.
 
-    Judged on the candidates as submitted, before curation, on purpose: a generator that
-    memorises must not pass because the audit happened to strip most of its copies.
+    1 if a candidate may not be released, else 3 if one is incomplete (or there is none), else
+    4 if a candidate may be released only as its curated files (the submitted file must not
+    ship: a pipeline acting on the code ships ``NAME/curated.csv``), else 0.
     """
     codes = {d.exit_code for d in decisions.values()}
     if EXIT_FAIL in codes:
         return EXIT_FAIL
     if EXIT_INCOMPLETE in codes or not decisions:
         return EXIT_INCOMPLETE
+    if EXIT_RELEASE_AFTER_CURATION in codes:
+        return EXIT_RELEASE_AFTER_CURATION
     return EXIT_RELEASE

@@ -22,8 +22,15 @@ VERDICTS: tuple[str, ...] = ("pass", "warn", "fail", "incomplete", "n/a")
 #: overall severity: a failure decides before anything missing, missing before a warning
 SEVERITY: dict[str, int] = {"n/a": 0, "pass": 1, "warn": 2, "incomplete": 3, "fail": 4}
 
-Outcome = Literal["release", "release_after_curation", "do_not_release", "incomplete"]
+Outcome = Literal[
+    "release", "release_after_curation", "do_not_release", "incomplete", "out_of_date"
+]
+#: the decisions a record files
 OUTCOMES: tuple[str, ...] = ("release", "release_after_curation", "do_not_release", "incomplete")
+#: what a screen may show: ``out_of_date`` is the dashboard's own (an option changed after the
+#: run, so no decision is taken on a mix of old and new numbers; it is never filed: exports are
+#: refused until the run is current)
+SCREEN_OUTCOMES: tuple[str, ...] = (*OUTCOMES, "out_of_date")
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,7 @@ DECISION_STYLE: dict[str, VerdictStyle] = {
     ),
     "do_not_release": replace(VERDICT_STYLE["fail"], label="DO NOT RELEASE"),
     "incomplete": replace(VERDICT_STYLE["incomplete"], label="INCOMPLETE"),
+    "out_of_date": VerdictStyle("OUT OF DATE - RE-RUN", "#f3f4f6", "#1f2937", "#6b7280"),
 }
 
 

@@ -1,0 +1,556 @@
+"""The one release pipeline: audit, curate, re-evaluate, re-attack and judge a candidate.
+
+:func:`release_candidate` is the only place where a candidate's release is assembled. The CLI
+(through :func:`review_release`), the dashboard's Run review and the Audit page's threshold
+controls all call it, so the screen, ``report.json``, ``report.html`` and the exit code state the
+same decision. Each step is one typed value:
+
+* :class:`CandidateAudit` — the per-row audit (``release.audit.audit_table``) and its holdout
+  reference under one :class:`~synthreview.release.audit.Thresholds`;
+* :class:`CuratedCandidate` — the curated rows, their re-evaluation with **every section of the
+  submitted review** (so the policy's required rules are computed after curation too), the
+  curated set's own copy audit and the re-attack (Ganev & De Cristofaro, arXiv 2312.05114);
+* :class:`CandidateRelease` — both, the policy's verdicts as submitted and after curation, and the
+  :class:`~synthreview.judgement.decision.Decision` they give.
+
+A call can hand back a previous :class:`CandidateRelease` (``reuse=``): whatever its thresholds
+and the review's numbers still determine (the audit, the curated evaluation) is kept, and only
+the judgement is redone. Model auditing as in Alaa et al. (2022, §5.1): judge every synthetic row,
+release the rest unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+import pandas as pd
+
+from synthreview.io.schema import Review
+from synthreview.judgement.decision import Decision, decide, exit_code
+from synthreview.judgement.policy import Policy, Verdicts, load_policy
+from synthreview.metrics.glucose.trace_rules import trace_rule_columns
+from synthreview.release.audit import (
+    Thresholds,
+    audit_table,
+    holdout_audit,
+    rule_overlaps,
+    rule_summary,
+)
+from synthreview.release.bundle import AuditRecord, build_release
+from synthreview.release.controls import PlantedControls, planted_controls
+from synthreview.release.curation import CurationResult, curate, evaluate_curated
+from synthreview.release.evidence import copy_evidence_for
+from synthreview.release.reattack import Reattack, compare_attacks
+from synthreview.release.signoff import SignOff
+from synthreview.release.verdicts import CopyExcess, copy_excess, judge_audited
+from synthreview.review import Report
+
+__all__ = [
+    "REAL_LOSS_WARNING",
+    "CandidateAudit",
+    "CandidateRelease",
+    "CuratedCandidate",
+    "Release",
+    "RulePreview",
+    "audit_candidate",
+    "release_candidate",
+    "review_release",
+]
+
+#: a per-row rule that would remove more than this share of a fresh real sample is flagged on
+#: the Audit page (the default rules lose about 1-1.5 %; see ``release.audit``)
+REAL_LOSS_WARNING = 0.03
+
+Progress = Callable[[float, str], None]
+#: when to curate: always, never, or only a candidate that fails the policy as submitted
+CurateWhen = Literal["always", "never", "failing"]
+
+
+@dataclass(frozen=True)
+class RulePreview:
+    """What one audit rule removes, beside what it would remove of fresh real data.
+
+    Attributes
+    ----------
+    rule : str
+        Rule id (``"any"`` for the union of the rules).
+    label : str
+        Words for the rule.
+    active : bool
+        Whether the thresholds switch the rule on.
+    flagged, only : int
+        Rows the rule flags; rows it alone flags.
+    share : float
+        ``flagged`` over the candidate's rows.
+    real_loss : float or None
+        The larger of the calibrated expected loss and the holdout's own share (leave-one-out);
+        ``None`` without a holdout reference.
+    too_lossy : bool
+        ``real_loss`` above :data:`REAL_LOSS_WARNING` for an active rule.
+    """
+
+    rule: str
+    label: str
+    active: bool
+    flagged: int
+    only: int
+    share: float
+    real_loss: float | None
+    too_lossy: bool
+
+
+@dataclass(frozen=True)
+class CandidateAudit:
+    """The per-row audit of one candidate and the same rules on its holdout.
+
+    Attributes
+    ----------
+    audit : pandas.DataFrame
+        ``release.audit.audit_table``: one row per synthetic row, ``removed`` and ``reasons``.
+    reference : pandas.DataFrame
+        ``release.audit.holdout_audit``: the holdout judged by the same rules (leave-one-out).
+    thresholds : Thresholds
+        The thresholds both tables were built with.
+    """
+
+    audit: pd.DataFrame
+    reference: pd.DataFrame
+    thresholds: Thresholds
+
+    @property
+    def copies(self) -> CopyExcess:
+        """Copy-rule flags beyond the holdout's share: what ``audit_copies`` judges."""
+        return copy_excess(self.audit, self.reference)
+
+    @property
+    def n_removed(self) -> int:
+        """Rows the audit removes."""
+        return int(self.audit["removed"].sum())
+
+    def summary(self) -> pd.DataFrame:
+        """``release.audit.rule_summary`` against the holdout reference."""
+        return rule_summary(self.audit, self.reference)
+
+    def overlaps(self) -> pd.DataFrame:
+        """``release.audit.rule_overlaps`` (rows removed by each combination of rules)."""
+        return rule_overlaps(self.audit)
+
+    def preview(self) -> list[RulePreview]:
+        """One :class:`RulePreview` per rule and the union, for the Audit page's preview."""
+        found = []
+        for rule, row in self.summary().iterrows():
+            known = [
+                float(x)
+                for x in (row.get("expected_fpr"), row.get("reference_share"))
+                if x is not None and x == x
+            ]
+            loss = max(known) if known else None
+            found.append(
+                RulePreview(
+                    rule=str(rule),
+                    label=str(row["label"]),
+                    active=bool(row["active"]),
+                    flagged=int(row["flagged"]),
+                    only=int(row["only"]),
+                    share=float(row["share"]),
+                    real_loss=loss,
+                    too_lossy=bool(row["active"]) and loss is not None and loss > REAL_LOSS_WARNING,
+                )
+            )
+        return found
+
+    def record(self) -> AuditRecord:
+        """The audit as ``release.bundle`` files it (tables, thresholds, copy evidence)."""
+        return AuditRecord(self.audit, self.reference, self.thresholds, self.copies)
+
+
+@dataclass(frozen=True)
+class CuratedCandidate:
+    """A candidate with the audited rows removed, re-evaluated, re-audited and re-attacked.
+
+    Attributes
+    ----------
+    curation : CurationResult
+        Kept and removed rows, as in the input file.
+    report : Report or None
+        The curated set evaluated with every section of the submitted review (same context,
+        options and seed); ``None`` when no row was left.
+    content : dict
+        What the policy judges: ``report``'s candidate ``to_dict()``, or an ``errors`` entry
+        saying nothing was left.
+    audit : CandidateAudit or None
+        The curated set's own copy audit (same thresholds); ``None`` when no row was left or it
+        has neither fidelity nor privacy results.
+    reattack : Reattack or None
+        Every membership attack before -> after curation.
+    verdicts : Verdicts
+        The policy applied to ``content`` with the curated audit's evidence and the re-attack.
+    """
+
+    curation: CurationResult
+    report: Report | None
+    content: dict[str, object]
+    audit: CandidateAudit | None
+    reattack: Reattack | None
+    verdicts: Verdicts
+
+
+@dataclass(frozen=True)
+class CandidateRelease:
+    """Everything the release of one candidate rests on, and its decision.
+
+    Attributes
+    ----------
+    name : str
+    content : dict
+        The candidate as submitted (``CandidateResult.to_dict()``).
+    audit : CandidateAudit or None
+        ``None`` when the candidate has neither fidelity nor privacy results (the audit rules
+        then do not apply).
+    verdicts : Verdicts
+        The policy, audit rules included, applied to the candidate as submitted.
+    curated : CuratedCandidate or None
+        Its curated version, when it was curated.
+    policy_key : str
+        Identity of the policy that judged it (``repr`` of ``Policy.to_dict()``), so a stored
+        release is never shown under another policy.
+    """
+
+    name: str
+    content: dict[str, object]
+    audit: CandidateAudit | None
+    verdicts: Verdicts
+    curated: CuratedCandidate | None
+    policy_key: str = field(default="", repr=False)
+
+    @property
+    def decision(self) -> Decision:
+        """The one decision (``judgement.decision.decide``) the screen, record and CLI state."""
+        return decide(self.name, self.verdicts, self.curated.verdicts if self.curated else None)
+
+
+def policy_key(policy: Policy) -> str:
+    """A value that changes whenever anything the policy judges with changes."""
+    return repr(policy.to_dict())
+
+
+def audit_candidate(
+    report: Report, name: str, thresholds: Thresholds | None = None
+) -> CandidateAudit | None:
+    """The per-row audit of candidate ``name`` (``None`` without fidelity or privacy results).
+
+    The authenticity ratio is taken in the encoder space of the report's fitted context
+    (``evidence.copy_evidence_for``) when there is one; a trace review adds its plausibility and
+    memorised-subject rules from the glucose section, on the candidate and on the holdout alike.
+    """
+    result = report.candidates[name]
+    if result.fidelity is None and result.privacy is None:
+        return None
+    chosen = thresholds or Thresholds()
+    copies = copy_evidence_for(report, name)
+    glucose = result.glucose
+    traces = trace_rule_columns(glucose) if glucose is not None else None
+    held = trace_rule_columns(glucose, holdout=True) if glucose is not None else None
+    audit = audit_table(result.fidelity, result.privacy, chosen, copies=copies, traces=traces)
+    reference = holdout_audit(result.fidelity, result.privacy, chosen, copies=copies, traces=held)
+    return CandidateAudit(audit, reference, chosen)
+
+
+def _curate(
+    review: Review,
+    report: Report,
+    name: str,
+    audit: CandidateAudit,
+    policy: Policy,
+    *,
+    device: str,
+    progress: Progress | None,
+) -> CuratedCandidate:
+    curation = curate(review.synthetic[name], audit.audit)
+    if not len(curation.kept_rows):
+        content: dict[str, object] = {
+            "errors": {"curation": "every row was removed; nothing to measure"}
+        }
+        verdicts = judge_audited(policy, content, copies=None, kind=report.kind)
+        return CuratedCandidate(curation, None, content, None, None, verdicts)
+    # every section of the submitted review, so each rule the policy requires is judged again
+    after = evaluate_curated(
+        review,
+        {name: curation},
+        context=report.context,
+        sections=report.sections,
+        options=report.options,
+        seed=report.seed,
+        device=device,
+        progress=progress,
+    )
+    content = after.candidates[name].to_dict()
+    left = audit_candidate(after, name, audit.thresholds)
+    reattack = compare_attacks(report.candidates[name].to_dict(), content)
+    verdicts = judge_audited(
+        policy,
+        content,
+        copies=left.copies if left is not None else None,
+        reattack=reattack,
+        kind=report.kind,
+    )
+    return CuratedCandidate(curation, after, content, left, reattack, verdicts)
+
+
+def _rejudged(curated: CuratedCandidate, policy: Policy, kind: str) -> CuratedCandidate:
+    copies = curated.audit.copies if curated.audit is not None else None
+    verdicts = judge_audited(
+        policy, curated.content, copies=copies, reattack=curated.reattack, kind=kind
+    )
+    return CuratedCandidate(
+        curated.curation, curated.report, curated.content, curated.audit, curated.reattack,
+        verdicts,
+    )  # fmt: skip
+
+
+def release_candidate(
+    review: Review,
+    report: Report,
+    name: str,
+    *,
+    policy: Policy,
+    thresholds: Thresholds | None = None,
+    curate_when: CurateWhen = "failing",
+    reuse: CandidateRelease | None = None,
+    device: str = "cpu",
+    progress: Progress | None = None,
+) -> CandidateRelease:
+    """Audit, curate, re-evaluate, re-attack and judge one candidate.
+
+    Parameters
+    ----------
+    review : Review
+        The loaded review (the curated files are cut from its synthetic tables).
+    report : Report
+        ``review.evaluate(review, ...)`` with every section the policy reads: the curated set
+        is re-evaluated with ``report.sections``, ``report.options``, ``report.seed`` and
+        ``report.context``.
+    name : str
+        The candidate.
+    policy : Policy
+    thresholds : Thresholds, optional
+        The audit's thresholds (default ``Thresholds()``, holdout-calibrated).
+    curate_when : {"failing", "always", "never"}
+        Curate only a candidate that fails the policy as submitted (what a decision needs: the
+        dashboard's run), always (the CLI's ``--curate`` writes every curated file), or never.
+    reuse : CandidateRelease, optional
+        A previous release of this candidate from the same review and report: its audit and
+        curated evaluation are kept when the thresholds are equal, so only the judgement is
+        redone (e.g. after a policy change).
+    device, progress
+        As for ``review.evaluate`` (the curated re-evaluation).
+
+    Returns
+    -------
+    CandidateRelease
+    """
+    if name not in report.candidates:
+        raise KeyError(f"name must be a candidate of the report {list(report.candidates)}; "
+                       f"got {name!r} instead")  # fmt: skip
+    chosen = thresholds or Thresholds()
+    same = reuse is not None and reuse.name == name and (
+        reuse.audit is None or reuse.audit.thresholds == chosen
+    )
+    audit = reuse.audit if same and reuse is not None else audit_candidate(report, name, chosen)
+    content = report.candidates[name].to_dict()
+    verdicts = judge_audited(
+        policy, content, copies=audit.copies if audit is not None else None, kind=report.kind
+    )
+    wanted = curate_when == "always" or (curate_when == "failing" and verdicts.overall == "fail")
+    curated = None
+    if wanted and audit is not None:
+        if same and reuse is not None and reuse.curated is not None:
+            curated = _rejudged(reuse.curated, policy, report.kind)
+        else:
+            curated = _curate(review, report, name, audit, policy, device=device,
+                              progress=progress)  # fmt: skip
+    return CandidateRelease(name, content, audit, verdicts, curated, policy_key(policy))
+
+
+@dataclass(frozen=True)
+class Release:
+    """A whole review's release: each candidate's :class:`CandidateRelease` and the files.
+
+    Attributes
+    ----------
+    files : dict of str to bytes
+        ``release.bundle.build_release`` output (report.json, report.html, per-candidate
+        CSV / Parquet, manifest.json).
+    candidates : dict of str to CandidateRelease
+    policy : Policy
+    controls : PlantedControls or None
+    """
+
+    files: dict[str, bytes]
+    candidates: dict[str, CandidateRelease]
+    policy: Policy
+    controls: PlantedControls | None = None
+
+    @property
+    def decisions(self) -> dict[str, Decision]:
+        """One decision per candidate, as the CLI prints it and ``report.json`` files it."""
+        return {n: c.decision for n, c in self.candidates.items()}
+
+    @property
+    def verdicts(self) -> dict[str, Verdicts]:
+        """The policy applied to each candidate as submitted."""
+        return {n: c.verdicts for n, c in self.candidates.items()}
+
+    @property
+    def after_verdicts(self) -> dict[str, Verdicts]:
+        """The policy applied to each curated version (curated candidates only)."""
+        return {n: c.curated.verdicts for n, c in self.candidates.items() if c.curated}
+
+    @property
+    def audits(self) -> dict[str, pd.DataFrame]:
+        """Each audited candidate's audit table."""
+        return {n: c.audit.audit for n, c in self.candidates.items() if c.audit is not None}
+
+    @property
+    def curations(self) -> dict[str, CurationResult]:
+        """Each curated candidate's kept and removed rows."""
+        return {n: c.curated.curation for n, c in self.candidates.items() if c.curated}
+
+    @property
+    def reattacks(self) -> dict[str, Reattack]:
+        """Each curated candidate's re-attack (a candidate with rows left)."""
+        return {
+            n: c.curated.reattack
+            for n, c in self.candidates.items()
+            if c.curated is not None and c.curated.reattack is not None
+        }
+
+    @property
+    def failed(self) -> dict[str, list[object]]:
+        """Candidate -> the rules it fails as submitted, for candidates that fail."""
+        return {n: list(v.failed) for n, v in self.verdicts.items() if v.overall == "fail"}
+
+    @property
+    def exit_code(self) -> int:
+        """``judgement.decision.exit_code`` of the decisions (README "Exit codes")."""
+        return exit_code(self.decisions)
+
+
+def release_files(
+    report: Report,
+    candidates: Mapping[str, CandidateRelease],
+    *,
+    policy: Policy,
+    review: Review,
+    controls: PlantedControls | None = None,
+    signoff: Mapping[str, SignOff] | None = None,
+    params: Mapping[str, object] | None = None,
+    timestamp: datetime | None = None,
+) -> dict[str, bytes]:
+    """Every release file of ``candidates`` (``release.bundle.build_release``).
+
+    A candidate of the report missing from ``candidates`` is an error: a record never files a
+    review with a candidate left unjudged.
+    """
+    missing = [n for n in report.candidates if n not in candidates]
+    if missing:
+        raise ValueError(
+            f"candidates must hold a release of every candidate of the report; missing {missing}"
+        )
+    return build_release(
+        report.to_dict(),
+        audits={n: c.audit.record() for n, c in candidates.items() if c.audit is not None},
+        curations={n: c.curated.curation for n, c in candidates.items() if c.curated},
+        verdicts={n: c.verdicts for n, c in candidates.items()},
+        policy=policy,
+        after={n: c.curated.content for n, c in candidates.items() if c.curated},
+        after_verdicts={n: c.curated.verdicts for n, c in candidates.items() if c.curated},
+        reattacks={
+            n: c.curated.reattack
+            for n, c in candidates.items()
+            if c.curated is not None and c.curated.reattack is not None
+        },
+        controls=controls,
+        signoff=signoff,
+        schema=review.schema,
+        params=params,
+        timestamp=timestamp,
+    )
+
+
+def review_release(
+    review: Review,
+    report: Report,
+    *,
+    policy: Policy | None = None,
+    thresholds: Thresholds | Mapping[str, Thresholds] | None = None,
+    curate: bool = False,
+    controls: bool = False,
+    control_rows: int | None = None,
+    signoff: Mapping[str, SignOff] | None = None,
+    params: Mapping[str, object] | None = None,
+    device: str = "cpu",
+    progress: Progress | None = None,
+    timestamp: datetime | None = None,
+) -> Release:
+    """:func:`release_candidate` for every candidate, then every release file.
+
+    Parameters
+    ----------
+    review : Review
+    report : Report
+        From ``review.evaluate(review, ...)``.
+    policy : Policy, optional
+        Default: ``judgement.policy.load_policy()``.
+    thresholds : Thresholds or mapping of candidate name to Thresholds, optional
+        Default: ``Thresholds()`` (holdout-calibrated rules, 1 % quantile).
+    curate : bool
+        Curate every candidate, re-evaluate, re-attack and write its curated files (the CLI's
+        ``--curate``; the decision *release after curation* needs it). Without it no candidate
+        is curated, and one that fails as submitted is *do not release*.
+    controls : bool
+        Add the planted-leak control table (table reviews with a holdout of at least 20 rows).
+    control_rows : int, optional
+        Rows per control candidate (default ``min(n_holdout // 2, 1000)``).
+    signoff : mapping of str to SignOff, optional
+        The meeting's sign-off per candidate, filed in ``report.json`` and ``report.html``.
+    params, timestamp
+        Manifest parameters and the record's time (default now).
+    """
+    policy = policy if policy is not None else load_policy()
+    candidates = {}
+    for name in report.candidates:
+        chosen = thresholds.get(name) if isinstance(thresholds, Mapping) else thresholds
+        candidates[name] = release_candidate(
+            review,
+            report,
+            name,
+            policy=policy,
+            thresholds=chosen,
+            curate_when="always" if curate else "never",
+            device=device,
+            progress=progress,
+        )
+    control_table = None
+    if controls and review.kind == "table" and review.holdout is not None:
+        control_table = planted_controls(
+            review,
+            report,
+            n_rows=control_rows,
+            policy=policy,
+            thresholds=thresholds if isinstance(thresholds, Thresholds) else None,
+        )
+    files = release_files(
+        report,
+        candidates,
+        policy=policy,
+        review=review,
+        controls=control_table,
+        signoff=signoff,
+        params=params,
+        timestamp=timestamp,
+    )
+    return Release(files, candidates, policy, control_table)
