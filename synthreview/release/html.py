@@ -1,19 +1,27 @@
-"""``report.html``: one self-contained, offline, printable file for the governance board.
+"""``report.html``: the filed record of a release, one self-contained, offline, printable file.
 
-plotly.js is inlined once (``include_plotlyjs=True`` on the first figure, ``False`` after), no
-CDN, no web fonts, no external stylesheet: the file renders on an air-gapped laptop and prints
-with one figure per block. Every value is HTML-escaped (candidate and column names come from
-user files).
+The page opens with each candidate's decision and reason in the Overview's words and colours
+(:data:`synthreview.judgement.verdicts.DECISION_STYLE`), then the meeting's sign-off, the load
+notices, the policy (name and sha256), the inputs (sha256), the options, the versions, and then
+the evidence: key figures, the scorecard and rule verdicts, audit, curation, re-attack, planted
+controls and the glucose tables.
+
+It is rendered from the Jinja2 templates in ``synthreview/release/templates/``
+(:mod:`synthreview.release.templating`: autoescaping on, ``StrictUndefined``). Every string from
+the record is escaped by the template engine; the only markup the page takes from Python is the
+plotly figure HTML, built here from figure objects with plotly.js inlined once (no CDN, no web
+fonts, no external stylesheet), so the file renders on an air-gapped laptop.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import plotly.graph_objects as go
 import plotly.io as pio
+from markupsafe import Markup
 
 from synthreview.figures.audit import (
     before_after_bars,
@@ -22,225 +30,162 @@ from synthreview.figures.audit import (
     scorecard_table,
 )
 from synthreview.figures.frontier import frontier_points, privacy_utility_frontier
-from synthreview.figures.style import VERDICT_COLORS
 from synthreview.judgement.policy import HEADLINES, headline_scores
-from synthreview.release.glucose_html import glucose_section
-
-_CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif;
-       margin: 2rem auto; max-width: 1100px; color: #222; line-height: 1.4; padding: 0 1rem; }
-h1 { font-size: 1.8rem; margin-bottom: 0.2rem; } h2 { border-bottom: 2px solid #ddd; }
-table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.95rem; }
-th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
-th { background: #f2f2f2; }
-.light { display: inline-block; width: 0.9em; height: 0.9em; border-radius: 50%;
-         margin-right: 0.35em; vertical-align: -0.1em; border: 1px solid #666; }
-.verdict { font-weight: bold; text-transform: uppercase; }
-.muted { color: #666; font-size: 0.9rem; }
-.warn { color: #7f1d1d; font-weight: bold; } .mono { font-family: monospace; font-size: 0.85rem; }
-.figure { margin: 1rem 0 2rem; break-inside: avoid; page-break-inside: avoid; }
-@media print {
-  body { margin: 0; max-width: none; font-size: 10.5pt; }
-  h2 { break-before: auto; break-after: avoid; }
-  .figure, table, section.candidate { break-inside: avoid; page-break-inside: avoid; }
-  .light, th { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
-  .modebar-container { display: none !important; }
-}
-"""
-
-
-def _e(value: Any) -> str:
-    return html.escape("" if value is None else str(value))
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return _e(value)
-
-
-def _share(value: Any) -> str:
-    return "–" if not isinstance(value, (int, float)) else f"{value:.1%}"
-
-
-def _light(verdict: str) -> str:
-    colour = VERDICT_COLORS.get(verdict, VERDICT_COLORS["n/a"])
-    return (
-        f'<span class="light" style="background:{colour}"></span>'
-        f'<span class="verdict">{_e(verdict)}</span>'
-    )
-
-
-def _as_dict(verdicts: Any) -> dict[str, Any]:
-    return verdicts.to_dict() if hasattr(verdicts, "to_dict") else dict(verdicts)
-
-
-def _reference(ref: float | None) -> str:
-    return "" if ref is None else f' <span class="muted">(holdout {_fmt(ref)})</span>'
-
-
-def _scorecard(candidates: Mapping[str, Any], verdicts: Mapping[str, Any]) -> str:
-    head = "".join(f"<th>{_e(label)}</th>" for label in HEADLINES.values())
-    rows = []
-    for name, candidate in candidates.items():
-        scores = headline_scores(candidate)
-        cells = "".join(f"<td>{_fmt(v)}{_reference(ref)}</td>" for v, ref in scores.values())
-        overall = _as_dict(verdicts[name])["overall"] if name in verdicts else "n/a"
-        rows.append(f"<tr><th>{_e(name)}</th><td>{_light(overall)}</td>{cells}</tr>")
-    return f"<table><tr><th>candidate</th><th>verdict</th>{head}</tr>{''.join(rows)}</table>"
-
-
-def _verdict_details(name: str, verdicts: Any) -> str:
-    v = _as_dict(verdicts)
-    rows = "".join(
-        f"<tr><td>{_e(r['rule'])}</td><td>{_light(r['verdict'])}</td><td>{_fmt(r['value'])}</td>"
-        f"<td>{'≤' if r['direction'] == 'lower' else '≥'} {_fmt(r['pass'])}</td>"
-        f"<td>{'>' if r['direction'] == 'lower' else '<'} {_fmt(r['fail'])}</td>"
-        f"<td>{_e(r['description'])}</td><td class='muted'>{_e(r['note'])}</td></tr>"
-        for r in v["rules"].values()
-    )
-    return (
-        f"<h3>{_e(name)}: {_light(v['overall'])}</h3>"
-        "<table><tr><th>rule</th><th>verdict</th><th>value</th><th>pass</th><th>fail</th>"
-        f"<th>what</th><th>note</th></tr>{rows}</table>"
-    )
-
+from synthreview.metrics.registry import get as metric_info
+from synthreview.release.export import versions
+from synthreview.release.glucose_html import glucose_context
+from synthreview.release.templating import render
 
 #: a rule that removes more than this share of a fresh real sample is flagged in the report
 REAL_LOSS_WARNING = 0.03
+#: plotly.js's default address for map outlines (geo figures only; none in this report): the
+#: inlined library is given a local default instead, so the file names no CDN at all
+_TOPOJSON_CDN = 'dflt:"https://cdn.plot.ly/un/"'
+_TOPOJSON_LOCAL = 'dflt:"./topojson/"'
 
 
-def _audit_section(content: Mapping[str, Any]) -> str:
-    parts = []
-    for name, audit in (content.get("audit") or {}).items():
-        rows = []
-        for r in audit["rules"]:
-            expected = r.get("expected_fpr")
-            reference = r.get("reference_share")
-            real_loss = max(x for x in (expected, reference, 0.0) if isinstance(x, (int, float)))
-            warn = (
-                ' <span class="warn">removes more than a few % of real data</span>'
-                if real_loss > REAL_LOSS_WARNING
-                else ""
+@dataclass(frozen=True)
+class ScoreCell:
+    """One headline metric of one candidate.
+
+    ``missing`` says why ``value`` is None: ``"not computed"`` (the section is not in this
+    record), ``"failed"`` (the section raised) or ``"not measured"`` (the section ran but this
+    metric has no value, e.g. no target column for TSTR); empty when there is a value.
+    """
+
+    value: float | None
+    reference: float | None
+    missing: str
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """A candidate's scorecard row: its overall verdict (None: not judged) and headline cells."""
+
+    name: str
+    verdict: str | None
+    cells: tuple[ScoreCell, ...]
+
+
+@dataclass(frozen=True)
+class AuditRuleRow:
+    """One audit rule's summary row and whether it removes too much real data."""
+
+    rule: Mapping[str, Any]
+    real_loss_warning: bool
+
+
+@dataclass(frozen=True)
+class AuditView:
+    """One audited candidate: the ``report.json`` audit entry, its rows and its curation."""
+
+    name: str
+    audit: Mapping[str, Any]
+    rules: tuple[AuditRuleRow, ...]
+    curation: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class SectionFailure:
+    """A section that raised for a candidate, with its recorded message."""
+
+    candidate: str
+    section: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ControlsView:
+    """The planted-leak control table: the record and the columns its rows share."""
+
+    controls: Mapping[str, Any]
+    rules: tuple[str, ...]
+    attacks: tuple[str, ...]
+
+
+def candidate_names(content: Mapping[str, Any]) -> list[str]:
+    """Every candidate of the record: those reviewed, then any only a decision names."""
+    names = [str(n) for n in content["candidates"]]
+    names += [str(n) for n in content.get("decisions") or {} if str(n) not in names]
+    return names
+
+
+def _missing(candidate: Mapping[str, Any], section: str) -> str:
+    if section in (candidate.get("errors") or {}):
+        return "failed"
+    if section not in candidate:
+        return "not computed"
+    return "not measured"
+
+
+def _k(content: Mapping[str, Any]) -> int:
+    rule = ((content.get("policy") or {}).get("rules") or {}).get("k_marginal") or {}
+    k = rule.get("k", 2)
+    return k if isinstance(k, int) and not isinstance(k, bool) else 2
+
+
+def scorecard(content: Mapping[str, Any]) -> tuple[list[str], list[ScoreRow]]:
+    """Headline labels and one :class:`ScoreRow` per reviewed candidate.
+
+    The k-marginal column uses the policy's ``k`` (2 when the record has no policy). A value
+    that is missing says why: its section was not computed, failed, or ran without it.
+    """
+    k = _k(content)
+    labels = [f"{k}-marginal" if key == "k_marginal" else label for key, label in HEADLINES.items()]
+    verdicts = content.get("verdicts") or {}
+    rows = []
+    for name, candidate in content["candidates"].items():
+        candidate = candidate or {}
+        cells = tuple(
+            ScoreCell(
+                value,
+                reference,
+                "" if value is not None else _missing(candidate, metric_info(key).section),
             )
-            active = r.get("active", True)
-            rows.append(
-                f"<tr><td>{_e(r['label'])}{'' if active else ' (off)'}</td><td>{r['flagged']}</td>"
-                f"<td>{r['only']}</td><td>{_share(r.get('share'))}</td>"
-                f"<td>{_share(expected)}{warn}</td><td>{_share(reference)}</td>"
-                f"<td>{_fmt(r.get('threshold'))}</td></tr>"
-            )
-        thresholds = ", ".join(
-            f"{_e(k)} = {_fmt(v)}" for k, v in (audit["thresholds"] or {}).items()
+            for key, (value, reference) in headline_scores(candidate, k=k).items()
         )
-        after = (content.get("curation") or {}).get(name)
-        kept = f"; {after['n_kept']} rows kept in the curated file" if after else ""
-        copies = audit.get("copies") or {}
-        copy_line = (
-            f"<p>Flagged as copies: {copies.get('flagged')} of {copies.get('n_rows')} rows "
-            f"({_share(copies.get('share'))}); a fresh real sample: "
-            f"{_share(copies.get('reference'))}. Authenticity ratio measured in the "
-            f"{_e(audit.get('ratio_space'))} space.</p>"
-            if copies
-            else ""
+        judged = verdicts.get(name)
+        rows.append(ScoreRow(str(name), judged["overall"] if judged else None, cells))
+    return labels, rows
+
+
+def _real_loss(rule: Mapping[str, Any]) -> float:
+    shares = (rule.get("expected_fpr"), rule.get("reference_share"), 0.0)
+    return max(x for x in shares if isinstance(x, int | float) and not isinstance(x, bool))
+
+
+def audit_views(content: Mapping[str, Any]) -> list[AuditView]:
+    """Every audited candidate with its rule rows and its curation summary (when curated)."""
+    curation = content.get("curation") or {}
+    return [
+        AuditView(
+            str(name),
+            audit,
+            tuple(AuditRuleRow(r, _real_loss(r) > REAL_LOSS_WARNING) for r in audit["rules"]),
+            curation.get(name),
         )
-        parts.append(
-            f"<h3>{_e(name)}</h3><p>{audit['n_removed']} of {audit['n_rows']} rows removed{kept}. "
-            f"Thresholds: {thresholds}.</p>{copy_line}<table><tr><th>rule</th>"
-            "<th>rows flagged</th><th>flagged by this rule only</th><th>share of rows</th>"
-            "<th>a fresh real sample would lose (expected)</th>"
-            "<th>the holdout loses (leave-one-out)</th><th>threshold</th></tr>"
-            f"{''.join(rows)}</table>"
-        )
-    return "".join(parts)
+        for name, audit in (content.get("audit") or {}).items()
+    ]
 
 
-def _ci_text(ci: Any) -> str:
-    if not isinstance(ci, Sequence) or len(ci) != 2 or None in ci:
-        return ""
-    return f' <span class="muted">[{_fmt(ci[0])}, {_fmt(ci[1])}]</span>'
+def section_failures(content: Mapping[str, Any]) -> list[SectionFailure]:
+    """Every section recorded as failed (``candidates[name].errors``), in report order."""
+    return [
+        SectionFailure(str(name), str(section), str(message))
+        for name, candidate in content["candidates"].items()
+        for section, message in ((candidate or {}).get("errors") or {}).items()
+    ]
 
 
-def reattack_section(content: Mapping[str, Any]) -> str:
-    """Every attack before -> after curation, per candidate (report.json ``reattack``)."""
-    parts = []
-    for name, reattack in (content.get("reattack") or {}).items():
-        rows = "".join(
-            f"<tr><td>{_e(a['attack'])}</td>"
-            f"<td>{_fmt(a['auc_before'])}{_ci_text(a.get('auc_before_ci'))}</td>"
-            f"<td>{_fmt(a['auc_after'])}{_ci_text(a.get('auc_after_ci'))}</td>"
-            f"<td>{_fmt(a['tpr_before'])}{_ci_text(a.get('tpr_before_ci'))}</td>"
-            f"<td>{_fmt(a['tpr_after'])}{_ci_text(a.get('tpr_after_ci'))}</td>"
-            f"<td>{_light('fail') if a['worse'] else _light('pass')}</td></tr>"
-            for a in reattack.get("attacks") or []
-        )
-        note = f'<p class="muted">{_e(reattack.get("note"))}</p>' if reattack.get("note") else ""
-        parts.append(
-            f"<h3>{_e(name)}</h3>{note}<table><tr><th>attack</th><th>AUC before</th>"
-            "<th>AUC after</th><th>TPR at 1 % FPR before</th><th>TPR at 1 % FPR after</th>"
-            f"<th>worse beyond the before-interval?</th></tr>{rows}</table>"
-        )
-    return "".join(parts)
-
-
-def controls_section(content: Mapping[str, Any]) -> str:
-    """The planted-leak control table (report.json ``controls``)."""
+def controls_view(content: Mapping[str, Any]) -> ControlsView | None:
+    """The planted-leak controls with the recall and attack columns (None without controls)."""
     controls = content.get("controls")
     if not controls:
-        return ""
-    head = rows = ""
+        return None
     records = controls.get("rows") or []
     attacks = sorted({a for r in records for a in (r.get("attacks") or {})})
     rules = list((records[0].get("recall") or {}) if records else [])
-    head = (
-        "<tr><th>planted</th><th>rows removed</th><th>planted rows removed</th>"
-        + "".join(f"<th>recall: {_e(r.removeprefix('drop_'))}</th>" for r in rules)
-        + "".join(f"<th>{_e(a)} AUC / TPR@1%</th>" for a in attacks)
-        + "<th>verdict</th><th>failed rules</th></tr>"
-    )
-    for r in records:
-        cells = "".join(f"<td>{_share(r['recall'].get(rule))}</td>" for rule in rules)
-        cells += "".join(
-            f"<td>{_fmt((r['attacks'].get(a) or {}).get('auc'))} / "
-            f"{_fmt((r['attacks'].get(a) or {}).get('tpr_at_fpr_1pct'))}</td>"
-            for a in attacks
-        )
-        rows += (
-            f"<tr><td>{_share(r['planted_share'])}</td><td>{_share(r['removed_share'])}</td>"
-            f"<td>{_share(r['planted_recall'])}</td>{cells}<td>{_light(r['verdict'])}</td>"
-            f"<td>{_e(', '.join(r.get('failed') or []))}</td></tr>"
-        )
-    return (
-        f"<p>The same review on a fresh-like sample of {controls['n_base']} real rows the "
-        f"generator never saw (half of the holdout; the other {controls['n_holdout']} rows are "
-        "the reference), with training rows planted as exact copies (seed "
-        f"{_e(controls['seed'])}, attack sets of {_e(controls['max_attack'])} rows). It shows "
-        "what this review can and cannot see at this sample size.</p>"
-        f"<table>{head}{rows}</table>"
-    )
-
-
-def _inputs(content: Mapping[str, Any]) -> str:
-    rows = "".join(
-        f"<tr><td>{_e(i.get('name'))}</td><td>{_e(i.get('role'))}</td><td>{_fmt(i.get('rows'))}</td>"
-        f"<td>{_fmt(i.get('columns'))}</td><td class='mono'>{_e(i.get('sha256'))}</td></tr>"
-        for i in content.get("inputs") or []
-    )
-    return (
-        "<table><tr><th>name</th><th>role</th><th>rows</th><th>columns</th><th>sha256</th></tr>"
-        f"{rows}</table>"
-    )
-
-
-def _errors(candidates: Mapping[str, Any]) -> str:
-    items = [
-        f"<li>{_e(name)} – {_e(section)}: {_e(message)}</li>"
-        for name, c in candidates.items()
-        for section, message in (c.get("errors") or {}).items()
-    ]
-    return f"<h2>Sections that failed</h2><ul>{''.join(items)}</ul>" if items else ""
+    return ControlsView(controls, tuple(rules), tuple(attacks))
 
 
 def key_figures(content: Mapping[str, Any]) -> list[go.Figure]:
@@ -273,31 +218,18 @@ def key_figures(content: Mapping[str, Any]) -> list[go.Figure]:
     return figures
 
 
-def render_html(
-    report_dict: Mapping[str, Any],
-    figures: Sequence[go.Figure],
-    verdicts: Mapping[str, Any],
-) -> str:
-    """A self-contained HTML report: inputs, scorecard, verdicts, audit, figures.
+def figure_markup(figures: Sequence[go.Figure]) -> list[Markup]:
+    """Each figure as an HTML fragment; plotly.js inlined once, with the first.
 
-    Parameters
-    ----------
-    report_dict : mapping
-        ``report.json`` content (``export.release_dict``) or a plain ``Report.to_dict()``.
-    figures : sequence of plotly Figure
-        Drawn in order; plotly.js is inlined once with the first.
-    verdicts : mapping of candidate name to Verdicts or Verdicts.to_dict()
-        Falls back to ``report_dict["verdicts"]`` when empty.
-
-    Returns
-    -------
-    str
-        A complete HTML document that loads nothing from the network.
+    The only markup ``report.html`` takes from Python: plotly writes it from figure objects
+    (titles and labels inside are JSON-encoded by plotly, not pasted as HTML).
     """
-    verdicts = dict(verdicts) or dict(report_dict.get("verdicts") or {})
-    candidates = report_dict.get("candidates") or {}
     blocks = []
     for i, fig in enumerate(figures):
+        if not isinstance(fig, go.Figure):
+            raise TypeError(
+                f"figures[{i}] must be a plotly Figure; got {type(fig).__name__} instead"
+            )
         div = pio.to_html(
             fig,
             full_html=False,
@@ -306,36 +238,67 @@ def render_html(
             div_id=f"figure-{i}",
             config={"displaylogo": False, "responsive": True},
         )
-        blocks.append(f'<div class="figure">{div}</div>')
-    details = "".join(_verdict_details(n, v) for n, v in verdicts.items())
-    audit = _audit_section(report_dict)
-    reattack = reattack_section(report_dict)
-    controls = controls_section(report_dict)
-    glucose = glucose_section(candidates)
-    meta = (
-        f"synthreview {_e(report_dict.get('synthreview_version'))}"
-        f" · seed {_e(report_dict.get('seed'))}"
-        f" · sections {_e(', '.join(report_dict.get('sections') or []))}"
-        f" · generated {_e(report_dict.get('generated_at', ''))}"
+        if i == 0:
+            div = div.replace(_TOPOJSON_CDN, _TOPOJSON_LOCAL, 1)
+        # plotly's own output for a Figure object, never text from the record
+        blocks.append(Markup(div))
+    return blocks
+
+
+def render_html(
+    content: Mapping[str, Any],
+    figures: Sequence[go.Figure],
+    verdicts: Mapping[str, Any] | None = None,
+) -> str:
+    """The filed record as one self-contained HTML page.
+
+    Parameters
+    ----------
+    content : mapping
+        ``report.json`` content (``bundle.release_dict``) or a plain ``Report.to_dict()``; only
+        ``candidates`` is required. Read: ``decisions``, ``signoff``, ``notices``, ``policy``,
+        ``inputs``, ``options``, ``seed``, ``sections``, ``audit``, ``curation``, ``verdicts``,
+        ``curated_verdicts``, ``reattack``, ``controls``, ``versions`` (default: this machine's,
+        :func:`synthreview.release.export.versions`).
+    figures : sequence of plotly Figure
+        Drawn in order (e.g. :func:`key_figures`); plotly.js is inlined once with the first.
+    verdicts : mapping, optional
+        Accepted for older callers and ignored: the page shows the record's own ``verdicts``
+        and ``decisions``, so it cannot disagree with ``report.json``.
+
+    Returns
+    -------
+    str
+        A complete HTML document that loads nothing from the network.
+
+    Raises
+    ------
+    ValueError
+        ``content`` has no ``candidates`` mapping.
+    jinja2.UndefinedError
+        The record lacks a key the page needs: a field of an entry it has, e.g. a decision
+        without ``reason`` or an input without ``sha256``.
+    """
+    del verdicts  # the record's verdicts are the ones filed
+    if not isinstance(content, Mapping) or not isinstance(content.get("candidates"), Mapping):
+        got = type(content).__name__ if not isinstance(content, Mapping) else sorted(content)
+        raise ValueError(
+            f"content must be a report.json mapping with a 'candidates' mapping; got {got} instead"
+        )
+    labels, rows = scorecard(content)
+    return render(
+        "report.html",
+        content=content,
+        names=candidate_names(content),
+        decisions=content.get("decisions"),
+        signoff=content.get("signoff"),
+        headline_labels=labels,
+        scorecard_rows=rows,
+        audits=audit_views(content),
+        controls=controls_view(content),
+        failures=section_failures(content),
+        figures=figure_markup(figures),
+        versions=content.get("versions") or versions(),
+        real_loss_warning=REAL_LOSS_WARNING,
+        **glucose_context(content["candidates"]),
     )
-    escaping = report_dict.get("csv_formula_escaping")
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>synthreview release report</title><style>{_CSS}</style></head>
-<body>
-<h1>Synthetic data release report</h1>
-<p class="muted">{meta}</p>
-<h2>Inputs</h2>{_inputs(report_dict)}
-<h2>Scorecard</h2>{_scorecard(candidates, verdicts)}
-{"<h2>Policy verdicts</h2>" + details if details else ""}
-{"<h2>Audit and curation</h2>" + audit if audit else ""}
-{"<h2>Re-attack after curation</h2>" + reattack if reattack else ""}
-{"<h2>Planted-leak controls</h2>" + controls if controls else ""}
-{"<h2>Glucose: clinical consensus</h2>" + glucose if glucose else ""}
-{_errors(candidates)}
-<h2>Figures</h2>
-{"".join(blocks) if blocks else "<p>No figures.</p>"}
-{f'<p class="muted">{_e(escaping)}</p>' if escaping else ""}
-</body></html>
-"""
