@@ -6,7 +6,7 @@ imports streamlit, so the HTML report and the dashboard draw the same figures.
 
 from __future__ import annotations
 
-from synthreview.figures import audit, fidelity, glucose, privacy, utility
+from synthreview.figures import audit, fidelity, glucose, privacy, text, utility
 from synthreview.figures.style import apply_style, palette, source_color
 
 __all__ = [
@@ -17,5 +17,6 @@ __all__ = [
     "palette",
     "privacy",
     "source_color",
+    "text",
     "utility",
 ]

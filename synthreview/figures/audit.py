@@ -1,7 +1,8 @@
 """Figures of the audit and release step: scorecard, rule overlaps, before/after curation.
 
 Built from JSON-ready dicts (a candidate's ``to_dict()``, ``Verdicts.to_dict()``) or small
-frames, so ``report.html`` can be redrawn from a filed ``report.json`` alone.
+frames, so ``report.html`` can be redrawn from a filed ``report.json`` alone. Candidate names
+(and anything else from the record) are drawn as text (:func:`synthreview.figures.text.plot_text`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from synthreview.figures.style import (
     apply_style,
     palette,
 )
+from synthreview.figures.text import plot_text, plot_texts
 from synthreview.judgement.policy import HEADLINES, headline_scores
 
 _BEFORE_AFTER = ("ip_alpha", "ir_beta", "authenticity", "mia_auc", "dcr_share")
@@ -49,7 +51,7 @@ def scorecard_table(verdicts: Mapping[str, Any]) -> go.Figure:
     for v in by_name.values():
         rules += [r for r in v["rules"] if r not in rules]
     header = ["rule", *by_name]
-    cells: list[list[str]] = [[*rules, "overall"]]
+    cells: list[list[str]] = [[*plot_texts(rules), "overall"]]
     fills: list[list[str]] = [["white"] * (len(rules) + 1)]
     for v in by_name.values():
         texts, colours = [], []
@@ -66,7 +68,7 @@ def scorecard_table(verdicts: Mapping[str, Any]) -> go.Figure:
     fig = go.Figure(
         go.Table(
             header={
-                "values": header,
+                "values": plot_texts(header),
                 "font": {"size": 15},
                 "fill_color": "#eeeeee",
                 "align": "left",
@@ -94,7 +96,7 @@ def rule_overlap_bars(overlaps: pd.DataFrame | Sequence[Mapping[str, Any]]) -> g
     fig = go.Figure(
         go.Bar(
             x=frame["n_rows"],
-            y=frame["rules"],
+            y=plot_texts(frame["rules"]),
             orientation="h",
             marker_color=palette(0),
             text=frame["n_rows"],
@@ -123,7 +125,7 @@ def before_after_bars(before: Mapping[str, Any], after: Mapping[str, Any]) -> go
                 continue
             scores = headline_scores(source)
             fig.add_bar(
-                name=f"{name} ({stage})",
+                name=plot_text(f"{name} ({stage})"),
                 x=labels,
                 y=[scores[k][0] for k in _BEFORE_AFTER],
                 marker_color=palette(i),
@@ -183,7 +185,7 @@ def fidelity_curves(candidates: Mapping[str, Any], *, curve: str = "alpha") -> g
             x=points[axis],
             y=points["value"],
             mode="lines",
-            name=label,
+            name=plot_text(label),
             line={
                 "color": palette(bases.index(base)),
                 "dash": "dash" if label.endswith("(curated)") else "solid",

@@ -3,7 +3,8 @@
 Builders take result objects from :mod:`synthreview.metrics.fidelity.section` (``reports`` maps a
 candidate name to its ``FidelityReport``) or the tidy frames of
 :mod:`synthreview.metrics.fidelity.features`. The ideal diagonal is green and dotted, the holdout
-reference grey and dashed, candidates take ``palette(i)`` in the order given.
+reference grey and dashed, candidates take ``palette(i)`` in the order given. Candidate, column
+and category names are drawn as text (:func:`synthreview.figures.text.plot_text`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from synthreview.figures.style import (
     palette,
     source_color,
 )
+from synthreview.figures.text import plot_text, plot_texts
 
 REFERENCE = "holdout reference"
 
@@ -55,8 +57,9 @@ def precision_recall_curves(reports: Mapping[str, object]) -> go.Figure:
         precision, recall = report.alpha_precision_curve, report.beta_recall_curve
         for col, x, y in ((1, precision.alpha, precision.value), (2, recall.beta, recall.value)):
             fig.add_trace(
-                go.Scatter(x=x, y=y, mode="lines+markers", name=name, marker={"size": 4},
-                           line={"color": palette(i)}, showlegend=col == 1, legendgroup=name),
+                go.Scatter(x=x, y=y, mode="lines+markers", name=plot_text(name),
+                           marker={"size": 4}, line={"color": palette(i)}, showlegend=col == 1,
+                           legendgroup=plot_text(name)),
                 row=1, col=col,
             )  # fmt: skip
     fig.update_xaxes(range=[0, 1], title_text="α", row=1, col=1)
@@ -69,18 +72,20 @@ def pca_scatter(frame: pd.DataFrame, candidates: list[str]) -> go.Figure:
     """Scatter of a :func:`pca_projection` frame; points carry ``[source, row_id]`` customdata.
 
     One trace per source, so selections return ``customdata`` that names the row unambiguously
-    (point indices restart in every trace).
+    (point indices restart in every trace). ``customdata`` keeps the source name as given (the
+    page looks rows up by it); the hover label shows it from ``text``, escaped.
     """
     fig = go.Figure()
     for source, part in frame.groupby("source", sort=False):
         fig.add_trace(
             go.Scattergl(
-                x=part["PC1"], y=part["PC2"], mode="markers", name=str(source),
+                x=part["PC1"], y=part["PC2"], mode="markers", name=plot_text(source),
+                text=[plot_text(source)] * len(part),
                 marker={"color": source_color(str(source), candidates), "size": 5, "opacity": 0.6},
                 customdata=np.array(
                     [[str(source), int(row)] for row in part["row_id"]], dtype=object
                 ).reshape(-1, 2),
-                hovertemplate="%{customdata[0]} row %{customdata[1]}<extra></extra>",
+                hovertemplate="%{text} row %{customdata[1]}<extra></extra>",
             )
         )  # fmt: skip
     fig.update_layout(dragmode="lasso", xaxis_title="PC1", yaxis_title="PC2")
@@ -97,19 +102,21 @@ def feature_overlay(
         if kind == "numeric":
             numbers = pd.to_numeric(series, errors="coerce").dropna()
             fig.add_trace(
-                go.Histogram(x=numbers, name=source, histnorm="probability density",
+                go.Histogram(x=numbers, name=plot_text(source), histnorm="probability density",
                              opacity=0.55, marker_color=color, nbinsx=40)
             )  # fmt: skip
         else:
             shares = series.astype("string").fillna("(missing)").value_counts(normalize=True)
             fig.add_trace(
-                go.Bar(x=shares.index.astype(str), y=shares.to_numpy(), name=source,
-                       marker_color=color)
+                go.Bar(x=plot_texts(shares.index.astype(str)), y=shares.to_numpy(),
+                       name=plot_text(source), marker_color=color)
             )  # fmt: skip
     if kind == "numeric":
-        fig.update_layout(barmode="overlay", xaxis_title=column, yaxis_title="density")
+        fig.update_layout(barmode="overlay", xaxis_title=plot_text(column), yaxis_title="density")
     else:
-        fig.update_layout(barmode="group", xaxis_title=column, yaxis_title="share of rows")
+        fig.update_layout(
+            barmode="group", xaxis_title=plot_text(column), yaxis_title="share of rows"
+        )
     return apply_style(fig, height=400)
 
 
@@ -128,7 +135,7 @@ def authenticity_histogram(reports: Mapping[str, object]) -> go.Figure:
         finite = ratio[np.isfinite(ratio)]
         log_ratio = np.log10(np.clip(finite, 1e-6, None))
         fig.add_trace(
-            go.Histogram(x=log_ratio, name=name, histnorm="probability", opacity=0.55,
+            go.Histogram(x=log_ratio, name=plot_text(name), histnorm="probability", opacity=0.55,
                          marker_color=color, nbinsx=50)
         )  # fmt: skip
     fig.add_vline(x=0.0, line={"color": "black", "dash": "dash"})

@@ -21,6 +21,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from synthreview.figures.style import HOLDOUT_COLOR, apply_style, palette
+from synthreview.figures.text import plot_text
 from synthreview.judgement.rules import measure_k_marginal, measure_mia_tpr, measure_tstr_trtr_ratio
 
 #: TPR of an attacker with no advantage at the 1 % false-positive operating point
@@ -129,12 +130,13 @@ def privacy_utility_frontier(
         else:
             color = palette(order.index(p.candidate))
             symbol = "circle-open" if p.kind == "curated" else "circle"
+        label = plot_text(p.name)  # a candidate's file name: drawn as text, never as markup
         fig.add_trace(
             go.Scatter(
-                x=[p.risk], y=[p.utility], mode="markers+text", name=p.name, text=[p.name],
+                x=[p.risk], y=[p.utility], mode="markers+text", name=label, text=[label],
                 textposition="top center",
                 marker={"color": color, "size": 14, "symbol": symbol, "line": {"width": 2}},
-                hovertemplate=f"{p.name}<br>attacker hits at 1 % false alarms: %{{x:.1%}}"
+                hovertemplate=f"{label}<br>attacker hits at 1 % false alarms: %{{x:.1%}}"
                 f"<br>utility: %{{y:.3g}}<extra></extra>",
             )
         )  # fmt: skip

@@ -2,7 +2,8 @@
 
 Every builder takes result objects or trace arrays and returns a ``plotly.graph_objects.Figure``
 styled with :func:`synthreview.figures.style.apply_style`. Sources are coloured like the rest
-of the dashboard: real blue, holdout grey, candidates from :func:`palette`.
+of the dashboard: real blue, holdout grey, candidates from :func:`palette`. Source and model
+names and titles are drawn as text (:func:`synthreview.figures.text.plot_text`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from sklearn.decomposition import PCA
 
 from synthreview.embeddings.lstm_autoencoder import fill_gaps
 from synthreview.figures.style import apply_style, source_color
+from synthreview.figures.text import plot_text, plot_texts
 
 #: the fixed colour scale of every heatmap (GlucoSynth appendix C.1), mg/dL
 HEATMAP_RANGE_MG_DL = (40.0, 400.0)
@@ -72,7 +74,11 @@ def trace_heatmaps(
     """
     names = list(traces)
     fig = make_subplots(
-        rows=1, cols=len(names), subplot_titles=names, shared_yaxes=True, horizontal_spacing=0.02
+        rows=1,
+        cols=len(names),
+        subplot_titles=plot_texts(names),
+        shared_yaxes=True,
+        horizontal_spacing=0.02,
     )
     rng = np.random.default_rng(seed)
     lo, hi = HEATMAP_RANGE_MG_DL
@@ -88,7 +94,9 @@ def trace_heatmaps(
                 zmax=hi,
                 colorscale="Viridis",
                 coloraxis="coloraxis",
-                hovertemplate="%{x}<br>trace %{y}<br>%{z:.0f} mg/dL<extra>" + name + "</extra>",
+                hovertemplate="%{x}<br>trace %{y}<br>%{z:.0f} mg/dL<extra>"
+                + plot_text(name)
+                + "</extra>",
             ),
             row=1,
             col=col,
@@ -109,7 +117,7 @@ def variance_distributions(samples: Mapping[str, pd.DataFrame]) -> go.Figure:
         fig.add_trace(
             go.Histogram(
                 x=frame["variance"],
-                name=name,
+                name=plot_text(name),
                 histnorm="probability density",
                 opacity=0.55,
                 marker_color=colors[name],
@@ -142,7 +150,7 @@ def trace_pca(
                 x=z[:, 0],
                 y=z[:, 1],
                 mode="markers",
-                name=name,
+                name=plot_text(name),
                 marker={"color": colors[name], "size": 6, "opacity": 0.6},
             )
         )
@@ -232,7 +240,7 @@ def clarke_zone_bars(
     for zone, color in zone_colors.items():
         fig.add_trace(
             go.Bar(
-                y=names,
+                y=plot_texts(names),
                 x=[percent[n][zone] for n in names],
                 name=zone,
                 orientation="h",
@@ -249,7 +257,7 @@ def forecast_rmse(rmse: Mapping[str, float], *, trtr_rmse: float) -> go.Figure:
     colors = _colors(names)
     fig = go.Figure(
         go.Bar(
-            x=names,
+            x=plot_texts(names),
             y=[rmse[n] for n in names],
             name="TSTR",
             marker_color=[colors[n] for n in names],
@@ -281,18 +289,20 @@ def agp_overlay(
         hours = np.asarray(profile.minutes) / 60.0
         p = profile.percentiles
         color = colors[name]
+        label = plot_text(name)
         fig.add_trace(go.Scatter(x=hours, y=p[75], mode="lines", line={"width": 0},
-                                 showlegend=False, legendgroup=name, hoverinfo="skip"))  # fmt: skip
+                                 showlegend=False, legendgroup=label,
+                                 hoverinfo="skip"))  # fmt: skip
         fig.add_trace(
             go.Scatter(x=hours, y=p[25], mode="lines", line={"width": 0}, fill="tonexty",
-                       fillcolor=color, opacity=0.25, name=f"{name} 25–75 %", legendgroup=name,
+                       fillcolor=color, opacity=0.25, name=f"{label} 25–75 %", legendgroup=label,
                        showlegend=False)
         )  # fmt: skip
-        fig.add_trace(go.Scatter(x=hours, y=p[50], mode="lines", name=name, legendgroup=name,
+        fig.add_trace(go.Scatter(x=hours, y=p[50], mode="lines", name=label, legendgroup=label,
                                  line={"color": color, "width": 2}))  # fmt: skip
         for q in (5, 95):
-            fig.add_trace(go.Scatter(x=hours, y=p[q], mode="lines", legendgroup=name,
-                                     showlegend=False, name=f"{name} {q} %",
+            fig.add_trace(go.Scatter(x=hours, y=p[q], mode="lines", legendgroup=label,
+                                     showlegend=False, name=f"{label} {q} %",
                                      line={"color": color, "width": 1, "dash": "dot"}))  # fmt: skip
     fig.update_layout(xaxis_title="time of day (h)", yaxis_title="glucose (mg/dL)",
                       xaxis={"range": [0, 24], "dtick": 3})  # fmt: skip

@@ -2,7 +2,9 @@
 
 Builders take :class:`~synthreview.metrics.privacy.section.PrivacyReport` objects (one per
 candidate)
-and return plotly figures, DataFrames or pandas Stylers; no Streamlit here.
+and return plotly figures, DataFrames or pandas Stylers; no Streamlit here. Candidate names are
+drawn as text in figures (:func:`synthreview.figures.text.plot_text`); tables keep them as
+written (dataframe cells are plain text).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import plotly.graph_objects as go
 from pandas.io.formats.style import Styler
 
 from synthreview.figures.style import HOLDOUT_COLOR, VERDICT_COLORS, apply_style, palette
+from synthreview.figures.text import plot_text
 from synthreview.judgement.policy import Policy, load_policy, verdict_for_value
 from synthreview.judgement.verdicts import SEVERITY
 from synthreview.judgement.verdicts import style as verdict_style
@@ -55,7 +58,7 @@ def verdict_color(verdict: str) -> str:
 
 def _auc_label(attack) -> str:
     lo, hi = attack.auc_ci
-    name = ATTACK_LABELS.get(attack.attack, attack.attack)
+    name = plot_text(ATTACK_LABELS.get(attack.attack, attack.attack))
     return f"{name}: AUC {attack.auc:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
@@ -109,7 +112,8 @@ def dcr_histogram(reports: Mapping[str, object]) -> go.Figure:
                                    opacity=0.55, nbinsx=60))  # fmt: skip
     for i, (name, report) in enumerate(reports.items()):
         if report.dcr is not None:
-            fig.add_trace(go.Histogram(x=report.dcr.synthetic_to_train, name=f"{name} → train",
+            fig.add_trace(go.Histogram(x=report.dcr.synthetic_to_train,
+                                       name=plot_text(f"{name} → train"),
                                        histnorm="probability", marker_color=palette(i),
                                        opacity=0.55, nbinsx=60))  # fmt: skip
     fig.update_layout(barmode="overlay", xaxis_title="L2 distance to closest training row "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from synthreview.figures.text import plot_text
 from synthreview.judgement.verdicts import VERDICT_STYLE
 
 REAL_COLOR = "#1f77b4"
@@ -28,7 +29,11 @@ def source_color(source: str, candidates: list[str]) -> str:
 
 
 def apply_style(fig: go.Figure, *, title: str | None = None, height: int = 420) -> go.Figure:
-    """Apply the shared layout (white template, large fonts, legend on top) and return ``fig``."""
+    """Apply the shared layout (white template, large fonts, legend on top) and return ``fig``.
+
+    ``title`` is plain text (it may quote candidate or column names): it is drawn as written,
+    never as plotly markup.
+    """
     fig.update_layout(
         template="plotly_white",
         font={"size": 15},
@@ -37,5 +42,5 @@ def apply_style(fig: go.Figure, *, title: str | None = None, height: int = 420) 
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
     )
     if title:
-        fig.update_layout(title={"text": title, "x": 0})
+        fig.update_layout(title={"text": plot_text(title), "x": 0})
     return fig

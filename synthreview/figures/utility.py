@@ -3,6 +3,8 @@
 Every builder takes result objects from :mod:`synthreview.metrics.utility.section`;
 ``reports`` maps a
 candidate name to its ``UtilityReport``. The holdout reference is drawn in the holdout grey.
+Candidate, column, category and formula text is drawn as text
+(:func:`synthreview.figures.text.plot_text`); the summary table keeps names as written.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from synthreview.figures.style import (
     apply_style,
     palette,
 )
+from synthreview.figures.text import plot_text, plot_texts
 from synthreview.metrics.registry import REGISTRY, get
 from synthreview.metrics.utility.kmarginal import MarginalDifference
 from synthreview.metrics.utility.marginals import CorrelationError
@@ -171,9 +174,9 @@ def _diverging(z: np.ndarray) -> float:
 def correlation_heatmaps(correlation: CorrelationError, *, name: str = "synthetic") -> go.Figure:
     """Real, synthetic and difference (synthetic - real) Pearson correlation matrices."""
     diff = correlation.difference.to_numpy()
-    titles = ("real", name, f"difference ({name} − real)")
+    titles = plot_texts(("real", name, f"difference ({name} − real)"))
     fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.08)
-    labels = list(correlation.real.columns)
+    labels = plot_texts(correlation.real.columns)
     bound = _diverging(diff)
     for col, (z, zmax, bar_x) in enumerate(
         [
@@ -211,7 +214,9 @@ def k_marginal_bars(reports: Mapping[str, object]) -> go.Figure:
         km = report.candidate.k_marginal
         if km is not None:
             ks = [f"k = {k}" for k in km.scores]
-            fig.add_bar(name=name, x=ks, y=list(km.scores.values()), marker_color=palette(i))
+            fig.add_bar(
+                name=plot_text(name), x=ks, y=list(km.scores.values()), marker_color=palette(i)
+            )
         ref = report.holdout_reference
         if reference is None and ref is not None and ref.k_marginal is not None:
             reference = ref.k_marginal
@@ -237,8 +242,8 @@ def marginal_heatmap(marginal: MarginalDifference) -> go.Figure:
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=[str(c) for c in grid.columns],
-            y=[str(r) for r in grid.index],
+            x=plot_texts(grid.columns),
+            y=plot_texts(grid.index),
             zmin=-bound,
             zmax=bound,
             zmid=0,
@@ -248,7 +253,9 @@ def marginal_heatmap(marginal: MarginalDifference) -> go.Figure:
         )
     )
     height = int(min(900, max(320, 22 * len(grid.index) + 140)))
-    fig.update_layout(xaxis_title=col, yaxis_title=" | ".join(row_cols) or None)
+    fig.update_layout(
+        xaxis_title=plot_text(col), yaxis_title=plot_text(" | ".join(row_cols)) or None
+    )
     title = f"{' × '.join(marginal.columns)}: TVD {marginal.tvd:.3f}"
     return apply_style(fig, title=title, height=height)
 
@@ -277,12 +284,12 @@ def percentile_figure(reports: Mapping[str, object], column: str) -> go.Figure:
             fig.add_scatter(
                 x=rows["percentile"],
                 y=rows["synthetic"],
-                name=label,
+                name=plot_text(label),
                 line={"color": colour, "dash": "dot" if label == "holdout" else None},
                 customdata=rows["error"],
                 hovertemplate="p%{x}: %{y:.4g} (error %{customdata:.3f})",
             )
-    fig.update_layout(xaxis_title="percentile", yaxis_title=column)
+    fig.update_layout(xaxis_title="percentile", yaxis_title=plot_text(column))
     return apply_style(fig, title=f"Percentiles of {column}")
 
 
@@ -299,7 +306,10 @@ def group_error_bars(reports: Mapping[str, object], *, kind: str = "proportions"
                 continue
             by = result.by_group.assign(key=lambda t: t["group_by"] + "=" + t["group"].astype(str))
             mean = by.groupby("key", sort=True)["error"].mean()
-            fig.add_bar(name=label, x=mean.index, y=mean.to_numpy(), marker_color=colour)
+            fig.add_bar(
+                name=plot_text(label), x=plot_texts(mean.index), y=mean.to_numpy(),
+                marker_color=colour,
+            )  # fmt: skip
     what = "class proportions" if kind == "proportions" else "means (relative)"
     fig.update_layout(barmode="group", yaxis_title=f"mean absolute error of {what}")
     return apply_style(fig, title=f"Errors of {what} by group")
@@ -329,7 +339,7 @@ def efficacy_bars(reports: Mapping[str, object]) -> go.Figure:
             fig.add_bar(
                 x=rows["model"],
                 y=rows["tstr"],
-                name=f"TSTR: {name}",
+                name=plot_text(f"TSTR: {name}"),
                 marker_color=palette(i),
                 showlegend=j == 1,
                 row=1,
@@ -364,7 +374,7 @@ def ci_forest(reports: Mapping[str, object]) -> go.Figure:
             x=est,
             y=np.arange(len(terms)) + offset,
             mode="markers",
-            name=label,
+            name=plot_text(label),
             marker={"color": colour, "size": 9},
             error_x={
                 "type": "data",
@@ -376,7 +386,9 @@ def ci_forest(reports: Mapping[str, object]) -> go.Figure:
             hovertemplate="%{x:.4g}"
             + (" overlap %{customdata:.2f}" if side == "synthetic" else ""),
         )
-    fig.update_yaxes(tickvals=list(range(len(terms))), ticktext=terms, autorange="reversed")
+    fig.update_yaxes(
+        tickvals=list(range(len(terms))), ticktext=plot_texts(terms), autorange="reversed"
+    )
     fig.update_layout(xaxis_title="coefficient (95 % CI)")
     formula = next(r.candidate.ci_overlap for r in reports.values() if r.candidate.ci_overlap)
     return apply_style(
