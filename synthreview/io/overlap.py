@@ -6,7 +6,7 @@ fresh real sample. A holdout that holds the training rows themselves leaves the 
 non-members and every reference equal to the training data, so a leak reads as chance.
 
 Rows are compared on the analysed columns (numbers as float64, everything else as text, missing
-as its own value) by a 64-bit row hash, in O(n):
+as its own value) by a 64-bit row hash (:mod:`synthreview.io.row_hash`), in O(n):
 
 * the same rows with the same counts (the same table, perhaps re-ordered): refused, a
   :class:`~synthreview.errors.DataError` (exit 2) before anything is computed;
@@ -18,31 +18,15 @@ as its own value) by a 64-bit row hash, in O(n):
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from synthreview.errors import DataError
+from synthreview.io.row_hash import table_row_hashes
 from synthreview.io.schema import LoadedTable, Notice, Schema
 
-__all__ = ["OVERLAP_WARNING", "overlap_notices", "table_row_hashes"]
+__all__ = ["OVERLAP_WARNING", "overlap_notices"]
 
 #: share of holdout rows equal to a training row above which the review carries a warning
 OVERLAP_WARNING = 0.5
-
-
-def table_row_hashes(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
-    """One uint64 per row of ``frame[columns]``; equal rows hash equal.
-
-    Numbers are compared as float64 and every other cell as text, a missing cell as a value of
-    its own, so the hash depends on the rows' values only, never on their position.
-    """
-    norm = {}
-    for col in columns:
-        values = frame[col]
-        if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-            norm[col] = pd.to_numeric(values).astype("float64")
-        else:
-            norm[col] = values.astype("string").fillna("\x00missing")
-    return pd.util.hash_pandas_object(pd.DataFrame(norm), index=False).to_numpy()
 
 
 def overlap_notices(real: LoadedTable, holdout: LoadedTable | None, schema: Schema) -> list[Notice]:

@@ -18,6 +18,7 @@ import pandas as pd
 
 from synthreview.encoding import TabularEncoder
 from synthreview.errors import ConfigError, DataError, attempt
+from synthreview.io.row_hash import table_row_hashes, value_order
 from synthreview.io.schema import Schema
 from synthreview.metrics.privacy.attack_stats import AttackResult, attack_set
 from synthreview.metrics.privacy.attacks import encoded_nearest
@@ -124,14 +125,7 @@ def row_hashes(table: pd.DataFrame | np.ndarray) -> np.ndarray:
     """One uint64 per row; equal rows (same values, numbers compared as float64) hash equal."""
     if isinstance(table, np.ndarray):
         table = pd.DataFrame(np.asarray(table, dtype=np.float64))
-    norm = {}
-    for col in table.columns:
-        values = table[col]
-        if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-            norm[col] = pd.to_numeric(values).astype("float64")
-        else:
-            norm[col] = values.astype("string").fillna("\x00missing")
-    return pd.util.hash_pandas_object(pd.DataFrame(norm), index=False).to_numpy()
+    return table_row_hashes(table, list(table.columns))
 
 
 def distance_to_closest_record(
@@ -282,6 +276,27 @@ class PrivacyReport:
         )
 
 
+def _input_positions(
+    dcr: DCRResult, real_order: np.ndarray, holdout_order: np.ndarray | None
+) -> DCRResult:
+    """``dcr`` of value-ordered real and holdout rows, with positions and rows as input."""
+
+    def back(values: np.ndarray | None) -> np.ndarray | None:
+        if values is None or holdout_order is None:
+            return values
+        out = np.empty_like(values)
+        out[holdout_order] = values
+        return out
+
+    return replace(
+        dcr,
+        nearest_train_index=real_order[dcr.nearest_train_index],
+        holdout_to_train=back(dcr.holdout_to_train),
+        holdout_in_train=back(dcr.holdout_in_train),
+        holdout_repeated=back(dcr.holdout_repeated),
+    )
+
+
 def evaluate_privacy(
     real: pd.DataFrame,
     synthetic: pd.DataFrame,
@@ -331,6 +346,16 @@ def evaluate_privacy(
     errors: dict[str, str] = {}
     skipped: dict[str, str] = {}
     cols = schema.analysed
+    wp29_real, wp29_holdout = real, holdout  # the WP29 attacks order their inputs themselves
+    # attack sets, folds and subsamples are drawn by position: put real and holdout in an order
+    # defined by their values, so shuffling either file changes no estimate; rows reported back
+    # (vulnerable records, nearest training rows, per-holdout-row evidence) are input positions
+    real_order = value_order(real[cols])
+    real = real.iloc[real_order].reset_index(drop=True)
+    holdout_order = None
+    if holdout is not None:
+        holdout_order = value_order(holdout[cols])
+        holdout = holdout.iloc[holdout_order].reset_index(drop=True)
     real_x, synthetic_x = (
         encoder.transform(real, name="real"),
         encoder.transform(synthetic, name="synthetic"),
@@ -354,14 +379,14 @@ def evaluate_privacy(
                         lambda: vulnerable_records(attacks, members, k=n_vulnerable))  # fmt: skip
         if found is not None:
             masked = mask_rows(real[cols], found.rows, numeric=schema.numeric)
-            vulnerable = replace(found, values=masked)
+            vulnerable = replace(found, rows=real_order[found.rows], values=masked)
     if holdout is None:
         skipped["wp29"] = "needs a holdout table (the control attack)"
     else:
         step(0.6, "singling out, linkability, inference")
         wp29 = attempt("wp29", errors, lambda: wp29_risks(
-            real, synthetic, holdout, numeric=schema.numeric, categorical=schema.categorical,
-            seed=seed,
+            wp29_real, synthetic, wp29_holdout, numeric=schema.numeric,
+            categorical=schema.categorical, seed=seed,
         ))  # fmt: skip
     step(0.7, "distance to closest record")
     dcr = attempt("dcr", errors, lambda: distance_to_closest_record(
@@ -370,6 +395,8 @@ def evaluate_privacy(
         holdout_hashes=None if holdout is None else row_hashes(holdout[cols]),
         categorical_blocks=[encoder.groups[c] for c in schema.categorical], seed=seed,
     ))  # fmt: skip
+    if dcr is not None:
+        dcr = _input_positions(dcr, real_order, holdout_order)
     if holdout is None:
         skipped["dcr_share"] = "needs a holdout table"
     inference = None

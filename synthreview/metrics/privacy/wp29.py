@@ -19,6 +19,9 @@ Differences from anonymeter (ours is our own code on our pinned numpy/pandas):
 * singling out evaluates training and control rows at equal size (the larger set is subsampled)
   instead of fitting anonymeter's size-correction curve;
 * rates divide by the queries actually generated, not by the ``n_attacks`` requested;
+* row order never matters: the three tables are put in an order defined by their values
+  (:func:`~synthreview.io.row_hash.value_order`) before targets, queries and subsamples are
+  drawn, so shuffling any input gives the same risks (reported rows are input positions);
 * nearest rows use our exact Gower search (:func:`~synthreview.metrics.privacy.gower.gower_nearest`:
   a missing value is a level of its own) and a numeric inference guess is right when
   ``|guess - secret| <= tolerance * |guess|``.
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -36,6 +39,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from synthreview.errors import attempt
+from synthreview.io.row_hash import value_order
 from synthreview.metrics.privacy.gower import gower_nearest
 from synthreview.results import to_jsonable
 
@@ -466,6 +470,17 @@ class WP29Report:
         })  # fmt: skip
 
 
+def _input_rows(estimate: RiskEstimate | None, order: np.ndarray) -> RiskEstimate | None:
+    """``estimate`` with its rows (positions in the value-ordered table) as input positions."""
+    if estimate is None:
+        return None
+    rows = np.asarray(estimate.rows, dtype=np.int64)
+    found = rows >= 0  # singling out marks a query that isolated no training row with -1
+    mapped = rows.copy()
+    mapped[found] = order[rows[found]]
+    return replace(estimate, rows=mapped)
+
+
 def wp29_risks(
     real: pd.DataFrame,
     synthetic: pd.DataFrame,
@@ -483,6 +498,8 @@ def wp29_risks(
 
     Linkability splits the columns into their first and second half (column order);
     inference runs for each of ``secrets`` (default: every column, at most ``max_secrets``).
+    The result does not depend on the row order of any table (module docstring); ``rows`` of
+    each estimate are positions in ``real`` as given.
 
     Query subsample: linkability and each inference attack score ``n_inference_attacks``
     seeded training targets (and as many control rows), each against *every* synthetic row,
@@ -492,8 +509,12 @@ def wp29_risks(
     secrets x 2 x n targets x 50k rows).
     """
     cols = [c for c in real.columns if c in set(numeric) | set(categorical)]
-    real, synthetic = real[cols], synthetic[cols]
-    control = None if control is None else control[cols]
+    # every draw below is by position: put each table in an order defined by its values
+    real_order = value_order(real[cols])
+    real = real[cols].iloc[real_order].reset_index(drop=True)
+    synthetic = synthetic[cols].iloc[value_order(synthetic[cols])].reset_index(drop=True)
+    if control is not None:
+        control = control[cols].iloc[value_order(control[cols])].reset_index(drop=True)
     errors: dict[str, str] = {}
 
     def run(name: str, fn):  # one failing risk must not hide the others
@@ -518,4 +539,11 @@ def wp29_risks(
             n_attacks=n_inference_attacks, seed=seed))  # fmt: skip
         if result is not None:
             inference[secret] = result
-    return WP29Report(so["univariate"], so["multivariate"], link, inference, aux, errors)
+    return WP29Report(
+        _input_rows(so["univariate"], real_order),
+        _input_rows(so["multivariate"], real_order),
+        _input_rows(link, real_order),
+        {secret: _input_rows(r, real_order) for secret, r in inference.items()},
+        aux,
+        errors,
+    )
