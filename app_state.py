@@ -29,6 +29,7 @@ import streamlit as st
 
 from synthreview.errors import ConfigError, error_message
 from synthreview.figures.privacy import attack_label
+from synthreview.figures.text import markdown_text
 from synthreview.io.schema import Review
 from synthreview.judgement.decision import Decision, decide, out_of_date
 from synthreview.judgement.policy import (
@@ -708,8 +709,11 @@ def section_results(report: Report, section: str, *, what: str | None = None) ->
 
 
 def show_error(message: str, *, what: str = "This metric") -> None:
-    """Draw a failed metric's error in place, so the rest of a page still works."""
-    st.error(f"{what} could not be computed: {message}")
+    """Draw a failed metric's error in place, so the rest of a page still works.
+
+    ``what`` and ``message`` quote candidate and column names: both are shown as text.
+    """
+    st.error(markdown_text(f"{what} could not be computed: {message}"))
 
 
 # --- the run -------------------------------------------------------------------------------------
@@ -810,7 +814,7 @@ class _Tracker:
         where = ""
         if self.current is not None:
             name, section = self.current
-            where = f"{SECTION_LABELS[section]} of {name}: {message} · "
+            where = markdown_text(f"{SECTION_LABELS[section]} of {name}: {message}") + " · "
         self.bar.progress(
             overall,
             text=f"{where}{len(self.done)} of {len(self.steps)} steps done · about "

@@ -8,6 +8,7 @@ import streamlit as st
 import app_state
 from synthreview import demo
 from synthreview.errors import DataError
+from synthreview.figures.text import markdown_text
 from synthreview.io.schema import KINDS
 from synthreview.io.tables import align, missing_rates, read_table
 from synthreview.io.traces import align_traces, load_traces
@@ -104,7 +105,7 @@ else:
 
 if app_state.load_error():
     # the message quotes file and column names: never render them as Markdown
-    st.error(app_state.escape(app_state.load_error()), icon=":material/error:")
+    st.error(markdown_text(app_state.load_error()), icon=":material/error:")
 
 review = app_state.get_review()
 if review is None:
@@ -112,7 +113,7 @@ if review is None:
 
 st.success(
     f"Review loaded: {review.kind}, {len(review.candidates)} synthetic candidate(s): "
-    + app_state.escape(", ".join(review.candidates))
+    + markdown_text(", ".join(review.candidates))
 )
 if app_state.status() and "current" not in app_state.status().values():
     st.info("Next: press **Run review** (sidebar) to compute every section once.")
@@ -201,5 +202,5 @@ if not review.notices:
 for notice in review.notices:
     # table and column names and the message (which quotes cells) are user text: escaped
     where = f" (column {notice.column})" if notice.column else ""
-    text = app_state.escape(f"{notice.table}{where}: {notice.message}")
+    text = markdown_text(f"{notice.table}{where}: {notice.message}")
     (st.warning if notice.level == "warning" else st.info)(text)

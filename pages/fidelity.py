@@ -10,6 +10,7 @@ import streamlit as st
 import app_state
 from synthreview.figures import explain
 from synthreview.figures import fidelity as fig
+from synthreview.figures.text import markdown_text
 
 review = app_state.require_review()
 st.header("Fidelity")
@@ -30,7 +31,7 @@ if not reports:
 st.subheader("Scores")
 SCORES = ("ip_alpha", "ir_beta", "authenticity")
 for name, result in reports.items():
-    st.markdown(f"**{app_state.escape(name)}**")
+    st.markdown(f"**{markdown_text(name)}**")
     ref = result.holdout_reference
     for column, score in zip(st.columns(3), SCORES, strict=True):
         value = getattr(result, score)
@@ -125,7 +126,7 @@ else:
     if combos is not None:
         st.caption(
             f"Pairwise unique combinations of categorical values: real {combos.real}, "
-            f"{app_state.escape(name)} {combos.synthetic}, of which "
+            f"{markdown_text(name)} {combos.synthetic}, of which "
             f"{combos.synthetic_not_in_real} never occur in real."
         )
     column = st.selectbox("Column", list(features["column"]), key="fidelity_feature_column")

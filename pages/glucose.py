@@ -12,6 +12,7 @@ import app_state
 from synthreview.figures import fidelity as fidelity_fig
 from synthreview.figures import glucose as fig
 from synthreview.figures import privacy as privacy_fig
+from synthreview.figures.text import markdown_text
 from synthreview.metrics.glucose.clinical import EPISODE_LABELS
 from synthreview.metrics.glucose.consensus import CONSENSUS_METRICS
 from synthreview.metrics.glucose.glycemic import glycemic_table
@@ -81,6 +82,11 @@ report = app_state.get_report(("glucose",))
 results = app_state.section_results(report, "glucose", what="The glucose review")
 
 
+def _tabs(names) -> list:
+    """One tab per candidate; tab labels render Markdown, so each name is shown as text."""
+    return st.tabs([markdown_text(name) for name in names])
+
+
 def _fmt(value: float, digits: int = 3) -> str:
     return "n/a" if value is None or not math.isfinite(value) else f"{value:.{digits}g}"
 
@@ -127,7 +133,7 @@ def _mark(value: float) -> str:
     return "background-color: #f8d7da" if significant else ""
 
 
-for tab, (name, result) in zip(st.tabs(list(results)), results.items(), strict=True):
+for tab, (name, result) in zip(_tabs(results), results.items(), strict=True):
     with tab:
         table = glycemic_table(result.metrics, result.holdout_metrics, alpha=ALPHA)
         p_columns = [c for c in ("p_value", "mannwhitney_p", "holdout_p_value") if c in table]
@@ -155,7 +161,7 @@ def _table(rows, reference, labels, key):
 
 
 clinical = {name: r for name, r in results.items() if r.clinical is not None}
-for tab, (name, result) in zip(st.tabs(list(clinical)), clinical.items(), strict=True):
+for tab, (name, result) in zip(_tabs(clinical), clinical.items(), strict=True):
     with tab:
         ref = result.holdout_clinical
         _table(result.clinical.consensus, ref.consensus if ref else None, CONSENSUS_METRICS,
@@ -256,7 +262,7 @@ if forecasts:
             "Table 1; MARD = mean |error| / reference (lower is better); the 15/15 share is the "
             "ISO 15197:2013 criterion (higher is better)."
         )
-    for tab, (name, forecast) in zip(st.tabs(list(forecasts)), forecasts.items(), strict=True):
+    for tab, (name, forecast) in zip(_tabs(forecasts), forecasts.items(), strict=True):
         with tab:
             grid, shares = st.columns([3, 2])
             clarke = forecast.tstr.clarke
@@ -292,7 +298,7 @@ if privacy:
         "traces: the Hide-and-Seek seekers on the traces themselves (nearest neighbour, GRU "
         "classifier) and the tabular attacks on the embedding. AUC 0.5 is ideal (chance)."
     )
-    for tab, (name, result) in zip(st.tabs(list(privacy)), privacy.items(), strict=True):
+    for tab, (name, result) in zip(_tabs(privacy), privacy.items(), strict=True):
         with tab:
             st.plotly_chart(privacy_fig.roc_overlay(result), key=f"glucose_roc_{name}")
     st.dataframe(privacy_fig.attack_table(privacy), hide_index=True, key="glucose_attacks")
@@ -315,7 +321,8 @@ if not per_person.empty:
     for name, memorised in zip(per_person["candidate"], per_person["memorised subjects"],
                                strict=True):  # fmt: skip
         if memorised != "none":
-            st.warning(f"{name}: traces of subjects {memorised} are reproduced.")
+            # subject ids come from the uploaded file: shown as text, never as Markdown
+            st.warning(markdown_text(f"{name}: traces of subjects {memorised} are reproduced."))
     st.dataframe(fig.subject_rows(results), hide_index=True, key="glucose_subjects_table")
 elif review.holdout is None:
     st.warning("No holdout traces: per-person privacy needs them as non-members.")

@@ -16,6 +16,7 @@ import app_state
 from synthreview.figures.audit import fidelity_curves, scorecard_table
 from synthreview.figures.explain import MISSING, format_metric, metric_help
 from synthreview.figures.frontier import UTILITY_AXES, frontier_points, privacy_utility_frontier
+from synthreview.figures.text import markdown_text
 from synthreview.judgement.policy import HEADLINES, headline_scores
 from synthreview.judgement.verdicts import DECISION_STYLE
 
@@ -85,15 +86,15 @@ with st.container(key="overview_slide_0"):
     if not summary.current:
         app_state.run_button(key="run_review_overview", label="Re-run the review")
     st.caption(
-        f"Policy: {app_state.escape(policy.name)}. Each line gives the decision and the reason "
+        f"Policy: {markdown_text(policy.name)}. Each line gives the decision and the reason "
         "that decided it; the evidence is below and on the Fidelity, Privacy and Utility pages."
     )
 
 for name, candidate in report.candidates.items():
     for section, message in candidate.errors.items():
-        app_state.show_error(message, what=f"{section.capitalize()} of {app_state.escape(name)}")
+        app_state.show_error(message, what=f"{section.capitalize()} of {name}")
 for name, message in app_state.curation_errors().items():
-    app_state.show_error(message, what=f"The curated version of {app_state.escape(name)}")
+    app_state.show_error(message, what=f"The curated version of {name}")
 
 with st.container(key="overview_slide_1"):
     st.subheader("Privacy against utility")
@@ -127,7 +128,7 @@ with st.container(key="overview_slide_1"):
         "membership-inference attack finds at 1 % false alarms (an attacker without advantage "
         "finds 1 %). The grey diamond is real data."
         + (
-            f" Not drawn (a number is missing): {app_state.escape(', '.join(missing))}."
+            f" Not drawn (a number is missing): {markdown_text(', '.join(missing))}."
             if missing
             else ""
         )
@@ -161,7 +162,9 @@ table = pd.DataFrame(rows)
 with st.container(key="overview_slide_2"):
     st.subheader("Key numbers beside the holdout reference")
     if present:
-        st.table(table.rename(columns=HEADLINES).set_index("candidate"))
+        # st.table renders its cells as Markdown: candidate names shown as text
+        shown = table.assign(candidate=table["candidate"].map(markdown_text))
+        st.table(shown.rename(columns=HEADLINES).set_index("candidate"))
     else:
         st.dataframe(
             table,
@@ -199,10 +202,8 @@ if not present:  # controls are not drawn at all while presenting
             on_change=app_state.load_uploaded_policy,
         )
         if app_state.policy_error():
-            st.error(app_state.escape(app_state.policy_error()))
-        st.caption(
-            f"Policy in use: {app_state.escape(policy.name)} ({app_state.escape(policy.source)})"
-        )
+            st.error(markdown_text(app_state.policy_error()))
+        st.caption(f"Policy in use: {markdown_text(policy.name)} ({markdown_text(policy.source)})")
         st.dataframe(
             pd.DataFrame.from_dict(policy.to_dict()["rules"], orient="index"),
             key="overview_policy_table",

@@ -10,6 +10,7 @@ import streamlit as st
 import app_state
 from synthreview.figures import fidelity as fidelity_fig
 from synthreview.figures import privacy as fig
+from synthreview.figures.text import markdown_text
 
 NONE = "(none)"
 LIGHTS = {"pass": "green", "warn": "orange", "fail": "red", "incomplete": "violet", "n/a": "gray"}
@@ -53,12 +54,13 @@ privacy = app_state.section_results(report, "privacy")
 fidelity = {n: c.fidelity for n, c in report.candidates.items() if c.fidelity is not None}
 if not privacy:
     st.stop()
+tab_labels = [markdown_text(name) for name in privacy]  # tab labels render Markdown
 if review.holdout is None:
     st.warning("No holdout table: membership inference and the DCR share need non-members.")
 
 st.subheader("Summary")
 for name, result in privacy.items():
-    st.markdown(f"**{name}**")
+    st.markdown(f"**{markdown_text(name)}**")
     col_mia, col_share, col_copies = st.columns(3)
     aucs = [a.auc for a in result.membership_inference if a.error is None]
     worst = max(aucs) if aucs else math.nan
@@ -93,10 +95,10 @@ else:
     st.info("The fidelity section did not run, so no authenticity statistic is available.")
 
 st.subheader("Membership inference: ROC curves")
-for tab, (name, result) in zip(st.tabs(list(privacy)), privacy.items(), strict=True):
+for tab, (name, result) in zip(st.tabs(tab_labels), privacy.items(), strict=True):
     with tab:
         if not result.membership_inference:
-            st.info(result.skipped.get("membership_inference", "No attack ran."))
+            st.info(markdown_text(result.skipped.get("membership_inference", "No attack ran.")))
             continue
         for attack in result.membership_inference:
             if attack.error is not None:
@@ -110,10 +112,10 @@ st.subheader("Empirical ε lower bound")
 for name, result in privacy.items():
     bound = result.epsilon_lower_bound
     if bound is None or bound.attack is None:
-        st.markdown(f"**{name}**: no bound (no attack ran).")
+        st.markdown(f"**{markdown_text(name)}**: no bound (no attack ran).")
         continue
     st.markdown(
-        f"**{name}**: ε ≥ {bound.epsilon:.2f} (black-box, loose) from the "
+        f"**{markdown_text(name)}**: ε ≥ {bound.epsilon:.2f} (black-box, loose) from the "
         f"{fig.attack_label(bound.attack)} attack at "
         f"{bound.confidence:.0%} confidence (TPR {bound.tpr:.3f}, FPR {bound.fpr:.4f} on "
         f"{bound.n_members:,} + {bound.n_nonmembers:,} held-out rows). It bounds ε from below "
@@ -130,15 +132,16 @@ wp29 = fig.wp29_table(privacy)
 if len(wp29):
     st.dataframe(wp29, hide_index=True, key="privacy_wp29")
 else:
-    st.info("Not measured: " + "; ".join(sorted({r.skipped.get("wp29", "no result")
-                                                 for r in privacy.values()})))  # fmt: skip
+    # skip reasons may quote column names: shown as text
+    reasons = sorted({r.skipped.get("wp29", "no result") for r in privacy.values()})
+    st.info(markdown_text("Not measured: " + "; ".join(reasons)))
 
 st.subheader("Most exposed training records")
 st.caption(
     "Training rows the attacks single out most confidently (p-value = share of non-members "
     "scoring at least as high). Numbers are shown as decile intervals and rare levels masked."
 )
-for tab, (name, result) in zip(st.tabs(list(privacy)), privacy.items(), strict=True):
+for tab, (name, result) in zip(st.tabs(tab_labels), privacy.items(), strict=True):
     with tab:
         st.dataframe(fig.vulnerable_table(result), hide_index=True, key=f"privacy_vuln_{name}")
 
@@ -151,7 +154,8 @@ if len(inference):
     st.dataframe(inference, hide_index=True, key="privacy_attribute")
 else:
     reasons = {r.skipped.get("attribute_inference") for r in privacy.values()} - {None}
-    st.info("Attribute inference: " + ("; ".join(sorted(reasons)) or "not run") + ".")
+    why = "; ".join(sorted(reasons)) or "not run"
+    st.info(markdown_text(f"Attribute inference: {why}."))
 diversity = fig.l_diversity_table(privacy)
 if len(diversity):
     st.markdown(

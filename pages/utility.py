@@ -10,6 +10,7 @@ import app_state
 from synthreview.errors import ConfigError
 from synthreview.figures import utility as fig
 from synthreview.figures.explain import format_number
+from synthreview.figures.text import markdown_text
 from synthreview.metrics.utility.regression import parse_formula, suggest_formula
 
 NONE = "(none)"
@@ -46,7 +47,7 @@ text = right.text_input(
     placeholder=suggested or "y ~ a + b",
     help="'y ~ a + b^2 + c[level] + d': b^2 adds a square, c[level] a 0/1 indicator, a "
     "categorical d is one-hot encoded (first level dropped). Leave empty to skip. "
-    f"Suggested for this data: {suggested or 'none'}.",
+    f"Suggested for this data: {markdown_text(suggested or 'none')}.",
 )  # fmt: skip
 # Options change only when the reviewer changes a widget: opening the page never rewrites them
 # (it used to write its own default formula into the options that key the results, so every
@@ -58,7 +59,7 @@ if text.strip() != (current.formula or ""):
         try:
             formula = str(parse_formula(text, schema=schema, real=review.real.frame))
         except ConfigError as exc:
-            right.error(f"Formula not used: {app_state.escape(exc)}")
+            right.error(markdown_text(f"Formula not used: {exc}"))
 if review.holdout is None:
     st.warning("No holdout table: holdout references and ML efficacy are skipped.")
 
@@ -93,13 +94,16 @@ st.dataframe(
         fig.REFERENCE: st.column_config.TextColumn(
             fig.REFERENCE, help="The same metric for the holdout table (for TSTR rows: TRTR)"
         ),
-        **{name: st.column_config.TextColumn(name, help=f"Candidate {name}") for name in reports},
+        **{
+            name: st.column_config.TextColumn(name, help=f"Candidate {markdown_text(name)}")
+            for name in reports
+        },
     },
 )
 st.caption(fig.LIGHT_CAPTION)
 for name, result in reports.items():
     for part, why in result.skipped.items():
-        st.caption(app_state.escape(f"{name}: {part.replace('_', ' ')} skipped — {why}"))
+        st.caption(markdown_text(f"{name}: {part.replace('_', ' ')} skipped — {why}"))
     for part in result.errors:
         part_error(name, part)
 
@@ -178,10 +182,10 @@ if any(r.ml_efficacy is not None for r in reports.values()):
     if task.positive_class is not None:
         st.caption(
             "ROC AUC and F1 score the class "
-            f"'{app_state.escape(task.positive_class)}' (the rarer one)."
+            f"'{markdown_text(task.positive_class)}' (the rarer one)."
         )
 else:
-    st.info(next(iter(reports.values())).skipped.get("ml_efficacy", "Not computed."))
+    st.info(markdown_text(next(iter(reports.values())).skipped.get("ml_efficacy", "Not computed.")))
 
 st.subheader("Regression confidence-interval overlap")
 if any(r.candidate.ci_overlap is not None for r in reports.values()):
