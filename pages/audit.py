@@ -49,9 +49,9 @@ def _open_dialog() -> None:
 
 
 def _decision_line(decision) -> None:
-    look = DECISION_STYLE[decision.outcome]
-    st.markdown(f"**{look.label}**")
-    st.text(decision.reason)
+    with st.container(key="audit_decision"):
+        st.markdown(f"**{DECISION_STYLE[decision.outcome].label}**")
+        st.text(decision.reason)
 
 
 review = app_state.require_review()
