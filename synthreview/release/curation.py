@@ -5,8 +5,9 @@ Alaa et al. (2022), §5.1 ("Improving synthetic data via model auditing"): the r
 again, so a reviewer sees the metrics "before" and "after" curation side by side.
 
 ``curate`` never edits a value: it cuts whole rows out of ``LoadedTable.raw`` (the strings exactly
-as written in the input file), so the kept rows are written back byte for byte. Every name here is
-also importable from ``synthreview.release.audit``.
+as written in the input file) and records the input file's digest, so
+:func:`synthreview.release.export.curated_csv_bytes`, given the input file, writes the kept rows
+back as the file's own bytes (line ends, quoting, delimiter and encoding included).
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ class CurationResult:
     thresholds : Thresholds
     table : LoadedTable
         The curated candidate as a table (new ``sha256``), ready to replace the original.
+    source_sha256 : str
+        Digest of the input file the rows were cut from (the candidate's ``sha256``): the CSV
+        builders of :mod:`synthreview.release.export` copy the kept rows' bytes from the file
+        with this digest.
     """
 
     name: str
@@ -62,6 +67,7 @@ class CurationResult:
     reasons: tuple[str, ...]
     thresholds: Thresholds
     table: LoadedTable
+    source_sha256: str = ""
 
     @property
     def n_input(self) -> int:
@@ -150,6 +156,7 @@ def curate(
         reasons=tuple(str(reasons_by_row[r]) for r in removed_rows),
         thresholds=thresholds,
         table=curated,
+        source_sha256=table.sha256,
     )
 
 

@@ -9,23 +9,40 @@ carriage return) in text columns get a leading single quote, as the OWASP "CSV I
 recommends; numeric columns, cells that are plain numbers (``-3.5``) and missing-value markers
 (``-``, see :data:`synthreview.io.textfile.NA_MARKERS`) are never changed, and
 Parquet files are never escaped (they are typed, not parsed by spreadsheets as formulas).
+
+``curated.csv`` and ``removed.csv`` given the candidate's input file (``sources=``, matched by
+its sha256) hold every row as that file's own bytes: line ends (LF, CRLF or CR), quoting,
+delimiter, encoding and a UTF-8 BOM are kept, a quoted cell with a line break inside stays one
+row. Escaping and byte-exactness meet in one place: a row holding a cell that must be escaped is
+re-written in the input's dialect (same delimiter, encoding and line end; only cells that need
+quotes are quoted), so exactly those rows differ from the input, by the added quote, and
+:data:`ESCAPE_STATEMENT` (in ``report.json`` and the manifest) says so. ``removed.csv`` puts its
+row number and reasons before the input's bytes. A last input row without a line end gets the
+file's line end when another row follows it. Without the input file (Parquet, UTF-16, an
+in-memory table) the rows are written from their cells as written (UTF-8, commas, LF).
 """
 
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
 import io
 import json
+import os
 import platform
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from synthreview.errors import DataError
 from synthreview.io.schema import Schema
 from synthreview.io.textfile import NA_MARKERS
 from synthreview.release.curation import CurationResult
@@ -36,11 +53,13 @@ __all__ = [
     "ESCAPE_STATEMENT",
     "FORMULA_TRIGGERS",
     "VERSIONED",
+    "InputRecords",
     "audit_csv_bytes",
     "curated_csv_bytes",
     "curated_parquet_bytes",
     "dumps",
     "escape_formulas",
+    "input_records",
     "manifest",
     "removed_csv_bytes",
     "safe_name",
@@ -65,8 +84,15 @@ ESCAPE_STATEMENT = (
     "CSV cells in text columns that begin with =, +, -, @, tab or carriage return were prefixed "
     "with a single quote (OWASP CSV injection guidance); numeric values and missing-value "
     "markers such as '-' were not altered; "
-    "Parquet files are not escaped."
+    "Parquet files are not escaped. "
+    "curated.csv and removed.csv rows are the input file's bytes (line ends, quoting, delimiter "
+    "and encoding kept) except rows holding an escaped cell, which are re-written in the "
+    "input's delimiter, encoding and line end and so differ from the input by the added quote."
 )
+#: bytes that start a UTF-8 file with a byte-order mark
+_BOM = b"\xef\xbb\xbf"
+#: encodings in which delimiter, quote and line ends are single ASCII bytes
+_BYTE_SCANNABLE = ("utf-8", "latin-1")
 
 
 def _escape_cell(value: Any) -> Any:
@@ -124,13 +150,224 @@ def _csv_bytes(frame: pd.DataFrame) -> bytes:
     return frame.to_csv(index=False, lineterminator="\n", quoting=quoting).encode("utf-8")
 
 
-def curated_csv_bytes(curation: CurationResult, *, schema: Schema | None = None) -> bytes:
-    """The kept rows as written in the input file, formula-escaped, UTF-8, comma-separated.
+@dataclass(frozen=True)
+class InputRecords:
+    """The records of a delimited text file as byte spans (line ends included).
 
-    Values are the input's strings (``LoadedTable.raw``); only rows are removed and formula-like
-    text cells escaped, so reading the file back with ``dtype=str, keep_default_na=False`` gives
-    the kept rows' strings unchanged.
+    Attributes
+    ----------
+    data : bytes
+        The file's content (decompressed).
+    header : tuple of int
+        ``(start, stop)`` of the header record, its line end included.
+    starts, stops : ndarray of int64
+        Byte spans of the data records in file order, empty lines left out (the loader skips
+        them too), so data record ``i`` is row ``i`` of the loaded table.
+    line_end : bytes
+        The header's line end (``b"\\n"`` when it has none): what a row without one gets.
     """
+
+    data: bytes = field(repr=False)
+    header: tuple[int, int]
+    starts: np.ndarray = field(repr=False)
+    stops: np.ndarray = field(repr=False)
+    line_end: bytes
+
+    def row(self, i: int, *, last: bool = False) -> bytes:
+        """Data record ``i`` as in the file; one without a line end gets the file's unless
+        ``last`` (nothing follows it)."""
+        chunk = self.data[self.starts[i] : self.stops[i]]
+        return chunk if last or chunk.endswith((b"\n", b"\r")) else chunk + self.line_end
+
+
+def _line_end(line: bytes) -> int:
+    if line.endswith(b"\r\n"):
+        return 2
+    return 1 if line.endswith((b"\n", b"\r")) else 0
+
+
+def input_records(data: bytes, *, delimiter: str) -> InputRecords:
+    """Split delimited text into records as the loader does: quoted line breaks stay inside.
+
+    A field is quoted when it starts with ``"``; inside it ``""`` is a quote and a line break
+    belongs to the cell (RFC 4180, and Arrow's CSV parser with ``newlines_in_values``). Lines
+    without a quote outside a quoted field end their record at once, so a file with few quotes
+    is split at the speed of :meth:`bytes.splitlines`.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's content, in an encoding where ``delimiter``, ``"``, CR and LF are single
+        ASCII bytes (UTF-8 with or without BOM, latin-1).
+    delimiter : str
+        One character.
+
+    Returns
+    -------
+    InputRecords
+    """
+    if len(delimiter) != 1 or ord(delimiter) > 127:
+        raise ValueError(f"delimiter must be one ASCII character; got {delimiter!r} instead")
+    sep, quote = ord(delimiter), ord('"')
+    spans: list[tuple[int, int, bool]] = []  # (start, stop, empty)
+    offset, start = 0, 0
+    in_quotes = pending = False
+    for line in data.splitlines(keepends=True):
+        end = len(line) - _line_end(line)
+        if in_quotes or quote in line:
+            field_start = not in_quotes
+            for b in line[:end]:
+                if in_quotes:
+                    if pending:
+                        pending = False
+                        if b == quote:  # "" inside quotes: a literal quote
+                            continue
+                        in_quotes = False
+                    elif b == quote:
+                        pending = True
+                        continue
+                    else:
+                        continue
+                if b == sep:
+                    field_start = True
+                elif b == quote and field_start:
+                    in_quotes, field_start = True, False
+                else:
+                    field_start = False
+            if pending:  # the line's last character closed the quoted field
+                in_quotes = pending = False
+        offset += len(line)
+        if in_quotes:  # the line break belongs to a quoted cell: the record goes on
+            continue
+        spans.append((start, offset, offset - start == len(line) and end == 0))
+        start = offset
+    if start < len(data):  # an unterminated quote runs to the end of the file
+        spans.append((start, len(data), False))
+    records = [(a, b) for a, b, empty in spans if not empty]
+    if not records:
+        raise DataError("the input file holds no header record")
+    header = records[0]
+    first = data[header[0] : header[1]]
+    line_end = first[len(first) - _line_end(first) :] or b"\n"
+    body = np.array(records[1:], dtype=np.int64).reshape(-1, 2)
+    return InputRecords(data, header, body[:, 0], body[:, 1], line_end)
+
+
+def _source_bytes(source: str | os.PathLike[str] | bytes) -> bytes:
+    data = source if isinstance(source, bytes) else Path(source).read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def _find_source(sha256: str, sources: Iterable[str | os.PathLike[str] | bytes]) -> bytes | None:
+    """The decompressed content of the source whose file digest is ``sha256``, if any."""
+    for source in sources:
+        raw = source if isinstance(source, bytes) else Path(source).read_bytes()
+        if sha256 and hashlib.sha256(raw).hexdigest() == sha256:
+            return _source_bytes(raw)
+    return None
+
+
+def _quote_cell(cell: str, delimiter: str) -> str:
+    if any(c in cell for c in (delimiter, '"', "\r", "\n")):
+        return '"' + cell.replace('"', '""') + '"'
+    return cell
+
+
+def _record(cells: Sequence[Any], delimiter: str, line_end: bytes, encoding: str) -> bytes:
+    """One record in the input's dialect: only cells that need quotes are quoted."""
+    text = delimiter.join(_quote_cell("" if pd.isna(c) else str(c), delimiter) for c in cells)
+    return text.encode(encoding, errors="replace") + line_end
+
+
+def _input_dialect(curation: CurationResult) -> tuple[str, str] | None:
+    table = curation.table
+    if table.delimiter is None or (table.encoding or "") not in _BYTE_SCANNABLE:
+        return None
+    return table.delimiter, str(table.encoding)
+
+
+def _exact_rows(
+    curation: CurationResult,
+    cells: pd.DataFrame,
+    rows: np.ndarray,
+    sources: Iterable[str | os.PathLike[str] | bytes],
+    schema: Schema | None,
+    prefix: pd.DataFrame | None = None,
+) -> bytes | None:
+    """Header and ``rows`` as the input file's bytes (escaped rows re-written); None without it.
+
+    ``cells`` holds the same rows' cells as written (for the escape check); ``prefix`` adds
+    leading columns (``removed.csv``'s row number and reasons), written in the input's dialect.
+    """
+    dialect = _input_dialect(curation)
+    data = None if dialect is None else _find_source(curation.source_sha256, sources)
+    if data is None or dialect is None:
+        return None
+    delimiter, encoding = dialect
+    records = input_records(data, delimiter=delimiter)
+    if len(records.starts) != curation.n_input:
+        raise DataError(
+            f"the input file of '{curation.name}' splits into {len(records.starts)} records; "
+            f"expected its {curation.n_input} rows"
+        )
+    escaped = escape_formulas(cells, schema=schema)
+    changed = (escaped.astype(object) != cells.astype(object)) & cells.notna().to_numpy()
+    rewrite = changed.to_numpy(dtype=bool).any(axis=1)
+    line_end = records.line_end
+    head = data[records.header[0] : records.header[1]]
+    names = [str(c) for c in cells.columns]
+    if list(escaped.columns) != names:  # a column name that must be escaped
+        bom = _BOM if head.startswith(_BOM) else b""
+        head = bom + _record(list(escaped.columns), delimiter, line_end, encoding)
+    elif not head.endswith((b"\n", b"\r")):
+        head += line_end
+    out = []
+    if prefix is not None:
+        bom = _BOM if head.startswith(_BOM) else b""
+        lead = _record(list(prefix.columns), delimiter, b"", encoding) + delimiter.encode()
+        head = bom + lead + head[len(bom) :]
+        prefix = escape_formulas(prefix)
+    out.append(head)
+    for i, row in enumerate(rows):
+        lead = b""
+        if prefix is not None:
+            lead = _record(prefix.iloc[i].tolist(), delimiter, b"", encoding)
+            lead += delimiter.encode()
+        if rewrite[i]:
+            out.append(lead + _record(escaped.iloc[i].tolist(), delimiter, line_end, encoding))
+        else:
+            out.append(lead + records.row(int(row), last=i == len(rows) - 1))
+    return b"".join(out)
+
+
+def curated_csv_bytes(
+    curation: CurationResult,
+    *,
+    schema: Schema | None = None,
+    sources: Iterable[str | os.PathLike[str] | bytes] = (),
+) -> bytes:
+    """The kept rows as written in the input file, formula-escaped.
+
+    Parameters
+    ----------
+    curation : CurationResult
+    schema : Schema, optional
+        Numeric columns are never escaped (:func:`escape_formulas`).
+    sources : iterable of path or bytes, optional
+        Input files (e.g. every ``--synthetic`` path, or uploaded bytes); the one whose sha256
+        is the candidate's gives the rows' bytes: each kept row is then the input file's bytes
+        (module docstring), a row with an escaped cell re-written in the input's dialect.
+
+    Returns
+    -------
+    bytes
+        Without a matching CSV source: the kept rows' cells as written, UTF-8, comma-separated,
+        LF line ends (reading it back with ``dtype=str, keep_default_na=False`` gives the kept
+        rows' strings unchanged).
+    """
+    exact = _exact_rows(curation, curation.kept_raw, curation.kept_rows, sources, schema)
+    if exact is not None:
+        return exact
     return _csv_bytes(escape_formulas(curation.kept_raw, schema=schema))
 
 
@@ -146,9 +383,33 @@ def audit_csv_bytes(audit: pd.DataFrame) -> bytes:
     return _csv_bytes(escape_formulas(audit))
 
 
-def removed_csv_bytes(curation: CurationResult, *, schema: Schema | None = None) -> bytes:
-    """Removed rows as in the input file, preceded by their row number and reasons."""
-    return _csv_bytes(escape_formulas(curation.removed_table(), schema=schema))
+def removed_csv_bytes(
+    curation: CurationResult,
+    *,
+    schema: Schema | None = None,
+    sources: Iterable[str | os.PathLike[str] | bytes] = (),
+) -> bytes:
+    """Removed rows as in the input file, preceded by their row number and reasons.
+
+    With the input file among ``sources`` each removed row is its bytes after the two added
+    cells (as :func:`curated_csv_bytes`); otherwise cells as written, UTF-8, commas, LF.
+    """
+    table = curation.removed_table()
+    prefix = table.iloc[:, :2].copy()
+    prefix.iloc[:, 1] = [_plain(r, curation.table.encoding) for r in prefix.iloc[:, 1]]
+    exact = _exact_rows(
+        curation, curation.removed_raw, curation.removed_rows, sources, schema, prefix=prefix
+    )
+    if exact is not None:
+        return exact
+    return _csv_bytes(escape_formulas(table, schema=schema))
+
+
+def _plain(text: str, encoding: str | None) -> str:
+    """Reasons in the input's encoding: Greek letters spelled out where it has none."""
+    if (encoding or "utf-8") == "utf-8":
+        return text
+    return text.replace("α", "alpha").replace("β", "beta")
 
 
 def dumps(content: Mapping[str, Any]) -> bytes:
