@@ -45,7 +45,6 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from synthreview.errors import ConfigError, DataError
 
@@ -156,9 +155,14 @@ class FinishedReview:
             )
         return (self.folder / path).read_bytes()
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> dict[str, object]:
         """``report.json`` parsed."""
-        content: dict[str, Any] = json.loads(self.read_bytes("report.json"))
+        content = json.loads(self.read_bytes("report.json"))
+        if not isinstance(content, dict):
+            raise DataError(
+                f"review folder {str(self.folder)!r}: report.json must hold a JSON object; got "
+                f"{type(content).__name__} instead"
+            )
         return content
 
 
