@@ -388,3 +388,10 @@ def test_file_names_that_escape_the_folder_are_refused(tmp_path):
         with pytest.raises(ValueError, match="relative"):
             write_review_folder(tmp_path / "out", {name: b""})
     assert not (tmp_path / "out").exists()
+
+
+def test_the_folder_gets_the_usual_mode_not_the_temporary_one(tmp_path):
+    mask = os.umask(0o022)
+    os.umask(mask)
+    write_review_folder(tmp_path / "out", {"report.json": b"{}"})
+    assert (tmp_path / "out").stat().st_mode & 0o777 == 0o777 & ~mask

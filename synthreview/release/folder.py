@@ -415,6 +415,8 @@ def write_review_folder(
         )
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}{PARTIAL_TAG}", dir=folder.parent))
     try:
+        # mkdtemp makes the folder private (0700); a review folder gets the usual mode
+        staging.chmod(0o777 & ~_umask())
         digests = []
         for name, data in zip(names, files.values(), strict=True):
             path = staging / name
@@ -506,6 +508,12 @@ def _exchange(first: Path, second: Path) -> bool:
     if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
         return False  # file system or kernel without the flag: two renames instead
     raise OSError(code, os.strerror(code), str(second))
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _write_synced(path: Path, data: bytes) -> None:
