@@ -259,12 +259,18 @@ def check_arguments(args: argparse.Namespace) -> None:
     level = getattr(args, "audit_level", None)
     if level is not None and not 0.0 < level < 1.0:
         raise ConfigError(f"option --audit-level must be in (0, 1); got {level} instead")
-    check_output_folder(
+    out = check_output_folder(
         args.out,
         inputs=[args.real, args.holdout, *args.synthetic, args.policy],
         planned=("report.json", "report.html", "manifest.json", MARKER),
         overwrite=getattr(args, "overwrite", False),
     )
+    for left in out.leftovers:
+        print(
+            f"note: {str(left)!r} is the temporary folder of an interrupted review (never read "
+            "as a review); delete it when no other review is writing into --out",
+            file=sys.stderr,
+        )
 
 
 def _thresholds(args: argparse.Namespace, report):

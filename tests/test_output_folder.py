@@ -395,3 +395,14 @@ def test_the_folder_gets_the_usual_mode_not_the_temporary_one(tmp_path):
     os.umask(mask)
     write_review_folder(tmp_path / "out", {"report.json": b"{}"})
     assert (tmp_path / "out").stat().st_mode & 0o777 == 0o777 & ~mask
+
+
+def test_leftover_temporary_folders_are_named_not_removed(tmp_path, capsys, no_computing):
+    left = tmp_path / f".out{PARTIAL_TAG}dead1234"
+    left.mkdir()
+    (left / "report.json").write_text("{")
+    real, synthetic = _copy(tmp_path / "real.csv"), _copy(tmp_path / "s.csv")
+    with pytest.raises(ReachedComputation):
+        cli.main(_argv(real, synthetic, tmp_path / "out"))
+    assert f"{left.name}' is the temporary folder of an interrupted review" in _error(capsys)
+    assert (left / "report.json").read_text() == "{"

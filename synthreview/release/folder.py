@@ -125,11 +125,15 @@ class OutputFolder:
         The earlier review ``overwrite`` replaces; None when ``--out`` is new or empty.
     free_bytes : int
         Free space on its file system when checked.
+    leftovers : tuple of Path
+        Temporary folders of interrupted runs beside it (never read as a review; not removed,
+        since another run may still be writing one).
     """
 
     folder: Path
     earlier: EarlierReview | None
     free_bytes: int
+    leftovers: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -219,7 +223,15 @@ def check_output_folder(
             f"({_mb(MIN_FREE_BYTES)} plus the inputs' size); got {str(out)!r} with "
             f"{_mb(free)} free instead"
         )
-    return OutputFolder(folder=folder, earlier=earlier, free_bytes=free)
+    leftovers = tuple(
+        sorted(
+            p
+            for p in (folder.parent.iterdir() if folder.parent.is_dir() else ())
+            if p.name.startswith(f".{folder.name}{PARTIAL_TAG}")
+            or p.name.startswith(f".{folder.name}{OLD_TAG}")
+        )
+    )
+    return OutputFolder(folder=folder, earlier=earlier, free_bytes=free, leftovers=leftovers)
 
 
 def existing_review(
@@ -328,11 +340,14 @@ def _check_creatable(out: str | Path, folder: Path) -> Path:
         anchor = anchor.parent
     if not anchor.is_dir():
         raise ConfigError(f"{expected}; got {str(out)!r} instead ({str(anchor)!r} is a file)")
-    if not os.access(anchor, os.W_OK | os.X_OK):
+    try:  # a real attempt: permission bits, ACLs and read-only mounts all answer the same way
+        probe = tempfile.mkdtemp(prefix=f".{folder.name}{PARTIAL_TAG}probe-", dir=anchor)
+        os.rmdir(probe)
+    except OSError as exc:
         raise ConfigError(
-            f"{expected}; got {str(out)!r} instead ({str(anchor)!r} is not writable: the review "
-            "is written beside --out and renamed into place)"
-        )
+            f"{expected}; got {str(out)!r} instead ({str(anchor)!r} is not writable: "
+            f"{exc.strerror}; the review is written beside --out and renamed into place)"
+        ) from exc
     if folder.is_dir() and os.stat(folder).st_dev != os.stat(folder.parent).st_dev:
         raise ConfigError(
             f"{expected}; got {str(out)!r}, a mount point, instead (the review is written beside "
