@@ -77,6 +77,12 @@ SECTION_OPTIONS = {
     "utility": ("target", "groups", "formula"),
     "glucose": ("max_attack", "n_bootstrap", "motif_length", "motif_tolerance"),
 }
+#: sections that apply to each kind of review (``Review.kind``): traces have no utility
+#: section, tables no glucose section
+KIND_SECTIONS = {
+    "table": ("fidelity", "privacy", "utility"),
+    "traces": ("fidelity", "privacy", "glucose"),
+}
 _TARGET_NAMES = ("income", "target", "label", "class", "outcome", "y", "death", "creditability")
 
 
@@ -102,6 +108,9 @@ def section_key(section: str, options: ReviewOptions) -> tuple[Any, ...]:
 #: standard error is already 0.13 (Hanley & McNeil 1982 at AUC 0.5), below that an attack says
 #: nothing; the cap only limits large tables (the set is min(max_attack, n_real, n_holdout))
 MIN_ATTACK = 10
+#: largest seed: scikit-learn's ``random_state`` (the attacks, the efficacy models, the
+#: folds) takes 0 <= seed < 2**32, numpy's generators take any seed >= 0
+MAX_SEED = 2**32 - 1
 
 
 def _fail(option: str, expected: str, got: object) -> ConfigError:
@@ -131,11 +140,23 @@ def _integer(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def check_seed(seed: object) -> None:
+    """Raise :class:`ConfigError` unless ``seed`` is an integer in ``[0, MAX_SEED]``.
+
+    A seed outside that range fails only deep inside a metric (scikit-learn refuses it), after
+    the embedding has been trained; checking it first stops the review within seconds.
+    """
+    if not _integer(seed) or not 0 <= seed <= MAX_SEED:
+        raise _fail("seed", f"an integer from 0 to {MAX_SEED} (2**32 - 1)", seed)
+
+
 def validate_options(
     review: Review,
     options: ReviewOptions,
     sections: Sequence[str] | None = None,
     device: str = "cpu",
+    *,
+    seed: int | None = None,
 ) -> None:
     """Check every option against the review before anything is computed.
 
@@ -143,17 +164,27 @@ def validate_options(
     or an impossible number stops the review within seconds with a message naming the option,
     what was expected and what was received, instead of silently dropping a section.
 
+    ``seed`` (when given) must be an integer from 0 to :data:`MAX_SEED`. ``sections`` must
+    apply to the review's kind: ``glucose`` only to traces, ``utility`` only to tables (a trace
+    review's fidelity and privacy are computed inside its glucose section).
+
     Raises
     ------
     ConfigError
         ``"option X must be ...; got ... instead"`` for the first bad option.
     """
+    if seed is not None:
+        check_seed(seed)
     if sections is not None:
         if isinstance(sections, str) or not all(isinstance(s, str) for s in sections):
             raise _fail("sections", f"a list drawn from {list(SECTION_OPTIONS)}", sections)
         unknown = [s for s in sections if s not in SECTION_OPTIONS]
         if unknown:
             raise _fail("sections", f"among {list(SECTION_OPTIONS)}", unknown)
+        applies = KIND_SECTIONS[review.kind]
+        wrong = [s for s in sections if s not in applies]
+        if wrong:
+            raise _fail("sections", f"among {list(applies)} for a {review.kind} review", wrong)
     if not _integer(options.max_attack) or options.max_attack < MIN_ATTACK:
         raise _fail(
             "max_attack",

@@ -24,7 +24,7 @@ from synthreview.embeddings.base import Embedding
 from synthreview.encoding import TabularEncoder, canonical_order
 from synthreview.engine import Engine, check_threads, current_engine, using
 from synthreview.errors import ConfigError, error_message
-from synthreview.io.schema import LoadedTable, Review
+from synthreview.io.schema import LoadedTable, Notice, Review
 from synthreview.io.traces import Traces
 from synthreview.memo import Memo
 from synthreview.metrics.fidelity.section import FidelityReport, evaluate_fidelity
@@ -99,6 +99,9 @@ class Report:
     context: Context | None = field(default=None, repr=False, compare=False)
     #: what an approximate neighbour search measured ("1-NN recall 0.998 on 10000 ...")
     search: tuple[str, ...] = ()
+    #: what loading changed or found (``Review.notices``: encodings, units, unseen categories,
+    #: empty columns, ...): they travel with the decisions into report.json
+    notices: tuple[Notice, ...] = ()
 
     @property
     def embedded(self) -> dict[str, np.ndarray]:
@@ -138,10 +141,24 @@ class Report:
             "sections": list(self.sections),
             "options": to_jsonable(self.options),
             "inputs": self.inputs,
+            "notices": notices_to_dict(self.notices),
             "candidates": {name: c.to_dict() for name, c in self.candidates.items()},
             # only an approximate search adds this: exact reports keep their exact content
             **({"neighbour_search": list(self.search)} if self.search else {}),
         }
+
+
+def notices_to_dict(notices: Sequence[Notice]) -> list[dict[str, Any]]:
+    """Loading notices as JSON-ready ``{"level", "table", "column", "message"}`` entries.
+
+    In the order loading raised them (each table's own notices in input order, then the
+    alignment's), which is the same for the same files; ``column`` is None when a notice
+    concerns a whole table.
+    """
+    return [
+        {"level": n.level, "table": n.table, "column": n.column, "message": n.message}
+        for n in notices
+    ]
 
 
 def describe_inputs(review: Review) -> list[dict[str, Any]]:
@@ -501,7 +518,7 @@ def evaluate(
     if sections is None:
         sections = ("glucose",) if review.kind == "traces" else TABLE_SECTIONS
     # every option is checked before anything is fitted: a typo must not silently drop a section
-    validate_options(review, options, sections, device)
+    validate_options(review, options, sections, device, seed=seed)
     if review.kind == "traces":
         # trace fidelity and privacy are computed inside the glucose section on the trace embedding
         sections = ("glucose",) if any(s != "utility" for s in sections) else ()
@@ -564,4 +581,5 @@ def evaluate(
         kind=review.kind,
         context=context,
         search=tuple(check.describe() for check in engine.recall_log),
+        notices=tuple(review.notices),
     )

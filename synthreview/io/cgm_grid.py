@@ -15,6 +15,7 @@ import pandas as pd
 
 from synthreview.errors import DataError
 from synthreview.io.schema import Notice
+from synthreview.io.textfile import drop_utc_offsets, utc_offsets
 
 ID_NAMES = ("id", "subject", "patient", "subject_id", "ptid", "patient_id", "participant")
 TIME_NAMES = ("time", "timestamp", "datetime", "date_time", "time_stamp", "display_time", "date")
@@ -79,7 +80,10 @@ def build_grid(
         )
         notices += grid_notices
     elif fmt == "wide":
-        ids, starts, grid, step = _wide_grid(frame, id_col, time_col, step_minutes, label)
+        ids, starts, grid, step, wide_notices = _wide_grid(
+            frame, id_col, time_col, step_minutes, label
+        )
+        notices += wide_notices
         notices.append(
             Notice(
                 "info",
@@ -123,7 +127,14 @@ def _resolve(
     return None
 
 
-def _parse_times(s: pd.Series, col: str, label: str) -> pd.Series:
+def _parse_times(s: pd.Series, col: str, label: str) -> tuple[pd.Series, list[Notice]]:
+    """Date-times of ``s`` as local wall-clock times (days start at local 00:00), and notices.
+
+    A column that mixes UTC offsets (a daylight-saving change inside the export, or zoned and
+    local times) keeps each reading's own wall-clock time, as a single offset does, with a
+    notice naming the column and the offsets.
+    """
+    notices: list[Notice] = []
     if pd.api.types.is_datetime64_any_dtype(s):
         times = s
     elif pd.api.types.is_numeric_dtype(s):
@@ -137,7 +148,21 @@ def _parse_times(s: pd.Series, col: str, label: str) -> pd.Series:
             try:
                 times = pd.to_datetime(s, errors="coerce")
             except (ValueError, TypeError):
-                times = pd.to_datetime(s, errors="coerce", utc=True)
+                offsets = utc_offsets(s)
+                if len(offsets) > 1:  # pandas refuses mixed offsets: read the local times
+                    times = pd.to_datetime(drop_utc_offsets(s), errors="coerce")
+                    notices.append(
+                        Notice(
+                            "warning",
+                            label,
+                            f"traces {label!r} time column {col!r} mixes UTC offsets "
+                            f"{offsets}; each reading keeps its local wall-clock time (days "
+                            "start at local 00:00, as with a single offset)",
+                            col,
+                        )
+                    )
+                else:
+                    times = pd.to_datetime(s, errors="coerce", utc=True)
             retry = s.notna() & times.isna()
             if retry.any():
                 times = times.copy()
@@ -151,7 +176,7 @@ def _parse_times(s: pd.Series, col: str, label: str) -> pd.Series:
             )
     if getattr(times.dt, "tz", None) is not None:
         times = times.dt.tz_localize(None)  # keep wall-clock time: days start at local 00:00
-    return times.astype("datetime64[ns]")
+    return times.astype("datetime64[ns]"), notices
 
 
 def _numeric_glucose(s: pd.Series, col: str, label: str) -> np.ndarray:
@@ -175,11 +200,11 @@ def _long_grid(
     step: int,
     label: str,
 ):
-    times = _parse_times(frame[time_col], time_col, label)
+    times, time_notices = _parse_times(frame[time_col], time_col, label)
     glucose = _numeric_glucose(frame[glucose_col], glucose_col, label)
     ids = _id_strings(frame[id_col]) if id_col else pd.Series(label, index=frame.index)
     keep = times.notna().to_numpy() & ~np.isnan(glucose) & ids.notna().to_numpy()
-    notices = []
+    notices = time_notices
     if not keep.all():
         notices.append(
             Notice(
@@ -271,12 +296,12 @@ def _wide_grid(
         if id_col
         else [f"row_{i + 1}" for i in range(len(frame))]
     )
-    starts = (
-        list(_parse_times(frame[start_col], start_col, label))
+    starts, notices = (
+        _parse_times(frame[start_col], start_col, label)
         if start_col
-        else [pd.NaT] * len(frame)
+        else ([pd.NaT] * len(frame), [])
     )
-    return ids, starts, frame[value_cols].to_numpy(dtype="float64"), step
+    return ids, list(starts), frame[value_cols].to_numpy(dtype="float64"), step, notices
 
 
 def to_mg_dl(grid: np.ndarray, units: str, label: str) -> tuple[np.ndarray, list[Notice]]:

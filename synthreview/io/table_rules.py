@@ -19,7 +19,7 @@ import pandas as pd
 
 from synthreview.errors import DataError
 from synthreview.io.schema import DerivedCells, LoadedTable, Notice, Schema, WrittenCells
-from synthreview.io.textfile import strip_na, text_series, type_text_column
+from synthreview.io.textfile import strip_na, text_series, type_text_column, utc_offsets
 
 #: share of values that must parse as dates for a text column to be a datetime column
 DATETIME_SHARE = 0.95
@@ -29,6 +29,7 @@ IDENTIFIER_MIN_ROWS = 20
 #: (ℓ-diversity ran past 300 s on 140 rows x 10,000 columns), so wider tables are refused at load
 MAX_COLUMNS = 999
 _ID_NAME = re.compile(r"^(id|uuid|guid|key|index|row_?id|record_?id)$|(^|_)id$|^id_", re.I)
+_NONE_OFFSET = " ('none': some values are written without an offset)"
 _DATE_LIKE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|^\d{4}-?\d{2}-?\d{2}T|^\d{1,2}:\d{2}")
 
 # ---------------------------------------------------------------------------------------------
@@ -36,7 +37,11 @@ _DATE_LIKE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|^\d{4}-?\d{2}-?\d{2}T
 
 
 def check_header(header: list[str], what: str, label: str) -> list[Notice]:
-    """Refuse duplicated names; rename empty names in place to ``unnamed_<i>`` with a notice."""
+    """Refuse duplicated names; rename empty names in place to ``unnamed_<i>`` with a notice.
+
+    A name holding a line break (a quoted header cell, valid CSV) is kept as written, with a
+    notice: the other tables are matched to it by name.
+    """
     seen: dict[str, int] = {}
     for col in header:
         seen[col] = seen.get(col, 0) + 1
@@ -47,6 +52,16 @@ def check_header(header: list[str], what: str, label: str) -> list[Notice]:
         )
     notices = []
     for i, col in enumerate(header):
+        if "\n" in col or "\r" in col:  # valid (a quoted name, RFC 4180) but easy to miss
+            notices.append(
+                Notice(
+                    "info",
+                    label,
+                    f"column {i + 1} has a line break in its name, {col!r}; the name is kept as "
+                    "written, so the other tables must name it the same way",
+                    col,
+                )
+            )
         if col == "":
             header[i] = f"unnamed_{i + 1}"
             notices.append(
@@ -143,7 +158,9 @@ def _looks_datetime(s: pd.Series, n_present: int) -> bool:
     sample = _present_sample(s, max(1, n_present // 2000)).astype("str")
     if sample.str.match(_DATE_LIKE).mean() < DATETIME_SHARE:
         return False
-    parsed = pd.to_datetime(sample, errors="coerce", format="mixed")
+    # utc=True: values with different UTC offsets are one instant each (pandas refuses to
+    # parse mixed offsets otherwise); alignment_notices names such a column
+    parsed = pd.to_datetime(sample, errors="coerce", format="mixed", utc=True)
     return bool(parsed.notna().mean() >= DATETIME_SHARE)
 
 
@@ -299,8 +316,26 @@ def missing_shares(frame: pd.DataFrame) -> pd.Series:
 def alignment_notices(
     tables: dict[str, LoadedTable], schema: Schema, label: dict[str, str]
 ) -> list[Notice]:
-    """Unseen categories, all-missing columns and missing rates across the cast tables."""
+    """Unseen categories, all-missing columns, mixed UTC offsets and missing rates across the
+    cast tables."""
     notices: list[Notice] = []
+    for col, kind in schema.kinds.items():
+        if kind != "datetime":
+            continue
+        for key, table in tables.items():
+            offsets = utc_offsets(table.frame[col])
+            if len(offsets) > 1:
+                notices.append(
+                    Notice(
+                        "warning",
+                        key,
+                        f"{label[key]} column {col!r} mixes UTC offsets {offsets}"
+                        f"{_NONE_OFFSET if 'none' in offsets else ''}; its date-times are read "
+                        "as UTC instants and its cells kept as written (date-time columns are "
+                        "carried, not scored)",
+                        col,
+                    )
+                )
     real = tables["real"].frame
     for col in schema.categorical:
         seen = pd.Series(real[col].unique()).dropna()  # a dropna() copy of the column costs more

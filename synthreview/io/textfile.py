@@ -19,6 +19,7 @@ import codecs
 import csv
 import hashlib
 import io
+import os
 import re
 import threading
 from typing import Any
@@ -48,6 +49,9 @@ EXACT_INTEGER_LIMIT = 2**53
 _ZERO_PADDED = r"^[+-]?0\d+$"
 _WHOLE = r"^[+-]?\d+$"
 _DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+([eE][+-]?\d+)?|[+-]?\d+")
+#: a time of day followed by its UTC offset ("08:05:00+01:00", "08:05Z", "08:05 -0500")
+_TIME_OFFSET = r"\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?P<offset>Z|[+-]\d{2}(?::?\d{2})?)$"
+_OFFSET = r"(\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)\s*(?:Z|[+-]\d{2}(?::?\d{2})?)$"
 _DELIMITERS = (",", ";", "\t", "|")
 _SNIFF_CHARS = 64 * 1024
 _HEAD_CHARS = 1024 * 1024
@@ -55,6 +59,11 @@ _CHUNK_BYTES = 16 * 1024 * 1024
 #: CSV block size: memory while parsing grows by blocks, never by the whole file (4 MB: the
 #: peak of a 100 MB CSV was lowest at 2-4 MB blocks, 16 MB blocks added about 1x its size)
 BLOCK_BYTES = 4 * 1024 * 1024
+#: most bytes one row of a delimited file may hold (its cells plus the delimiters between them),
+#: so also the largest cell: the parser reads by blocks and needs every row inside two of
+#: them; rows up to one block always fit, so the limit is one block and is checked on every
+#: row, whatever its position in the file
+MAX_ROW_BYTES = BLOCK_BYTES
 _NEWLINE = b"\n"
 #: a column of numbers keeps every cell's text once more than this share of its cells differ
 #: from the derived text: a sparse exception costs a position and an offset (16 bytes) more
@@ -154,7 +163,10 @@ def _first_invalid_utf8(data: bytes) -> int | None:
 
 
 def _field_counts(lines: list[str], delimiter: str) -> list[int]:
-    return [len(row) for row in csv.reader(lines, delimiter=delimiter) if row]
+    try:
+        return [len(row) for row in csv.reader(lines, delimiter=delimiter) if row]
+    except csv.Error:  # e.g. a field beyond the csv module's limit: not this delimiter's verdict
+        return []
 
 
 def sniff_delimiter(head: str, *, prefer_tab: bool) -> str:
@@ -184,7 +196,15 @@ def sniff_delimiter(head: str, *, prefer_tab: bool) -> str:
 
 def read_header(head: str, delimiter: str, what: str) -> list[str]:
     """The stripped column names on the first line of the decoded ``head``."""
-    first = next(csv.reader(io.StringIO(head), delimiter=delimiter), None)
+    # newline="": the csv module sees the line endings as written, so CR-only (old Mac) and
+    # CRLF files and quoted line breaks inside a name read as in RFC 4180
+    try:
+        first = next(csv.reader(io.StringIO(head, newline=""), delimiter=delimiter), None)
+    except csv.Error as exc:  # a name longer than the csv module's field limit (128 KiB)
+        raise DataError(
+            f"{what} has a header row that cannot be read ({exc}); expected column names on "
+            f"line 1, each shorter than {csv.field_size_limit():,} characters"
+        ) from exc
     if not first or not any(f.strip() for f in first):
         raise DataError(f"{what} has no header row; expected column names on line 1")
     return [f.strip() for f in first]
@@ -265,11 +285,17 @@ def _parse_blocks(
     names = [f"c{i}" for i in range(len(header))]
     stream = pa.BufferReader(pa.py_buffer(source)) if isinstance(source, bytes) else source
     columns = [_ColumnBuilder() for _ in names]
+    rows = 0
     try:
         reader = pacsv.open_csv(
             stream,
             read_options=pacsv.ReadOptions(
-                column_names=names, skip_rows=1, encoding=encoding, block_size=block_bytes
+                # after the names, not skip_rows: skip_rows skips a physical line, and a quoted
+                # header name may hold a line break (RFC 4180)
+                column_names=names,
+                skip_rows_after_names=1,
+                encoding=encoding,
+                block_size=block_bytes,
             ),
             parse_options=pacsv.ParseOptions(
                 delimiter=delimiter, newlines_in_values=True, invalid_row_handler=on_bad_row
@@ -281,14 +307,25 @@ def _parse_blocks(
             ),
         )
         for batch in reader:
+            check_row_bytes(batch, header, rows, what)
+            rows += batch.num_rows
             for builder, chunk in zip(columns, batch.columns, strict=True):
                 builder.add(chunk)
             del batch, chunk
             pa.default_memory_pool().release_unused()  # each block's intermediates are freed
     except (pa.ArrowInvalid, UnicodeError) as exc:
-        if "skip initial" in str(exc) or "Empty CSV file" in str(exc):  # a header line only
+        size = len(source) if isinstance(source, bytes) else os.path.getsize(source)
+        # a file smaller than a block has no row too long for two blocks: the parser found
+        # no line break after the header, i.e. a header line only
+        header_only = "straddling" in str(exc) and rows == 0 and size <= block_bytes
+        if header_only or "skip initial" in str(exc) or "Empty CSV file" in str(exc):
             raise DataError(
                 f"{what} has a header but no data rows; expected at least 2 rows"
+            ) from exc
+        if "straddling" in str(exc):  # a row longer than a block met a block boundary
+            raise DataError(
+                f"{what} data row {rows + 1} is longer than {MAX_ROW_BYTES:,} bytes, the most "
+                "a row (and so a cell) may hold; shorten or drop the long text cells"
             ) from exc
         if bad_rows:
             row = bad_rows[0]
@@ -308,6 +345,32 @@ def _parse_blocks(
     # copy=False: a dict of float columns would otherwise be copied into one 2-D block
     frame = pd.DataFrame({c: v.array for c, v in typed.items()}, index=index, copy=False)
     return WrittenCells(written, index), frame
+
+
+def check_row_bytes(batch: pa.RecordBatch, header: list[str], first_row: int, what: str) -> None:
+    """Refuse a row of more than :data:`MAX_ROW_BYTES` (cells plus delimiters).
+
+    ``first_row`` is the number of data rows before ``batch``; the message names the data row,
+    its size, the limit and the row's longest cell. Rows up to the limit always parse; longer
+    ones would parse or not depending on where the block boundaries fall, so they are refused
+    wherever they are.
+    """
+    if batch.num_rows == 0 or batch.nbytes <= MAX_ROW_BYTES:  # no row can be longer
+        return
+    lengths = pa.scalar(len(header) - 1, pa.int64())
+    for column in batch.columns:
+        lengths = pc.add(lengths, pc.cast(pc.binary_length(column), pa.int64()))
+    top = pc.max(lengths).as_py()
+    if top is None or top <= MAX_ROW_BYTES:
+        return
+    row = pc.index(lengths, top).as_py()
+    cells = [pc.binary_length(column)[row].as_py() or 0 for column in batch.columns]
+    longest = int(np.argmax(cells))
+    raise DataError(
+        f"{what} data row {first_row + row + 1} holds {top:,} bytes; a row (and so a cell) may "
+        f"hold at most {MAX_ROW_BYTES:,} bytes (its longest cell, column {header[longest]!r}, "
+        f"holds {cells[longest]:,}); shorten or drop the long text cells"
+    )
 
 
 def _line_of(source: bytes | str, text: str) -> str:
@@ -519,6 +582,36 @@ def must_stay_text(text: pa.Array, numbers: pa.Array | None = None) -> bool:
     if not pc.any(big).as_py():
         return False
     return bool(pc.any(pc.and_(big, pc.match_substring_regex(text, _WHOLE))).as_py())
+
+
+def utc_offsets(values: pd.Series) -> list[str]:
+    """The distinct UTC offsets written in a column of date-times, ``"none"`` for values without.
+
+    ``"Z"`` counts as ``+00:00`` and ``+0100`` as ``+01:00``. More than one entry means the
+    column mixes time zones (or zoned and local times), which pandas refuses to parse as one
+    column; the loaders then say what they did, naming the column.
+    """
+    masked = strip_na(values)
+    present = masked.drop_null()
+    if not len(present):
+        return []
+    found = pc.struct_field(pc.extract_regex(present, _TIME_OFFSET), "offset")
+    offsets = {_normal_offset(v) for v in pc.unique(found).to_pylist() if v is not None}
+    if found.null_count:
+        offsets.add("none")
+    return sorted(offsets)
+
+
+def _normal_offset(value: str) -> str:
+    if value == "Z":
+        return "+00:00"
+    digits = value[1:].replace(":", "")
+    return f"{value[0]}{digits[:2]}:{(digits[2:] or '00')}"
+
+
+def drop_utc_offsets(values: pd.Series) -> pd.Series:
+    """Date-time text without its UTC offsets: each value's local wall-clock time."""
+    return values.str.replace(_OFFSET, r"\1", regex=True)
 
 
 def text_series(array: pa.Array | pa.ChunkedArray, index: pd.Index) -> pd.Series:
