@@ -225,7 +225,7 @@ def test_a_folder_that_is_no_review_is_refused_even_with_overwrite(tmp_path, cap
 
 def test_an_empty_out_folder_is_used(tmp_path):
     out = tmp_path / "out"
-    out.mkdir()
+    (out / "empty" / "folders").mkdir(parents=True)
     write_review_folder(out, {"report.json": b"{}"})
     assert read_finished_review(out).report() == {}
 
@@ -254,7 +254,7 @@ def test_a_hard_linked_input_is_never_deleted(tmp_path):
     os.link(out / "c" / "curated.csv", tmp_path / "input.csv")
     found = existing_review(out, inputs=[tmp_path / "input.csv"])
     assert found is not None and found.unlisted == ("c/curated.csv",)
-    with pytest.raises(ConfigError, match=r"files no review wrote: c/curated\.csv"):
+    with pytest.raises(ConfigError, match=r"'c/curated\.csv' is the same file as input"):
         check_output_folder(out, inputs=[tmp_path / "input.csv"], overwrite=True)
 
 

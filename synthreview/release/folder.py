@@ -213,6 +213,15 @@ def check_output_folder(
     anchor = _check_creatable(out, folder)
     earlier = existing_review(folder, inputs=given) if folder.is_dir() else None
     if earlier is not None:
+        input_ids = {_inode(p): p for p in given}
+        for name in earlier.files:
+            same = input_ids.get(_inode(folder / name))
+            if same is not None:
+                raise ConfigError(
+                    f"option --out must not hold an input; got {str(out)!r}, whose {name!r} is "
+                    f"the same file as input {str(same)!r} (a hard link), instead; move the "
+                    "input or choose another --out"
+                )
         _check_replaceable(out, earlier, overwrite=overwrite)
     if min_free_bytes is None:
         min_free_bytes = MIN_FREE_BYTES + sum(_size(p) for p in given)
@@ -463,8 +472,11 @@ def marker_bytes(digests: Iterable[FileDigest]) -> bytes:
 
 def _swap_in(staging: Path, folder: Path, earlier: EarlierReview | None) -> None:
     if earlier is None:
-        # absent, or an empty folder: rename(2) replaces an empty folder atomically and fails
-        # on one that filled up in the meantime
+        # absent, or a folder without files: rename(2) replaces an empty folder atomically and
+        # fails on one that filled up in the meantime
+        if folder.is_dir():
+            for sub in sorted(folder.rglob("*"), key=lambda p: -len(p.parts)):
+                sub.rmdir()  # only empty folders are there: a file makes this fail
         os.rename(staging, folder)
         _fsync_dir(folder.parent)
         return
