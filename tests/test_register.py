@@ -1,0 +1,387 @@
+"""The decision register: SQLite and a real PostgreSQL server, concurrent appends, history."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import pwd
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from synthreview.cli import main
+from synthreview.errors import ConfigError
+from synthreview.release import register as register_module
+from synthreview.release.folder import write_review_folder
+from synthreview.release.register import (
+    SCHEMA_VERSION,
+    RuleChange,
+    append_records,
+    history,
+    open_register,
+    parse_register_url,
+    records_from_statement,
+    rule_changes,
+)
+from synthreview.release.signing import (
+    generate_keys,
+    load_private_key,
+    release_statement,
+    sign_files,
+    statement_id,
+)
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+PROCESSES, PER_PROCESS = 4, 50
+CANDIDATES = ("ctgan", "copula", "tvae")
+
+
+def review_files(number: int, *, candidates=CANDIDATES, flip=()) -> dict[str, bytes]:
+    """A hand-made review folder: report.json with decisions and rule verdicts, a manifest.
+
+    ``number`` makes each review distinct; rules named in ``flip`` fail instead of passing.
+    """
+    rules = {"k_marginal", "mia_auc", "ip_alpha"}
+    report = {
+        "inputs": [
+            {"name": "train", "role": "real", "sha256": "a" * 64},
+            {"name": "holdout", "role": "holdout", "sha256": "b" * 64},
+            *(
+                {"name": c, "role": "synthetic", "sha256": f"{i:064x}"}
+                for i, c in enumerate(candidates)
+            ),
+        ],
+        "decisions": {
+            c: {
+                "candidate": c,
+                "outcome": "do_not_release" if flip else "release",
+                "verdict": "fail" if flip else "pass",
+                "rule": sorted(flip)[0] if flip else None,
+                "reason": f"review {number}: "
+                + ("fails " + ", ".join(sorted(flip)) if flip else "every rule passes"),
+            }
+            for c in candidates
+        },
+        "verdicts": {
+            c: {
+                "rules": {
+                    r: {"verdict": "fail" if r in flip else "pass", "value": 0.1, "required": True}
+                    for r in rules
+                }
+            }
+            for c in candidates
+        },
+        "policy": {"name": "synthreview default", "sha256": "c" * 64, "source": "default.toml"},
+        "options": {"seed": number},
+        "generated_at": f"2026-11-25T00:00:{number % 60:02d}+00:00",
+        "review_number": number,
+    }
+    manifest = {"versions": {"synthreview": "test"}}
+    return {
+        "report.json": json.dumps(report, sort_keys=True).encode(),
+        "manifest.json": json.dumps(manifest).encode(),
+    }
+
+
+def records_of(number: int, **kwargs):
+    statement = release_statement(review_files(number, **kwargs))
+    return records_from_statement(statement, review_id=statement_id(statement))
+
+
+def append_many(url: str, first: int, count: int, gate: str) -> None:
+    """One writer process: ``count`` reviews of one candidate, each its own transaction."""
+    # every process starts writing at the same moment, once all have imported synthreview
+    Path(gate, f"ready-{first}").touch()
+    while not Path(gate, "go").exists():
+        time.sleep(0.001)
+    for number in range(first, first + count):
+        append_records(url, records_of(number)[:1])
+
+
+def _run_writers(url: str, gate: Path) -> None:
+    code = (
+        f"import sys; sys.path.insert(0, {str(TESTS)!r}); sys.path.insert(0, {str(ROOT)!r})\n"
+        "from test_register import append_many\n"
+        f"append_many({url!r}, int(sys.argv[1]), {PER_PROCESS}, {str(gate)!r})\n"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(p * PER_PROCESS)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for p in range(PROCESSES)
+    ]
+    deadline = time.time() + 240
+    while len(list(gate.glob("ready-*"))) < PROCESSES and time.time() < deadline:
+        if any(p.poll() is not None for p in procs):
+            break
+        time.sleep(0.01)
+    (gate / "go").touch()
+    errors = [p.communicate(timeout=300)[1].decode() for p in procs]
+    assert [p.returncode for p in procs] == [0] * PROCESSES, errors
+
+
+def _check_all_written_once(url: str) -> None:
+    records = history(url)
+    total = PROCESSES * PER_PROCESS
+    assert len(records) == total
+    assert len({(r.review_id, r.candidate) for r in records}) == total  # none duplicated
+    expected = {statement_id(release_statement(review_files(n))) for n in range(total)}
+    assert {r.review_id for r in records} == expected  # none lost
+    # appends never interleaved: each record follows the one appended just before it
+    seqs = [r.seq for r in records]
+    assert seqs == sorted(seqs)
+    assert [r.previous for r in records] == [None, *seqs[:-1]]
+    # appending the same reviews again adds nothing
+    again = append_records(url, records_of(0)[:1])
+    assert again.added == () and len(again.already) == 1
+    assert len(history(url)) == total
+
+
+def test_four_processes_append_200_records_to_sqlite(tmp_path):
+    url = f"sqlite:///{tmp_path / 'register.sqlite'}"
+    _run_writers(url, tmp_path)
+    _check_all_written_once(url)
+    with sqlite3.connect(tmp_path / "register.sqlite") as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def postgres_url():
+    """A PostgreSQL server of Debian's ``postgresql`` package, in a temporary folder."""
+    if os.environ.get("SYNTHREVIEW_NO_POSTGRES") == "1":
+        pytest.skip("SYNTHREVIEW_NO_POSTGRES=1")
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    initdb = found[-1] if found else shutil.which("initdb")
+    if initdb is None:
+        pytest.fail(
+            "PostgreSQL server binaries not found: apt-get install -y postgresql "
+            "(or set SYNTHREVIEW_NO_POSTGRES=1 to skip the PostgreSQL register tests)"
+        )
+    pg_ctl = str(Path(initdb).with_name("pg_ctl"))
+    root = Path(tempfile.mkdtemp(prefix="synthreview-pg-"))
+    run_as: list[str] = []
+    if os.geteuid() == 0:
+        # the server refuses to run as root: run it as the package's postgres user
+        user = pwd.getpwnam("postgres")
+        os.chown(root, user.pw_uid, user.pw_gid)
+        run_as = ["runuser", "-u", "postgres", "--"]
+    data, port = root / "data", _free_port()
+    started = False
+    try:
+        subprocess.run(
+            [
+                *run_as,
+                initdb,
+                "-D",
+                str(data),
+                "-U",
+                "synthreview",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        subprocess.run(
+            [
+                *run_as,
+                pg_ctl,
+                "-D",
+                str(data),
+                "-l",
+                str(root / "log"),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                options,
+                "start",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        started = True
+        yield f"postgresql://synthreview@127.0.0.1:{port}/postgres"
+    finally:
+        if started:
+            subprocess.run(
+                [*run_as, pg_ctl, "-D", str(data), "-m", "fast", "-w", "stop"], capture_output=True
+            )
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_db(postgres_url):
+    """A fresh database on the module's server for one test."""
+    import psycopg
+
+    name = f"register_{time.time_ns()}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return postgres_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+def test_four_processes_append_200_records_to_postgresql(postgres_db, tmp_path):
+    _run_writers(postgres_db, tmp_path)
+    _check_all_written_once(postgres_db)
+
+
+def test_postgresql_register_history_and_schema_version(postgres_db):
+    import psycopg
+
+    append_records(postgres_db, records_of(1))
+    append_records(postgres_db, records_of(2, flip={"mia_auc"}))
+    later = history(postgres_db, candidate="ctgan")
+    assert [r.outcome for r in later] == ["release", "do_not_release"]
+    assert rule_changes(later[0], later[1]) == (RuleChange("mia_auc", "pass", "fail"),)
+    with psycopg.connect(postgres_db) as conn:
+        assert (
+            conn.execute("SELECT max(version) FROM schema_version").fetchone()[0] == SCHEMA_VERSION
+        )
+
+
+def test_postgresql_that_refuses_the_connection_exits_2(tmp_path, capsys):
+    url = f"postgresql://nobody@127.0.0.1:{_free_port()}/register"
+    with pytest.raises(ConfigError, match="refused the connection"):
+        append_records(url, records_of(1))
+    assert main(["history", "--db", url]) == 2
+    assert "refused the connection" in capsys.readouterr().err
+
+
+def test_sqlite_history_links_reviews_of_a_candidate_and_shows_rule_changes(tmp_path):
+    url = str(tmp_path / "reg.sqlite")  # a plain path is an SQLite register
+    first = append_records(url, records_of(1))
+    assert len(first.added) == len(CANDIDATES)
+    append_records(url, records_of(2, candidates=("ctgan",), flip={"k_marginal", "ip_alpha"}))
+    records = history(url, candidate="ctgan")
+    assert len(records) == 2
+    assert records[1].previous == records[0].seq
+    assert records[1].reason.startswith("review 2: fails")
+    assert rule_changes(records[0], records[1]) == (
+        RuleChange("ip_alpha", "pass", "fail"),
+        RuleChange("k_marginal", "pass", "fail"),
+    )
+    assert history(url, inputs_sha256="a" * 64) == history(url)
+    assert history(url, inputs_sha256="d" * 64) == []
+    with pytest.raises(ConfigError, match="64 lowercase hex"):
+        history(url, inputs_sha256="A%")
+    with pytest.raises(ConfigError, match="one candidate"):
+        rule_changes(records[0], history(url, candidate="tvae")[0])
+
+
+def _signed_folder(tmp_path, number, key, **kwargs):
+    folder = tmp_path / f"review{number}"
+    write_review_folder(folder, sign_files(review_files(number, **kwargs), key))
+    return folder
+
+
+def test_cli_register_verifies_then_records_and_history_names_changed_rules(tmp_path, capsys):
+    keys = generate_keys(tmp_path / "keys")
+    key = load_private_key(keys.private.read_bytes())
+    db = f"sqlite:///{tmp_path / 'team' / 'register.sqlite'}"  # folder created on first use
+    first = _signed_folder(tmp_path, 1, key)
+    second = _signed_folder(tmp_path, 2, key, flip={"mia_auc"})
+    pub = str(keys.public)
+    assert main(["register", str(first), "--db", db, "--key", pub]) == 0
+    assert main(["register", str(second), "--db", db, "--key", pub]) == 0
+    out = capsys.readouterr().out
+    assert out.count("recorded #") == 2 * len(CANDIDATES)
+    assert main(["register", str(first), "--db", db, "--key", pub]) == 0
+    assert "already recorded" in capsys.readouterr().out
+    assert main(["history", "--db", db, "--candidate", "copula"]) == 0
+    out = capsys.readouterr().out
+    assert "copula release (pass)" in out and "copula do_not_release (fail)" in out
+    assert "mia_auc: pass -> fail" in out
+    assert len(history(db)) == 2 * len(CANDIDATES)
+    assert {r.keyid for r in history(db)} == {keys.keyid}
+
+    # a changed folder is not recorded (exit 1), a signed folder needs --key (exit 2)
+    (second / "report.json").write_bytes(b"{}")
+    assert main(["register", str(second), "--db", db, "--key", pub]) == 1
+    assert "the register was not updated" in capsys.readouterr().err
+    assert main(["register", str(first), "--db", db]) == 2
+    other = generate_keys(tmp_path / "other")
+    assert main(["register", str(first), "--db", db, "--key", str(other.public)]) == 1
+    assert len(history(db)) == 2 * len(CANDIDATES)
+
+
+def test_unsigned_folder_is_recorded_as_unverified(tmp_path, capsys):
+    folder = tmp_path / "plain"
+    write_review_folder(folder, review_files(7))
+    db = str(tmp_path / "r.sqlite")
+    assert main(["register", str(folder), "--db", db]) == 0
+    assert "unverified" in capsys.readouterr().out
+    assert {r.keyid for r in history(db)} == {None}
+
+
+def test_locked_or_corrupt_sqlite_register_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(register_module, "WAIT_SECONDS", 1)
+    path = tmp_path / "reg.sqlite"
+    append_records(str(path), records_of(1))
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(ConfigError, match="locked"):
+            append_records(str(path), records_of(2))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert len(history(str(path))) == len(CANDIDATES)
+    corrupt = tmp_path / "corrupt.sqlite"
+    corrupt.write_bytes(b"this is no database" * 100)
+    with pytest.raises(ConfigError, match=r"corrupt\.sqlite"):
+        history(str(corrupt))
+
+
+def test_newer_schema_is_refused(tmp_path):
+    path = tmp_path / "reg.sqlite"
+    append_records(str(path), records_of(1))
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION + 1,))
+    with pytest.raises(ConfigError, match="schema version"):
+        history(str(path))
+
+
+def test_register_urls():
+    assert parse_register_url("sqlite:///rel/r.sqlite").target == "rel/r.sqlite"
+    assert parse_register_url("sqlite:////abs/r.sqlite").target == "/abs/r.sqlite"
+    shown = parse_register_url("postgresql://me:secret@db.example:5432/reg").shown
+    assert "secret" not in shown and "db.example:5432/reg" in shown
+    for bad in ("", "mysql://x/y", "sqlite://"):
+        with pytest.raises(ConfigError, match="--db"):
+            parse_register_url(bad)
+
+
+def test_records_need_decisions():
+    statement = release_statement(
+        {"report.json": json.dumps({"inputs": [], "decisions": {}}).encode()}
+    )
+    with pytest.raises(ConfigError, match="no decisions"):
+        records_from_statement(statement, review_id=statement_id(statement))
+
+
+def test_empty_register_has_no_history(tmp_path):
+    with open_register(str(tmp_path / "new.sqlite")) as register:
+        assert register.history() == []
+        assert register.where.dialect == "sqlite"
