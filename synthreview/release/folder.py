@@ -341,7 +341,7 @@ def _check_inputs(
 
 def _check_creatable(out: str | Path, folder: Path) -> Path:
     """The nearest existing folder of ``folder``; refuse what cannot become a review folder."""
-    expected = "option --out must be a folder we may create or replace"
+    expected = "option --out must be a directory we may write"
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"{expected}; got {str(out)!r} (an existing file) instead")
     anchor = folder.parent
