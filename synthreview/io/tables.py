@@ -25,6 +25,7 @@ import hashlib
 import io
 import os
 import re
+import tempfile
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -64,6 +65,8 @@ MAX_BYTES = 2 * 1024**3
 _ROLES = ("real", "holdout", "synthetic")
 _PANDAS_INDEX = re.compile(r"__index_level_\d+__")
 _GZIP = b"\x1f\x8b"
+_GZIP_MIN_BYTES = 18  # a 10-byte header, an empty deflate block and the 8-byte trailer
+_GUNZIP_CHUNK = 1 << 20
 _PARQUET = b"PAR1"
 _UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
 
@@ -116,14 +119,50 @@ def read_table(
     suffix = Path(str(getattr(source, "name", source) if not isinstance(source, bytes) else ""))
     suffix_text = "".join(suffix.suffixes[-2:]).lower() if suffix.suffixes else ""
     data = _read_bytes(source, what, max_bytes)
+    if data is None or data[:2] != _GZIP:
+        return _read_source(source, data, label, role, what, suffix_text, max_columns)
+    # gzip: decompressed block by block into a temporary file (the limit checked as it grows),
+    # then read like a file on disk; the digest stays the one of the bytes given
+    digest = hashlib.sha256(data).hexdigest()
+    unzipped = _gunzip(data, what, max_bytes)
+    del data
+    try:
+        return _read_source(
+            unzipped,
+            _read_bytes(unzipped, what, max_bytes),
+            label,
+            role,
+            what,
+            suffix_text,
+            max_columns,
+            digest=digest,
+        )
+    finally:
+        os.unlink(unzipped)
+
+
+def _read_source(
+    source: Any,
+    data: bytes | None,
+    label: str,
+    role: str,
+    what: str,
+    suffix_text: str,
+    max_columns: int | None,
+    *,
+    digest: str | None = None,
+) -> LoadedTable:
+    """The table in ``data`` (bytes), or in the text file at ``source`` when ``data`` is None.
+
+    ``digest`` (sha256) replaces the content's own, for content decompressed from a file.
+    """
     if data is None:  # a plain text file on disk: checked and parsed block by block
-        digest, head, encoding, notices = scan_text_file(str(source), what, label)
+        scanned, head, encoding, notices = scan_text_file(str(source), what, label)
+        digest = digest or scanned
         text: bytes | str = str(source)
         parse_encoding = encoding
     else:
-        digest = hashlib.sha256(data).hexdigest()
-        if data[:2] == _GZIP:
-            data = _gunzip(data, what, max_bytes)
+        digest = digest or hashlib.sha256(data).hexdigest()
         if data[:4] == _PARQUET:
             raw, frame, notices = _read_parquet(data, what, label, max_columns)
             check_rows(frame, what)
@@ -351,19 +390,42 @@ def _read_bytes(source: Any, what: str, max_bytes: int) -> bytes | None:
     return bytes(data)
 
 
-def _gunzip(data: bytes, what: str, max_bytes: int) -> bytes:
-    out = io.BytesIO()
+def _gunzip(data: bytes, what: str, max_bytes: int) -> str:
+    """Decompress gzip ``data`` into a temporary file and return its path (the caller removes it).
+
+    The size is checked before anything is decompressed (the gzip trailer's size, a lower bound
+    of the content's) and as the content grows, so a small file that expands beyond
+    ``max_bytes`` is refused after at most ``max_bytes`` (plus a 1 MiB chunk) were decompressed,
+    to disk, never to memory.
+    """
+    # ISIZE, the last 4 bytes: the last member's size modulo 2**32. The content is at least
+    # that large, so a trailer above the limit refuses the file at once; a smaller one proves
+    # nothing (several members, or 4 GiB wrap-around), hence the check while decompressing
+    trailer = int.from_bytes(data[-4:], "little") if len(data) >= _GZIP_MIN_BYTES else 0
+    if trailer > max_bytes:
+        raise DataError(
+            f"{what} decompresses to {trailer:,} bytes (gzip trailer); the limit is "
+            f"{max_bytes:,} bytes"
+        )
+    handle, path = tempfile.mkstemp(prefix="synthreview-", suffix=".gunzipped")
+    size = 0
     try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
-            while chunk := fh.read(1 << 20):
-                out.write(chunk)
-                if out.tell() > max_bytes:
+        with os.fdopen(handle, "wb") as out, gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+            while chunk := fh.read(_GUNZIP_CHUNK):
+                size += len(chunk)
+                if size > max_bytes:
                     raise DataError(
-                        f"{what} decompresses to more than {max_bytes:,} bytes, the limit"
+                        f"{what} decompresses to more than {max_bytes:,} bytes, the limit "
+                        f"(stopped after {size:,} bytes)"
                     )
+                out.write(chunk)
     except (OSError, EOFError, zlib.error) as exc:
+        os.unlink(path)
         raise DataError(f"{what} looks gzip-compressed but cannot be decompressed: {exc}") from exc
-    return out.getvalue()
+    except BaseException:
+        os.unlink(path)
+        raise
+    return path
 
 
 def _read_parquet(
