@@ -30,20 +30,24 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
 from synthreview.errors import ConfigError
-from synthreview.release.signing import INPUT_PREFIX, PREDICATE_TYPE
+from synthreview.release.signing import INPUT_PREFIX, PREDICATE_TYPE, JSONObject
 
 SCHEMA_VERSION = 1
+#: an open register connection
+Connection: TypeAlias = "sqlite3.Connection | psycopg.Connection"
+#: one row as the database returns it
+Row: TypeAlias = "Sequence[str | int | None]"
 # seconds a writer waits for another writer's transaction (SQLite busy timeout, PG connect)
 WAIT_SECONDS = 60
 # pg_advisory_xact_lock key of the register's writers ("synthrev" in ASCII)
@@ -245,7 +249,7 @@ def parse_register_url(url: str) -> RegisterURL:
 
 
 def records_from_statement(
-    statement: Mapping[str, Any], *, review_id: str, keyid: str | None = None
+    statement: JSONObject, *, review_id: str, keyid: str | None = None
 ) -> list[Record]:
     """One :class:`Record` (``seq`` 0, not yet appended) per candidate decision of a statement.
 
@@ -310,7 +314,7 @@ def records_from_statement(
 class Register:
     """An open register: :meth:`append` and :meth:`history`. Use :func:`open_register`."""
 
-    def __init__(self, where: RegisterURL, connection: Any) -> None:
+    def __init__(self, where: RegisterURL, connection: Connection) -> None:
         self.where = where
         self._connection = connection
         self._mark = "?" if where.dialect == "sqlite" else "%s"
@@ -319,7 +323,7 @@ class Register:
         return text.replace("?", self._mark)
 
     @contextmanager
-    def _writing(self) -> Iterator[Any]:
+    def _writing(self) -> Iterator[Connection]:
         """One write transaction that excludes every other writer of the register."""
         conn = self._connection
         if self.where.dialect == "sqlite":
@@ -415,7 +419,7 @@ class Register:
 _SELECT = "seq, " + ", ".join(_COLUMNS)
 
 
-def _values(record: Record, previous: int | None) -> tuple[Any, ...]:
+def _values(record: Record, previous: int | None) -> tuple[str | int | None, ...]:
     inputs = [{"role": i.role, "name": i.name, "sha256": i.sha256} for i in record.inputs]
     return (
         record.review_id,
@@ -438,7 +442,7 @@ def _values(record: Record, previous: int | None) -> tuple[Any, ...]:
     )
 
 
-def _record(row: Sequence[Any]) -> Record:
+def _record(row: Row) -> Record:
     fields = dict(zip(("seq", *_COLUMNS), row, strict=True))
     fields["seq"] = int(fields["seq"])
     fields["inputs"] = tuple(InputDigest(**i) for i in json.loads(fields["inputs"]))
@@ -447,7 +451,7 @@ def _record(row: Sequence[Any]) -> Record:
     return Record(**fields)
 
 
-def _connect(where: RegisterURL) -> Any:
+def _connect(where: RegisterURL) -> Connection:
     if where.dialect == "sqlite":
         path = Path(where.target)
         try:

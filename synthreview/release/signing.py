@@ -32,7 +32,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -48,6 +48,10 @@ ENVELOPE_NAME = "release.intoto.jsonl"
 PRIVATE_KEY_NAME = "synthreview.key"
 PUBLIC_KEY_NAME = "synthreview.pub"
 INPUT_PREFIX = "input:"
+#: a value of parsed JSON
+JSONValue: TypeAlias = "str | int | float | bool | list[JSONValue] | dict[str, JSONValue] | None"
+#: a parsed JSON object: report.json, an in-toto statement, its predicate
+JSONObject: TypeAlias = "dict[str, JSONValue]"
 # the most bytes an envelope may have: a statement lists file digests, never data
 MAX_ENVELOPE_BYTES = 16 * 1024 * 1024
 
@@ -89,7 +93,7 @@ class Verification:
 
     problems: tuple[str, ...]
     keyid: str
-    statement: dict[str, Any] | None = field(default=None, compare=False)
+    statement: JSONObject | None = field(default=None, compare=False)
     review_id: str | None = None
 
     @property
@@ -102,14 +106,14 @@ class EnvelopeError(ValueError):
     """An envelope that is not the DSSE JSON, base64 or statement it must be."""
 
 
-def canonical_json(content: Any) -> bytes:
+def canonical_json(content: object) -> bytes:
     """UTF-8 JSON with sorted keys and no spaces: equal content gives equal bytes."""
     return json.dumps(
         content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     ).encode("utf-8")
 
 
-def statement_id(statement: Mapping[str, Any]) -> str:
+def statement_id(statement: Mapping[str, object]) -> str:
     """sha256 (hex) of a statement's canonical bytes: the review's id in the register.
 
     Equal to ``Verification.review_id`` of the envelope that carries the statement.
@@ -258,11 +262,11 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _subject(name: str, sha256: str) -> dict[str, Any]:
+def _subject(name: str, sha256: str) -> JSONObject:
     return {"name": name, "digest": {"sha256": sha256}}
 
 
-def _report(files: Mapping[str, bytes]) -> dict[str, Any]:
+def _report(files: Mapping[str, bytes]) -> JSONObject:
     if "report.json" not in files:
         raise ConfigError(
             f"the files to sign must contain report.json; got {sorted(files)[:8]} instead"
@@ -276,7 +280,7 @@ def _report(files: Mapping[str, bytes]) -> dict[str, Any]:
     return report
 
 
-def _versions(files: Mapping[str, bytes], report: Mapping[str, Any]) -> dict[str, Any]:
+def _versions(files: Mapping[str, bytes], report: JSONObject) -> JSONObject:
     found = None
     if "manifest.json" in files:
         try:
@@ -288,9 +292,9 @@ def _versions(files: Mapping[str, bytes], report: Mapping[str, Any]) -> dict[str
     return {"synthreview": report.get("synthreview_version")}
 
 
-def _rule_verdicts(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def _rule_verdicts(report: JSONObject) -> dict[str, JSONObject]:
     """``{candidate: {rule: {verdict, value, required}}}`` from ``report.json`` ``verdicts``."""
-    verdicts: dict[str, dict[str, Any]] = {}
+    verdicts: dict[str, JSONObject] = {}
     for name, candidate in (report.get("verdicts") or {}).items():
         rules = (candidate or {}).get("rules") or {}
         verdicts[name] = {
@@ -305,7 +309,7 @@ def _rule_verdicts(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return verdicts
 
 
-def release_predicate(files: Mapping[str, bytes]) -> dict[str, Any]:
+def release_predicate(files: Mapping[str, bytes]) -> JSONObject:
     """The decision record of a review folder, from its ``report.json`` (and manifest versions).
 
     Keys: ``decisions`` (``report.json`` ``decisions``: outcome, verdict, deciding rule and
@@ -330,7 +334,7 @@ def release_predicate(files: Mapping[str, bytes]) -> dict[str, Any]:
     }
 
 
-def input_subjects(inputs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def input_subjects(inputs: Sequence[Mapping[str, object]]) -> list[JSONObject]:
     """Statement subjects ``input:ROLE:NAME`` of the ``report.json`` ``inputs`` entries."""
     subjects = []
     for i, entry in enumerate(inputs):
@@ -347,9 +351,9 @@ def input_subjects(inputs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def release_statement(
     files: Mapping[str, bytes],
     *,
-    inputs: Sequence[Mapping[str, Any]] | None = None,
-    predicate: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+    inputs: Sequence[Mapping[str, object]] | None = None,
+    predicate: Mapping[str, JSONValue] | None = None,
+) -> JSONObject:
     """The in-toto Statement v1 of a review folder given as ``{relative path: bytes}``.
 
     Parameters
@@ -380,7 +384,7 @@ def release_statement(
     }
 
 
-def sign_statement(statement: Mapping[str, Any], key: Ed25519PrivateKey) -> bytes:
+def sign_statement(statement: Mapping[str, object], key: Ed25519PrivateKey) -> bytes:
     """The DSSE envelope of ``statement`` signed by ``key``: one JSON line (with newline)."""
     payload = canonical_json(statement)
     signature = key.sign(pae(PAYLOAD_TYPE, payload))
@@ -398,8 +402,8 @@ def sign_files(
     files: Mapping[str, bytes],
     key: Ed25519PrivateKey,
     *,
-    inputs: Sequence[Mapping[str, Any]] | None = None,
-    predicate: Mapping[str, Any] | None = None,
+    inputs: Sequence[Mapping[str, object]] | None = None,
+    predicate: Mapping[str, JSONValue] | None = None,
 ) -> dict[str, bytes]:
     """``files`` plus :data:`ENVELOPE_NAME`, the signed statement that covers them.
 
@@ -426,7 +430,7 @@ def sign_files(
     return {**files, ENVELOPE_NAME: sign_statement(statement, key)}
 
 
-def _strict_b64(text: Any, what: str) -> bytes:
+def _strict_b64(text: object, what: str) -> bytes:
     """Decode standard or URL-safe base64, refusing any other spelling of the same bytes."""
     if not isinstance(text, str) or not text.isascii():
         raise EnvelopeError(f"{what} must be a base64 string; got {type(text).__name__}")
@@ -497,7 +501,7 @@ def read_envelope(data: bytes) -> Envelope:
     return Envelope(payload, content["payloadType"], tuple(signatures))
 
 
-def _statement(payload: bytes) -> dict[str, Any]:
+def _statement(payload: bytes) -> JSONObject:
     try:
         statement = json.loads(payload)
     except ValueError as exc:
