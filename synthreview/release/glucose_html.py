@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from synthreview.metrics.glucose.clinical import EPISODE_LABELS
 from synthreview.metrics.glucose.consensus import CONSENSUS_METRICS
@@ -34,20 +33,20 @@ class GlucoseView:
     """
 
     name: str
-    glucose: Mapping[str, Any]
+    glucose: Mapping[str, object]
 
 
-def glucose_views(candidates: Mapping[str, Any]) -> list[GlucoseView]:
+def glucose_views(candidates: Mapping[str, object]) -> list[GlucoseView]:
     """Every candidate with a glucose result (its ``consensus`` table), in report order."""
     views = []
     for name, content in candidates.items():
-        glucose = (content or {}).get("glucose")
-        if glucose and "consensus" in glucose:
+        glucose = content.get("glucose") if isinstance(content, Mapping) else None
+        if isinstance(glucose, Mapping) and "consensus" in glucose:
             views.append(GlucoseView(str(name), glucose))
     return views
 
 
-def glucose_context(candidates: Mapping[str, Any]) -> dict[str, Any]:
+def glucose_context(candidates: Mapping[str, object]) -> dict[str, object]:
     """What ``templates/glucose.html`` reads: the views and the metric label tables."""
     return {
         "glucose": glucose_views(candidates),
@@ -56,7 +55,7 @@ def glucose_context(candidates: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def glucose_section(candidates: Mapping[str, Any]) -> str:
+def glucose_section(candidates: Mapping[str, object]) -> str:
     """HTML for every candidate with a glucose result; empty when there is none."""
     context = glucose_context(candidates)
     if not context["glucose"]:

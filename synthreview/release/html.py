@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -30,6 +29,7 @@ from synthreview.figures.audit import (
     scorecard_table,
 )
 from synthreview.figures.frontier import frontier_points, privacy_utility_frontier
+from synthreview.figures.text import plot_text
 from synthreview.judgement.policy import HEADLINES, headline_scores
 from synthreview.metrics.registry import get as metric_info
 from synthreview.release.export import versions
@@ -71,7 +71,7 @@ class ScoreRow:
 class AuditRuleRow:
     """One audit rule's summary row and whether it removes too much real data."""
 
-    rule: Mapping[str, Any]
+    rule: Mapping[str, object]
     real_loss_warning: bool
 
 
@@ -80,9 +80,9 @@ class AuditView:
     """One audited candidate: the ``report.json`` audit entry, its rows and its curation."""
 
     name: str
-    audit: Mapping[str, Any]
+    audit: Mapping[str, object]
     rules: tuple[AuditRuleRow, ...]
-    curation: Mapping[str, Any] | None
+    curation: Mapping[str, object] | None
 
 
 @dataclass(frozen=True)
@@ -98,33 +98,43 @@ class SectionFailure:
 class ControlsView:
     """The planted-leak control table: the record and the columns its rows share."""
 
-    controls: Mapping[str, Any]
+    controls: Mapping[str, object]
     rules: tuple[str, ...]
     attacks: tuple[str, ...]
 
 
-def candidate_names(content: Mapping[str, Any]) -> list[str]:
+def _mapping(value: object) -> Mapping[str, object]:
+    """``value`` when it is a mapping (a JSON object of the record), else an empty one."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _records(value: object) -> list[Mapping[str, object]]:
+    """The mappings of a JSON array of the record (anything else: none)."""
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list | tuple) else []
+
+
+def candidate_names(content: Mapping[str, object]) -> list[str]:
     """Every candidate of the record: those reviewed, then any only a decision names."""
-    names = [str(n) for n in content["candidates"]]
-    names += [str(n) for n in content.get("decisions") or {} if str(n) not in names]
+    names = [str(n) for n in _mapping(content["candidates"])]
+    names += [str(n) for n in _mapping(content.get("decisions")) if str(n) not in names]
     return names
 
 
-def _missing(candidate: Mapping[str, Any], section: str) -> str:
-    if section in (candidate.get("errors") or {}):
+def _missing(candidate: Mapping[str, object], section: str) -> str:
+    if section in _mapping(candidate.get("errors")):
         return "failed"
     if section not in candidate:
         return "not computed"
     return "not measured"
 
 
-def _k(content: Mapping[str, Any]) -> int:
-    rule = ((content.get("policy") or {}).get("rules") or {}).get("k_marginal") or {}
-    k = rule.get("k", 2)
+def _k(content: Mapping[str, object]) -> int:
+    rules = _mapping(_mapping(content.get("policy")).get("rules"))
+    k = _mapping(rules.get("k_marginal")).get("k", 2)
     return k if isinstance(k, int) and not isinstance(k, bool) else 2
 
 
-def scorecard(content: Mapping[str, Any]) -> tuple[list[str], list[ScoreRow]]:
+def scorecard(content: Mapping[str, object]) -> tuple[list[str], list[ScoreRow]]:
     """Headline labels and one :class:`ScoreRow` per reviewed candidate.
 
     The k-marginal column uses the policy's ``k`` (2 when the record has no policy). A value
@@ -132,10 +142,10 @@ def scorecard(content: Mapping[str, Any]) -> tuple[list[str], list[ScoreRow]]:
     """
     k = _k(content)
     labels = [f"{k}-marginal" if key == "k_marginal" else label for key, label in HEADLINES.items()]
-    verdicts = content.get("verdicts") or {}
+    verdicts = _mapping(content.get("verdicts"))
     rows = []
-    for name, candidate in content["candidates"].items():
-        candidate = candidate or {}
+    for name, entry in _mapping(content["candidates"]).items():
+        candidate = _mapping(entry)
         cells = tuple(
             ScoreCell(
                 value,
@@ -144,63 +154,71 @@ def scorecard(content: Mapping[str, Any]) -> tuple[list[str], list[ScoreRow]]:
             )
             for key, (value, reference) in headline_scores(candidate, k=k).items()
         )
-        judged = verdicts.get(name)
-        rows.append(ScoreRow(str(name), judged["overall"] if judged else None, cells))
+        judged = _mapping(verdicts.get(name)).get("overall")
+        rows.append(ScoreRow(str(name), None if judged is None else str(judged), cells))
     return labels, rows
 
 
-def _real_loss(rule: Mapping[str, Any]) -> float:
+def _real_loss(rule: Mapping[str, object]) -> float:
     shares = (rule.get("expected_fpr"), rule.get("reference_share"), 0.0)
-    return max(x for x in shares if isinstance(x, int | float) and not isinstance(x, bool))
+    return max(float(x) for x in shares if isinstance(x, int | float) and not isinstance(x, bool))
 
 
-def audit_views(content: Mapping[str, Any]) -> list[AuditView]:
-    """Every audited candidate with its rule rows and its curation summary (when curated)."""
-    curation = content.get("curation") or {}
-    return [
-        AuditView(
-            str(name),
-            audit,
-            tuple(AuditRuleRow(r, _real_loss(r) > REAL_LOSS_WARNING) for r in audit["rules"]),
-            curation.get(name),
+def audit_views(content: Mapping[str, object]) -> list[AuditView]:
+    """Every audited candidate with its rule rows and its curation summary (when curated).
+
+    An audit entry without ``rules`` is an error (``KeyError``), as in the template.
+    """
+    curation = _mapping(content.get("curation"))
+    views = []
+    for name, entry in _mapping(content.get("audit")).items():
+        audit = _mapping(entry)
+        rules = _records(audit["rules"])
+        views.append(
+            AuditView(
+                str(name),
+                audit,
+                tuple(AuditRuleRow(r, _real_loss(r) > REAL_LOSS_WARNING) for r in rules),
+                _mapping(curation[name]) if name in curation else None,
+            )
         )
-        for name, audit in (content.get("audit") or {}).items()
-    ]
+    return views
 
 
-def section_failures(content: Mapping[str, Any]) -> list[SectionFailure]:
+def section_failures(content: Mapping[str, object]) -> list[SectionFailure]:
     """Every section recorded as failed (``candidates[name].errors``), in report order."""
     return [
         SectionFailure(str(name), str(section), str(message))
-        for name, candidate in content["candidates"].items()
-        for section, message in ((candidate or {}).get("errors") or {}).items()
+        for name, candidate in _mapping(content["candidates"]).items()
+        for section, message in _mapping(_mapping(candidate).get("errors")).items()
     ]
 
 
-def controls_view(content: Mapping[str, Any]) -> ControlsView | None:
+def controls_view(content: Mapping[str, object]) -> ControlsView | None:
     """The planted-leak controls with the recall and attack columns (None without controls)."""
-    controls = content.get("controls")
+    controls = _mapping(content.get("controls"))
     if not controls:
         return None
-    records = controls.get("rows") or []
-    attacks = sorted({a for r in records for a in (r.get("attacks") or {})})
-    rules = list((records[0].get("recall") or {}) if records else [])
+    records = _records(controls.get("rows"))
+    attacks = sorted({str(a) for r in records for a in _mapping(r.get("attacks"))})
+    rules = [str(r) for r in _mapping(records[0].get("recall"))] if records else []
     return ControlsView(controls, tuple(rules), tuple(attacks))
 
 
-def key_figures(content: Mapping[str, Any]) -> list[go.Figure]:
+def key_figures(content: Mapping[str, object]) -> list[go.Figure]:
     """The figures ``report.html`` shows, built from ``report.json`` content alone.
 
     Scorecard (when verdicts exist), α-precision and β-recall curves (curated versions dashed),
     before/after bars and, per audited candidate, the rule-overlap bars.
     """
-    candidates = content.get("candidates") or {}
-    curated = content.get("curated") or {}
+    candidates = {str(n): _mapping(c) for n, c in _mapping(content.get("candidates")).items()}
+    curated = {str(n): _mapping(c) for n, c in _mapping(content.get("curated")).items()}
+    verdicts = _mapping(content.get("verdicts"))
     figures = []
-    if content.get("verdicts"):
-        figures.append(scorecard_table(content["verdicts"]))
+    if verdicts:
+        figures.append(scorecard_table(verdicts))
     labelled = {**candidates, **{f"{n} (curated)": c for n, c in curated.items()}}
-    if any((c.get("fidelity") or {}).get("alpha_precision_curve") for c in labelled.values()):
+    if any(_mapping(c.get("fidelity")).get("alpha_precision_curve") for c in labelled.values()):
         figures.append(fidelity_curves(labelled, curve="alpha"))
         figures.append(fidelity_curves(labelled, curve="beta"))
     if curated:
@@ -210,10 +228,13 @@ def key_figures(content: Mapping[str, Any]) -> list[go.Figure]:
         fig = privacy_utility_frontier(points)
         fig.update_layout(title={"text": "Privacy against utility (up and to the left is better)"})
         figures.append(fig)
-    for name, audit in (content.get("audit") or {}).items():
-        if audit.get("overlaps"):
-            fig = rule_overlap_bars(audit["overlaps"])
-            fig.update_layout(title={"text": f"{name}: rows removed, by combination of rules"})
+    for name, entry in _mapping(content.get("audit")).items():
+        overlaps = _records(_mapping(entry).get("overlaps"))
+        if overlaps:
+            fig = rule_overlap_bars(overlaps)
+            # a title set here bypasses the builders' escaping: plotly.js reads tags in it
+            title = f"{plot_text(name)}: rows removed, by combination of rules"
+            fig.update_layout(title={"text": title})
             figures.append(fig)
     return figures
 
@@ -246,9 +267,9 @@ def figure_markup(figures: Sequence[go.Figure]) -> list[Markup]:
 
 
 def render_html(
-    content: Mapping[str, Any],
+    content: Mapping[str, object],
     figures: Sequence[go.Figure],
-    verdicts: Mapping[str, Any] | None = None,
+    verdicts: Mapping[str, object] | None = None,
 ) -> str:
     """The filed record as one self-contained HTML page.
 
@@ -300,5 +321,5 @@ def render_html(
         figures=figure_markup(figures),
         versions=content.get("versions") or versions(),
         real_loss_warning=REAL_LOSS_WARNING,
-        **glucose_context(content["candidates"]),
+        **glucose_context(_mapping(content["candidates"])),
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import cast
 
 from synthreview.errors import ConfigError
 from synthreview.judgement.verdicts import Outcome
@@ -49,7 +49,7 @@ class SignOff:
     comment: str
     time: datetime
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, str]:
         """JSON-ready sign-off; ``time`` as ISO 8601 in UTC, to the second."""
         return {
             "reviewer": self.reviewer,
@@ -60,7 +60,7 @@ class SignOff:
         }
 
 
-def _text(value: Any, field: str, *, limit: int, required: bool) -> str:
+def _text(value: object, field: str, *, limit: int, required: bool) -> str:
     if not isinstance(value, str):
         raise ConfigError(
             f"sign-off {field} must be text of at most {limit} characters; "
@@ -76,12 +76,12 @@ def _text(value: Any, field: str, *, limit: int, required: bool) -> str:
     return text
 
 
-def _outcome(value: Any, field: str) -> Outcome:
+def _outcome(value: object, field: str) -> Outcome:
     if value not in DECISIONS:
         raise ConfigError(
             f"sign-off {field} must be one of {list(DECISIONS)}; got {value!r} instead"
         )
-    return value  # type: ignore[no-any-return]
+    return cast(Outcome, value)
 
 
 def sign_off(

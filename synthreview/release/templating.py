@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
@@ -23,7 +22,7 @@ from synthreview.judgement.verdicts import DECISION_STYLE, VerdictStyle, style
 ALPHA = 0.05
 
 
-def fmt(value: Any) -> str:
+def fmt(value: object) -> str:
     """A table cell: 4 significant digits for floats, ``–`` for a missing value.
 
     A list reads ``a, b``, a mapping ``key = value, ...`` (each value formatted the same way).
@@ -39,21 +38,21 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
-def share(value: Any) -> str:
+def share(value: object) -> str:
     """A share as a percentage with one decimal (``0.05`` → ``5.0%``); ``–`` when missing."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return "–"
     return f"{value:.1%}"
 
 
-def num(value: Any) -> str:
+def num(value: object) -> str:
     """Three significant digits; ``n/a`` for a missing or non-finite value (glucose tables)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return "n/a"
     return f"{value:.3g}"
 
 
-def significant(value: Any) -> bool:
+def significant(value: object) -> bool:
     """Whether ``value`` is a finite p value below :data:`ALPHA`."""
     return (
         not isinstance(value, bool)
@@ -85,7 +84,7 @@ ENVIRONMENT.tests.update(significant=significant)
 ENVIRONMENT.globals.update(verdict_style=style, decision_style=decision_style)
 
 
-def render(template: str, **context: Any) -> str:
+def render(template: str, **context: object) -> str:
     """Render ``templates/<template>`` with ``context``.
 
     Raises
