@@ -19,20 +19,20 @@ bound it (defaults: half the holdout, at most 1,000 rows; the review's ``max_att
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from synthreview.errors import ConfigError, DataError
-from synthreview.judgement.policy import load_policy
+from synthreview.io.schema import Review
+from synthreview.judgement.policy import Policy, load_policy
 from synthreview.release.audit import RULES, Thresholds, audit_table, holdout_audit
 from synthreview.release.evidence import copy_evidence_for
 from synthreview.release.verdicts import copy_excess, judge_audited
 from synthreview.results import to_jsonable
-from synthreview.review import Context, evaluate
+from synthreview.review import Context, Report, evaluate
 
 __all__ = ["DEFAULT_SHARES", "ControlRow", "PlantedControls", "planted_controls"]
 
@@ -63,7 +63,7 @@ class ControlRow:
     verdict: str
     failed: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready row."""
         return to_jsonable({k: getattr(self, k) for k in self.__dataclass_fields__})
 
@@ -79,7 +79,7 @@ class PlantedControls:
     max_attack: int
     note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready table and how it was built."""
         return to_jsonable(
             {
@@ -97,7 +97,7 @@ class PlantedControls:
         return control_table(self.to_dict())
 
 
-def control_table(content: dict[str, Any]) -> pd.DataFrame:
+def control_table(content: dict[str, object]) -> pd.DataFrame:
     """The control table from ``PlantedControls.to_dict()`` (e.g. read back from report.json)."""
     records = []
     for row in content.get("rows") or []:
@@ -126,16 +126,16 @@ def _digest(*parts: np.ndarray | str) -> str:
 
 
 def planted_controls(
-    review: Any,
-    report: Any,
+    review: Review,
+    report: Report,
     *,
     shares: Sequence[float] = DEFAULT_SHARES,
     n_rows: int | None = None,
     max_attack: int | None = None,
-    policy: Any = None,
+    policy: Policy | None = None,
     thresholds: Thresholds | None = None,
     seed: int | None = None,
-    progress: Any = None,
+    progress: Callable[[float, str], None] | None = None,
 ) -> PlantedControls:
     """Run the review on fresh-like candidates with planted training rows (see module doc).
 
@@ -240,7 +240,9 @@ def planted_controls(
     return PlantedControls(tuple(rows), n_base, len(reference), seed, int(attack))
 
 
-def _context(context: Any, base: np.ndarray, reference: np.ndarray, sources: dict) -> Any:
+def _context(
+    context: Context | None, base: np.ndarray, reference: np.ndarray, sources: dict
+) -> Context | None:
     """The review's fitted context with control rows indexed from holdout and training rows."""
     if context is None or "holdout" not in (context.encoded or {}):
         return None

@@ -356,8 +356,10 @@ def release_candidate(
         raise KeyError(f"name must be a candidate of the report {list(report.candidates)}; "
                        f"got {name!r} instead")  # fmt: skip
     chosen = thresholds or Thresholds()
-    same = reuse is not None and reuse.name == name and (
-        reuse.audit is None or reuse.audit.thresholds == chosen
+    same = (
+        reuse is not None
+        and reuse.name == name
+        and (reuse.audit is None or reuse.audit.thresholds == chosen)
     )
     audit = reuse.audit if same and reuse is not None else audit_candidate(report, name, chosen)
     content = report.candidates[name].to_dict()

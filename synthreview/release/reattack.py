@@ -17,14 +17,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from synthreview.results import to_jsonable
 
 __all__ = ["AttackChange", "Reattack", "compare_attacks"]
 
 
-def _num(value: Any) -> float:
+def _num(value: object) -> float:
     try:
         out = float(value)
     except (TypeError, ValueError):
@@ -32,7 +31,7 @@ def _num(value: Any) -> float:
     return out
 
 
-def _ci(value: Any) -> tuple[float, float]:
+def _ci(value: object) -> tuple[float, float]:
     if isinstance(value, Sequence) and len(value) == 2:
         return _num(value[0]), _num(value[1])
     return float("nan"), float("nan")
@@ -53,7 +52,7 @@ class AttackChange:
     tpr_after_ci: tuple[float, float]
     worse: bool
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready row."""
         return to_jsonable({k: getattr(self, k) for k in self.__dataclass_fields__})
 
@@ -75,7 +74,7 @@ class Reattack:
     worse: bool
     note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready ``{"attacks": [...], "worse": bool, "note": str}``."""
         return to_jsonable(
             {"attacks": [a.to_dict() for a in self.attacks], "worse": self.worse,
@@ -83,7 +82,7 @@ class Reattack:
         )  # fmt: skip
 
 
-def _attacks(candidate: Mapping[str, Any] | None) -> dict[str, Mapping[str, Any]]:
+def _attacks(candidate: Mapping[str, object] | None) -> dict[str, Mapping[str, object]]:
     privacy = (candidate or {}).get("privacy") or {}
     return {
         str(a.get("attack")): a
@@ -96,7 +95,7 @@ def _beyond(after: float, upper: float) -> bool:
     return math.isfinite(after) and math.isfinite(upper) and after > upper
 
 
-def compare_attacks(before: Mapping[str, Any], after: Mapping[str, Any]) -> Reattack:
+def compare_attacks(before: Mapping[str, object], after: Mapping[str, object]) -> Reattack:
     """Compare the membership-inference results of a candidate and its curated version.
 
     Parameters

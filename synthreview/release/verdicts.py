@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -76,7 +75,7 @@ class CopyExcess:
     excess: float
     real_records: RealRecords | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready fields."""
         return to_jsonable({k: getattr(self, k) for k in self.__dataclass_fields__})
 
@@ -102,9 +101,9 @@ def copy_excess(audit: pd.DataFrame, reference: pd.DataFrame | None) -> CopyExce
 
 def audit_evidence(
     copies: CopyExcess | None = None, reattack: Reattack | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The ``"audit"`` entry the audit rules of a policy read (``to_dict()`` of each part)."""
-    evidence: dict[str, Any] = {}
+    evidence: dict[str, object] = {}
     if copies is not None:
         evidence["copies"] = copies.to_dict()
         if copies.real_records is not None:
@@ -116,7 +115,7 @@ def audit_evidence(
 
 def judge_audited(
     policy: Policy,
-    candidate: Mapping[str, Any],
+    candidate: Mapping[str, object],
     *,
     copies: CopyExcess | None,
     reattack: Reattack | None = None,
