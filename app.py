@@ -21,7 +21,8 @@ page = st.navigation(
             st.Page("pages/glucose.py", title="Glucose", icon=":material/monitor_heart:"),
         ],
         "Release": [
-            st.Page("pages/audit.py", title="Audit & export", icon=":material/inventory_2:")
+            st.Page("pages/audit.py", title="Audit & export", icon=":material/inventory_2:"),
+            st.Page("pages/history.py", title="History", icon=":material/history:"),
         ],
         "Help": [st.Page("pages/glossary.py", title="Glossary", icon=":material/menu_book:")],
     }

@@ -385,3 +385,28 @@ def test_empty_register_has_no_history(tmp_path):
     with open_register(str(tmp_path / "new.sqlite")) as register:
         assert register.history() == []
         assert register.where.dialect == "sqlite"
+
+
+def test_history_page_shows_records_and_changed_rules(tmp_path, monkeypatch):
+    from page_helpers import run_page_without_data
+
+    db = tmp_path / "register.sqlite"
+    monkeypatch.setenv("SYNTHREVIEW_REGISTER", f"sqlite:///{db}")
+    missing = run_page_without_data("pages/history.py")
+    assert not missing.exception
+    assert any("no register at" in i.value for i in missing.info)
+    assert not db.exists()  # the page only reads: it never creates a register
+
+    append_records(str(db), records_of(1))
+    append_records(str(db), records_of(2, candidates=("ctgan",), flip={"mia_auc"}))
+    at = run_page_without_data("pages/history.py")
+    assert not at.exception, at.exception
+    table, changes = (d.value for d in at.dataframe)  # the decisions, then the changes
+    assert len(table) == len(CANDIDATES) + 1
+    assert table.iloc[0]["candidate"] == "ctgan" and table.iloc[0]["decision"] == "do_not_release"
+    assert changes[["candidate", "rule", "before", "after"]].values.tolist() == [
+        ["ctgan", "mia_auc", "pass", "fail"]
+    ]
+    at.selectbox(key="history_candidate").select("tvae").run()
+    (only,) = (d.value for d in at.dataframe)  # no rule changed for tvae: no changes table
+    assert only["candidate"].tolist() == ["tvae"]

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
+import pandas as pd
 import psycopg
 
 from synthreview.errors import ConfigError
@@ -451,9 +452,11 @@ def _record(row: Row) -> Record:
     return Record(**fields)
 
 
-def _connect(where: RegisterURL) -> Connection:
+def _connect(where: RegisterURL, *, create: bool = True) -> Connection:
     if where.dialect == "sqlite":
         path = Path(where.target)
+        if not create and not path.is_file():
+            raise ConfigError(f"no register at {where.shown} yet: register a review first")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(path, timeout=WAIT_SECONDS, isolation_level=None)
@@ -479,8 +482,11 @@ def _connect(where: RegisterURL) -> Connection:
 
 
 @contextmanager
-def open_register(url: str | None = None) -> Iterator[Register]:
+def open_register(url: str | None = None, *, create: bool = True) -> Iterator[Register]:
     """Open (and create or migrate) the register at ``url`` (default :func:`default_register`).
+
+    With ``create=False`` a missing SQLite file is an error instead of a new register (a
+    reader, such as the dashboard's History page, never leaves an empty register behind).
 
     Raises
     ------
@@ -490,7 +496,7 @@ def open_register(url: str | None = None) -> Iterator[Register]:
         written then.
     """
     where = parse_register_url(url if url is not None else default_register())
-    conn = _connect(where)
+    conn = _connect(where, create=create)
     try:
         register = Register(where, conn)
         try:
@@ -509,10 +515,17 @@ def append_records(url: str | None, records: Sequence[Record]) -> AppendResult:
 
 
 def history(
-    url: str | None, *, candidate: str | None = None, inputs_sha256: str | None = None
+    url: str | None,
+    *,
+    candidate: str | None = None,
+    inputs_sha256: str | None = None,
+    create: bool = True,
 ) -> list[Record]:
-    """The register's records (see :meth:`Register.history`)."""
-    with open_register(url) as register:
+    """The register's records (see :meth:`Register.history`).
+
+    ``create`` as for :func:`open_register`.
+    """
+    with open_register(url, create=create) as register:
         return register.history(candidate=candidate, inputs_sha256=inputs_sha256)
 
 
@@ -528,3 +541,69 @@ def rule_changes(earlier: Record, later: Record) -> tuple[RuleChange, ...]:
         for rule in sorted(set(earlier.rules) | set(later.rules))
         if earlier.rules.get(rule) != later.rules.get(rule)
     )
+
+
+def history_frame(records: Sequence[Record]) -> pd.DataFrame:
+    """One row per record, newest first, with the columns a reader of the history needs."""
+    rows = [
+        {
+            "#": r.seq,
+            "time": r.generated_at,
+            "candidate": r.candidate,
+            "decision": r.outcome,
+            "verdict": r.verdict,
+            "rule": r.rule,
+            "reason": r.reason,
+            "signed off by": r.reviewer,
+            "meeting decision": r.signed_decision,
+            "policy": r.policy_name,
+            "policy sha256": (r.policy_sha256 or "")[:12],
+            "signature": f"key {r.keyid[:16]}" if r.keyid else "unverified",
+            "follows #": r.previous,
+            "review id": r.review_id[:12],
+        }
+        for r in sorted(records, key=lambda r: -r.seq)
+    ]
+    return pd.DataFrame(rows, columns=_HISTORY_COLUMNS)
+
+
+_HISTORY_COLUMNS = (
+    "#",
+    "time",
+    "candidate",
+    "decision",
+    "verdict",
+    "rule",
+    "reason",
+    "signed off by",
+    "meeting decision",
+    "policy",
+    "policy sha256",
+    "signature",
+    "follows #",
+    "review id",
+)
+
+
+def changes_frame(records: Sequence[Record], *, candidate: str | None = None) -> pd.DataFrame:
+    """Every rule verdict that changed from a record to the next of its candidate.
+
+    Columns ``candidate``, ``from #``, ``to #``, ``rule``, ``before``, ``after``, newest first;
+    only ``candidate``'s records when given. A record whose earlier record is not among
+    ``records`` is skipped.
+    """
+    by_seq = {r.seq: r for r in records if candidate is None or r.candidate == candidate}
+    rows = [
+        {
+            "candidate": r.candidate,
+            "from #": r.previous,
+            "to #": r.seq,
+            "rule": change.rule,
+            "before": change.before,
+            "after": change.after,
+        }
+        for r in sorted(by_seq.values(), key=lambda r: -r.seq)
+        if r.previous in by_seq
+        for change in rule_changes(by_seq[r.previous], r)
+    ]
+    return pd.DataFrame(rows, columns=["candidate", "from #", "to #", "rule", "before", "after"])
