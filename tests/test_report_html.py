@@ -340,8 +340,8 @@ def test_sign_off_block_shows_both_decisions_and_highlights_a_difference():
     }
     page = render_html(_content(signoff=signoff), [])
     block = page[page.index('id="signoff"') : page.index('id="notices"')]
-    fresh = re.search(r"<th>fresh</th>.*?</tr>", block, re.S).group(0)
-    leaky = re.search(r"<th>leaky</th>.*?</tr>", block, re.S).group(0)
+    fresh = block[block.index(">fresh</th>") : block.index(">leaky</th>")]
+    leaky = block[block.index(">leaky</th>") : block.index("</table>")]
     assert "differs" not in fresh and "Ann" in fresh and "2026-11-25T09:30:00+00:00" in fresh
     assert 'class="differs"' in leaky and DECISION_STYLE["do_not_release"].label in leaky
     assert DECISION_STYLE["release_after_curation"].label in leaky
@@ -417,3 +417,16 @@ def test_a_real_review_files_the_decisions_of_report_json():
     tags = parse(page)
     assert not {tag for tag, _ in tags.outside} & {"script", "img", "a"}
     assert "cdn.plot.ly" not in page
+
+
+def test_a_glucose_record_keeps_its_clinical_sections():
+    from tests.test_glucose_report import _report
+
+    glucose = _report().to_dict()
+    content = _content(kind="traces")
+    content["candidates"]["<b>cgm</b>"] = {"glucose": glucose}
+    page = render_html(content, [])
+    section = page[page.index("<h2>Glucose: clinical consensus</h2>") :]
+    assert "Glycemia risk index" in section and "AGP band distance: 40 mg/dL" in section
+    assert "<h3>&lt;b&gt;cgm&lt;/b&gt;</h3>" in section and "<b>cgm</b>" not in page
+    assert page.index('id="decision"') < page.index("Glucose: clinical consensus")
