@@ -307,7 +307,7 @@ def _parse_blocks(
             ),
         )
         for batch in reader:
-            check_row_bytes(batch, header, rows, what)
+            check_row_bytes(batch, header, rows, what, limit=block_bytes)
             rows += batch.num_rows
             for builder, chunk in zip(columns, batch.columns, strict=True):
                 builder.add(chunk)
@@ -324,7 +324,7 @@ def _parse_blocks(
             ) from exc
         if "straddling" in str(exc):  # a row longer than a block met a block boundary
             raise DataError(
-                f"{what} data row {rows + 1} is longer than {MAX_ROW_BYTES:,} bytes, the most "
+                f"{what} data row {rows + 1} is longer than {block_bytes:,} bytes, the most "
                 "a row (and so a cell) may hold; shorten or drop the long text cells"
             ) from exc
         if bad_rows:
@@ -347,28 +347,35 @@ def _parse_blocks(
     return WrittenCells(written, index), frame
 
 
-def check_row_bytes(batch: pa.RecordBatch, header: list[str], first_row: int, what: str) -> None:
-    """Refuse a row of more than :data:`MAX_ROW_BYTES` (cells plus delimiters).
+def check_row_bytes(
+    batch: pa.RecordBatch,
+    header: list[str],
+    first_row: int,
+    what: str,
+    *,
+    limit: int = MAX_ROW_BYTES,
+) -> None:
+    """Refuse a row of more than ``limit`` bytes (cells plus delimiters), the parser's block.
 
     ``first_row`` is the number of data rows before ``batch``; the message names the data row,
     its size, the limit and the row's longest cell. Rows up to the limit always parse; longer
     ones would parse or not depending on where the block boundaries fall, so they are refused
     wherever they are.
     """
-    if batch.num_rows == 0 or batch.nbytes <= MAX_ROW_BYTES:  # no row can be longer
+    if batch.num_rows == 0 or batch.nbytes <= limit:  # no row can be longer
         return
     lengths = pa.scalar(len(header) - 1, pa.int64())
     for column in batch.columns:
         lengths = pc.add(lengths, pc.cast(pc.binary_length(column), pa.int64()))
     top = pc.max(lengths).as_py()
-    if top is None or top <= MAX_ROW_BYTES:
+    if top is None or top <= limit:
         return
     row = pc.index(lengths, top).as_py()
     cells = [pc.binary_length(column)[row].as_py() or 0 for column in batch.columns]
     longest = int(np.argmax(cells))
     raise DataError(
         f"{what} data row {first_row + row + 1} holds {top:,} bytes; a row (and so a cell) may "
-        f"hold at most {MAX_ROW_BYTES:,} bytes (its longest cell, column {header[longest]!r}, "
+        f"hold at most {limit:,} bytes (its longest cell, column {header[longest]!r}, "
         f"holds {cells[longest]:,}); shorten or drop the long text cells"
     )
 
