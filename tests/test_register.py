@@ -410,3 +410,27 @@ def test_history_page_shows_records_and_changed_rules(tmp_path, monkeypatch):
     at.selectbox(key="history_candidate").select("tvae").run()
     (only,) = (d.value for d in at.dataframe)  # no rule changed for tvae: no changes table
     assert only["candidate"].tolist() == ["tvae"]
+
+
+def test_records_of_a_release_built_in_process_match_its_signed_statement(tmp_path):
+    from synthreview.release.register import check_register, records_of_release
+    from synthreview.release.signing import load_public_key, read_folder, verify_files
+
+    keys = generate_keys(tmp_path / "keys")
+    key = load_private_key(keys.private.read_bytes())
+    files = review_files(5)
+    folder = tmp_path / "review"
+    write_review_folder(folder, sign_files(files, key))
+    verified = verify_files(read_folder(folder), load_public_key(keys.public.read_bytes()))
+    records = records_of_release(files, key=key)
+    assert {r.review_id for r in records} == {verified.review_id}
+    assert {r.keyid for r in records} == {keys.keyid}
+    again = records_of_release(read_folder(folder), key=key)  # envelope and marker left out
+    assert [(r.review_id, r.candidate) for r in again] == [
+        (r.review_id, r.candidate) for r in records
+    ]
+    assert {r.keyid for r in records_of_release(files)} == {None}
+    url = f"sqlite:///{tmp_path / 'new' / 'r.sqlite'}"
+    assert check_register(url).dialect == "sqlite" and (tmp_path / "new" / "r.sqlite").exists()
+    with pytest.raises(ConfigError, match="refused the connection"):
+        check_register(f"postgresql://nobody@127.0.0.1:{_free_port()}/register")

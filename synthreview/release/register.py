@@ -30,7 +30,7 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -40,9 +40,19 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pandas as pd
 import psycopg
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from synthreview.errors import ConfigError
-from synthreview.release.signing import INPUT_PREFIX, PREDICATE_TYPE, JSONObject
+from synthreview.release.folder import MARKER
+from synthreview.release.signing import (
+    ENVELOPE_NAME,
+    INPUT_PREFIX,
+    PREDICATE_TYPE,
+    JSONObject,
+    key_id,
+    release_statement,
+    statement_id,
+)
 
 SCHEMA_VERSION = 1
 #: an open register connection
@@ -310,6 +320,32 @@ def records_from_statement(
             )
         )
     return records
+
+
+def records_of_release(
+    files: Mapping[str, bytes], *, key: Ed25519PrivateKey | None = None
+) -> list[Record]:
+    """The records of a review this process just built (``Release.files``), signed or not.
+
+    The statement is rebuilt from ``files`` by ``signing.release_statement`` (the envelope and
+    the completion marker left out), so its id equals that of the statement
+    ``sign_files(files, key)`` signs; ``key`` marks the records as signed by it. A folder read
+    back from disk goes through ``verify_files`` instead (``synthreview register``).
+    """
+    kept = {n: d for n, d in files.items() if n not in (ENVELOPE_NAME, MARKER)}
+    statement = release_statement(kept)
+    keyid = key_id(key.public_key()) if key is not None else None
+    return records_from_statement(statement, review_id=statement_id(statement), keyid=keyid)
+
+
+def check_register(url: str | None) -> RegisterURL:
+    """Open the register at ``url`` once (creating or migrating it) and close it.
+
+    For a command that will append after a long computation: an unreachable, locked or newer
+    register is a :class:`ConfigError` before anything is computed.
+    """
+    with open_register(url) as register:
+        return register.where
 
 
 class Register:
