@@ -108,6 +108,16 @@ def _adult() -> str:
     return ADULT.read_text(encoding="utf-8")
 
 
+def _other_people() -> str:
+    """The Adult sample with every final weight moved by one: no row equals a real row.
+
+    A holdout must hold people the generator did not see; one identical to the real table is
+    refused (``synthreview.io.overlap``), so the valid default holdout differs in every row.
+    """
+    frame = pd.read_csv(ADULT)
+    return _csv(frame.assign(fnlwgt=frame["fnlwgt"] + 1))
+
+
 def _adult_with(row: int, column: str, value: str) -> str:
     lines = _adult().splitlines()
     header = lines[0].split(",")
@@ -127,7 +137,7 @@ def _table_args(
 ) -> list[str]:
     """Arguments for a table review; roles not given get the valid Adult sample."""
     real = real or _write(folder, "real.csv", _adult())
-    holdout = holdout or _write(folder, "holdout.csv", _adult())
+    holdout = holdout or _write(folder, "holdout.csv", _other_people())
     synthetic = synthetic or _write(folder, "synthetic.csv", _adult())
     return ["--real", real, "--holdout", holdout, "--synthetic", synthetic, *extra]
 
@@ -189,8 +199,8 @@ def _wide(n_rows: int, n_columns: int) -> str:
     return header + "\n" + "\n".join(rows) + "\n"
 
 
-def _long_ids() -> str:
-    body = _adult().splitlines()
+def _long_ids(text: str | None = None) -> str:
+    body = (text or _adult()).splitlines()
     out = ["customer," + body[0]]
     out += [f"{12_345_678_901_234_567_890 + i},{line}" for i, line in enumerate(body[1:])]
     return "\n".join(out) + "\n"
@@ -548,6 +558,27 @@ CASES: list[Case] = [
         holdout=_file("h.csv", lambda: _csv(pd.read_csv(ADULT).drop(columns="sex"))),
     ),
     _t(
+        "holdout_is_real",
+        "holdout: the real table itself (rows re-ordered)",
+        2,
+        r"holdout 'h' holds the same 40 rows as real 'real'.*no non-members",
+        holdout=_file("h.csv", lambda: _csv(pd.read_csv(ADULT).iloc[::-1])),
+    ),
+    _t(
+        "holdout_mostly_real",
+        "holdout: 30 of its 40 rows are real rows",
+        ACCEPTED,
+        r"75% of the holdout rows equal a row of real 'real'",
+        holdout=_file(
+            "h.csv",
+            lambda: _csv(
+                pd.concat(
+                    [pd.read_csv(ADULT).iloc[:30], pd.read_csv(io.StringIO(_other_people()))[30:]]
+                )
+            ),
+        ),
+    ),
+    _t(
         "synthetic_renamed_column",
         "synthetic: a column renamed",
         2,
@@ -600,7 +631,7 @@ CASES: list[Case] = [
         ACCEPTED,
         r"not valid UTF-8",
         real=_file("r.csv", lambda: _adult().replace("age,", "größe,", 1).encode("latin-1")),
-        holdout=_file("h.csv", lambda: _adult().replace("age,", "größe,", 1)),
+        holdout=_file("h.csv", lambda: _other_people().replace("age,", "größe,", 1)),
         synthetic=_file("s.csv", lambda: _adult().replace("age,", "größe,", 1)),
     ),
     _t(
@@ -609,7 +640,7 @@ CASES: list[Case] = [
         ACCEPTED,
         r"column 16 has no name; it is called 'unnamed_16'",
         real=_file("r.csv", lambda: _adult().replace("\n", ",\n")),
-        holdout=_file("h.csv", lambda: _adult().replace("\n", ",\n")),
+        holdout=_file("h.csv", lambda: _other_people().replace("\n", ",\n")),
         synthetic=_file("s.csv", lambda: _adult().replace("\n", ",\n")),
     ),
     _t(
@@ -641,7 +672,7 @@ CASES: list[Case] = [
         ACCEPTED,
         r"",
         real=_file("r.csv", _long_ids),
-        holdout=_file("h.csv", _long_ids),
+        holdout=_file("h.csv", lambda: _long_ids(_other_people())),
         synthetic=_file("s.csv", _long_ids),
     ),
     _t(
