@@ -324,3 +324,25 @@ def test_statement_needs_a_report_and_is_signed_once():
         sign_files(signed, key)
     with pytest.raises(ConfigError, match="Ed25519 private key"):
         sign_files(files, key.public_key())
+
+
+def test_another_spelling_of_the_same_signature_bytes_is_refused(review_folder, public_key):
+    # the last base64 character of a 64-byte signature carries 4 unused bits: setting one gives
+    # a changed file that decodes to the same bytes, which must not verify
+    files = read_folder(review_folder / "signed")
+    envelope = json.loads(files[ENVELOPE_NAME])
+    sig = envelope["signatures"][0]["sig"]
+    assert sig.endswith("==")
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    spelled = sig[:-3] + alphabet[alphabet.index(sig[-3]) ^ 0b0001] + "=="
+    assert base64.b64decode(spelled) == base64.b64decode(sig)
+    envelope["signatures"][0]["sig"] = spelled
+    changed = json.dumps(envelope, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+    result = verify_files({**files, ENVELOPE_NAME: changed}, public_key)
+    assert not result.ok and "not canonical base64" in result.problems[0]
+    # URL-safe base64 of the same bytes is a spelling DSSE allows
+    envelope["signatures"][0]["sig"] = base64.urlsafe_b64encode(base64.b64decode(sig)).decode()
+    envelope["payload"] = base64.urlsafe_b64encode(base64.b64decode(envelope["payload"])).decode()
+    urlsafe = json.dumps(envelope).encode() + b"\n"
+    unmarked = {n: d for n, d in files.items() if n != MARKER}  # the marker lists the old bytes
+    assert verify_files({**unmarked, ENVELOPE_NAME: urlsafe}, public_key).ok
