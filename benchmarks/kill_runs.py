@@ -26,7 +26,10 @@ After each kill it checks:
   ``-old-*``) is refused by ``read_finished_review``; the script then removes them (they are its
   own).
 
-Prints one table row per run and exits 1 if any run breaks a check.
+Prints one table row per run and exits 1 if any run breaks a check. The phase is what the last
+poll (every 2 ms) before the kill saw: ``computing`` (no temporary folder yet), ``writing`` (the
+temporary folder is there), ``after the rename`` (it was there and is gone), or ``finished``
+(the run ended before its kill moment).
 """
 
 from __future__ import annotations
@@ -154,18 +157,23 @@ def _timed_run(command: list[str], out: Path) -> tuple[float, float]:
     return end - start, (unstaged or end) - (staged or end)
 
 
-def _killed_run(command: list[str], out: Path, *, delay: float, after_staging: bool):
+def _killed_run(
+    command: list[str], out: Path, *, delay: float, after_staging: bool
+) -> tuple[float, str]:
+    """Start, SIGKILL after ``delay``; (seconds, phase seen by the last poll before the kill)."""
     process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.DEVNULL)
     start = time.perf_counter()
     armed = None if after_staging else start
+    seen = False
     while process.poll() is None:
-        now = time.perf_counter()
-        if armed is None and _staging(out):
+        now, staged = time.perf_counter(), bool(_staging(out))
+        seen = seen or staged
+        if armed is None and staged:
             armed = now
         if armed is not None and now - armed >= delay:
-            phase = "writing" if _staging(out) else "computing"
             os.kill(process.pid, signal.SIGKILL)
             process.wait()
+            phase = "writing" if staged else "after the rename" if seen else "computing"
             return now - start, phase
         time.sleep(POLL_S)
     return time.perf_counter() - start, f"finished (exit {process.returncode})"
@@ -264,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     print(_table(outcomes))
     failed = [o for o in outcomes if not o.ok]
     in_write = sum(o.phase == "writing" for o in outcomes)
-    print(f"\n{len(outcomes)} runs, {in_write} killed while writing, "
+    after = sum(o.phase == "after the rename" for o in outcomes)
+    print(f"\n{len(outcomes)} runs, {in_write} killed while writing, {after} after the rename, "
           f"{sum(o.accepted for o in outcomes)} left a folder that reads as finished, "
           f"{len(failed)} broke a check")  # fmt: skip
     return 1 if failed else 0
