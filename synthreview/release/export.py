@@ -365,9 +365,11 @@ def curated_csv_bytes(
         LF line ends (reading it back with ``dtype=str, keep_default_na=False`` gives the kept
         rows' strings unchanged).
     """
-    exact = _exact_rows(curation, curation.kept_raw, curation.kept_rows, sources, schema)
-    if exact is not None:
-        return exact
+    sources = tuple(sources)
+    if sources:
+        exact = _exact_rows(curation, curation.kept_raw, curation.kept_rows, sources, schema)
+        if exact is not None:
+            return exact
     return _csv_bytes(escape_formulas(curation.kept_raw, schema=schema))
 
 
@@ -395,13 +397,15 @@ def removed_csv_bytes(
     cells (as :func:`curated_csv_bytes`); otherwise cells as written, UTF-8, commas, LF.
     """
     table = curation.removed_table()
-    prefix = table.iloc[:, :2].copy()
-    prefix.iloc[:, 1] = [_plain(r, curation.table.encoding) for r in prefix.iloc[:, 1]]
-    exact = _exact_rows(
-        curation, curation.removed_raw, curation.removed_rows, sources, schema, prefix=prefix
-    )
-    if exact is not None:
-        return exact
+    sources = tuple(sources)
+    if sources:
+        prefix = table.iloc[:, :2].copy()
+        prefix.iloc[:, 1] = [_plain(r, curation.table.encoding) for r in prefix.iloc[:, 1]]
+        exact = _exact_rows(
+            curation, curation.removed_raw, curation.removed_rows, sources, schema, prefix=prefix
+        )
+        if exact is not None:
+            return exact
     return _csv_bytes(escape_formulas(table, schema=schema))
 
 
