@@ -44,6 +44,9 @@ def _load(make_review) -> None:
         return
     app_state.set_load_error(None)
     app_state.set_review(review)
+    # the sidebar was drawn before this click's load: draw the page again so its status
+    # describes the data loaded now ("not computed"), not the previous review's run
+    st.rerun()
 
 
 if app_state.demo_autoload_pending():

@@ -76,3 +76,19 @@ def test_markdown_in_uploaded_text_is_shown_as_text():
     shown = [e.value for kind in ("warning", "info", "caption", "markdown") for e in at.get(kind)]
     assert any(r"\!\[t\]\(http" in text for text in shown)
     assert not any("![t](http" in text for text in shown)
+
+
+def test_sidebar_describes_the_data_loaded_now():
+    """After a run, loading other data turns the sidebar status to "not computed" at once
+    (it used to keep "up to date, computed in ..." of the previous review)."""
+    at = _fresh()
+    at.session_state["_run_note"] = "Review computed in 2 min 41 s."
+    at.run()
+    at.radio(key="data_source").set_value("upload_tables").run()
+    at.file_uploader(key="real_upload").upload("real.csv", REAL, "text/csv").run()
+    at.file_uploader(key="synthetic_upload").upload("cand.csv", SYNTHETIC, "text/csv").run()
+    at.button(key="load_files").click().run()
+    assert not at.exception
+    captions = [c.value for c in at.sidebar.caption]
+    assert captions and all("computed in" not in c for c in captions), captions
+    assert any("not computed" in c for c in captions), captions
