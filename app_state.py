@@ -93,6 +93,7 @@ _CONTEXTS_KEY = "_contexts"  # {(digest, embedding, seed): Context}
 _PROJECTIONS_KEY = "_projections"  # {(digest, embedding, seed): PCA frame or error text}
 _RUN_KEY = "_run_requested"
 _RUN_NOTE_KEY = "_run_note"
+_RUN_DONE_KEY = "_run_done"  # a run just finished: the next page shows "See the decisions"
 TIMINGS_KEY = "_step_seconds"  # {section: [seconds per candidate step]}
 #: {(digest, seed, options, policy key, candidate, thresholds): StepResult of CandidateRelease}
 _RELEASES_KEY = "_releases"
@@ -120,6 +121,12 @@ _PRIOR_SECONDS = {
     "prepare": 7.0, "fidelity": 3.0, "privacy": 20.0, "utility": 8.0, "glucose": 60.0,
     "release": 20.0,
 }  # fmt: skip
+#: the run's progress panel, fixed to the top right of the window while a run goes
+RUN_PANEL_CSS = (
+    "<style>.st-key-review_run_panel{position:fixed;top:4.5rem;right:1.5rem;z-index:1000;"
+    "width:min(34rem,60vw);max-height:80vh;overflow:auto;background:#ffffff;"
+    "box-shadow:0 2px 12px rgba(0,0,0,.25);}</style>"
+)
 #: progress redraws at most this often (each redraw is a websocket message)
 _REDRAW_SECONDS = 0.25
 
@@ -175,6 +182,11 @@ def page_start() -> None:
     AppTest runs a page without the entrypoint once a ``pages/`` folder exists, and the run
     and its status must behave the same there as in the browser."""
     execute_pending_run()
+    if st.session_state.pop(_RUN_DONE_KEY, False):
+        with st.container(key="review_done"):
+            st.success("The review is computed: every decision is current.")
+            st.page_link("pages/overview.py", label="See the decisions",
+                         icon=":material/traffic:")  # fmt: skip
     sidebar_status()
 
 
@@ -880,6 +892,9 @@ def execute_pending_run() -> None:
     )
     timings = st.session_state.setdefault(TIMINGS_KEY, {})
     panel = st.empty()
+    # pinned to the window, so the progress stays in view however far the page was scrolled
+    # when Run review was pressed (at 1280x720 it used to sit above the viewport)
+    st.html(RUN_PANEL_CSS)
     with panel.container(border=True, key="review_run_panel"):
         st.markdown("**Running the review**")
         st.button("Cancel", key="review_cancel", on_click=cancel_run)
@@ -944,6 +959,7 @@ def execute_pending_run() -> None:
         review_summary(options)  # judged once here, so the first page open only reads it
     st.session_state[_RUN_KEY] = False
     st.session_state[_RUN_TIME_KEY] = datetime.now(UTC)
+    st.session_state[_RUN_DONE_KEY] = True
     st.session_state[_RUN_NOTE_KEY] = (
         f"Review computed in {format_seconds(time.perf_counter() - tracker.started)}."
     )
