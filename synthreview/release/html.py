@@ -320,6 +320,5 @@ def render_html(
         failures=section_failures(content),
         figures=figure_markup(figures),
         versions=content.get("versions") or versions(),
-        real_loss_warning=REAL_LOSS_WARNING,
         **glucose_context(_mapping(content["candidates"])),
     )
