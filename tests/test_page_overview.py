@@ -186,6 +186,11 @@ def test_uploaded_policy_changes_the_decision(opened):
     at.file_uploader(key="overview_policy_upload").upload("strict.toml", strict, "text/plain")
     at.run()
     assert not at.exception
+    # a new policy is never applied to the old release silently: out of date until re-run
+    labels = re.findall(r'class="sr-badge"[^>]*>([^<]+)<', _decision_html(at))
+    assert set(labels) == {DECISION_STYLE["out_of_date"].label}
+    at.button(key="run_review_overview").click().run()  # only the release steps run again
+    assert not at.exception
     labels = re.findall(r'class="sr-badge"[^>]*>([^<]+)<', _decision_html(at))
     assert labels[0] == DECISION_STYLE["do_not_release"].label
 
