@@ -970,6 +970,156 @@ CASES += [
 
 
 # ---------------------------------------------------------------------------------------------
+# loader edges and early option checks (issue 22): valid files load, the rest exit 2 in seconds
+
+
+def gzip_bomb(expanded: int, *, trailer: int | None = None) -> bytes:
+    """A gzip member of ``expanded`` bytes ("a,b" then zeros), built without compressing them.
+
+    After a full flush deflate starts afresh, so every 16 MiB of zeros compresses to the same
+    bytes and the member repeats them. The trailer states ``trailer`` bytes when given (several
+    members or a forged trailer can state anything); its CRC is never reached before the limit.
+    """
+    import struct
+    import zlib
+
+    unit = 1 << 24
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    head = packer.compress(b"a,b\n") + packer.flush(zlib.Z_FULL_FLUSH)
+    zeros = packer.compress(b"0" * unit) + packer.flush(zlib.Z_FULL_FLUSH)
+    n = expanded // unit
+    body = head + zeros * n + packer.flush()
+    size = (4 + n * unit) if trailer is None else trailer
+    return b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + body + struct.pack("<II", 0, size % 2**32)
+
+
+def _adult_renamed(shift: int) -> str:
+    """Adult with the quoted header name "job<newline>title" (fnlwgt + ``shift``: other people)."""
+    frame = pd.read_csv(ADULT)
+    frame = frame.assign(fnlwgt=frame["fnlwgt"] + shift)
+    return _csv(frame.rename(columns={"occupation": "job\ntitle"}))
+
+
+def _adult_timed(shift: int, offsets: Sequence[str]) -> str:
+    """Adult with a first column of date-times written with ``offsets`` in turn."""
+    frame = pd.read_csv(ADULT)
+    frame = frame.assign(fnlwgt=frame["fnlwgt"] + shift)
+    times = [
+        f"2021-03-{1 + i % 28:02d}T{i % 24:02d}:15:00{offsets[i % len(offsets)]}"
+        for i in range(len(frame))
+    ]
+    frame.insert(0, "visited", times)
+    return _csv(frame)
+
+
+def _adult_long_cell(size: int) -> str:
+    """Adult with ``size`` bytes in data row 3's occupation cell."""
+    return _adult_with(2, "occupation", "z" * size)
+
+
+def _cgm_across_dst() -> str:
+    frame = _cgm(seed=0)
+    stamps = pd.to_datetime(frame["time"])
+    switch = pd.Timestamp("2021-03-02 02:00")  # the clocks go forward in the second day
+    zone = np.where(stamps < switch, "+01:00", "+02:00")
+    return _csv(frame.assign(time=stamps.dt.strftime("%Y-%m-%dT%H:%M:%S") + zone))
+
+
+CASES += [
+    _t(
+        "cr_only_line_endings",
+        "real: CR-only line endings (old Mac)",
+        ACCEPTED,
+        r"",
+        real=_file("r.csv", lambda: _adult().replace("\n", "\r")),
+    ),
+    _t(
+        "header_quoted_line_break",
+        "every table: a quoted header name holding a line break (valid RFC 4180)",
+        ACCEPTED,
+        r"column 7 has a line break in its name",
+        real=_file("r.csv", lambda: _adult_renamed(0)),
+        holdout=_file("h.csv", lambda: _adult_renamed(1)),
+        synthetic=_file("s.csv", lambda: _adult_renamed(0)),
+    ),
+    _t(
+        "header_name_200k",
+        "real: a 200,000-character column name",
+        2,
+        r"header row that cannot be read .*field limit",
+        real=_file("r.csv", lambda: "a" * 200_000 + ",b\n1,2\n3,4\n"),
+    ),
+    _t(
+        "row_at_limit",
+        "real: a cell filling data row 3 to 4 MiB (the limit)",
+        ACCEPTED,
+        r"",
+        real=_file("r.csv", lambda: _adult_long_cell(4 * 1024**2 - 2000)),
+    ),
+    _t(
+        "cell_5mb",
+        "real: a 5 MB cell (beyond the 4 MiB row limit)",
+        2,
+        r"data row 3 holds 5,000,\d{3} bytes; .* at most 4,194,304 bytes .*column 'occupation'",
+        real=_file("r.csv", lambda: _adult_long_cell(5_000_000)),
+    ),
+    _t(
+        "cell_10mb",
+        "real: a 10 MB cell",
+        2,
+        r"data row 3 is longer than 4,194,304 bytes",
+        real=_file("r.csv", lambda: _adult_long_cell(10_000_000)),
+    ),
+    _t(
+        "mixed_utc_offsets",
+        "every table: a date-time column written with +01:00 and +02:00",
+        ACCEPTED,
+        r"column 'visited' mixes UTC offsets \['\+01:00', '\+02:00'\]",
+        real=_file("r.csv", lambda: _adult_timed(0, ["+01:00", "+02:00"])),
+        holdout=_file("h.csv", lambda: _adult_timed(1, ["+01:00", "+02:00"])),
+        synthetic=_file("s.csv", lambda: _adult_timed(0, ["+01:00"])),
+    ),
+    _tr(
+        "traces_mixed_utc_offsets",
+        "real traces: times across a daylight-saving change (+01:00, then +02:00)",
+        ACCEPTED,
+        r"time column 'time' mixes UTC offsets .*local wall-clock time",
+        real=_file("r.csv", _cgm_across_dst),
+    ),
+    _t(
+        "gzip_bomb",
+        "real: a 3 MB gzip that expands to 3.2 GB",
+        2,
+        r"decompresses to 3,187,671,044 bytes \(gzip trailer\); the limit is 2,147,483,648",
+        real=_file("r.csv.gz", lambda: gzip_bomb(3_200_000_000)),
+    ),
+    _o("seed_negative", "--seed -1", ["--seed", "-1"], 2, r"--seed: .*from 0 to 4294967295"),
+    _o(
+        "seed_20_digits",
+        "--seed with 20 digits",
+        ["--seed", "12345678901234567890"],
+        2,
+        r"--seed: .*from 0 to 4294967295.*got 12345678901234567890",
+    ),
+    _o(
+        "sections_glucose_on_table",
+        "--sections glucose on a table review",
+        ["--sections", "glucose"],
+        2,
+        r"option sections must be among .* for a table review; got \['glucose'\]",
+    ),
+    _o(
+        "sections_utility_on_traces",
+        "--sections utility on a trace review",
+        ["--sections", "utility"],
+        2,
+        r"option sections must be among .* for a traces review; got \['utility'\]",
+        traces=True,
+    ),
+]
+
+
+# ---------------------------------------------------------------------------------------------
 # running
 
 

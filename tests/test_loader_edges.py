@@ -16,12 +16,10 @@ import hashlib
 import io
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from pathlib import Path
 from unittest import mock
 
@@ -37,6 +35,7 @@ from synthreview.io.textfile import MAX_ROW_BYTES, utc_offsets
 from synthreview.io.traces import load_traces
 from synthreview.options import MAX_SEED, ReviewOptions, check_seed, validate_options
 from synthreview.review import Report
+from tests.bad_inputs import gzip_bomb
 
 ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT / "tests" / "data" / "adult_small.csv"
@@ -277,29 +276,12 @@ def test_traces_across_a_daylight_saving_change_keep_local_wall_clock_times(tmp_
 # gzip
 
 
-def _gzip_bomb(expanded: int, *, trailer: int | None = None) -> bytes:
-    """A gzip member of ``expanded`` bytes ("a,b" then zeros), built without compressing them.
-
-    After a full flush deflate starts afresh, so every 16 MiB of zeros compresses to the same
-    bytes: the member repeats them. The trailer's size is ``trailer`` when given (a multi-member
-    file or a forged trailer can state anything), its CRC is not checked before the limit.
-    """
-    unit = 1 << 24
-    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
-    head = packer.compress(b"a,b\n") + packer.flush(zlib.Z_FULL_FLUSH)
-    zeros = packer.compress(b"0" * unit) + packer.flush(zlib.Z_FULL_FLUSH)
-    n = expanded // unit
-    body = head + zeros * n + packer.flush()
-    size = (4 + n * unit) if trailer is None else trailer
-    return b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + body + struct.pack("<II", 0, size % 2**32)
-
-
 def _temporary_files() -> set[str]:
     return {f for f in os.listdir(tempfile.gettempdir()) if f.startswith("synthreview-")}
 
 
 def test_a_small_gzip_that_states_more_than_the_limit_is_refused_before_decompressing():
-    bomb = _gzip_bomb(3_200_000_000)
+    bomb = gzip_bomb(3_200_000_000)
     assert len(bomb) < 4_000_000
     start = time.perf_counter()
     with pytest.raises(
@@ -311,7 +293,7 @@ def test_a_small_gzip_that_states_more_than_the_limit_is_refused_before_decompre
 
 def test_gzip_limit_is_checked_while_decompressing_when_the_trailer_says_little():
     before = _temporary_files()
-    bomb = _gzip_bomb(64 << 20, trailer=100)
+    bomb = gzip_bomb(64 << 20, trailer=100)
     limit = 8 << 20
     with pytest.raises(DataError, match=r"more than 8,388,608 bytes, the limit \(stopped after"):
         read_table(bomb, name="bomb", max_bytes=limit)
@@ -332,7 +314,7 @@ def test_gzip_content_within_the_limit_loads_like_the_plain_file(tmp_path):
 
 
 def test_the_cli_refuses_a_gzip_bomb_in_seconds(tmp_path):
-    (tmp_path / "bomb.csv.gz").write_bytes(_gzip_bomb(3_200_000_000))
+    (tmp_path / "bomb.csv.gz").write_bytes(gzip_bomb(3_200_000_000))
     start = time.perf_counter()
     args = _adult_files(tmp_path)
     args[args.index("--real") + 1] = str(tmp_path / "bomb.csv.gz")
