@@ -58,8 +58,8 @@ EXIT_CODES = f"""exit codes:
   {EXIT_BAD_INPUT}  bad input files or options (checked before anything is computed)
   {EXIT_INCOMPLETE}  incomplete: a rule the policy requires could not be computed (a section failed,
      an option it needs was not given, e.g. --target, or the data were degenerate)
-  {EXIT_RELEASE_AFTER_CURATION}  release after curation: a candidate fails as submitted but its curated
-     version (--curate: NAME/curated.csv) meets every required rule; ship the curated files only"""
+  {EXIT_RELEASE_AFTER_CURATION}  release after curation: a candidate fails as submitted but its
+     curated version (--curate: NAME/curated.csv) meets every required rule; ship only those"""
 
 
 def _seed(text: str) -> int:

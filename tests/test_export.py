@@ -16,7 +16,6 @@ from synthreview.io.schema import LoadedTable, Schema
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.release.audit import Thresholds, audit_table
 from synthreview.release.bundle import AuditRecord, build_release, write_files, zip_bytes
-from synthreview.release.verdicts import copy_excess
 from synthreview.release.curation import curate
 from synthreview.release.export import (
     ESCAPE_STATEMENT,
@@ -28,6 +27,7 @@ from synthreview.release.export import (
     safe_name,
 )
 from synthreview.release.html import render_html
+from synthreview.release.verdicts import copy_excess
 from tests.test_audit import DCR, Fidelity, Privacy, Samples
 from tests.test_policy import candidate
 
@@ -142,10 +142,12 @@ def release(moment):
         "candidates": {"evil": cand},
     }
     policy = load_policy()
+    record = AuditRecord(
+        audit, audit.iloc[:0], Thresholds(mode="paper", alpha=0.9), copy_excess(audit, None)
+    )
     return build_release(
         report,
-        audits={"evil": AuditRecord(audit, audit.iloc[:0], Thresholds(mode="paper", alpha=0.9),
-                                    copy_excess(audit, None))},  # fmt: skip
+        audits={"evil": record},
         curations={"evil": curate(table, audit)},
         verdicts={"evil": apply_policy(policy, cand)},
         policy=policy,

@@ -174,7 +174,9 @@ def build_release(
     # which others were audited (the dashboard names its downloads the same way)
     reviewed = report_dict.get("candidates")
     names = list(reviewed) if isinstance(reviewed, Mapping) else []
-    names += [n for n in [*(audits or {}), *(curations or {})] if n not in names]
+    for name in [*(audits or {}), *(curations or {})]:
+        if name not in names:
+            names.append(name)
     for name, folder in folder_names(names).items():
         if audits and name in audits:
             files[f"{folder}/audit.csv"] = audit_csv_bytes(audits[name].audit)
