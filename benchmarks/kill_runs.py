@@ -12,8 +12,9 @@ temporary folder exists (the write phase). It then starts ``--runs`` more review
 ``--out`` with ``--overwrite`` and kills each with ``kill -9`` (``SIGKILL``): even runs at a
 seeded random moment of the whole run, odd runs at a seeded random moment within 1.2 x the
 write phase after the temporary folder beside ``--out`` appeared (where a kill once left a
-half-written folder). Every fifth run starts with no ``--out`` at all, the others with the
-previous finished review there.
+half-written folder). Every fifth run starts with no ``--out`` at all, the others with a
+finished review there (the previous run's, or a copy of the uninterrupted one's when the previous
+kill left none), so that most kills hit the replacement of an earlier review.
 
 After each kill it checks:
 
@@ -185,6 +186,8 @@ def kill_runs(workdir: Path, *, runs: int, seed: int, rows: int) -> list[Outcome
     out = workdir / "out"
     total, write = _timed_run(_command(inputs, out, seed=10_000), out)
     write = max(write, 0.01)
+    reference = workdir / "finished_copy"
+    shutil.copytree(out, reference)
     print(f"uninterrupted review: {total:.1f} s; its temporary folder existed {write:.3f} s",
           file=sys.stderr)  # fmt: skip
     rng = np.random.default_rng(seed)
@@ -192,6 +195,8 @@ def kill_runs(workdir: Path, *, runs: int, seed: int, rows: int) -> list[Outcome
     for run in range(runs):
         if run % 5 == 0 and out.exists():
             shutil.rmtree(out)
+        elif run % 5 and not out.exists():
+            shutil.copytree(reference, out)
         before = _tree(out)
         after_staging = run % 2 == 1
         delay = float(rng.uniform(0, 1.2 * write if after_staging else 1.05 * total))
