@@ -11,6 +11,10 @@ import hashlib
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from collections import namedtuple
 from pathlib import Path
 
@@ -406,3 +410,49 @@ def test_leftover_temporary_folders_are_named_not_removed(tmp_path, capsys, no_c
         cli.main(_argv(real, synthetic, tmp_path / "out"))
     assert f"{left.name}' is the temporary folder of an interrupted review" in _error(capsys)
     assert (left / "report.json").read_text() == "{"
+
+
+_CHILD = """
+import sys, time
+from pathlib import Path
+from synthreview.release import folder
+
+real_write = folder._write_synced
+written = []
+
+def write_then_hang(path, data):
+    real_write(path, data)
+    written.append(path)
+    if len(written) == 3:  # the parent kills us here, mid-write
+        time.sleep(120)
+
+folder._write_synced = write_then_hang
+files = {f"c{i}/audit.csv": b"row\\n" * 1000 for i in range(6)}
+folder.write_review_folder(Path(sys.argv[1]), {"report.json": b"[]", **files}, overwrite=True)
+"""
+
+
+def test_kill_9_while_writing_leaves_the_earlier_review(finished, tmp_path):
+    """A real SIGKILL with three files of the new review on disk: --out is the old review."""
+    before = _tree(finished)
+    root = Path(__file__).resolve().parents[1]
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(finished)], cwd=root)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and child.poll() is None:
+            staging = [p for p in tmp_path.iterdir() if PARTIAL_TAG in p.name]
+            if staging and sum(1 for p in staging[0].rglob("*") if p.is_file()) >= 3:
+                break
+            time.sleep(0.01)
+        assert child.poll() is None, "the writer ended before it could be killed"
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.kill()
+        child.wait()
+    assert _tree(finished) == before
+    assert read_finished_review(finished).report() == {"a": 1}
+    (left,) = _leftovers(tmp_path)
+    with pytest.raises(DataError, match="temporary folder"):
+        read_finished_review(tmp_path / left)
+    with pytest.raises(DataError, match=r"COMPLETE\.json is missing"):
+        read_finished_review(shutil.copytree(tmp_path / left, tmp_path / "renamed"))
