@@ -33,8 +33,11 @@ from synthreview.release.folder import MARKER, check_output_folder, write_review
 from synthreview.release.pipeline import review_release
 from synthreview.release.register import (
     Record,
+    append_records,
+    check_register,
     open_register,
     records_from_statement,
+    records_of_release,
     rule_changes,
 )
 from synthreview.release.signing import (
@@ -45,6 +48,7 @@ from synthreview.release.signing import (
     read_folder,
     read_key_file,
     release_statement,
+    sign_files,
     statement_id,
     verify_files,
 )
@@ -63,7 +67,7 @@ EXIT_CODES = f"""exit codes:
 
 
 def _seed(text: str) -> int:
-    """``--seed``: an integer from 0 to :data:`~synthreview.options.MAX_SEED`, checked by argparse."""
+    """``--seed``: an integer in [0, :data:`~synthreview.options.MAX_SEED`] (argparse checks)."""
     try:
         seed = int(text)
     except ValueError:
@@ -213,6 +217,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="file holding the passphrase of an encrypted --sign key (first line)",
     )
+    review.add_argument(
+        "--register",
+        metavar="DB",
+        help="append the decisions to this decision register (sqlite:///path or a path, or "
+        "postgresql://...) once the folder is written; checked before computing",
+    )
     _record_parsers(sub)
     return parser
 
@@ -262,7 +272,13 @@ def check_arguments(args: argparse.Namespace) -> None:
     out = check_output_folder(
         args.out,
         inputs=[args.real, args.holdout, *args.synthetic, args.policy],
-        planned=("report.json", "report.html", "manifest.json", MARKER),
+        planned=(
+            "report.json",
+            "report.html",
+            "manifest.json",
+            MARKER,
+            *((ENVELOPE_NAME,) if getattr(args, "sign", None) is not None else ()),
+        ),
         overwrite=getattr(args, "overwrite", False),
     )
     for left in out.leftovers:
@@ -292,6 +308,9 @@ def run_review(args: argparse.Namespace) -> int:
     # everything that can be wrong with the call is checked before anything is computed
     policy = load_policy(args.policy)
     check_arguments(args)
+    key = signing_key(args)  # key and passphrase checked before computing (exit 2)
+    if args.register is not None:
+        check_register(args.register)  # an unreachable, locked or newer register: exit 2 now
     review = load_review(args)
     options = ReviewOptions(
         embedding=args.embedding,
@@ -335,7 +354,13 @@ def run_review(args: argparse.Namespace) -> int:
             device=args.device,
             progress=progress,
         )
-    write_review_folder(args.out, release.files, overwrite=args.overwrite)
+    files = sign_files(release.files, key) if key is not None else release.files
+    write_review_folder(args.out, files, overwrite=args.overwrite)
+    if args.register is not None:
+        try:
+            append_records(args.register, records_of_release(release.files, key=key))
+        except ConfigError as exc:  # the folder is written: say so, keep the decision's code
+            print(f"warning: the register was not updated: {exc}", file=sys.stderr)
     for name, decision in release.decisions.items():
         label = DECISION_STYLE[decision.outcome].label
         print(f"{name}: {label} ({decision.verdict}) - {decision.reason}", file=sys.stderr)
@@ -461,10 +486,13 @@ def signing_key(args: argparse.Namespace) -> Ed25519PrivateKey | None:
         if getattr(args, "sign_passphrase_file", None) is not None:
             raise ConfigError("option --sign-passphrase-file needs --sign KEYFILE; got no --sign")
         return None
-    return load_private_key(
-        read_key_file(args.sign, what="option --sign"),
-        passphrase=_passphrase(args.sign_passphrase_file),
-    )
+    try:
+        return load_private_key(
+            read_key_file(args.sign, what="option --sign"),
+            passphrase=_passphrase(args.sign_passphrase_file),
+        )
+    except ConfigError as exc:  # name the option and the file the message is about
+        raise ConfigError(f"option --sign {str(args.sign)!r}: {exc}") from exc
 
 
 def run_keygen(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from synthreview.cli import main, signing_key
 from synthreview.errors import ConfigError
 from synthreview.release.folder import MARKER, write_review_folder
+from synthreview.release.register import history
 from synthreview.release.signing import (
     ENVELOPE_NAME,
     PAYLOAD_TYPE,
@@ -346,3 +347,40 @@ def test_another_spelling_of_the_same_signature_bytes_is_refused(review_folder, 
     urlsafe = json.dumps(envelope).encode() + b"\n"
     unmarked = {n: d for n, d in files.items() if n != MARKER}  # the marker lists the old bytes
     assert verify_files({**unmarked, ENVELOPE_NAME: urlsafe}, public_key).ok
+
+
+def test_review_sign_and_register_in_one_command(review_folder, tmp_path):
+    """``review --sign KEY --register DB``: the folder comes out signed (verify exits 0) and the
+    register holds one record per candidate with the same decision as report.json."""
+    out, db = tmp_path / "signed_review", tmp_path / "register.sqlite"
+    code = main(
+        [
+            "review",
+            "--real", str(review_folder / "train.csv"),
+            "--holdout", str(review_folder / "holdout.csv"),
+            "--synthetic", str(review_folder / "copy.csv"),
+            "--embedding", "none", "--max-attack", "150", "--curate", "--quiet",
+            "--sign", str(review_folder / "keys" / "synthreview.key"),
+            "--register", str(db),
+            "--out", str(out),
+        ]
+    )  # fmt: skip
+    assert code in (0, 1, 3, 4)
+    assert (out / ENVELOPE_NAME).is_file()
+    assert main(["verify", str(out), "--key", str(review_folder / "keys" / "synthreview.pub")]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert main(["history", "--db", str(db)]) == 0
+    records = history(str(db), create=False)
+    assert {r.candidate: r.outcome for r in records} == {
+        n: d["outcome"] for n, d in report["decisions"].items()
+    }
+
+
+def test_review_refuses_a_bad_key_before_computing(review_folder, tmp_path, capsys):
+    bad = tmp_path / "bad.key"
+    bad.write_text("not a key")
+    code = main(["review", "--real", str(review_folder / "train.csv"),
+                 "--synthetic", str(review_folder / "copy.csv"),
+                 "--sign", str(bad), "--out", str(tmp_path / "out")])  # fmt: skip
+    assert code == 2 and "--sign" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
