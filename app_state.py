@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import os
+import stat
 import time
+import zipfile
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -26,6 +29,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 import streamlit as st
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from synthreview.errors import ConfigError, error_message
 from synthreview.figures.privacy import attack_label
@@ -57,6 +61,21 @@ from synthreview.release.pipeline import (
     release_files,
 )
 from synthreview.release.reattack import Reattack
+from synthreview.release.register import (
+    AppendResult,
+    append_records,
+    default_register,
+    records_of_release,
+)
+from synthreview.release.signing import (
+    ENVELOPE_NAME,
+    Verification,
+    key_id,
+    load_private_key,
+    load_public_key,
+    sign_files,
+    verify_files,
+)
 from synthreview.release.signoff import SignOff, sign_off
 from synthreview.review import (
     TABLE_SECTIONS,
@@ -85,6 +104,10 @@ AUDIT_CONFIRMED_KEY = "audit_confirmed"
 AUDIT_PREVIEW_KEY = "_audit_preview"  # {(digest, seed, options, candidate, thresholds): audit}
 AUDIT_CONTROLS_KEY = "_audit_controls"  # {(review digest, seed, thresholds, sections): controls}
 SIGNOFF_KEY = "_signoff"  # {candidate: SignOff} of the loaded review
+SIGNING_UPLOAD_KEY = "audit_signing_key"  # the private key file uploader (Audit page)
+SIGNING_PASSPHRASE_KEY = "audit_signing_passphrase"
+_SIGNING_KEY = "_signing_key"  # the loaded Ed25519PrivateKey: this session only, never disk
+_SIGNING_ERROR_KEY = "_signing_error"
 _RUN_TIME_KEY = "_run_time"  # when the last run finished (the record's time)
 _OPTIONS_KEY = "_options"
 _RESULTS_KEY = "_results"  # {(digest, seed, section_key, candidate): StepResult}
@@ -1168,14 +1191,18 @@ def record_refusal() -> str | None:
     return None
 
 
-def record_builder(thresholds: Thresholds | None = None) -> Callable[[], dict[str, bytes]]:
+def record_builder(
+    thresholds: Thresholds | None = None, *, key: Ed25519PrivateKey | None = None
+) -> Callable[[], dict[str, bytes]]:
     """A function that builds every release file of the current review (once, then reuses it).
 
     Everything the record needs is read here, on the script thread; the returned function may
     run off it (a download button's ``data=`` callable) and touches no session state. The
     record's time is the latest of the run, the confirmations and the sign-offs, so the same
-    state always gives the same bytes. Raises ``ConfigError`` when :func:`record_refusal` gives a
-    reason.
+    state always gives the same bytes. With ``key`` (:func:`signing_key`) the files are those of
+    ``signing.sign_files``: the same files plus the signed statement ``release.intoto.jsonl``
+    (Ed25519 signatures are deterministic, so the bytes stay equal too). Raises ``ConfigError``
+    when :func:`record_refusal` gives a reason.
     """
     refusal = record_refusal()
     if refusal is not None:
@@ -1191,7 +1218,7 @@ def record_builder(thresholds: Thresholds | None = None) -> Callable[[], dict[st
 
     @functools.cache
     def build() -> dict[str, bytes]:
-        return release_files(
+        files = release_files(
             summary.report,
             summary.releases,
             policy=policy,
@@ -1200,6 +1227,7 @@ def record_builder(thresholds: Thresholds | None = None) -> Callable[[], dict[st
             signoff=signed,
             timestamp=max(moments),
         )
+        return files if key is None else sign_files(files, key)
 
     return build
 
@@ -1218,6 +1246,182 @@ def escaping_statement() -> str:
 def zip_record(files: dict[str, bytes]) -> bytes:
     """The record's files in one ZIP (``release.bundle.zip_bytes``)."""
     return zip_bytes(files)
+
+
+def load_signing_key() -> None:
+    """``on_change`` of the signing key uploader and its passphrase: load the key, or the error.
+
+    The key is parsed from the uploaded bytes in memory and kept in this session only (never
+    written to disk); a key that cannot be loaded leaves the session without one, so the
+    downloads stay unsigned and :func:`signing_error` says why.
+    """
+    upload = st.session_state.get(SIGNING_UPLOAD_KEY)
+    passphrase = st.session_state.get(SIGNING_PASSPHRASE_KEY) or ""
+    st.session_state.pop(_SIGNING_ERROR_KEY, None)
+    st.session_state.pop(_SIGNING_KEY, None)
+    if upload is None:
+        return
+    try:
+        st.session_state[_SIGNING_KEY] = load_private_key(
+            upload.getvalue(), passphrase=passphrase.encode("utf-8") or None
+        )
+    except ConfigError as exc:
+        st.session_state[_SIGNING_ERROR_KEY] = f"{upload.name}: {exc}; the downloads stay unsigned"
+
+
+def forget_signing_key() -> None:
+    """Drop the session's signing key (the downloads are unsigned again)."""
+    st.session_state.pop(_SIGNING_KEY, None)
+    st.session_state.pop(_SIGNING_ERROR_KEY, None)
+
+
+def signing_key() -> Ed25519PrivateKey | None:
+    """The Ed25519 private key loaded in this session, or ``None``."""
+    return st.session_state.get(_SIGNING_KEY)
+
+
+def signing_key_id() -> str | None:
+    """``signing.key_id`` of the session's signing key (what ``verify`` names), or ``None``."""
+    key = signing_key()
+    return None if key is None else key_id(key.public_key())
+
+
+def signature_file_name() -> str:
+    """The signed statement's file in a signed record (``release.intoto.jsonl``)."""
+    return ENVELOPE_NAME
+
+
+def signing_error() -> str | None:
+    """Why the uploaded signing key was refused, if it was."""
+    return st.session_state.get(_SIGNING_ERROR_KEY)
+
+
+def register_location() -> str:
+    """Where the decision register is unless the reviewer names another (``$SYNTHREVIEW_REGISTER``
+    or the user's data folder; ``register.default_register``)."""
+    return default_register()
+
+
+def record_in_register(
+    files: dict[str, bytes], *, where: str | None = None, key: Ed25519PrivateKey | None = None
+) -> AppendResult:
+    """Append the decisions of the record ``files`` (:func:`record_builder`) to the register.
+
+    Parameters
+    ----------
+    files : dict of str to bytes
+        The record as built in this session, signed or not.
+    where : str, optional
+        A register URL or SQLite path; default :func:`register_location`.
+    key : Ed25519PrivateKey, optional
+        The key that signed ``files``: the records carry its key id.
+
+    Raises
+    ------
+    ConfigError
+        The register cannot be opened, created or written (locked, corrupt, refused, newer).
+    """
+    target = (where or "").strip() or None
+    return append_records(target, records_of_release(files, key=key))
+
+
+#: the most bytes the files of an uploaded review ZIP may hold once decompressed (zip bombs)
+MAX_UNZIPPED_BYTES = 512 * 1024 * 1024
+#: the most files an uploaded review ZIP may hold
+MAX_ZIP_FILES = 10_000
+
+
+def _zip_member_name(info: zipfile.ZipInfo) -> str:
+    """The member's relative path, or ``ConfigError`` for a path that could leave its folder."""
+    name = info.filename
+    parts = name.replace("\\", "/").split("/")
+    if (
+        not name
+        or name.startswith(("/", "\\"))
+        or (len(name) > 1 and name[1] == ":")  # C:... on Windows
+        or ".." in parts
+        or "\0" in name
+    ):
+        raise ConfigError(
+            f"the review ZIP must hold relative paths inside its folder; got the member {name!r} "
+            "(an absolute path or one with '..') instead"
+        )
+    if stat.S_ISLNK(info.external_attr >> 16):
+        raise ConfigError(f"the review ZIP must hold plain files; {name!r} is a link")
+    if info.flag_bits & 0x1:
+        raise ConfigError(f"the review ZIP must not be encrypted; {name!r} is")
+    return "/".join(p for p in parts if p not in ("", "."))
+
+
+def read_review_zip(
+    data: bytes, *, max_bytes: int = MAX_UNZIPPED_BYTES, max_files: int = MAX_ZIP_FILES
+) -> dict[str, bytes]:
+    """The files of a review folder ZIP as ``{relative path: bytes}``, read in memory.
+
+    The Audit page's *Everything (ZIP)* holds the files at its top; a zipped CLI folder holds
+    them under one folder, which is taken off. Nothing is extracted to disk.
+
+    Raises
+    ------
+    ConfigError
+        Not a ZIP; a member with an absolute path, ``..``, a link or encryption; two members of
+        one name; more than ``max_files`` files or more than ``max_bytes`` decompressed (counted
+        while reading, whatever the archive declares).
+    """
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, ValueError) as exc:
+        raise ConfigError(
+            f"the review folder must be a ZIP file; it could not be read: {exc}"
+        ) from exc
+    files: dict[str, bytes] = {}
+    left = max_bytes
+    with archive:
+        members = [i for i in archive.infolist() if not i.is_dir()]
+        if len(members) > max_files:
+            raise ConfigError(
+                f"the review ZIP may hold at most {max_files} files; got {len(members)} instead"
+            )
+        if sum(i.file_size for i in members) > max_bytes:
+            raise ConfigError(
+                f"the review ZIP may hold at most {max_bytes} bytes decompressed; it declares "
+                f"{sum(i.file_size for i in members)} instead"
+            )
+        for info in members:
+            name = _zip_member_name(info)
+            if name in files:
+                raise ConfigError(f"the review ZIP holds {name!r} twice; expected one of each")
+            try:
+                with archive.open(info) as member:
+                    content = member.read(left + 1)  # the declared size may lie
+            except (zipfile.BadZipFile, OSError, NotImplementedError, RuntimeError) as exc:
+                raise ConfigError(
+                    f"the review ZIP member {name!r} could not be read: {exc}"
+                ) from exc
+            if len(content) > left:
+                raise ConfigError(
+                    f"the review ZIP may hold at most {max_bytes} bytes decompressed; it holds "
+                    "more (a zip bomb?)"
+                )
+            left -= len(content)
+            files[name] = content
+    tops = {n.split("/", 1)[0] for n in files}
+    if len(tops) == 1 and all("/" in n for n in files):
+        (top,) = tops
+        files = {n[len(top) + 1 :]: d for n, d in files.items()}
+    return files
+
+
+def verify_review_zip(data: bytes, public_key: bytes) -> Verification:
+    """``signing.verify_files`` on the files of an uploaded review ZIP, with a PEM public key.
+
+    Raises
+    ------
+    ConfigError
+        The ZIP (:func:`read_review_zip`) or the public key cannot be read.
+    """
+    key = load_public_key(public_key)
+    return verify_files(read_review_zip(data), key)
 
 
 def _store_projection(review: Review, options: ReviewOptions, context: Context | None) -> None:

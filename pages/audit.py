@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 import app_state
+from synthreview.errors import ConfigError
 from synthreview.figures.audit import before_after_bars, fidelity_curves, rule_overlap_bars
 from synthreview.judgement.verdicts import DECISION_STYLE, OUTCOMES
 
@@ -294,7 +295,36 @@ refusal = app_state.record_refusal()
 if refusal is not None:
     st.warning(f"Exports are refused: {refusal}.")
     st.stop()
-build = app_state.record_builder(thresholds)
+with st.container(border=True, key="audit_signing"):
+    st.markdown("**Sign the record** (optional)")
+    st.caption(
+        "An Ed25519 private key from `synthreview keygen`. It is read in memory and kept in this "
+        "session only (the app never writes it to disk). Once it is loaded every download comes "
+        "from the signed files, and the ZIP holds the signed statement release.intoto.jsonl "
+        "(check it on the History page or with `synthreview verify`)."
+    )
+    key_col, pass_col = st.columns(2)
+    key_col.file_uploader(
+        "Private key (synthreview.key)",
+        key=app_state.SIGNING_UPLOAD_KEY,
+        on_change=app_state.load_signing_key,
+    )
+    pass_col.text_input(
+        "Passphrase (when the key has one)",
+        type="password",
+        key=app_state.SIGNING_PASSPHRASE_KEY,
+        on_change=app_state.load_signing_key,
+    )
+    if app_state.signing_error():
+        st.error(app_state.escape(app_state.signing_error()))
+    keyid = app_state.signing_key_id()
+    if keyid is None:
+        st.caption("The downloads are not signed.")
+    else:
+        st.text(f"Signed with key {keyid}")
+        st.button("Stop signing", key="audit_signing_forget", on_click=app_state.forget_signing_key)
+key = app_state.signing_key()
+build = app_state.record_builder(thresholds, key=key)
 folder = app_state.record_folders()[name]
 downloads = [
     ("Curated CSV", f"{folder}/curated.csv", "text/csv", "audit_download_csv"),
@@ -306,14 +336,17 @@ downloads = [
     ("report.html", "report.html", "text/html", "audit_download_report_html"),
     ("manifest.json", "manifest.json", "application/json", "audit_download_manifest"),
 ]  # fmt: skip
+if key is not None:
+    downloads.append(("Signature (release.intoto.jsonl)", app_state.signature_file_name(),
+                      "application/jsonl", "audit_download_envelope"))  # fmt: skip
 cols = st.columns(4)
-for i, (label, path, mime, key) in enumerate(downloads):
+for i, (label, path, mime, download_key) in enumerate(downloads):
     cols[i % 4].download_button(
         label,
         data=lambda path=path: build()[path],
         file_name=path.replace("/", "_"),
         mime=mime,
-        key=key,
+        key=download_key,
         on_click="ignore",
     )
 cols[len(downloads) % 4].download_button(
@@ -325,3 +358,29 @@ cols[len(downloads) % 4].download_button(
     on_click="ignore",
 )
 st.caption(app_state.escaping_statement())
+
+with st.container(border=True, key="audit_register"):
+    st.markdown("**Record in the register** (optional)")
+    st.caption(
+        "Appends every candidate's decision, the sign-off and every rule verdict to the decision "
+        "register (the History page lists them and which rules changed since the previous "
+        "review of a candidate). Records are never changed; recording the same record twice "
+        "adds nothing."
+    )
+    where = st.text_input(
+        "Register",
+        value=app_state.register_location(),
+        key="audit_register_where",
+        help="sqlite:///PATH, a file path, or postgresql://USER@HOST:PORT/DB",
+    )
+    if st.button("Record in the register", key="audit_register_record"):
+        try:
+            recorded = app_state.record_in_register(build(), where=where, key=key)
+        except ConfigError as exc:
+            st.error(app_state.escape(f"The register was not updated: {exc}"))
+        else:
+            signed_by = f"signed with key {keyid[:16]}" if keyid else "unsigned"
+            st.success(
+                f"Recorded {len(recorded.added)} decisions ({signed_by}); "
+                f"{len(recorded.already)} were already there."
+            )

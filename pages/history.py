@@ -1,4 +1,4 @@
-"""History: earlier decisions from the decision register, and which rule verdicts changed."""
+"""History: verify a signed review, earlier decisions from the register, and which rules changed."""
 
 from __future__ import annotations
 
@@ -8,50 +8,85 @@ import app_state
 from synthreview.errors import ConfigError
 from synthreview.release.register import changes_frame, default_register, history, history_frame
 
+
+def _verify_panel() -> None:
+    """Upload a review ZIP and a public key; the signature and every file checked in memory."""
+    st.subheader("Verify a signed review")
+    st.caption(
+        "A review folder as a ZIP (the Audit page's *Everything (ZIP)*, or a zipped folder of "
+        "`synthreview review --sign`) and the signer's public key (`synthreview.pub`). The files "
+        "are read in memory, never extracted: the signature must verify with the key, every "
+        "file must have the sha256 the signed record lists, and no file may be missing or "
+        "added. The same check as `synthreview verify`."
+    )
+    left, right = st.columns(2)
+    archive = left.file_uploader("Review folder (ZIP)", type=["zip"], key="history_verify_zip")
+    public = right.file_uploader("Public key (synthreview.pub)", key="history_verify_key")
+    if archive is None or public is None:
+        st.caption("Upload both to verify.")
+        return
+    try:
+        result = app_state.verify_review_zip(archive.getvalue(), public.getvalue())
+    except ConfigError as exc:
+        st.error(app_state.escape(str(exc)))
+        return
+    with st.container(key="history_verify_result"):
+        if result.ok:
+            st.success(f"Verified: signed with key {result.keyid[:16]}, every file as recorded.")
+            st.text(f"{archive.name}: review id {result.review_id}")
+        else:
+            st.error(f"Not verified: {len(result.problems)} problem(s).")
+            st.text(f"{archive.name}, checked with key {result.keyid[:16]}:")
+            st.code("\n".join(result.problems), language=None)
+
+
+def _register_panel() -> None:
+    """The register's records, a candidate or input filter, and the rule verdicts that changed."""
+    st.subheader("Decision register")
+    st.caption(
+        "Every review recorded from the Audit page or with `synthreview register` (a signed "
+        "folder is verified first), oldest decisions included: a generator's regression shows "
+        "as a rule whose verdict changed since the previous review of the same candidate name. "
+        "Records are never changed; a later review is a new record that follows the earlier one."
+    )
+    where = st.text_input(
+        "Register",
+        value=default_register(),
+        key="history_register",
+        help="sqlite:///PATH, a file path, or postgresql://USER@HOST:PORT/DB (read only here)",
+    )
+    try:
+        records = history(where, create=False)
+    except ConfigError as exc:
+        st.info(app_state.escape(str(exc)))
+        return
+    names = sorted({r.candidate for r in records})
+    left, right = st.columns(2)
+    with left:
+        candidate = st.selectbox("Candidate", ["all candidates", *names], key="history_candidate")
+    with right:
+        digest = st.text_input(
+            "Input sha256",
+            key="history_inputs",
+            help="Only reviews with an input file of this sha256 (report.json inputs)",
+        ).strip()
+    chosen = None if candidate == "all candidates" else candidate
+    try:
+        shown = history(where, candidate=chosen, inputs_sha256=digest or None, create=False)
+    except ConfigError as exc:
+        st.error(app_state.escape(str(exc)))
+        return
+    st.markdown(f"**{len(shown)} decisions**")
+    st.dataframe(history_frame(shown), hide_index=True, key="history_table")
+    st.markdown("**Rule verdicts that changed since the previous review**")
+    changes = changes_frame(records, candidate=chosen)
+    if changes.empty:
+        st.caption("No rule verdict changed between two reviews of the same candidate.")
+    else:
+        st.dataframe(changes, hide_index=True, key="history_changes")
+
+
 app_state.page_start()
 st.header("History")
-st.caption(
-    "Every review filed with `synthreview register` (a signed folder is verified first), oldest "
-    "decisions included: a generator's regression shows as a rule whose verdict changed since "
-    "the previous review of the same candidate name. Records are never changed; a later review "
-    "is a new record that follows the earlier one."
-)
-where = st.text_input(
-    "Register",
-    value=default_register(),
-    key="history_register",
-    help="sqlite:///PATH, a file path, or postgresql://USER@HOST:PORT/DB (read only here)",
-)
-try:
-    records = history(where, create=False)
-except ConfigError as exc:
-    st.info(app_state.escape(str(exc)))
-    st.stop()
-names = sorted({r.candidate for r in records})
-left, right = st.columns(2)
-with left:
-    candidate = st.selectbox("Candidate", ["all candidates", *names], key="history_candidate")
-with right:
-    digest = st.text_input(
-        "Input sha256",
-        key="history_inputs",
-        help="Only reviews with an input file of this sha256 (report.json inputs)",
-    ).strip()
-try:
-    shown = history(
-        where,
-        candidate=None if candidate == "all candidates" else candidate,
-        inputs_sha256=digest or None,
-        create=False,
-    )
-except ConfigError as exc:
-    st.error(app_state.escape(str(exc)))
-    st.stop()
-st.subheader(f"{len(shown)} decisions")
-st.dataframe(history_frame(shown), hide_index=True, key="history_table")
-st.subheader("Rule verdicts that changed since the previous review")
-changes = changes_frame(records, candidate=None if candidate == "all candidates" else candidate)
-if changes.empty:
-    st.caption("No rule verdict changed between two reviews of the same candidate.")
-else:
-    st.dataframe(changes, hide_index=True, key="history_changes")
+_register_panel()
+_verify_panel()
