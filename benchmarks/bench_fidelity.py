@@ -1,86 +1,196 @@
-"""Fidelity at scale: 50k real × 50k synthetic × 20 numeric columns plus a 50k holdout.
+"""Fidelity at scale against its floor: 50k real × 50k synthetic × 20 columns plus a 50k holdout.
 
 Times the One-Class embedding, then ``evaluate_fidelity`` (α-Precision / β-Recall curves,
-authenticity, PRDC, holdout reference, 200 bootstrap resamples) and prints wall time per
-stage and the peak RSS. Target on the 2-core reference machine: ≤ 15 s and ≤ 2 GB. For the
-ratio to the exact 1-NN floor (timed in the same process) use ``bench_scale.py``.
+authenticity, PRDC, holdout reference, 200 bootstrap resamples), and, in the same process on
+the same embedded rows with the same thread bound, the exact faiss ``IndexFlatL2`` 1-NN
+searches the suite needs at least (real→real and synthetic→synthetic for the radii,
+synthetic→real and holdout→real for the passes). The floor is timed before and after the
+suite and the ratio uses their mean; wall and CPU seconds are both printed, since on the
+shared machine the wall time follows the load (printed before and after each). Also printed:
+the CPU model and its SIMD flags, the BLAS libraries and kernels (threadpoolctl), the
+``OPENBLAS_CORETYPE`` / ``OPENBLAS_L2_SIZE`` settings (when set they slow a current numpy: to
+compare BLAS-bound code, unset both in that command alone) and the peak RSS (``ru_maxrss``:
+faiss and BLAS allocate outside Python).
 
-    python benchmarks/bench_fidelity.py [--rows 50000] [--columns 20] [--threads 1]
+    python benchmarks/bench_fidelity.py [--rows 50000] [--columns 20] [--threads 2]
+
+Exit status 2 with a message on bad arguments.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+import faiss
 import numpy as np
+from threadpoolctl import threadpool_info
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python benchmarks/x.py
 from synthreview.embeddings import fit_embedding
-from synthreview.engine import limited_threads
+from synthreview.engine import available_cores, limited_threads
 from synthreview.metrics.fidelity.section import evaluate_fidelity
+
+#: the exact 1-NN searches the fidelity suite needs: (query set, reference set)
+FLOOR_SEARCHES = (
+    ("real", "real"),
+    ("synthetic", "synthetic"),
+    ("synthetic", "real"),
+    ("holdout", "real"),
+)
+#: SIMD flags worth naming from /proc/cpuinfo
+SIMD_FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16")
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Wall and CPU seconds (all threads of this process) of one measured step."""
+
+    wall: float
+    cpu: float
 
 
 def _peak_rss_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # Linux: KiB
 
 
-def main() -> None:
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _timed(step) -> tuple[object, Timing]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = step()
+    return result, Timing(time.perf_counter() - wall, time.process_time() - cpu)
+
+
+def describe_machine() -> list[str]:
+    """CPU model and SIMD flags, BLAS libraries and kernels, OpenBLAS environment settings."""
+    model, flags = "unknown", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and model == "unknown":
+                model = value.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    except OSError:
+        pass
+    simd = [flag for flag in SIMD_FLAGS if flag in flags] or ["none of " + ", ".join(SIMD_FLAGS)]
+    lines = [
+        f"cpu: {model}, {available_cores()} usable cores, SIMD: {' '.join(simd)}",
+    ]
+    for lib in threadpool_info():
+        lines.append(
+            f"threadpool: {lib['user_api']} {lib['internal_api']} {lib.get('version')} "
+            f"kernel {lib.get('architecture', '-')} threads {lib['num_threads']} "
+            f"({Path(lib['filepath']).name})"
+        )
+    env = {name: os.environ.get(name) for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    lines.append(
+        "env: "
+        + ", ".join(f"{k}={v if v is not None else '(unset)'}" for k, v in env.items())
+        + ("  [set: numpy's BLAS may run a slower kernel]" if any(env.values()) else "")
+    )
+    return lines
+
+
+def floor(z: dict[str, np.ndarray]) -> Timing:
+    """Exact faiss IndexFlatL2 1-NN time of the four searches the suite needs (search only)."""
+    wall = cpu = 0.0
+    for query, reference in FLOOR_SEARCHES:
+        index = faiss.IndexFlatL2(z[reference].shape[1])
+        index.add(z[reference])
+        _, t = _timed(lambda index=index, query=query: index.search(z[query], 1))
+        wall, cpu = wall + t.wall, cpu + t.cpu
+        del index
+    return Timing(wall, cpu)
+
+
+def make_data(n: int, d: int) -> dict[str, np.ndarray]:
+    """Real, holdout and a plausible candidate (shifted, widened, 5 % near-copies of real)."""
+    rng = np.random.default_rng(0)
+    mixing = rng.standard_normal((d, d)) / np.sqrt(d)
+    real = (rng.standard_normal((n, d)) @ mixing).astype(np.float32)
+    holdout = (rng.standard_normal((n, d)) @ mixing).astype(np.float32)
+    synthetic = (rng.standard_normal((n, d)) @ mixing * 1.1 + 0.05).astype(np.float32)
+    copies = rng.choice(n, size=n // 20, replace=False)
+    synthetic[: len(copies)] = real[copies] + 0.01 * rng.standard_normal((len(copies), d))
+    return {"real": real, "synthetic": synthetic, "holdout": holdout}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--columns", type=int, default=20)
     parser.add_argument("--bootstrap", type=int, default=200)
     parser.add_argument(
-        "--threads", type=int, default=0,
-        help="BLAS/OpenMP/torch threads (0: library defaults); 1 was faster on a busy machine",
+        "--threads", type=int, default=available_cores(),
+        help="bound on BLAS, faiss OpenMP and torch threads, for the suite and the floor alike",
     )  # fmt: skip
-    args = parser.parse_args()
-    with limited_threads(args.threads or None):
+    args = parser.parse_args(argv)
+    for name, low in (("rows", 10), ("columns", 1), ("bootstrap", 0), ("threads", 1)):
+        if getattr(args, name) < low:
+            parser.error(f"--{name} must be an integer >= {low}; got {getattr(args, name)}")
+    return args
+
+
+def main() -> None:
+    args = parse_args()
+    for line in describe_machine():
+        print(line)
+    with limited_threads(args.threads):
         run(args)
 
 
 def run(args: argparse.Namespace) -> None:
-    rng = np.random.default_rng(0)
     n, d = args.rows, args.columns
-    mixing = rng.standard_normal((d, d)) / np.sqrt(d)
-    real = (rng.standard_normal((n, d)) @ mixing).astype(np.float32)
-    holdout = (rng.standard_normal((n, d)) @ mixing).astype(np.float32)
-    # a plausible candidate: slightly shifted and widened, with 5 % near-copies of real rows
-    synthetic = (rng.standard_normal((n, d)) @ mixing * 1.1 + 0.05).astype(np.float32)
-    copies = rng.choice(n, size=n // 20, replace=False)
-    synthetic[: len(copies)] = real[copies] + 0.01 * rng.standard_normal((len(copies), d))
-
-    start = time.perf_counter()
-    embedding = fit_embedding(real, method="oneclass", seed=0)
-    z = {
-        name: embedding.transform(x)
-        for name, x in {"real": real, "synthetic": synthetic, "holdout": holdout}.items()
-    }
-    t_embed = time.perf_counter() - start
-    start = time.perf_counter()
-    report = evaluate_fidelity(
-        z["real"],
-        z["synthetic"],
-        holdout_z=z["holdout"],
-        center=embedding.center,
-        seed=0,
-        n_bootstrap=args.bootstrap,
+    print(f"rows {n} real / {n} synthetic / {n} holdout, {d} columns, threads {args.threads}")
+    data = make_data(n, d)
+    embedding, t_embed = _timed(lambda: fit_embedding(data["real"], method="oneclass", seed=0))
+    z = {name: embedding.transform(x) for name, x in data.items()}
+    epochs = len(embedding.validation_loss)
+    print(f"embedding fit: {t_embed.wall:6.2f} s ({epochs} epochs; not in the ratio)")
+    print(f"load before floor: {_load()}")
+    floor_before = floor(z)
+    print(
+        f"floor (4 exact faiss 1-NN): {floor_before.wall:6.2f} s wall "
+        f"{floor_before.cpu:6.2f} s CPU"
     )
-    t_metrics = time.perf_counter() - start
+    print(f"load before suite: {_load()}")
+    report, t_suite = _timed(
+        lambda: evaluate_fidelity(
+            z["real"],
+            z["synthetic"],
+            holdout_z=z["holdout"],
+            center=embedding.center,
+            seed=0,
+            n_bootstrap=args.bootstrap,
+        )
+    )
+    print(f"suite (curves, authenticity, PRDC, holdout, bootstrap): {t_suite.wall:6.2f} s wall "
+          f"{t_suite.cpu:6.2f} s CPU   load after: {_load()}")  # fmt: skip
+    floor_after = floor(z)
+    print(f"floor again: {floor_after.wall:6.2f} s wall {floor_after.cpu:6.2f} s CPU   "
+          f"load after: {_load()}")  # fmt: skip
+    floor_wall = (floor_before.wall + floor_after.wall) / 2
+    floor_cpu = (floor_before.cpu + floor_after.cpu) / 2
+    print(
+        f"ratio suite / 4-pass floor: {t_suite.wall / floor_wall:.2f} wall, "
+        f"{t_suite.cpu / floor_cpu:.2f} CPU  (= {4 * t_suite.wall / floor_wall:.1f} one-pass "
+        f"floors wall; target <= 1.5 / 6)"
+    )
+    print(f"peak RSS: {_peak_rss_gb():.2f} GB")
     ref = report.holdout_reference
-    print(f"rows {n} real / {n} synthetic / {n} holdout, {d} columns")
     print(
-        f"embedding (fit + transform): {t_embed:6.2f} s  ({len(embedding.validation_loss)} epochs)"
-    )
-    print(f"metrics (curves, authenticity, PRDC, holdout, bootstrap): {t_metrics:6.2f} s")
-    print(f"total: {t_embed + t_metrics:6.2f} s   peak RSS: {_peak_rss_gb():.2f} GB")
-    print(
-        f"IPα {report.ip_alpha:.3f} (holdout {ref.ip_alpha:.3f})  IRβ {report.ir_beta:.3f} "
-        f"(holdout {ref.ir_beta:.3f})  authenticity {report.authenticity:.3f} "
-        f"(holdout {ref.authenticity:.3f})  PRDC {report.prdc.to_dict()}"
+        f"IPα {report.ip_alpha:.4f} (holdout {ref.ip_alpha:.4f})  IRβ {report.ir_beta:.4f} "
+        f"(holdout {ref.ir_beta:.4f})  authenticity {report.authenticity:.4f} "
+        f"(holdout {ref.authenticity:.4f})  PRDC {report.prdc.to_dict()}"
     )
 
 

@@ -48,10 +48,13 @@ about 6× that floor.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from synthreview.engine import current_engine
 
@@ -60,10 +63,13 @@ from synthreview.engine import current_engine
 GROUP_ROWS = 400
 #: query rows per stage-two block: bounds the working memory of one block
 BLOCK_ROWS = 8192
-#: stage-one tile: TILE_QUERIES × TILE_GROUPS·group size float32 (512 × 8000: 16 MB, near
-#: the cache) was the fastest of 256–4096 × 4000–20000 on the 2-core machine
-TILE_QUERIES = 512
-TILE_GROUPS = 20
+#: stage-one tile: TILE_QUERIES queries × TILE_GROUPS groups (None: as many whole groups as
+#: fit TILE_BYTES of float32 products), so each product is reduced while it is still in the
+#: core's L2 cache (1 MiB on the reference machine); 128-512 × 1-8 groups of 400 measured
+#: alike there, 512 × 20 groups (16 MB) spilled to memory
+TILE_QUERIES = 128
+TILE_GROUPS: int | None = None
+TILE_BYTES = 1 << 19
 #: query rows whose group minima are computed before they are reduced to candidates
 STAGE_ONE_ROWS = 2048
 #: query rows per batch: candidates of one batch are held at once, and stage two loops over
@@ -71,6 +77,80 @@ STAGE_ONE_ROWS = 2048
 QUERY_BATCH = 65536
 #: last-row entry of a padding column: [q, 1] · [0, PAD] = PAD, larger than any limit
 _PAD = np.float32(np.finfo(np.float32).max / 4)
+
+
+def blas_threads() -> int:
+    """Threads this process's BLAS may use now (the smallest limit among its BLAS libraries).
+
+    :func:`synthreview.engine.limited_threads` sets it; stage one runs that many threads of
+    its own with BLAS single-threaded inside each.
+    """
+    counts = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    return max(1, min(counts, default=1))
+
+
+def group_minima(
+    q_aug: np.ndarray,
+    padded: np.ndarray,
+    size: int,
+    *,
+    threads: int = 1,
+    tile_queries: int | None = None,
+    tile_groups: int | None = None,
+) -> np.ndarray:
+    """Minimum of ``q_aug @ padded`` over every ``size`` consecutive columns (CPU, float32).
+
+    The product is taken one cache-sized tile at a time (``tile_queries`` rows × ``tile_groups``
+    groups; defaults :data:`TILE_QUERIES` and :data:`TILE_GROUPS`) and each tile is reduced at once,
+    the product-then-reduce of faiss's flat 1-NN. ``threads`` threads take contiguous runs of
+    query tiles, each calling BLAS single-threaded: one large multi-threaded BLAS call per
+    tile spins and waits on a busy machine, many small single-threaded ones do not.
+
+    Parameters
+    ----------
+    q_aug : ndarray of shape (b, d + 1), float32
+    padded : ndarray of shape (d + 1, G·size), float32
+    size : int
+        Columns per group.
+    threads : int, default=1
+    tile_queries, tile_groups : int, optional
+        Tile shape; the result does not depend on it. Default tile_groups: as many groups as
+        fit :data:`TILE_BYTES`.
+
+    Returns
+    -------
+    ndarray of shape (b, G), float32
+    """
+    n, n_groups = len(q_aug), padded.shape[1] // size
+    out = np.empty((n, n_groups), dtype=np.float32)
+    tile_queries = tile_queries or TILE_QUERIES
+    tile_groups = tile_groups or TILE_GROUPS or max(1, TILE_BYTES // (4 * tile_queries * size))
+
+    def run(first: int, last: int) -> None:
+        buffer = np.empty(tile_queries * tile_groups * size, dtype=np.float32)
+        for s in range(first, last, tile_queries):
+            rows = q_aug[s : min(last, s + tile_queries)]
+            for g0 in range(0, n_groups, tile_groups):
+                g1 = min(n_groups, g0 + tile_groups)
+                prod = buffer[: len(rows) * (g1 - g0) * size].reshape(len(rows), -1)
+                np.matmul(rows, padded[:, g0 * size : g1 * size], out=prod)
+                np.min(
+                    prod.reshape(len(rows), g1 - g0, size),
+                    axis=2,
+                    out=out[s : s + len(rows), g0:g1],
+                )
+
+    tiles = -(-n // tile_queries)
+    parts = max(1, min(threads, tiles))
+    edges = [min(n, (tiles * p // parts) * tile_queries) for p in range(parts + 1)]
+    with threadpool_limits(limits=1, user_api="blas"):
+        if parts == 1:
+            run(0, n)
+        else:
+            with ThreadPoolExecutor(max_workers=parts) as pool:
+                for done in [pool.submit(run, a, b) for a, b in itertools.pairwise(edges)]:
+                    done.result()
+    return out
 
 
 def group_minima_torch(q_aug: torch.Tensor, padded: torch.Tensor, size: int) -> torch.Tensor:
@@ -141,10 +221,11 @@ class GroupedReference:
     def _centred(self, x: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(x - self.shift, dtype=np.float32)
 
-    def _minima(self, q_aug: np.ndarray) -> np.ndarray:
+    def _minima(self, q_aug: np.ndarray, *, threads: int = 1) -> np.ndarray:
         """``d² − |q|²`` (float32) from every query to the nearest row of every group.
 
-        ``q_aug`` is ``[x − self.shift, 1]``, C-contiguous float32.
+        ``q_aug`` is ``[x − self.shift, 1]``, C-contiguous float32; ``threads`` CPU threads
+        share the query rows (the GPU path ignores it).
         """
         if self._on_gpu:
             previous = torch.backends.cuda.matmul.allow_tf32
@@ -154,21 +235,7 @@ class GroupedReference:
                 return group_minima_torch(q, self._padded_device, self.size).cpu().numpy()
             finally:
                 torch.backends.cuda.matmul.allow_tf32 = previous
-        out = np.empty((len(q_aug), self.n_groups), dtype=np.float32)
-        width = TILE_GROUPS * self.size
-        buffer = np.empty(TILE_QUERIES * width, dtype=np.float32)
-        for s in range(0, len(q_aug), TILE_QUERIES):
-            rows = q_aug[s : s + TILE_QUERIES]
-            for g0 in range(0, self.n_groups, TILE_GROUPS):
-                g1 = min(self.n_groups, g0 + TILE_GROUPS)
-                prod = buffer[: len(rows) * (g1 - g0) * self.size].reshape(len(rows), -1)
-                np.matmul(rows, self.padded[:, g0 * self.size : g1 * self.size], out=prod)
-                np.min(
-                    prod.reshape(len(rows), g1 - g0, self.size),
-                    axis=2,
-                    out=out[s : s + len(rows), g0:g1],
-                )
-        return out
+        return group_minima(q_aug, self.padded, self.size, threads=threads)
 
     def _by_group(self, groups: np.ndarray):
         """Yield (group, positions in ``groups``) for every group named in ``groups``."""
@@ -237,9 +304,10 @@ class GroupedReference:
         shift = (margin - qn).astype(np.float32)  # a bound in d² becomes one in d² − |q|²
         cand_q, cand_g = [], []
         rows_per_step = 8 * STAGE_ONE_ROWS if self._on_gpu else STAGE_ONE_ROWS
+        threads = blas_threads()
         for s in range(0, len(query), rows_per_step):
             e = min(len(query), s + rows_per_step)
-            minima = self._minima(q_aug[s:e])  # d² − |q|²
+            minima = self._minima(q_aug[s:e], threads=threads)  # d² − |q|²
             if nearest:
                 t = np.partition(minima, nearest - 1, axis=1)[:, nearest - 1] + qn[s:e]
                 q_lim[s:e] = np.maximum(q_lim[s:e], t)
