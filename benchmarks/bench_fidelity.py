@@ -159,8 +159,7 @@ def run(args: argparse.Namespace) -> None:
     print(f"load before floor: {_load()}")
     floor_before = floor(z)
     print(
-        f"floor (4 exact faiss 1-NN): {floor_before.wall:6.2f} s wall "
-        f"{floor_before.cpu:6.2f} s CPU"
+        f"floor (4 exact faiss 1-NN): {floor_before.wall:6.2f} s wall {floor_before.cpu:6.2f} s CPU"
     )
     print(f"load before suite: {_load()}")
     report, t_suite = _timed(

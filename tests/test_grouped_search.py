@@ -1,0 +1,108 @@
+"""Stage one of the grouped search (cache-sized tiles) against float64 brute force."""
+
+import numpy as np
+import pytest
+
+from synthreview import grouped_search
+from synthreview.engine import limited_threads
+from synthreview.grouped_search import GroupedReference, blas_threads, group_minima
+
+#: (tile_queries, tile_groups): one row, uneven tiles, tiles wider than every group, defaults
+TILES = [(1, 1), (3, 2), (7, 5), (16, 100), (None, None)]
+
+
+def _augmented(query, reference, size):
+    """``[q, 1]`` and the groups of ``[−2r, |r|²]`` side by side (``size`` rows per group)."""
+    q_aug = np.hstack([query, np.ones((len(query), 1))]).astype(np.float32)
+    padded = np.vstack([-2.0 * reference.T, (reference**2).sum(axis=1)]).astype(np.float32)
+    assert padded.shape[1] % size == 0
+    return q_aug, padded
+
+
+def _brute_minima(query, reference, size):
+    """float64 ``min over each group of d² − |q|²``."""
+    q, r = query.astype(np.float64), reference.astype(np.float64)
+    d2 = ((q[:, None, :] - r[None, :, :]) ** 2).sum(-1) - (q**2).sum(1)[:, None]
+    return d2.reshape(len(q), -1, size).min(axis=2)
+
+
+def test_group_minima_hand_checked():
+    # q = (0, 0): group 0 holds (1, 0) at d² 1, group 1 holds (2, 2) at d² 8
+    # q = (2, 1), |q|² = 5: group 0 (1, 0) at d² 2 → −3; group 1 (2, 2) at d² 1 → −4
+    query = np.array([[0.0, 0.0], [2.0, 1.0]])
+    reference = np.array([[1.0, 0.0], [0.0, 3.0], [2.0, 2.0], [4.0, 1.0]])
+    q_aug, padded = _augmented(query, reference, 2)
+    for tile_queries, tile_groups in TILES:
+        got = group_minima(q_aug, padded, 2, tile_queries=tile_queries, tile_groups=tile_groups)
+        np.testing.assert_array_equal(got, [[1.0, 8.0], [-3.0, -4.0]])
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize(("tile_queries", "tile_groups"), TILES)
+def test_group_minima_equal_brute_force_with_ties_and_duplicates(
+    threads, tile_queries, tile_groups
+):
+    # small integers: every float32 product and sum is exact, so the minima must be equal,
+    # whatever the tile shape (53 queries and 7 groups: no tile size here divides both)
+    rng = np.random.default_rng(0)
+    reference = rng.integers(-3, 4, size=(7 * 6, 5)).astype(np.float64)
+    reference[5] = reference[4]  # a duplicate inside a group
+    reference[30] = reference[4]  # and in another group
+    query = rng.integers(-3, 4, size=(53, 5)).astype(np.float64)
+    query[:3] = reference[4]  # queries at distance 0 from three rows
+    q_aug, padded = _augmented(query, reference, 6)
+    got = group_minima(
+        q_aug, padded, 6, threads=threads, tile_queries=tile_queries, tile_groups=tile_groups
+    )
+    assert got.dtype == np.float32 and got.shape == (53, 7)
+    np.testing.assert_array_equal(got, _brute_minima(query, reference, 6))
+
+
+def test_group_minima_within_float32_bound_and_same_for_any_thread_count():
+    rng = np.random.default_rng(1)
+    reference = rng.normal(size=(9 * 11, 4))
+    query = rng.normal(size=(301, 4))
+    q_aug, padded = _augmented(query, reference, 11)
+    want = _brute_minima(query, reference, 11)
+    one = group_minima(q_aug, padded, 11, threads=1, tile_queries=13, tile_groups=4)
+    # (d + 3) units of roundoff of |q|² + |r|², the bound the search widens its limits by
+    bound = 7 * np.finfo(np.float32).eps * ((query**2).sum(1).max() + (reference**2).sum(1).max())
+    np.testing.assert_allclose(one, want, rtol=0, atol=2 * bound)
+    # the same tiles whichever thread computes them: bit-for-bit equal
+    two = group_minima(q_aug, padded, 11, threads=2, tile_queries=13, tile_groups=4)
+    np.testing.assert_array_equal(one, two)
+
+
+def _exact_knn(query, reference, k):
+    """float64 brute force, ties → lower index."""
+    q, r = query.astype(np.float64), reference.astype(np.float64)
+    dist = np.sqrt(((q[:, None, :] - r[None, :, :]) ** 2).sum(-1))
+    index = np.broadcast_to(np.arange(len(r)), dist.shape)
+    order = np.lexsort((index, dist), axis=1)[:, :k]
+    return np.take_along_axis(dist, order, axis=1), order
+
+
+@pytest.mark.parametrize(("tile_queries", "tile_bytes"), [(5, 64), (17, 4096), (128, 1 << 19)])
+def test_knn_equals_brute_force_for_any_tile(monkeypatch, tile_queries, tile_bytes):
+    # integer rows: many exact distance ties and duplicates; 233 reference rows in 19 groups
+    # of 12-13 (padded), 211 queries: tiles of 5 or 17 rows divide neither
+    monkeypatch.setattr(grouped_search, "TILE_QUERIES", tile_queries)
+    monkeypatch.setattr(grouped_search, "TILE_BYTES", tile_bytes)
+    monkeypatch.setattr(grouped_search, "STAGE_ONE_ROWS", 64)
+    rng = np.random.default_rng(2)
+    reference = rng.integers(-2, 3, size=(233, 3)).astype(np.float32)
+    query = rng.integers(-2, 3, size=(211, 3)).astype(np.float32)
+    query[:4] = reference[:4]
+    grouped = GroupedReference(reference, n_groups=19)
+    for k in (1, 4):
+        dist, idx = grouped.knn(query, k, exclude_self=False)
+        want_d, want_i = _exact_knn(query, reference, k)
+        np.testing.assert_array_equal(idx, want_i)
+        np.testing.assert_array_equal(dist, want_d)
+
+
+def test_stage_one_threads_follow_the_blas_limit():
+    with limited_threads(1):
+        assert blas_threads() == 1
+    with limited_threads(2):
+        assert blas_threads() == 2
