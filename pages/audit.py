@@ -73,7 +73,7 @@ if not audited:
             app_state.show_error(message, what=f"{section.capitalize()} of {name}")
     st.stop()
 
-name = st.selectbox("Candidate", audited, key="audit_candidate", format_func=app_state.escape)
+name = st.selectbox("Candidate", audited, key="audit_candidate")  # options are plain text
 result = report.candidates[name]
 for section, message in result.errors.items():
     app_state.show_error(message, what=f"{section.capitalize()} of {name}")
