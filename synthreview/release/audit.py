@@ -38,14 +38,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.stats import beta
 
 from synthreview.errors import ConfigError, DataError
+from synthreview.metrics.fidelity.section import FidelityReport
 from synthreview.metrics.glucose.trace_rules import SWITCHES
+from synthreview.metrics.privacy.section import PrivacyReport
 from synthreview.release import calibration as cal
 from synthreview.release.evidence import CopyEvidence
 from synthreview.release.table import RULES, STATISTICS, evidence_frame
@@ -65,6 +66,8 @@ __all__ = [
     "rule_summary",
 ]
 
+#: a trace review's rule evidence: per-row columns and each rule's label, threshold and rate
+TraceRules = tuple[pd.DataFrame, dict]
 #: default holdout quantile of every calibrated rule: a fresh real sample loses about 1 % per rule
 DEFAULT_LEVEL = 0.01
 #: default holdout loss of the calibrated α-support rule
@@ -134,12 +137,12 @@ class Thresholds:
             return float(self.alpha)
         return PAPER_ALPHA if self.mode == "paper" else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready thresholds."""
         return to_jsonable({k: getattr(self, k) for k in self.__dataclass_fields__})
 
 
-def default_thresholds(privacy: Any = None, **changes: Any) -> Thresholds:
+def default_thresholds(privacy: object = None, **changes: object) -> Thresholds:
     """The default thresholds (holdout quantile 1 %, α calibrated), with ``changes`` applied.
 
     ``privacy`` is accepted for callers of the former signature and not needed: every
@@ -150,12 +153,12 @@ def default_thresholds(privacy: Any = None, **changes: Any) -> Thresholds:
 
 
 def audit_table(
-    fidelity: Any,
-    privacy: Any,
+    fidelity: FidelityReport | None,
+    privacy: PrivacyReport | None,
     thresholds: Thresholds | None = None,
     *,
     copies: CopyEvidence | None = None,
-    traces: tuple[pd.DataFrame, dict[str, Any]] | None = None,
+    traces: TraceRules | None = None,
 ) -> pd.DataFrame:
     """One row per synthetic row: its evidence, the rules that fire and why.
 
@@ -194,9 +197,7 @@ def audit_table(
     return apply_thresholds(frame, thresholds or Thresholds())
 
 
-def _with_trace_rules(
-    frame: pd.DataFrame, traces: tuple[pd.DataFrame, dict[str, Any]] | None
-) -> pd.DataFrame:
+def _with_trace_rules(frame: pd.DataFrame, traces: TraceRules | None) -> pd.DataFrame:
     """The trace rules' columns joined by row position (rows are the traces in file order)."""
     if traces is None or not traces[1]:
         return frame
@@ -218,12 +219,12 @@ def _all_rules(audit: pd.DataFrame) -> dict[str, str]:
 
 
 def holdout_audit(
-    fidelity: Any,
-    privacy: Any,
+    fidelity: FidelityReport | None,
+    privacy: PrivacyReport | None,
     thresholds: Thresholds | None = None,
     *,
-    copies: Any = None,
-    traces: tuple[pd.DataFrame, dict[str, Any]] | None = None,
+    copies: CopyEvidence | None = None,
+    traces: TraceRules | None = None,
 ) -> pd.DataFrame:
     """The same audit applied to the holdout rows: what a fresh real sample would lose.
 
@@ -241,7 +242,7 @@ def holdout_audit(
 
 
 def _flags(
-    frame: pd.DataFrame, stat: str, thresholds: Thresholds, calibration: dict[str, Any]
+    frame: pd.DataFrame, stat: str, thresholds: Thresholds, calibration: dict[str, dict]
 ) -> tuple[np.ndarray, float, float]:
     """Flags, threshold value and expected loss on real data of one calibrated statistic."""
     info = calibration.get(stat) or {}
@@ -466,7 +467,7 @@ class RealRecords:
     n_reference: int
     excess: float
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready fields."""
         return to_jsonable({k: getattr(self, k) for k in self.__dataclass_fields__})
 

@@ -15,17 +15,18 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from synthreview.errors import ConfigError, DataError
 from synthreview.io.schema import LoadedTable, Review
+from synthreview.io.traces import Traces
 from synthreview.options import ReviewOptions
 from synthreview.release.audit import Thresholds, apply_thresholds
 from synthreview.results import to_jsonable
-from synthreview.review import evaluate
+from synthreview.review import Context, Progress, Report, evaluate
 
 if TYPE_CHECKING:
     from synthreview.release.audit import Thresholds
@@ -88,7 +89,7 @@ class CurationResult:
         out.insert(0, row_col, self.removed_rows)
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready summary (counts and thresholds; rows are in the CSV exports)."""
         return to_jsonable(
             {
@@ -181,12 +182,14 @@ def curated_review(review: Review, curations: Mapping[str, CurationResult]) -> R
     return replace(review, synthetic=synthetic, traces=traces)
 
 
-def _cut_traces(traces: Any, rows: np.ndarray, sha256: str) -> Any:
+def _cut_traces(traces: Traces, rows: np.ndarray, sha256: str) -> Traces:
     cut = traces.subset(rows)
     return replace(cut, sha256=sha256) if hasattr(cut, "sha256") else cut
 
 
-def curated_context(context: Any, curations: Mapping[str, CurationResult]) -> Any:
+def curated_context(
+    context: Context | None, curations: Mapping[str, CurationResult]
+) -> Context | None:
     """The fitted context of the original review, with curated candidates' rows cut.
 
     Re-using the encoder and the embedding fitted on real data (instead of refitting them) keeps
@@ -207,13 +210,13 @@ def evaluate_curated(
     review: Review,
     curations: Mapping[str, CurationResult],
     *,
-    context: Any = None,
+    context: Context | None = None,
     sections: Sequence[str] | None = None,
-    options: Any = None,
+    options: ReviewOptions | None = None,
     seed: int = 0,
     device: str = "cpu",
-    progress: Any = None,
-) -> Any:
+    progress: Progress | None = None,
+) -> Report:
     """Re-run ``report.evaluate`` on the curated candidates ("after curation" metrics).
 
     Parameters

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from synthreview.errors import DataError
 from synthreview.neighbors import nearest
 from synthreview.results import to_jsonable
+from synthreview.review import Report
 
 __all__ = ["CopyEvidence", "copy_evidence", "copy_evidence_for"]
 
@@ -66,7 +66,7 @@ class CopyEvidence:
             self.holdout_ratio,
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Medians only (the rows are in ``audit.csv``)."""
         return to_jsonable(
             {
@@ -152,7 +152,7 @@ def copy_evidence(
     )
 
 
-def copy_evidence_for(report: Any, name: str, *, top: int = 3) -> CopyEvidence | None:
+def copy_evidence_for(report: Report, name: str, *, top: int = 3) -> CopyEvidence | None:
     """:func:`copy_evidence` of candidate ``name`` from a ``Report``'s fitted context.
 
     Returns None when the report has no encoded rows for it (traces, or no fidelity/privacy).

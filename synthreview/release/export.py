@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -95,7 +94,7 @@ _BOM = b"\xef\xbb\xbf"
 _BYTE_SCANNABLE = ("utf-8", "latin-1")
 
 
-def _escape_cell(value: Any) -> Any:
+def _escape_cell(value: object) -> object:
     if not isinstance(value, str) or not value.startswith(FORMULA_TRIGGERS):
         return value
     if value.strip() in NA_MARKERS:  # a missing-value marker ("-") is no formula: keep it
@@ -273,7 +272,7 @@ def _quote_cell(cell: str, delimiter: str) -> str:
     return cell
 
 
-def _record(cells: Sequence[Any], delimiter: str, line_end: bytes, encoding: str) -> bytes:
+def _record(cells: Sequence[object], delimiter: str, line_end: bytes, encoding: str) -> bytes:
     """One record in the input's dialect: only cells that need quotes are quoted."""
     text = delimiter.join(_quote_cell("" if pd.isna(c) else str(c), delimiter) for c in cells)
     return text.encode(encoding, errors="replace") + line_end
@@ -416,7 +415,7 @@ def _plain(text: str, encoding: str | None) -> str:
     return text.replace("α", "alpha").replace("β", "beta")
 
 
-def dumps(content: Mapping[str, Any]) -> bytes:
+def dumps(content: Mapping[str, object]) -> bytes:
     """Canonical JSON bytes: sorted keys, 2-space indent, NaN as null, trailing newline."""
     text = json.dumps(
         to_jsonable(content), indent=2, sort_keys=True, allow_nan=False, ensure_ascii=False
@@ -436,7 +435,7 @@ def versions() -> dict[str, str]:
     return found
 
 
-def _input_digests(inputs: Mapping[str, bytes | str] | Sequence[Mapping[str, Any]]) -> dict:
+def _input_digests(inputs: Mapping[str, bytes | str] | Sequence[Mapping[str, object]]) -> dict:
     if isinstance(inputs, Mapping):
         return {
             name: {"sha256": hashlib.sha256(v).hexdigest() if isinstance(v, bytes) else str(v)}
@@ -446,13 +445,13 @@ def _input_digests(inputs: Mapping[str, bytes | str] | Sequence[Mapping[str, Any
 
 
 def manifest(
-    inputs: Mapping[str, bytes | str] | Sequence[Mapping[str, Any]],
+    inputs: Mapping[str, bytes | str] | Sequence[Mapping[str, object]],
     outputs: Mapping[str, bytes],
-    params: Mapping[str, Any],
+    params: Mapping[str, object],
     seed: int,
     *,
     timestamp: datetime | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Provenance of a release: digests, parameters, seed, versions, time, escaping statement.
 
     Parameters

@@ -16,7 +16,10 @@ import numpy as np
 import pandas as pd
 
 from synthreview.errors import DataError
+from synthreview.metrics.fidelity.section import FidelityReport
+from synthreview.metrics.privacy.section import PrivacyReport
 from synthreview.release import calibration as cal
+from synthreview.release.evidence import CopyEvidence
 
 #: rule column -> short label used in figures and summaries
 RULES: dict[str, str] = {
@@ -46,7 +49,7 @@ LEVELS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1)
 FIXED_ALPHAS = tuple(float(a) for a in np.round(np.arange(0.5, 1.0001, 0.01), 2))
 
 
-def _get(source: Any, name: str) -> np.ndarray | None:
+def _get(source: object, name: str) -> np.ndarray | None:
     if source is None:
         return None
     if isinstance(source, (Mapping, pd.DataFrame)):
@@ -61,8 +64,12 @@ def _share(flags: np.ndarray) -> float:
 
 
 def evidence_frame(
-    fidelity: Any, privacy: Any, copies: Any, *, holdout: bool
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+    fidelity: FidelityReport | None,
+    privacy: PrivacyReport | None,
+    copies: CopyEvidence | None,
+    *,
+    holdout: bool,
+) -> tuple[pd.DataFrame, dict[str, object]]:
     """Per-row evidence of the synthetic rows (``holdout=False``) or of the holdout rows.
 
     Returns the frame (columns ``row``, each statistic, ``<stat>_count``,
