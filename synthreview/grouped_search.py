@@ -48,13 +48,14 @@ about 6× that floor.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from synthreview.engine import current_engine
 
@@ -79,14 +80,20 @@ QUERY_BATCH = 65536
 _PAD = np.float32(np.finfo(np.float32).max / 4)
 
 
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """The BLAS libraries loaded with numpy (found once: a look-up scans every shared library,
+    ~6 ms; their thread limits are read live)."""
+    return ThreadpoolController().select(user_api="blas")
+
+
 def blas_threads() -> int:
     """Threads this process's BLAS may use now (the smallest limit among its BLAS libraries).
 
     :func:`synthreview.engine.limited_threads` sets it; stage one runs that many threads of
     its own with BLAS single-threaded inside each.
     """
-    counts = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
-    return max(1, min(counts, default=1))
+    return max(1, min((lib["num_threads"] for lib in _blas().info()), default=1))
 
 
 def group_minima(
@@ -143,7 +150,7 @@ def group_minima(
     tiles = -(-n // tile_queries)
     parts = max(1, min(threads, tiles))
     edges = [min(n, (tiles * p // parts) * tile_queries) for p in range(parts + 1)]
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _blas().limit(limits=1):
         if parts == 1:
             run(0, n)
         else:
@@ -314,7 +321,7 @@ class GroupedReference:
             inside = minima <= (q_lim[s:e] + margin[s:e] - qn[s:e]).astype(np.float32)[:, None]
             if top is not None:
                 inside |= minima <= top[None, :] + shift[s:e, None]
-            hit_q, hit_g = np.nonzero(inside)
+            hit_q, hit_g = _nonzero(inside)
             cand_q.append((hit_q + s).astype(np.int64))
             cand_g.append(hit_g)
             del minima, inside
@@ -328,7 +335,7 @@ class GroupedReference:
                 hit = prod <= rest_q[rows, None]
                 if r_lim is not None:
                     hit |= prod <= r_lim[None, start:stop].astype(np.float32) + shift[rows, None]
-                hit_q, hit_r = np.nonzero(hit)
+                hit_q, hit_r = _nonzero(hit)
                 q, at = rows[hit_q], hit_r + start
                 yield q, self.order[at], _distances(original, q, self.original, at)
 
@@ -344,6 +351,12 @@ class GroupedReference:
                 q, r, d = q[keep], r[keep], d[keep]
             best.update(q, r, d)
         return best.result()
+
+
+def _nonzero(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.nonzero`` of a C-contiguous 2-d mask, in the same order (row-major), through the
+    flat positions: 10-15× faster than the 2-d ``np.nonzero`` on sparse masks."""
+    return np.divmod(np.flatnonzero(mask), mask.shape[1])
 
 
 def _distances(query, q, reference, r) -> np.ndarray:
