@@ -401,7 +401,12 @@ class TopK:
         q, r, d = (np.concatenate(parts) for parts in zip(*self._buffer, strict=True))
         self._buffer.clear()
         self._buffered = 0
-        rows = np.unique(q)
+        if self.k == 1:
+            self._merge_nearest(q, r, d)
+            return
+        seen = np.zeros(len(self._distance), dtype=bool)
+        seen[q] = True
+        rows = np.flatnonzero(seen)
         all_q = np.concatenate([np.repeat(rows, self.k), q])
         all_d = np.concatenate([self._distance[rows].ravel(), d])
         all_i = np.concatenate([self._index[rows].ravel(), r])
@@ -410,3 +415,14 @@ class TopK:
         keep = np.arange(len(all_q)) - np.searchsorted(all_q, all_q, side="left") < self.k
         self._distance[rows] = all_d[keep].reshape(len(rows), self.k)
         self._index[rows] = all_i[keep].reshape(len(rows), self.k)
+
+    def _merge_nearest(self, q: np.ndarray, r: np.ndarray, d: np.ndarray) -> None:
+        """k = 1 without a sort: the smallest distance per row, then the lowest index at it
+        (the kept row counts as a candidate), as the (distance, index) sort would pick."""
+        kept_d, kept_i = self._distance[:, 0], self._index[:, 0]
+        best_d = kept_d.copy()
+        np.minimum.at(best_d, q, d)
+        best_i = np.where(kept_d == best_d, kept_i, np.iinfo(np.int64).max)
+        tied = d == best_d[q]
+        np.minimum.at(best_i, q[tied], r[tied])
+        self._distance[:, 0], self._index[:, 0] = best_d, best_i

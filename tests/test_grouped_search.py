@@ -106,3 +106,26 @@ def test_stage_one_threads_follow_the_blas_limit():
         assert blas_threads() == 1
     with limited_threads(2):
         assert blas_threads() == 2
+
+
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("flush_at", [1, 7, 1 << 22])
+def test_top_k_equals_one_sort_with_ties(k, flush_at):
+    # distances 0-3 only: most candidates tie; a row may see the same pair twice
+    rng = np.random.default_rng(3)
+    n_query, m = 40, 600
+    q = rng.integers(0, n_query - 5, m)  # the last 5 rows get no candidate
+    r = rng.integers(0, 50, m)
+    d = rng.integers(0, 4, m).astype(np.float64)
+    best = grouped_search.TopK(n_query, k, flush_at=flush_at)
+    for s in range(0, m, 37):
+        best.update(q[s : s + 37], r[s : s + 37], d[s : s + 37])
+    dist, idx = best.result()
+    for row in range(n_query):
+        mine = np.lexsort((r[q == row], d[q == row]))
+        want_d = np.full(k, np.inf)
+        want_i = np.full(k, np.iinfo(np.int64).max)
+        want_d[: min(k, len(mine))] = d[q == row][mine][:k]
+        want_i[: min(k, len(mine))] = r[q == row][mine][:k]
+        np.testing.assert_array_equal(dist[row], want_d)
+        np.testing.assert_array_equal(idx[row], want_i)
