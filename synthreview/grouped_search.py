@@ -331,7 +331,8 @@ class GroupedReference:
             start, stop = self.bounds[g], self.bounds[g + 1]
             for first in range(0, len(pos), step):
                 rows = cand_q[pos[first : first + step]]
-                prod = q_aug[rows] @ self.augmented[start:stop].T  # d² − |q|²
+                with _blas().limit(limits=1):  # too small to share: a second thread only spins
+                    prod = q_aug[rows] @ self.augmented[start:stop].T  # d² − |q|²
                 hit = prod <= rest_q[rows, None]
                 if r_lim is not None:
                     hit |= prod <= r_lim[None, start:stop].astype(np.float32) + shift[rows, None]
