@@ -52,7 +52,7 @@ about 6× that floor.
 from __future__ import annotations
 
 import functools
-import itertools
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -110,11 +110,12 @@ def group_minima(
 ) -> np.ndarray:
     """Minimum of ``q_aug @ padded`` over every ``size`` consecutive columns (CPU, float32).
 
-    The product is taken one cache-sized tile at a time (``tile_queries`` rows × ``tile_groups``
-    groups; defaults :data:`TILE_QUERIES` and :data:`TILE_GROUPS`) and each tile is reduced at once,
-    the product-then-reduce of faiss's flat 1-NN. ``threads`` threads take contiguous runs of
-    query tiles, each calling BLAS single-threaded: one large multi-threaded BLAS call per
-    tile spins and waits on a busy machine, many small single-threaded ones do not.
+    The product is taken one cache-sized tile at a time (``tile_queries`` rows ×
+    ``tile_groups`` groups; defaults :data:`TILE_QUERIES` and :data:`TILE_GROUPS`) and each
+    tile is reduced at once, the product-then-reduce of faiss's flat 1-NN. ``threads``
+    threads (this one and helpers) take query tiles one by one, each calling BLAS
+    single-threaded: one large multi-threaded BLAS call per tile spins and waits on a busy
+    machine, many small single-threaded ones do not.
 
     Parameters
     ----------
@@ -136,10 +137,19 @@ def group_minima(
     tile_queries = tile_queries or TILE_QUERIES
     tile_groups = tile_groups or TILE_GROUPS or max(1, TILE_BYTES // (4 * tile_queries * size))
 
-    def run(first: int, last: int) -> None:
+    starts = iter(range(0, n, tile_queries))
+    lock = threading.Lock()
+
+    def work() -> None:
+        """Take the next query tile until none is left (a thread slowed by other work on
+        the machine takes fewer tiles instead of holding the others up)."""
         buffer = np.empty(tile_queries * tile_groups * size, dtype=np.float32)
-        for s in range(first, last, tile_queries):
-            rows = q_aug[s : min(last, s + tile_queries)]
+        while True:
+            with lock:
+                s = next(starts, None)
+            if s is None:
+                return
+            rows = q_aug[s : s + tile_queries]
             for g0 in range(0, n_groups, tile_groups):
                 g1 = min(n_groups, g0 + tile_groups)
                 prod = buffer[: len(rows) * (g1 - g0) * size].reshape(len(rows), -1)
@@ -150,15 +160,15 @@ def group_minima(
                     out=out[s : s + len(rows), g0:g1],
                 )
 
-    tiles = -(-n // tile_queries)
-    parts = max(1, min(threads, tiles))
-    edges = [min(n, (tiles * p // parts) * tile_queries) for p in range(parts + 1)]
+    helpers = max(0, min(threads, -(-n // tile_queries)) - 1)
     with _blas().limit(limits=1):
-        if parts == 1:
-            run(0, n)
+        if not helpers:
+            work()
         else:
-            with ThreadPoolExecutor(max_workers=parts) as pool:
-                for done in [pool.submit(run, a, b) for a, b in itertools.pairwise(edges)]:
+            with ThreadPoolExecutor(max_workers=helpers) as pool:
+                running = [pool.submit(work) for _ in range(helpers)]
+                work()
+                for done in running:
                     done.result()
     return out
 
