@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from synthreview import demo
+from synthreview.figures.text import markdown_text
 from tests.page_helpers import chart_text, run_page
 
 
@@ -39,7 +40,9 @@ def test_glucose_page_shows_heatmaps_tables_and_clarke_grid(review):
     assert "Ambulatory glucose profile" in subheaders
     assert any("Ambulatory glucose profile" in s for s in specs), "AGP chart"
     assert any("Parkes zones (type 1)" in s for s in specs), "Parkes chart"
-    assert [t.label for t in at.tabs][: len(review.candidates)] == review.candidates
+    # tab labels are Markdown: names are shown as text (escaped)
+    labels = [markdown_text(n) for n in review.candidates]
+    assert [t.label for t in at.tabs][: len(review.candidates)] == labels
     assert not at.error, [e.value for e in at.error]
 
 
@@ -58,6 +61,6 @@ def test_a_failing_candidate_shows_an_error_and_the_rest_renders(review):
     broken[name] = broken[name].subset([0])  # a single trace cannot be reviewed
     at = _glucose_page(replace(review, traces=broken))
     assert not at.exception
-    assert any(name in e.value for e in at.error)
-    assert [t.label for t in at.tabs][:2] == review.candidates[1:]
+    assert any(markdown_text(name) in e.value for e in at.error)
+    assert [t.label for t in at.tabs][:2] == [markdown_text(n) for n in review.candidates[1:]]
     assert len(at.get("plotly_chart")) > 5
