@@ -96,6 +96,7 @@ PRESENTATION_KEY = "presentation_mode"
 DEMO_AUTOLOADED_KEY = "_demo_autoloaded"
 LOAD_ERROR_KEY = "_load_error"
 LOADED_TABLES_KEY = "_loaded_tables"
+SOURCES_KEY = "_candidate_sources"  # the uploaded candidate files as sent (curated bytes)
 POLICY_KEY = "release_policy"
 POLICY_ERROR_KEY = "_policy_error"
 POLICY_UPLOAD_KEY = "overview_policy_upload"
@@ -268,6 +269,16 @@ def load_error() -> str | None:
 def set_loaded_tables(tables: Any) -> None:
     """Keep the uploaded tables as read (before alignment), for re-validation."""
     st.session_state[LOADED_TABLES_KEY] = tables
+
+
+def set_candidate_sources(files: Sequence[bytes]) -> None:
+    """Keep the uploaded candidate files' bytes (this session only) for the curated exports."""
+    st.session_state[SOURCES_KEY] = tuple(files)
+
+
+def candidate_sources() -> tuple[bytes, ...]:
+    """The uploaded candidate files' bytes (empty for the demo)."""
+    return st.session_state.get(SOURCES_KEY, ())
 
 
 def seed() -> int:
@@ -507,6 +518,7 @@ def stored_report(
         sections=tuple(wanted),
         kind=review.kind,
         context=_stored_context(review, options),
+        notices=tuple(review.notices),  # what loading changed travels with the decision
     )
     return report, stale
 
@@ -1214,6 +1226,7 @@ def record_builder(
     moments += [t for _, t in confirmed_curations().values()]
     moments += [s.time for s in signoffs().values()]
     controls = controls_for(thresholds) if thresholds is not None else None
+    sources = candidate_sources()
     signed = {n: s for n, s in signoffs().items() if n in summary.releases}
 
     @functools.cache
@@ -1225,6 +1238,7 @@ def record_builder(
             review=review,
             controls=controls,
             signoff=signed,
+            sources=sources,
             timestamp=max(moments),
         )
         return files if key is None else sign_files(files, key)

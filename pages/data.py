@@ -97,6 +97,8 @@ else:
             holdout = read_table(holdout_file, role="holdout") if holdout_file else None
             candidates = [read_table(f, role="synthetic") for f in synthetic_files]
             app_state.set_loaded_tables((real, holdout, candidates))
+            # the uploaded files as sent: curated rows are copied from them byte for byte
+            app_state.set_candidate_sources([f.getvalue() for f in synthetic_files])
             return align(real, candidates, holdout=holdout)
 
         with st.spinner("Reading and validating…"):

@@ -350,6 +350,7 @@ def run_review(args: argparse.Namespace) -> int:
             policy=policy,
             thresholds=_thresholds(args, report),
             curate=args.curate,
+            sources=args.synthetic,  # curated rows are copied from these files byte for byte
             params=vars_for_manifest(args),
             device=args.device,
             progress=progress,

@@ -9,6 +9,7 @@ why is decided by the one pipeline, :mod:`synthreview.release.pipeline`.
 from __future__ import annotations
 
 import io
+import os
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -141,6 +142,7 @@ def build_release(
     controls: PlantedControls | None = None,
     signoff: Mapping[str, SignOff] | None = None,
     schema: Schema | None = None,
+    sources: Sequence[str | os.PathLike[str] | bytes] = (),
     params: Mapping[str, object] | None = None,
     figures: Sequence[go.Figure] | None = None,
     timestamp: datetime | None = None,
@@ -150,7 +152,9 @@ def build_release(
     Paths: ``report.json``, ``report.html``, per candidate ``NAME/audit.csv`` (when audited),
     ``NAME/curated.csv``, ``NAME/curated.parquet`` and ``NAME/removed.csv`` (when curated), and
     ``manifest.json``. ``NAME`` is ``safe_name(candidate)``. ``figures`` defaults to
-    ``html.key_figures`` of the record.
+    ``html.key_figures`` of the record. ``sources`` are the candidates' input files (paths or
+    bytes): a curated candidate's rows are then copied byte for byte from its own file
+    (``export.curated_csv_bytes``).
     """
 
     moment = timestamp or datetime.now(UTC)
@@ -181,9 +185,13 @@ def build_release(
         if audits and name in audits:
             files[f"{folder}/audit.csv"] = audit_csv_bytes(audits[name].audit)
         if curations and name in curations:
-            files[f"{folder}/curated.csv"] = curated_csv_bytes(curations[name], schema=schema)
+            files[f"{folder}/curated.csv"] = curated_csv_bytes(
+                curations[name], schema=schema, sources=sources
+            )
             files[f"{folder}/curated.parquet"] = curated_parquet_bytes(curations[name])
-            files[f"{folder}/removed.csv"] = removed_csv_bytes(curations[name], schema=schema)
+            files[f"{folder}/removed.csv"] = removed_csv_bytes(
+                curations[name], schema=schema, sources=sources
+            )
     run_params = {
         "options": report_dict.get("options"),
         "sections": report_dict.get("sections"),

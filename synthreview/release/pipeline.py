@@ -21,7 +21,8 @@ release the rest unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -449,6 +450,7 @@ def release_files(
     review: Review,
     controls: PlantedControls | None = None,
     signoff: Mapping[str, SignOff] | None = None,
+    sources: Sequence[str | os.PathLike[str] | bytes] = (),
     params: Mapping[str, object] | None = None,
     timestamp: datetime | None = None,
 ) -> dict[str, bytes]:
@@ -478,6 +480,7 @@ def release_files(
         controls=controls,
         signoff=signoff,
         schema=review.schema,
+        sources=sources,
         params=params,
         timestamp=timestamp,
     )
@@ -493,6 +496,7 @@ def review_release(
     controls: bool = False,
     control_rows: int | None = None,
     signoff: Mapping[str, SignOff] | None = None,
+    sources: Sequence[str | os.PathLike[str] | bytes] = (),
     params: Mapping[str, object] | None = None,
     device: str = "cpu",
     progress: Progress | None = None,
@@ -519,6 +523,8 @@ def review_release(
         Rows per control candidate (default ``min(n_holdout // 2, 1000)``).
     signoff : mapping of str to SignOff, optional
         The meeting's sign-off per candidate, filed in ``report.json`` and ``report.html``.
+    sources : sequence of path or bytes, optional
+        The candidates' input files: curated rows are copied from them byte for byte.
     params, timestamp
         Manifest parameters and the record's time (default now).
     """
@@ -552,6 +558,7 @@ def review_release(
         review=review,
         controls=control_table,
         signoff=signoff,
+        sources=sources,
         params=params,
         timestamp=timestamp,
     )
