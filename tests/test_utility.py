@@ -242,3 +242,28 @@ def test_evaluate_utility_rejects_bad_options(kwargs, match):
     real = _table(50, 0)
     with pytest.raises(ConfigError, match=match):
         evaluate_utility(real, real, None, schema=SCHEMA, **kwargs)
+
+
+def test_sampled_marginals_are_drawn_without_listing_every_combination():
+    """999 columns have 166 million 3-way marginals: the sample is unranked from its indices
+    (the same marginals the full list would give) instead of building that list."""
+    import itertools
+    import math
+    import tracemalloc
+
+    from synthreview.metrics.utility.kmarginal import _combination
+
+    for n, k in [(5, 1), (7, 2), (9, 3), (4, 4)]:
+        every = list(itertools.combinations(range(n), k))
+        assert [_combination(i, n, k) for i in range(len(every))] == every
+    rng = np.random.default_rng(0)
+    wide = pd.DataFrame({f"c{i}": rng.integers(0, 3, 60).astype(str) for i in range(999)})
+    tracemalloc.start()
+    shuffled = wide.sample(frac=1.0, random_state=1)
+    result = k_marginal_score(
+        wide, shuffled, k=(3,), columns=list(wide), max_marginals=50, seed=0
+    )
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert result.n_possible[3] == math.comb(999, 3) and result.n_marginals[3] == 50
+    assert peak < 200e6, peak  # listing the combinations alone took gigabytes

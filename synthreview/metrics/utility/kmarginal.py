@@ -168,6 +168,20 @@ def _cell_proportions(
     return keys, p, q
 
 
+def _combination(index: int, n: int, k: int) -> tuple[int, ...]:
+    """The ``index``-th ``k``-combination of ``range(n)`` in ``itertools.combinations`` order."""
+    out, start = [], 0
+    for remaining in range(k, 0, -1):
+        for first in range(start, n):
+            block = math.comb(n - first - 1, remaining - 1)  # combinations starting at ``first``
+            if index < block:
+                out.append(first)
+                start = first + 1
+                break
+            index -= block
+    return tuple(out)
+
+
 def k_marginal_score(
     real: pd.DataFrame,
     synthetic: pd.DataFrame,
@@ -220,12 +234,15 @@ def k_marginal_score(
     sizes_all = [len(lv) for lv in levels]
     scores, worst, n_eval, n_possible, rows = {}, {}, {}, {}, []
     for order in (int(kk) for kk in k):
-        combos = list(itertools.combinations(range(len(names)), order))
-        n_possible[order] = len(combos)
-        if len(combos) > max_marginals:
+        n_possible[order] = math.comb(len(names), order)
+        if n_possible[order] > max_marginals:
+            # the same sample as drawing from the full list of combinations, without building
+            # it: 999 columns have 166 million 3-way marginals (gigabytes as a list)
             rng = np.random.default_rng([seed, order])
-            picked = np.sort(rng.choice(len(combos), size=max_marginals, replace=False))
-            combos = [combos[i] for i in picked]
+            picked = np.sort(rng.choice(n_possible[order], size=max_marginals, replace=False))
+            combos = [_combination(int(i), len(names), order) for i in picked]
+        else:
+            combos = list(itertools.combinations(range(len(names)), order))
         n_eval[order] = len(combos)
         if not combos:
             warnings.warn(
