@@ -113,13 +113,59 @@ def test_utility_reference_is_read_from_holdout_reference():
     assert verdicts["k_marginal"].reference == pytest.approx(990.0)
 
 
-def test_r2_and_nonpositive_denominators_are_ignored():
+def test_r2_near_zero_and_nonpositive_denominators_are_ignored():
     c = candidate()
     c["utility"]["ml_efficacy"] = [
-        {"model": "ridge", "metric": "r2", "tstr": -0.5, "trtr": 0.3},
+        {"model": "ridge", "metric": "r2", "tstr": -0.5, "trtr": 0.05},  # real explains ~nothing
         {"model": "rf", "metric": "accuracy", "tstr": 0.5, "trtr": 0.0},
     ]
     assert apply_policy(load_policy(), c)["tstr_trtr_ratio"].verdict == "incomplete"
+
+
+def test_regression_is_judged_on_r2_not_on_a_ratio_of_small_errors():
+    # issue 27: fresh real rows, random forest RMSE 34 trained on real vs 124 on fresh rows
+    # (ratio 28 %), while R² is 0.993 vs 0.907: the fresh rows keep 91 % of the usefulness
+    c = candidate()
+    c["utility"]["ml_efficacy"] = [
+        {"model": "rf", "metric": "rmse", "tstr": 124.0, "trtr": 34.0},
+        {"model": "rf", "metric": "r2", "tstr": 0.907, "trtr": 0.993},
+    ]
+    verdict = apply_policy(load_policy(), c)["tstr_trtr_ratio"]
+    assert verdict.value == pytest.approx(0.907 / 0.993)
+    assert verdict.verdict == "pass" and "rf r2" in verdict.note
+    c["utility"]["ml_efficacy"][1]["tstr"] = -0.2  # worse than predicting the mean
+    assert apply_policy(load_policy(), c)["tstr_trtr_ratio"].verdict == "fail"
+    c["utility"]["ml_efficacy"][1]["trtr"] = 0.05  # R² ratio meaningless: RMSE decides
+    assert apply_policy(load_policy(), c)["tstr_trtr_ratio"].value == pytest.approx(34 / 124)
+
+
+def test_wp29_inference_is_judged_on_the_corrected_lower_bound():
+    c = candidate()
+    c["privacy"]["wp29"]["inference"] = {
+        "risk": 0.26, "ci": [0.0, 0.55], "column": "age",
+        "corrected": {"lower": 0.0, "column": "sex", "n_columns": 20, "confidence": 0.9975},
+        "per_column": {"sex": {"risk": 0.1, "ci": [0.0, 0.3]}},
+    }  # fmt: skip
+    verdict = apply_policy(load_policy(), c)["wp29_inference"]
+    assert verdict.verdict == "pass" and verdict.value == 0.0
+    assert "Bonferroni over 20 columns" in verdict.reason
+    assert "risk 0.260, 95 % CI 0.000-0.550 on 'age'" in verdict.reason
+    c["privacy"]["wp29"]["inference"]["corrected"]["lower"] = 0.9
+    assert apply_policy(load_policy(), c)["wp29_inference"].value == pytest.approx(0.9)
+    del c["privacy"]["wp29"]["inference"]["corrected"]  # a report filed before the bound
+    verdict = apply_policy(load_policy(), c)["wp29_inference"]
+    assert verdict.value == pytest.approx(0.26) and "judged on the point" in verdict.reason
+
+
+def test_wp29_multivariate_singling_out_is_judged_on_its_lower_bound():
+    c = candidate()
+    c["privacy"]["wp29"]["singling_out_multivariate"] = {
+        "risk": 0.086, "ci": [0.0, 0.19], "lower": 0.0,
+    }
+    verdict = apply_policy(load_policy(), c)["wp29_singling_out_multivariate"]
+    assert verdict.verdict == "pass" and "one-sided 95 % lower bound" in verdict.reason
+    c["privacy"]["wp29"]["singling_out_multivariate"]["lower"] = 0.3
+    assert apply_policy(load_policy(), c)["wp29_singling_out_multivariate"].verdict == "fail"
 
 
 def test_ratio_uses_roc_auc_not_f1():

@@ -44,11 +44,14 @@ from synthreview.metrics.privacy.gower import gower_nearest
 from synthreview.results import to_jsonable
 
 __all__ = [
+    "FAMILY_ALPHA",
+    "InferenceBound",
     "RiskEstimate",
     "WP29Report",
     "inference_risk",
     "linkability_risk",
     "risk_estimate",
+    "risk_lower_bound",
     "singling_out_risk",
     "wilson",
     "wp29_risks",
@@ -105,13 +108,73 @@ class RiskEstimate:
         return self.rows[self.success]
 
     def to_dict(self) -> dict[str, Any]:
-        """``{risk, ci, attack_rate, control_rate, baseline_rate, n_*, flagged_rows}``."""
+        """``{risk, ci, lower, attack_rate, control_rate, baseline_rate, n_*, flagged_rows}``.
+
+        ``lower`` is the one-sided 95 % lower bound of the risk (:func:`risk_lower_bound`).
+        """
         keys = ("risk", "attack_rate", "control_rate", "baseline_rate", "n_attacks",
                 "n_success", "n_control", "n_baseline")  # fmt: skip
         out = {k: getattr(self, k) for k in keys}
         out["ci"] = list(self.ci)
+        out["lower"] = risk_lower_bound(self)
         out["flagged_rows"] = self.flagged_rows
         return to_jsonable(out)
+
+
+def _residual(
+    n_success: float, n_attacks: int, n_control: float | None, confidence: float
+) -> tuple[float, float]:
+    """Residual risk and its error half-width at two-sided ``confidence`` (before clipping).
+
+    ``risk = (attack - control) / (1 - control)`` with Wilson rates; the error propagates both
+    Wilson half-widths to first order (anonymeter's ``residual_success``). Without a control
+    set the risk is the attack rate itself.
+    """
+    attack, attack_err = wilson(n_success, n_attacks, confidence)
+    if n_control is None:
+        return attack, attack_err
+    control, control_err = wilson(n_control, n_attacks, confidence)
+    value = (attack - control) / (1 - control)
+    error = math.hypot(attack_err / abs(1 - control),
+                       control_err * (attack - 1) / (1 - control) ** 2)  # fmt: skip
+    return value, error
+
+
+def risk_lower_bound(estimate: RiskEstimate, *, confidence: float = 0.95) -> float:
+    """One-sided lower confidence bound of a residual risk, clipped to [0, 1].
+
+    The risk and its error are recomputed from the estimate's counts with the Wilson rates at
+    two-sided level ``2 * confidence - 1``, so ``risk - error`` is a one-sided bound at
+    ``confidence`` (z = 1.645 at 95 %). A multiplicity correction is the caller's: the worst of
+    ``K`` attacks judged at family-wise 95 % uses ``confidence = 1 - 0.05 / K`` (Bonferroni).
+
+    Parameters
+    ----------
+    estimate : RiskEstimate
+    confidence : float, default=0.95
+        In (0.5, 1).
+
+    Returns
+    -------
+    float
+        NaN when the estimate has no attacks; 0 when the bound lies below 0.
+
+    Examples
+    --------
+    300 of 1000 attacks succeed on training rows, 200 of 1000 on control rows: the risk is
+    about 0.125 and its one-sided 95 % lower bound about 0.087.
+
+    >>> est = risk_estimate(np.ones(300, bool), np.arange(300), 1000, 200, 0, 1000)
+    >>> round(risk_lower_bound(est), 3)
+    0.087
+    """
+    if not 0.5 < confidence < 1:
+        raise ValueError(f"confidence must be in (0.5, 1); got {confidence!r} instead")
+    if estimate.n_attacks < 1:
+        return float("nan")
+    control = None if math.isnan(estimate.control_rate) else estimate.n_control
+    value, error = _residual(estimate.n_success, estimate.n_attacks, control, 2 * confidence - 1)
+    return float(min(max(value - error, 0.0), 1.0))
 
 
 def risk_estimate(
@@ -129,15 +192,10 @@ def risk_estimate(
     if n_attacks < 1:
         nan = float("nan")
         return RiskEstimate(nan, (nan, nan), nan, nan, nan, 0, 0, 0, n_baseline, success, rows)
-    attack, attack_err = wilson(n_success, n_attacks, confidence)
+    attack = wilson(n_success, n_attacks, confidence)[0]
     baseline = wilson(n_baseline, max(n_baseline_attacks, 1), confidence)[0]
-    if n_control is None:
-        value, error, control = attack, attack_err, float("nan")
-    else:
-        control, control_err = wilson(n_control, n_attacks, confidence)
-        value = (attack - control) / (1 - control)
-        error = math.hypot(attack_err / abs(1 - control),
-                           control_err * (attack - 1) / (1 - control) ** 2)  # fmt: skip
+    control = float("nan") if n_control is None else wilson(n_control, n_attacks, confidence)[0]
+    value, error = _residual(n_success, n_attacks, n_control, confidence)
     clip = lambda v: min(max(v, 0.0), 1.0)  # noqa: E731
     return RiskEstimate(
         risk=clip(value), ci=(clip(value - error), clip(value + error)), attack_rate=attack,
@@ -433,6 +491,37 @@ def inference_risk(
                          confidence=confidence)  # fmt: skip
 
 
+#: family-wise error rate of a worst-of-K judgement (one-sided)
+FAMILY_ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class InferenceBound:
+    """Lower confidence bound of the worst inference risk, corrected for the columns attacked.
+
+    Attributes
+    ----------
+    lower : float
+        The largest per-column one-sided lower bound (:func:`risk_lower_bound` at
+        ``confidence``), in [0, 1].
+    column : str
+        The secret column that bound belongs to.
+    n_columns : int
+        Columns attacked (``K``).
+    confidence : float
+        Per-column one-sided level ``1 - 0.05 / K`` (Bonferroni: family-wise 95 %).
+    """
+
+    lower: float
+    column: str
+    n_columns: int
+    confidence: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return to_jsonable({k: getattr(self, k) for k in self.__dataclass_fields__})
+
+
 @dataclass(frozen=True)
 class WP29Report:
     """Singling out (univariate, multivariate), linkability and inference per secret column.
@@ -454,11 +543,34 @@ class WP29Report:
         scored = {c: r.risk for c, r in self.inference.items() if math.isfinite(r.risk)}
         return max(scored, key=scored.get) if scored else None
 
+    @property
+    def inference_bound(self) -> InferenceBound | None:
+        """The worst inference column judged with its noise and the number of columns.
+
+        Each column's risk gets a one-sided lower bound at ``1 - 0.05 / K`` (Bonferroni over the
+        ``K`` columns attacked), so the largest of the ``K`` bounds exceeds the true largest
+        risk with probability at most 5 % even though every column shares the same targets;
+        None when no column was measured.
+        """
+        measured = [c for c, r in self.inference.items() if r.n_attacks > 0]
+        if not measured:
+            return None
+        confidence = 1 - FAMILY_ALPHA / len(measured)
+        bounds = {c: risk_lower_bound(self.inference[c], confidence=confidence) for c in measured}
+        column = max(measured, key=lambda c: (bounds[c], self.inference[c].risk))
+        return InferenceBound(bounds[column], column, len(measured), confidence)
+
     def to_dict(self) -> dict[str, Any]:
-        """Keys ``singling_out_univariate|singling_out_multivariate|linkability|inference``."""
+        """Keys ``singling_out_univariate|singling_out_multivariate|linkability|inference``.
+
+        ``inference`` holds the riskiest column's estimate (``column``), every column's
+        (``per_column``) and the corrected bound (``corrected``, :attr:`inference_bound`).
+        """
         worst = self.worst_inference
         inference = dict(self.inference[worst].to_dict()) if worst else {"risk": None}
         inference["column"] = worst
+        bound = self.inference_bound
+        inference["corrected"] = None if bound is None else bound.to_dict()
         inference["per_column"] = {c: r.to_dict() for c, r in self.inference.items()}
         return to_jsonable({
             "singling_out_univariate": self.singling_out_univariate,
