@@ -438,7 +438,10 @@ def say_real_records(m: Measurement) -> str:
 
 def say_reattack(m: Measurement) -> str:
     if m.value > 0:
-        return f"after curation these attacks got worse beyond their interval: {m.detail}"
+        return (
+            "after curation these attacks got worse beyond their before-interval (widened for "
+            f"the number of attacks compared, Bonferroni): {m.detail}"
+        )
     return "no attack got worse after curation"
 
 
@@ -639,7 +642,8 @@ SPECS: dict[str, RuleSpec] = dict(
             "reattack",
             "reattack_worse",
             "value",
-            "attacks worse after curation than their before-curation 95 % interval",
+            "attacks worse after curation than their before-curation interval "
+            "(Bonferroni over the attacks compared)",
             measure_reattack,
             say_reattack,
             "audit",
