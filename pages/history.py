@@ -82,7 +82,17 @@ def _register_panel() -> None:
     changes = changes_frame(records, candidate=chosen)
     if changes.empty:
         st.caption("No rule verdict changed between two reviews of the same candidate.")
-    else:
+        return
+    with st.container(key="history_changed"):
+        # one line per pair of reviews first: the table's cells are drawn, not text
+        for (name, before, after), rows in changes.groupby(
+            ["candidate", "from #", "to #"], sort=False
+        ):
+            moved = "; ".join(
+                f"{r.rule} {r.before or 'not judged'} → {r.after or 'not judged'}"
+                for r in rows.itertuples()
+            )
+            st.text(f"{name} (#{before} → #{after}): {moved}")
         st.dataframe(changes, hide_index=True, key="history_changes")
 
 

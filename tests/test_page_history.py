@@ -18,7 +18,7 @@ import app_state
 from synthreview.errors import ConfigError
 from synthreview.release.bundle import zip_bytes
 from synthreview.release.folder import write_review_folder
-from synthreview.release.register import history
+from synthreview.release.register import append_records, history
 from synthreview.release.signing import (
     ENVELOPE_NAME,
     generate_keys,
@@ -29,7 +29,7 @@ from synthreview.release.signing import (
 )
 from tests.page_helpers import run_page_without_data
 from tests.test_page_audit import fake_report, open_page, small_review
-from tests.test_register import review_files
+from tests.test_register import records_of, review_files
 
 ALL_DOWNLOADS = {
     "audit_download_csv", "audit_download_parquet", "audit_download_audit",
@@ -217,6 +217,18 @@ def test_verify_shows_user_file_names_as_text(keys, tmp_path, monkeypatch):
     problems = "\n".join(c.value for c in at.code)
     assert "**bold** [link](x.html) :red[x]: extra file, not in the signed record" in problems
     assert not any("bold" in m.value for m in at.markdown)
+
+
+def test_history_names_the_rules_that_changed_as_text(tmp_path, monkeypatch):
+    db = tmp_path / "register.sqlite"
+    monkeypatch.setenv("SYNTHREVIEW_REGISTER", str(db))
+    append_records(str(db), records_of(1, candidates=("*gen*",)))
+    append_records(str(db), records_of(2, candidates=("*gen*",), flip={"mia_auc", "ip_alpha"}))
+    at = run_page_without_data("pages/history.py")
+    assert not at.exception, at.exception
+    # the candidate name is the reviewer's text: shown as text, never as Markdown
+    assert "*gen* (#1 → #2): ip_alpha pass → fail; mia_auc pass → fail" in _texts(at)
+    assert len(at.dataframe) == 2
 
 
 # --- reading an uploaded ZIP in memory --------------------------------------------------------
