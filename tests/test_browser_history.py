@@ -207,6 +207,7 @@ def test_signed_record_register_and_history_of_a_changed_candidate(meeting, tabl
     shown = line.inner_text()
     for rule, row in changes.set_index("rule").iterrows():
         assert f"{rule} {row['before']} → {row['after']}" in shown, shown
+    line.scroll_into_view_if_needed()
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "history_changes.png"))
 
