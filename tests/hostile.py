@@ -37,10 +37,11 @@ def hostile(port: int) -> dict[str, str]:
 
 def candidate_names(port: int, *, slashes: bool = True) -> tuple[str, str]:
     """Two candidate names. A browser upload keeps only the part after the last ``/`` of a
-    file name, so ``slashes=False`` gives names with the constructs that need no URL."""
+    file name, so ``slashes=False`` gives names with the constructs that need no ``/`` (tags
+    are opened twice instead of closed: ``<b>ZQXb<b>`` still draws ``ZQXb`` bold)."""
     h = hostile(port)
     if not slashes:
-        return f"{h['bold']} {h['html'].split('<a')[0]} {h['template']}", "[ZQXl] <i>ZQXi</i> _u_"
+        return f"{h['bold']} <b>ZQXb<b> {h['template']}", "[ZQXl] <i>ZQXi<i> _u_"
     return f"{h['bold']} {h['image']} {h['template']}", f"{h['html']} {h['url']} {h['img']}"
 
 
