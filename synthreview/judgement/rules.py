@@ -56,6 +56,8 @@ MIN_TRTR_R2 = 0.1
 #: cross-validated classifier only scores far *below* chance when the same rows sit on both
 #: sides of its folds, i.e. synthetic rows that are copies of real ones
 SUSPICIOUS_AUC_MARGIN = 0.1
+#: one-sided 95 % normal quantile
+Z_ONE_SIDED_95 = 1.6448536269514722
 
 
 @dataclass(frozen=True)
@@ -318,7 +320,16 @@ def measure_audit_copies(c: Mapping[str, Any], k: int) -> Measurement:
 
 
 def measure_real_records(c: Mapping[str, Any], k: int) -> Measurement:
-    """``audit.real_records.lower`` (rows equal to a real record) and the holdout's share."""
+    """``audit.real_records.lower`` (rows equal to a real record) against the holdout's share.
+
+    The candidate's share is judged on its one-sided 95 % Clopper-Pearson lower bound, and the
+    reference on the one-sided 95 % upper bound of the holdout's coincidental share
+    (``share + 1.645 * sqrt(share * (1 - share) / n_reference)``, normal approximation), so
+    the noise of both sides is in the comparison: a table whose rows repeat by coincidence
+    (a few categorical columns) does not warn on sampling noise, while a table without
+    coincidental repeats (reference 0) keeps the candidate's bound alone. A report filed
+    without ``n_reference`` is judged against the holdout's share itself.
+    """
     found = _audit(c, "real_records")
     if found is None:
         return Measurement(
@@ -331,10 +342,17 @@ def measure_real_records(c: Mapping[str, Any], k: int) -> Measurement:
         if found.get(key)
     ]
     where = f": {', '.join(parts)}" if parts else ""
-    detail = f"{matched} rows ({share:.1%}) are records of the real/holdout data{where}"
-    return Measurement(
-        number(found.get("lower")), reference=number(found.get("reference")), detail=detail
+    lower = number(found.get("lower"))
+    detail = (
+        f"{matched} rows ({share:.1%}) are records of the real/holdout data{where} "
+        f"(one-sided 95 % lower bound {lower:.2%})"
     )
+    reference, n_reference = number(found.get("reference")), number(found.get("n_reference"))
+    if not math.isnan(reference) and n_reference > 0:
+        upper = reference + Z_ONE_SIDED_95 * math.sqrt(reference * (1 - reference) / n_reference)
+        detail += f"; a fresh real sample: {reference:.2%} (upper 95 % bound {upper:.2%})"
+        reference = min(upper, 1.0)
+    return Measurement(lower, reference=reference, detail=detail)
 
 
 def measure_reattack(c: Mapping[str, Any], k: int) -> Measurement:
@@ -433,6 +451,8 @@ def say_audit_copies(m: Measurement) -> str:
 def say_real_records(m: Measurement) -> str:
     if math.isnan(m.reference):
         return f"{m.detail}; no holdout to compare with"
+    if "fresh real sample:" in m.detail:
+        return f"{m.detail} by coincidence"
     return f"{m.detail} vs {m.reference:.1%} of a fresh real sample by coincidence"
 
 
