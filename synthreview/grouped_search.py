@@ -44,13 +44,13 @@ float64 brute force.
 Measured (``benchmarks/bench_fidelity.py --rows 50000 --threads 2``: 50k real × 50k synthetic
 × 50k holdout, One-Class embedding to 25 dimensions, the whole fidelity suite with 200
 bootstrap resamples, against the four exact faiss 1-NN searches it needs, timed in the same
-process; shared 2-core AMD EPYC with AVX-512, OpenBLAS SkylakeX kernel, load average 1.4-2.4
-from other work): suite 6.7-13.6 s wall and 10.8-11.6 CPU-s against a floor of 2.9-9.3 s wall
-and 5.7-6.9 CPU-s (faiss's OpenMP threads spin, so its CPU-s include waiting): 1.8-1.9× the
-floor in CPU-s, about 7-10 one-pass floors in wall time. Before the cache-sized tiles and
-single-threaded BLAS calls: 12.2-16.9 s wall, 20-24 CPU-s (2.9-3.5× in CPU-s). Stage one is
-about 80 % of the suite: its tiles run at about 0.85 ns per query-row pair against faiss's
-0.45-0.55 (same products; faiss fuses the minimum into its kernel).
+process; shared 2-core AMD EPYC with AVX-512, OpenBLAS SkylakeX kernel). At load average
+1.1-1.4: suite 6.3 s wall, 10.4 CPU-s against a floor of 2.9 s wall, 5.8 CPU-s (faiss's
+OpenMP threads spin, so its CPU-s include waiting): 2.15× the floor in wall time, 1.8× in
+CPU-s; the previous stage one (16 MB tiles, multi-threaded BLAS calls) 8.4 s, 16.4 CPU-s
+(3.0×) in the same conditions, and 12-17 s, 20-24 CPU-s at load 1.5-2.2. Stage one is about
+80 % of the suite: its tiles cost about 0.85 ns per query-row pair against faiss's 0.45-0.55
+(the same products; faiss fuses the minimum into its kernel, numpy cannot).
 """
 
 from __future__ import annotations
