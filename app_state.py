@@ -1277,10 +1277,24 @@ def load_signing_key() -> None:
         return
     try:
         st.session_state[_SIGNING_KEY] = load_private_key(
-            upload.getvalue(), passphrase=passphrase.encode("utf-8") or None
+            _key_bytes(upload.getvalue(), what="the signing key"),
+            passphrase=passphrase.encode("utf-8") or None,
         )
     except ConfigError as exc:
         st.session_state[_SIGNING_ERROR_KEY] = f"{upload.name}: {exc}; the downloads stay unsigned"
+
+
+#: the most bytes a PEM key file may have (an Ed25519 PEM key is a few hundred bytes)
+MAX_KEY_BYTES = 64 * 1024
+
+
+def _key_bytes(data: bytes, *, what: str) -> bytes:
+    if len(data) > MAX_KEY_BYTES:
+        raise ConfigError(
+            f"{what} must be a PEM key file of at most {MAX_KEY_BYTES} bytes; got {len(data)} "
+            "bytes instead"
+        )
+    return data
 
 
 def forget_signing_key() -> None:
@@ -1434,7 +1448,7 @@ def verify_review_zip(data: bytes, public_key: bytes) -> Verification:
     ConfigError
         The ZIP (:func:`read_review_zip`) or the public key cannot be read.
     """
-    key = load_public_key(public_key)
+    key = load_public_key(_key_bytes(public_key, what="the public key"))
     return verify_files(read_review_zip(data), key)
 
 

@@ -122,6 +122,8 @@ def test_bad_key_or_passphrase_leaves_the_downloads_unsigned(confirmed, tmp_path
     assert any("must be a PEM Ed25519 private key" in e.value for e in at.error)
     assert {b.key for b in at.download_button} == ALL_DOWNLOADS
     assert app_state_key(at) is None
+    _upload_key(at, b"\0" * 70_000)
+    assert any("at most 65536 bytes; got 70000" in e.value for e in at.error)
 
     locked = generate_keys(tmp_path / "locked", passphrase=b"correct horse")
     _upload_key(at, locked.private.read_bytes())
@@ -207,6 +209,8 @@ def test_verify_panel_explains_a_bad_zip_or_key(signed, keys, tmp_path, monkeypa
     assert any("must be a ZIP file" in e.value for e in at.error)
     at = _verify(zip_bytes(signed), keys.private.read_bytes(), tmp_path, monkeypatch)
     assert any("public key must be a PEM Ed25519 public key" in e.value for e in at.error)
+    at = _verify(zip_bytes(signed), b"x" * 100_000, tmp_path, monkeypatch)
+    assert any("at most 65536 bytes; got 100000" in e.value for e in at.error)
 
 
 def test_verify_shows_user_file_names_as_text(keys, tmp_path, monkeypatch):
