@@ -278,19 +278,15 @@ def measure_wp29(
             column, n = corrected.get("column"), corrected.get("n_columns")
             worst = entry.get("column")
             per = (entry.get("per_column") or {}).get(column)
-            where = (
-                f"risk {number(per.get('risk')):.3f}{_interval(per)} on {column!r}; "
-                if isinstance(per, Mapping)
-                else ""
-            )
-            return Measurement(
-                number(corrected.get("lower")),
-                detail=(
-                    f"lower bound on {column!r} at {100 * number(corrected.get('confidence')):.2f}"
-                    f" % per column (Bonferroni over {n} columns, family-wise 95 %); "
-                    f"{where}worst point {point} on {worst!r}"
-                ),
-            )
+            parts = [
+                f"lower bound on {column!r} at {100 * number(corrected.get('confidence')):.2f} % "
+                f"per column (Bonferroni over {n} columns, family-wise 95 %)"
+            ]
+            if isinstance(per, Mapping):
+                parts.append(f"risk {number(per.get('risk')):.3f}{_interval(per)} on {column!r}")
+            if worst != column:
+                parts.append(f"worst point {point} on {worst!r}")
+            return Measurement(number(corrected.get("lower")), detail="; ".join(parts))
         if bound != "point" and not math.isnan(number(entry.get("lower"))):
             return Measurement(
                 number(entry.get("lower")), detail=f"one-sided 95 % lower bound; {point}"
