@@ -185,13 +185,16 @@ if app_state.audit_dialog_open():
     confirm_dialog(name, thresholds, len(flagged), n_rows)
 
 confirmed = app_state.confirmed_curations().get(name)
-if confirmed is None or confirmed[0] != thresholds:
+if confirmed is not None and confirmed[0] == thresholds:
+    release = app_state.confirmed_release(name)
+else:
+    # the record can be filed without a confirmation: it states the decision as it stands
+    # (a candidate that fails as submitted was curated by the run under the default rules)
     st.caption(
-        "The curated set and the downloads appear once the current thresholds are confirmed."
+        "The curated files under these thresholds appear once they are confirmed (Curate…); "
+        "the decision and the record below stand as the review computed them."
     )
-    st.stop()
-
-release = app_state.confirmed_release(name)
+    release = app_state.candidate_release(name)
 if release is None:
     st.warning(
         "The decisions are out of date; press Run review (sidebar). Nothing is judged or "
@@ -326,12 +329,18 @@ with st.container(border=True, key="audit_signing"):
 key = app_state.signing_key()
 build = app_state.record_builder(thresholds, key=key)
 folder = app_state.record_folders()[name]
-downloads = [
-    ("Curated CSV", f"{folder}/curated.csv", "text/csv", "audit_download_csv"),
-    ("Curated Parquet", f"{folder}/curated.parquet", "application/octet-stream",
-     "audit_download_parquet"),
-    ("Audit table (CSV)", f"{folder}/audit.csv", "text/csv", "audit_download_audit"),
-    ("Removed rows (CSV)", f"{folder}/removed.csv", "text/csv", "audit_download_removed"),
+downloads = []
+if release.curated is not None:  # the candidate's curated files are in the record
+    downloads += [
+        ("Curated CSV", f"{folder}/curated.csv", "text/csv", "audit_download_csv"),
+        ("Curated Parquet", f"{folder}/curated.parquet", "application/octet-stream",
+         "audit_download_parquet"),
+        ("Removed rows (CSV)", f"{folder}/removed.csv", "text/csv", "audit_download_removed"),
+    ]  # fmt: skip
+if release.audit is not None:
+    downloads.append(("Audit table (CSV)", f"{folder}/audit.csv", "text/csv",
+                      "audit_download_audit"))  # fmt: skip
+downloads += [
     ("report.json", "report.json", "application/json", "audit_download_report_json"),
     ("report.html", "report.html", "text/html", "audit_download_report_html"),
     ("manifest.json", "manifest.json", "application/json", "audit_download_manifest"),

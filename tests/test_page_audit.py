@@ -148,8 +148,12 @@ def test_preview_follows_thresholds(patched):
     at.checkbox(key="audit_drop_unauthentic").uncheck().run()
     assert {m.label: m.value for m in at.metric}["removed by any rule"] == "3"
     assert not at.exception
-    assert len(at.get("plotly_chart")) == 1  # overlap bars
-    assert not at.download_button  # nothing to download before confirmation
+    # overlap bars, then the run's release (the candidate fails as submitted, so the run
+    # curated it under the default rules): before/after curves and bars
+    assert len(at.get("plotly_chart")) == 4
+    keys = {b.key for b in at.download_button}
+    # the record can be filed before any confirmation: it states the decision as computed
+    assert {"audit_download_report_json", "audit_download_report_html"} <= keys
 
 
 def test_confirm_dialog_then_downloads(patched):
@@ -174,9 +178,9 @@ def test_confirm_dialog_then_downloads(patched):
     labels = {m.label: m.value for m in at.metric}
     assert {"Verdict as submitted", "Verdict after curation"} <= set(labels)
     assert any(list(d.value.index) == ["nn"] and "auc_after" in d.value for d in at.dataframe)
-    # changing a threshold withdraws the confirmation
+    # changing a threshold withdraws the confirmation of those thresholds, not the record
     at.select_slider(key="audit_level").set_value(0.02).run()
-    assert not at.download_button
+    assert any("appear once they are confirmed" in c.value for c in at.caption)
 
 
 def test_cancel_closes_dialog(patched):
@@ -185,7 +189,7 @@ def test_cancel_closes_dialog(patched):
     at.button(key="audit_curate").click().run()
     at.button(key="audit_cancel").click().run()
     assert not at.session_state["audit_dialog_open"]
-    assert not at.download_button
+    assert at.session_state[app_state.AUDIT_CONFIRMED_KEY] == {}  # nothing was confirmed
     assert not at.exception
 
 
