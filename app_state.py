@@ -343,27 +343,13 @@ def policy_error() -> str | None:
     return st.session_state.get(POLICY_ERROR_KEY)
 
 
-_MARKDOWN_SPECIALS = set("\\`*_{}[]()#+-.!|~<>:$=&")
-
-
 def escape(text: object) -> str:
     """User text (file, candidate or column names, cell values) made inert for Markdown.
 
-    Every Markdown-capable element (``st.success``, ``st.caption``, ``st.warning``, metric
-    labels) would otherwise render ``**x**``, links, ``:red[...]`` colour directives, emoji
-    shortcodes or ``$...$`` LaTeX found in an uploaded file. Each ASCII punctuation character
-    that Markdown or Streamlit's directives give meaning to is backslash-escaped (CommonMark
-    §2.4: any ASCII punctuation may be escaped); newlines become spaces.
+    ``synthreview.figures.text.markdown_text``: every ASCII punctuation escaped, newlines as
+    spaces and no auto-linked URL, host or address; the reader sees the text as written.
     """
-    out = []
-    for ch in str(text):
-        if ch in "\r\n":
-            out.append(" ")
-        elif ch in _MARKDOWN_SPECIALS:
-            out.append("\\" + ch)
-        else:
-            out.append(ch)
-    return "".join(out)
+    return markdown_text(text)
 
 
 def presentation_mode() -> bool:

@@ -286,7 +286,7 @@ with st.form("audit_signoff_form"):
             name, reviewer=reviewer, decision=choice, reason=reason, comment=comment
         )
         if problem:
-            st.error(problem)
+            st.error(app_state.escape(problem))
         else:
             signed = app_state.signoffs().get(name)
 if signed is not None:
@@ -296,7 +296,7 @@ if signed is not None:
 st.subheader("Downloads")
 refusal = app_state.record_refusal()
 if refusal is not None:
-    st.warning(f"Exports are refused: {refusal}.")
+    st.warning(app_state.escape(f"Exports are refused: {refusal}."))
     st.stop()
 with st.container(border=True, key="audit_signing"):
     st.markdown("**Sign the record** (optional)")
