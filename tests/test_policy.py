@@ -160,7 +160,9 @@ def test_wp29_inference_is_judged_on_the_corrected_lower_bound():
 def test_wp29_multivariate_singling_out_is_judged_on_its_lower_bound():
     c = candidate()
     c["privacy"]["wp29"]["singling_out_multivariate"] = {
-        "risk": 0.086, "ci": [0.0, 0.19], "lower": 0.0,
+        "risk": 0.086,
+        "ci": [0.0, 0.19],
+        "lower": 0.0,
     }
     verdict = apply_policy(load_policy(), c)["wp29_singling_out_multivariate"]
     assert verdict.verdict == "pass" and "one-sided 95 % lower bound" in verdict.reason
