@@ -267,3 +267,15 @@ def test_sampled_marginals_are_drawn_without_listing_every_combination():
     tracemalloc.stop()
     assert result.n_possible[3] == math.comb(999, 3) and result.n_marginals[3] == 50
     assert peak < 200e6, peak  # listing the combinations alone took gigabytes
+
+
+def test_formula_text_reads_back_with_quoted_names():
+    """``str(formula)`` is stored in the options and parsed again: quoted names keep their
+    backticks (a column called ``**x**`` or ``hours per week`` used to break the next run)."""
+    schema = Schema({"y": "numeric", "**x**": "numeric", "hours per week": "numeric"})
+    rng = np.random.default_rng(0)
+    real = pd.DataFrame({c: rng.normal(size=30) for c in ("y", "**x**", "hours per week")})
+    parsed = parse_formula("y ~ `**x**` + `hours per week`^2", schema=schema, real=real)
+    assert str(parsed) == "y ~ `**x**` + `hours per week`^2"
+    assert str(parse_formula(str(parsed), schema=schema, real=real)) == str(parsed)
+    assert [t.label for t in parsed.terms] == ["**x**", "hours per week^2"]  # tables unchanged

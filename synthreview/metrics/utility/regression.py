@@ -57,6 +57,14 @@ class Term:
             return f"{self.column}^2"
         return f"{self.column}[{self.level}]" if self.level is not None else self.column
 
+    @property
+    def written(self) -> str:
+        """The term as formula text that :func:`parse_formula` reads back (quoted names)."""
+        name = self.column if re.fullmatch(r"[A-Za-z_][\w.]*", self.column) else f"`{self.column}`"
+        if self.kind == "square":
+            return f"{name}^2"
+        return f"{name}[{self.level}]" if self.level is not None else name
+
 
 @dataclass(frozen=True)
 class Formula:
@@ -67,7 +75,8 @@ class Formula:
     terms: tuple[Term, ...]
 
     def __str__(self) -> str:
-        return f"{self.target.label} ~ " + " + ".join(t.label for t in self.terms)
+        # names that are not bare identifiers keep their backticks, so the text parses again
+        return f"{self.target.written} ~ " + " + ".join(t.written for t in self.terms)
 
 
 def _parse_term(text: str, schema: Schema, side: str) -> Term:
