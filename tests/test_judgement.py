@@ -16,7 +16,6 @@ from synthreview.judgement.decision import decide, decide_all, exit_code
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.judgement.verdicts import (
     DECISION_STYLE,
-    OUTCOMES,
     SCREEN_OUTCOMES,
     VERDICT_STYLE,
     VERDICTS,
