@@ -207,10 +207,8 @@ def page_start() -> None:
     and its status must behave the same there as in the browser."""
     execute_pending_run()
     if st.session_state.pop(_RUN_DONE_KEY, False):
-        with st.container(key="review_done"):
-            st.success("The review is computed: every decision is current.")
-            st.page_link("pages/overview.py", label="See the decisions",
-                         icon=":material/traffic:")  # fmt: skip
+        # a toast floats: the Overview's decision lines keep their place in the first screen
+        st.toast("The review is computed: every decision is current. See the Overview.")
     sidebar_status()
 
 
@@ -1470,3 +1468,4 @@ def sidebar_status() -> None:
         note = run_note()
         if note:
             st.caption(note)
+            st.page_link("pages/overview.py", label="See the decisions", icon=":material/traffic:")
