@@ -166,6 +166,22 @@ def test_hostile_files_create_no_element_and_no_request(browser, streamlit_url, 
     seen = "\n".join(shown)
     assert names[0] in seen, _around(seen, "ZQXs")
     assert "[ZQXl](http://127.0.0.1:" in seen, _around(seen, "ZQXl")
+    # the record as filed: the downloaded report.html shows the same text inert, fetches nothing
+    open_page(page, "Audit & export")
+    button = page.locator(".st-key-audit_download_report_html button")
+    expect(button).to_be_visible(timeout=LONG)
+    with page.expect_download(timeout=LONG) as download:
+        button.click()
+    record = tmp_path / "report.html"
+    download.value.save_as(record)
+    filed = context.new_page()
+    filed.goto(record.as_uri())
+    filed.wait_for_timeout(3000)  # plotly draws every figure
+    live = filed.evaluate(_FIND_LIVE, [port, list(TOKENS)])
+    assert not live, "report.html: elements created from the data:\n" + "\n".join(live)
+    text = filed.locator("body").inner_text()
+    assert names[0] in text, _around(text, "ZQXs")
+    filed.close()
 
     # 2. glucose traces: hostile subject ids, one candidate that copies the real days
     open_page(page, "Data")
