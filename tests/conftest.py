@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e_utils import wait_for_app_run
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
@@ -117,3 +119,17 @@ def _single_threaded_torch():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(previous)
+
+
+@pytest.fixture
+def meeting(browser, streamlit_url):
+    """A 1280x720 page (downloads accepted) on the demo server, its first run finished: what a
+    release meeting's projector shows."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(300_000)
+    page.goto(streamlit_url)
+    page.get_by_test_id("stAppViewContainer").wait_for()
+    wait_for_app_run(page, 300_000)
+    yield page
+    context.close()

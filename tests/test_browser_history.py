@@ -154,18 +154,6 @@ def _file_the_record(page, *, private_key: Path | None, keyid: str, db: Path) ->
     return label
 
 
-@pytest.fixture
-def meeting(browser, streamlit_url):
-    context = browser.new_context(viewport={"width": 1280, "height": 720}, accept_downloads=True)
-    page = context.new_page()
-    page.set_default_timeout(LONG)
-    page.goto(streamlit_url)
-    page.get_by_test_id("stAppViewContainer").wait_for()
-    wait_for_app_run(page, LONG)
-    yield page
-    context.close()
-
-
 def test_signed_record_register_and_history_of_a_changed_candidate(meeting, tables, tmp_path):
     page = meeting
     keys = generate_keys(tmp_path / "keys")

@@ -114,18 +114,6 @@ def _assert_one_record(page, candidate: str, folder: Path, sections: set[str]) -
     return report
 
 
-@pytest.fixture
-def meeting(browser, streamlit_url):
-    context = browser.new_context(viewport={"width": 1280, "height": 720}, accept_downloads=True)
-    page = context.new_page()
-    page.set_default_timeout(LONG)
-    page.goto(streamlit_url)
-    page.get_by_test_id("stAppViewContainer").wait_for()
-    wait_for_app_run(page, LONG)
-    yield page
-    context.close()
-
-
 def test_demo_record_equals_the_screen(meeting, tmp_path):
     page = meeting
     expect(page.get_by_text("Review loaded: table")).to_be_visible()
