@@ -10,7 +10,9 @@ import streamlit as st
 import app_state
 from synthreview.figures import fidelity as fidelity_fig
 from synthreview.figures import privacy as fig
+from synthreview.figures.explain import format_metric, metric_label
 from synthreview.figures.text import markdown_text
+from synthreview.judgement.policy import RuleVerdict, apply_policy
 
 NONE = "(none)"
 LIGHTS = {"pass": "green", "warn": "orange", "fail": "red", "incomplete": "violet", "n/a": "gray"}
@@ -24,10 +26,6 @@ st.caption(
     "Sources: Urban Institute disclosure metrics (Gower-distance attack, attribute inference, "
     "ℓ-diversity), Hide-and-Seek challenge seekers, Eiring (2022) ROC reporting."
 )
-
-
-def _fmt(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
 def _light(verdict: str) -> str:
@@ -59,32 +57,58 @@ if review.holdout is None:
     st.warning("No holdout table: membership inference and the DCR share need non-members.")
 
 st.subheader("Summary")
+# each tile's verdict is the judgement's (the Overview's decision rests on the same verdicts):
+# the stored summary's when the review ran, else the policy applied to these numbers
+summary = app_state.review_summary(options)
+if summary is not None:
+    judged = summary.verdicts
+else:
+    content = report.to_dict()["candidates"]
+    judged = {n: apply_policy(policy, content[n], kind=report.kind) for n in privacy}
+
+
+def _rule(name: str, rule: str) -> RuleVerdict | None:
+    verdicts = judged.get(name)
+    return next((r for r in verdicts.rules if r.rule == rule), None) if verdicts else None
+
+
+def _tile(column, name: str, rule: str) -> None:
+    """The rule's verdict under a tile, with its reason (``n/a`` when the policy skips it)."""
+    found = _rule(name, rule)
+    column.markdown(_light(found.verdict if found is not None else "n/a"))
+    if found is not None and found.reason:
+        column.caption(markdown_text(found.reason))
+
+
 for name, result in privacy.items():
     st.markdown(f"**{markdown_text(name)}**")
     col_mia, col_share, col_copies = st.columns(3)
     aucs = [a.auc for a in result.membership_inference if a.error is None]
     worst = max(aucs) if aucs else math.nan
-    col_mia.metric("Highest attack AUC", _fmt(worst), help="0.5 = chance; lower is better.")
-    col_mia.markdown(_light(fig.rule_verdict("mia_auc", worst, policy=policy)))
-    dcr = result.dcr
-    share = dcr.share_closer_to_train if dcr is not None else math.nan
-    col_share.metric(
-        "DCR share", _fmt(share),
-        help="Share of synthetic rows closer to training than to holdout rows (train and holdout "
-        f"subsampled to {dcr.share_rows if dcr else 0} rows each). 0.5 is ideal.",
+    col_mia.metric(
+        metric_label("mia_auc"), format_metric("mia_auc", None if math.isnan(worst) else worst),
+        help="0.5 = chance; lower is better.",
     )  # fmt: skip
-    col_share.markdown(_light(fig.rule_verdict("dcr_share", share, policy=policy)))
-    col_share.caption(
-        "Warning only: distance-based shares are not evidence of membership risk (The DCR "
-        "Delusion, arXiv 2505.01524)."
-    )
+    _tile(col_mia, name, "mia_auc")
+    dcr = result.dcr
+    share = dcr.share_closer_to_train if dcr is not None else None
+    col_share.metric(
+        "DCR share", format_metric("dcr_share", share),
+        help="Share of synthetic rows closer to training than to holdout rows (train and holdout "
+        f"subsampled to {dcr.share_rows if dcr else 0} rows each). 0.5 is ideal. Warning only: "
+        "distance-based shares are not evidence of membership risk (The DCR Delusion, "
+        "arXiv 2505.01524).",
+    )  # fmt: skip
+    _tile(col_share, name, "dcr_share")
     copies = dcr.exact_copies if dcr is not None else 0
-    reference = dcr.holdout_exact_copy_share if dcr is not None else math.nan
+    reference = dcr.holdout_exact_copy_share if dcr is not None else None
     col_copies.metric(
         "Exact copies of training rows", f"{copies:,}" if dcr is not None else "n/a",
-        help=f"Holdout rows that repeat a training row: {_fmt(100 * reference, 2)} % "
-        "(real data repeats itself that often).",
+        help="Holdout rows that repeat a training row: "
+        f"{format_metric('exact_copy_share', reference)} (real data repeats itself that often). "
+        "The verdict is the audit's copies rule.",
     )  # fmt: skip
+    _tile(col_copies, name, "audit_copies")
     for part, message in result.errors.items():
         app_state.show_error(message, what=f"{part} of {name}")
 
@@ -102,10 +126,11 @@ for tab, (name, result) in zip(st.tabs(tab_labels), privacy.items(), strict=True
             continue
         for attack in result.membership_inference:
             if attack.error is not None:
-                app_state.show_error(attack.error, what=f"The {attack.attack} attack")
-        left, right = st.columns(2)
-        left.plotly_chart(fig.roc_overlay(result), key=f"privacy_roc_{name}")
-        right.plotly_chart(fig.roc_overlay(result, log_scale=True), key=f"privacy_roc_log_{name}")
+                what = f"The {fig.attack_label(attack.attack)} attack"
+                app_state.show_error(attack.error, what=what)
+        # one under the other, full width: every attack's legend line fits at 1280 px
+        st.plotly_chart(fig.roc_overlay(result), key=f"privacy_roc_{name}")
+        st.plotly_chart(fig.roc_overlay(result, log_scale=True), key=f"privacy_roc_log_{name}")
 st.dataframe(fig.attack_table(privacy, policy=policy), hide_index=True, key="privacy_attacks")
 
 st.subheader("Empirical ε lower bound")

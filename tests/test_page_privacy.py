@@ -5,8 +5,13 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import app_state
 from synthreview import demo
+from synthreview.figures.text import markdown_text
 from tests.page_helpers import chart_text, run_page, run_page_without_data, with_empty_candidate
+
+#: the judgement rules behind the three summary tiles, in the order they are drawn
+SUMMARY_RULES = ("mia_auc", "dcr_share", "audit_copies")
 
 
 @pytest.fixture(scope="module")
@@ -53,3 +58,32 @@ def test_privacy_page_without_data_points_to_the_data_page():
     at = run_page_without_data("pages/privacy.py")
     assert not at.exception
     assert any("No data loaded" in w.value for w in at.warning)
+
+
+def _summary_tiles(at, names) -> dict[str, list[str]]:
+    """Each candidate's three summary verdicts as shown (AUC, DCR share, copies), in order."""
+    shown = [m.value for m in at.markdown]
+    tiles = {}
+    for name in names:
+        start = shown.index(f"**{markdown_text(name)}**")
+        lights = shown[start + 1 : start + 4]
+        assert all(v.endswith("]") and "-background[" in v for v in lights), lights
+        tiles[name] = [v.split("[", 1)[1].rstrip("]").lower() for v in lights]
+    return tiles
+
+
+@pytest.mark.slow
+def test_summary_verdicts_are_the_judgement_and_copies_fail(review):
+    """The tiles show the judged rules (mia_auc, dcr_share, audit_copies); a candidate holding
+    verbatim training rows shows the failing copies verdict, never a PASS beside its count."""
+    at = _privacy_page(review)
+    assert not at.exception
+    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    tiles = _summary_tiles(at, review.candidates)
+    for name, shown in tiles.items():
+        judged = [summary.verdicts[name][rule].verdict for rule in SUMMARY_RULES]
+        assert shown == judged, (name, shown, judged)
+    copies = summary.report.candidates["fresh_with_copies"].privacy.dcr.exact_copies
+    assert copies > 0
+    assert tiles["fresh_with_copies"][2] == "fail"
+    assert tiles["fresh_sample"][2] != "fail"

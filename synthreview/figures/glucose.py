@@ -221,10 +221,8 @@ def clarke_grid(
     fig.update_yaxes(
         range=[0, 400], title_text="predicted glucose (mg/dL)", scaleanchor="x", scaleratio=1
     )
-    apply_style(fig, title=title, height=560)
-    # the legend goes under the grid: on top it collides with the title, inside with a zone
-    fig.update_layout(legend={"y": -0.2, "yanchor": "top"}, margin={"b": 110})
-    return fig
+    # apply_style puts the legend under the grid (on top it collided with the title)
+    return apply_style(fig, title=title, height=560)
 
 
 def clarke_zone_bars(

@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from pandas.io.formats.style import Styler
 
+from synthreview.figures.explain import format_metric
 from synthreview.figures.style import HOLDOUT_COLOR, VERDICT_COLORS, apply_style, palette
 from synthreview.figures.text import plot_text
 from synthreview.judgement.policy import Policy, load_policy, verdict_for_value
@@ -57,9 +58,9 @@ def verdict_color(verdict: str) -> str:
 
 
 def _auc_label(attack) -> str:
-    lo, hi = attack.auc_ci
-    name = plot_text(ATTACK_LABELS.get(attack.attack, attack.attack))
-    return f"{name}: AUC {attack.auc:.3f} [{lo:.3f}, {hi:.3f}]"
+    # the 95 % CI is in the attack table; the legend keeps one short line per attack
+    name = plot_text(attack_label(attack.attack))
+    return f"{name}: AUC {format_metric('mia_auc', attack.auc)}"
 
 
 def roc_overlay(report, *, log_scale: bool = False, show_reference: bool = True) -> go.Figure:
@@ -91,12 +92,9 @@ def roc_overlay(report, *, log_scale: bool = False, show_reference: bool = True)
     xaxis = {"title": "false-positive rate (non-members called members)"}
     if log_scale:
         xaxis.update(type="log", range=[-4, 0])
-    fig.update_layout(xaxis=xaxis, yaxis={"title": "true-positive rate", "range": [0, 1.02]},
-                      legend={"orientation": "v", "y": -0.25, "yanchor": "top"})  # fmt: skip
-    apply_style(fig, height=520)
-    fig.update_layout(legend={"orientation": "v", "y": -0.2, "yanchor": "top", "x": 0},
-                      margin={"b": 200})  # fmt: skip
-    return fig
+    fig.update_layout(xaxis=xaxis, yaxis={"title": "true-positive rate", "range": [0, 1.02]})
+    # the legend (every attack, one row each) goes below the axes: apply_style sizes the margin
+    return apply_style(fig, height=480)
 
 
 def dcr_histogram(reports: Mapping[str, object]) -> go.Figure:
