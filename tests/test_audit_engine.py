@@ -16,10 +16,10 @@ from synthreview.io.tables import align
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.options import ReviewOptions
 from synthreview.release.audit import Thresholds, audit_table, holdout_audit, rule_summary
-from synthreview.release.pipeline import review_release
 from synthreview.release.curation import curate, evaluate_curated
 from synthreview.release.evidence import copy_evidence_for
 from synthreview.release.export import curated_csv_bytes, curated_parquet_bytes
+from synthreview.release.pipeline import review_release
 from synthreview.review import evaluate
 
 pytestmark = pytest.mark.slow

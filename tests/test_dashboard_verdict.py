@@ -16,7 +16,6 @@ import pytest
 
 import app_state
 from synthreview.io.tables import align, read_table
-from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.release.pipeline import review_release
 from synthreview.review import evaluate
 from tests.page_helpers import run_page
