@@ -36,6 +36,7 @@ import pandas as pd
 
 from synthreview.embeddings.lstm_autoencoder import LSTMAutoencoderEmbedding, fit_lstm_autoencoder
 from synthreview.errors import DataError, UndefinedMetricWarning, attempt
+from synthreview.io.row_hash import value_order
 from synthreview.memo import Memo, array_digest, remember
 from synthreview.metrics.fidelity.section import evaluate_fidelity
 from synthreview.metrics.glucose.agp import AGPProfile, start_minutes
@@ -93,6 +94,15 @@ def _values(traces: Any, name: str) -> np.ndarray:
     return values
 
 
+def _in_value_order(values: np.ndarray) -> np.ndarray:
+    """``values`` (traces) sorted by their values: the same rows for any input order.
+
+    Models are trained by minibatch and test windows subsampled by position; training and
+    testing on traces in this order makes every estimate independent of the files' row order.
+    """
+    return values[value_order(pd.DataFrame(values))]
+
+
 def _key(real: np.ndarray, holdout: np.ndarray | None, *settings: object) -> str:
     return f"{array_digest(real)}:{array_digest(holdout)}{settings!r}"
 
@@ -135,6 +145,8 @@ def prepare_glucose(
     With a holdout, TRTR trains on all real traces and tests on holdout, and the motif
     reference set is the holdout's. Without one, a seeded 20 % of real traces is held back as
     the forecasting test set (TRTR trains on the rest) and motifs are compared with real.
+    Models train, and test windows are drawn, on the traces in a value-defined order
+    (``synthreview.io.row_hash.value_order``): the order of the files' rows changes nothing.
     ``motif_length`` (τ, readings) and ``motif_tolerance_mg_dl`` (σ) set the motif matching of
     :mod:`synthreview.metrics.glucose.motifs`; the defaults are τ = 6, σ = 10 (GlucoSynth's 48, 2
     find no motif shared by two samples of real CGM days).
@@ -144,6 +156,8 @@ def prepare_glucose(
     key = _key(r, h, seed, device, motif_length, motif_tolerance_mg_dl)
     motifs = {"motif_length": motif_length, "tolerance_mg_dl": motif_tolerance_mg_dl}
     note = progress or (lambda fraction, message: None)
+    # splits, minibatches and test windows are drawn by position: from a value-defined order
+    ordered_r = _in_value_order(r)
     note(0.0, "glycemic metrics of real traces")
     real_samples = glycemic_samples(r)
     # generated traces carry no start time: they are read on real's most common clock start
@@ -161,18 +175,18 @@ def prepare_glucose(
         holdout_motifs = motif_breadth(
             reference_motifs, motif_set(r, **motifs), reference="holdout"
         )
-        train, test, test_set = r, h, "holdout"
+        train, test, test_set = ordered_r, _in_value_order(h), "holdout"
     else:
         reference_motifs, motif_reference = motif_set(r, **motifs), "real"
         rng = np.random.default_rng(seed)
         is_test = np.zeros(len(r), bool)
         is_test[rng.choice(len(r), max(1, round(TEST_SHARE_WITHOUT_HOLDOUT * len(r))), False)] = 1
-        train, test, test_set = r[~is_test], r[is_test], "real split"
+        train, test, test_set = ordered_r[~is_test], ordered_r[is_test], "real split"
     note(0.1, "training the forecaster on real traces (TRTR)")
     trtr = evaluate_forecaster(train_forecaster(train, seed=seed, device=device), test, seed=seed)
     note(0.4, "training the LSTM autoencoder embedding on real traces")
     embedding = fit_lstm_autoencoder(
-        r,
+        ordered_r,
         seed=seed,
         device=device,
         progress=lambda f, m: note(0.4 + 0.55 * f, m),
@@ -426,7 +440,7 @@ def evaluate_glucose(
     step = float(getattr(real, "step_minutes", 5))
 
     def forecast() -> ForecastUtility:
-        model = train_forecaster(s, seed=seed, device=device)
+        model = train_forecaster(_in_value_order(s), seed=seed, device=device)
         return ForecastUtility(
             tstr=evaluate_forecaster(model, context.test, seed=seed),
             trtr=context.trtr,

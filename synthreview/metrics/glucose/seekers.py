@@ -10,9 +10,10 @@ which traces of D̂ were used to train the generator:
   cross-entropy to label D̂ traces 1 and generated traces 0; the traces it scores lowest (most
   like generated ones) are called members.
 
-Both score exactly the attack rows of
-:func:`synthreview.metrics.privacy.membership.attack_set` (same
-``max_attack`` and ``seed`` as :func:`~synthreview.metrics.privacy.section.evaluate_privacy_arrays`)
+Both score the attack rows of
+:func:`synthreview.metrics.privacy.membership.attack_set` (same ``max_attack`` and ``seed`` as
+:func:`~synthreview.metrics.privacy.section.evaluate_privacy_arrays`, drawn from the traces in
+value order)
 and return :class:`~synthreview.metrics.privacy.membership.AttackResult` via
 :func:`~synthreview.metrics.privacy.membership.summarize_attack`, so they sit beside the tabular
 attacks
@@ -23,6 +24,9 @@ not padding). The GRU reads half-hourly means (``downsample=6``) standardised wi
 constants, trains on at most ``max_train`` traces per label (seeded) and scores every attack
 trace, as the challenge does (members and non-members carry the same label, so training on
 some of them does not tell the classifier who is a member).
+
+Every input is put in an order defined by its values (``synthreview.io.row_hash.value_order``)
+before rows are drawn, so shuffling the real, holdout or released traces changes no estimate.
 """
 
 from __future__ import annotations
@@ -30,11 +34,13 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import pandas as pd
 import torch
 from torch import nn
 
 from synthreview.embeddings.lstm_autoencoder import fill_gaps
 from synthreview.errors import error_message
+from synthreview.io.row_hash import value_order
 from synthreview.metrics.privacy.attack_stats import (
     AttackResult,
     attack_set,
@@ -64,6 +70,11 @@ def _values(traces: object) -> np.ndarray:
     return np.asarray(traces if callable(values) else values, dtype=np.float64)
 
 
+def _in_value_order(traces: np.ndarray) -> np.ndarray:
+    """``traces`` sorted by their values (row hashes): the same rows for any input order."""
+    return traces[value_order(pd.DataFrame(np.asarray(traces, dtype=np.float64)))]
+
+
 def trace_nn_seeker(
     real: object,
     synthetic: object,
@@ -90,7 +101,8 @@ def trace_nn_seeker(
     """
     r, s, h = (_values(x) for x in (real, synthetic, holdout))
     n_steps = max(r.shape[1], s.shape[1], h.shape[1])
-    r, s, h = (pad_flatten(x, n_steps) for x in (r, s, h))
+    # attack rows are drawn by position: draw them from a value-defined order
+    r, s, h = (_in_value_order(pad_flatten(x, n_steps)) for x in (r, s, h))
     sets = attack_set(len(r), len(h), max_attack=max_attack, seed=seed)
     scores = nn_seeker_scores(np.r_[r[sets.real_rows], h[sets.holdout_rows]], s)
     ref = np.r_[h[sets.reference_member_rows], h[sets.reference_nonmember_rows]]
@@ -162,7 +174,9 @@ def trace_gru_seeker(
         ``attack="trace_gru_seeker"``; member score = minus the classifier's logit. AUC 0.5
         is ideal, 1 is full disclosure. No ``reference_auc`` (it would need a second model).
     """
-    r, s, h = (fill_gaps(_values(x)) for x in (real, synthetic, holdout))
+    # attack rows, training subsamples and minibatches are drawn by position: draw them from a
+    # value-defined order of every input
+    r, s, h = (_in_value_order(fill_gaps(_values(x))) for x in (real, synthetic, holdout))
     sets = attack_set(len(r), len(h), max_attack=max_attack, seed=seed)
     attack = np.r_[r[sets.real_rows], h[sets.holdout_rows]]
     n_steps = min(attack.shape[1], s.shape[1])

@@ -436,10 +436,13 @@ def evaluate_privacy_arrays(
 ) -> PrivacyReport:
     """Privacy section on numeric features (e.g. trace embeddings): seekers, density, DCR.
 
-    No Gower attack, attribute inference or ℓ-diversity (they need named columns). A further
-    attack on the same rows (e.g. a recurrent seeker) uses
-    ``membership.attack_set(len(real_x), len(holdout_x), max_attack=..., seed=...)`` and
-    ``membership.summarize_attack``, then ``dataclasses.replace(report,
+    No Gower attack, attribute inference or ℓ-diversity (they need named columns). Real and
+    holdout rows are put in a value-defined order (:func:`synthreview.io.row_hash.value_order`)
+    before attack sets and subsamples are drawn, so no estimate depends on the order of the rows
+    of any input; ``dcr`` reports rows at input positions. A further attack (e.g. a recurrent
+    seeker) orders its own rows the same way, draws them with
+    ``membership.attack_set(len(real), len(holdout), max_attack=..., seed=...)``, scores them
+    with ``membership.summarize_attack`` and is appended with ``dataclasses.replace(report,
     membership_inference=report.membership_inference + (result,))``.
     """
     arrays = [
@@ -457,6 +460,16 @@ def evaluate_privacy_arrays(
         "attribute_inference": "not defined on arrays",
         "l_diversity": "not defined on arrays",
     }
+    # attack sets and subsamples are drawn by position: put real and holdout rows in an order
+    # defined by their values (as evaluate_privacy does), so shuffling either changes no
+    # estimate; rows reported back (nearest training rows, per-holdout-row evidence) are
+    # input positions, per-synthetic-row arrays stay in the synthetic input order
+    real_order = value_order(pd.DataFrame(real_x.astype(np.float64)))
+    real_x = real_x[real_order]
+    holdout_order = None
+    if holdout_x is not None:
+        holdout_order = value_order(pd.DataFrame(holdout_x.astype(np.float64)))
+        holdout_x = holdout_x[holdout_order]
     attacks: tuple[AttackResult, ...] = ()
     if holdout_x is None or len(holdout_x) < 2:
         skipped["membership_inference"] = "needs holdout rows (the non-members)"
@@ -473,5 +486,7 @@ def evaluate_privacy_arrays(
     dcr = attempt(
         "dcr", errors, lambda: distance_to_closest_record(real_x, synthetic_x, holdout_x, seed=seed)
     )
+    if dcr is not None:
+        dcr = _input_positions(dcr, real_order, holdout_order)
     step(1.0, "privacy done")
     return PrivacyReport(attacks, dcr, None, None, errors, skipped, epsilon)
