@@ -42,7 +42,12 @@ def test_roc_overlay_has_chance_line_and_one_curve_per_attack(reports):
     names = [trace.name for trace in figure.data]
     assert names[0] == "chance"
     assert len(names) == 1 + len(by_name["copy"].membership_inference)
-    assert all("AUC" in n and "[" in n for n in names[1:])
+    # one short line per attack: its registry label and AUC (the CI is in the attack table)
+    expected = [
+        f"{fig.attack_label(a.attack)}: AUC {a.auc:.3f}"
+        for a in by_name["copy"].membership_inference
+    ]
+    assert names[1:] == expected
     log_view = fig.roc_overlay(by_name["copy"], log_scale=True)
     assert log_view.layout.xaxis.type == "log"
     assert any(t.name.startswith("holdout-only") for t in log_view.data)
