@@ -10,7 +10,7 @@ import streamlit as st
 import app_state
 from synthreview.figures import fidelity as fidelity_fig
 from synthreview.figures import privacy as fig
-from synthreview.figures.explain import format_metric, metric_label
+from synthreview.figures.explain import format_metric, format_number, metric_label
 from synthreview.figures.text import markdown_text
 from synthreview.judgement.policy import RuleVerdict, apply_policy
 
@@ -26,6 +26,15 @@ st.caption(
     "Sources: Urban Institute disclosure metrics (Gower-distance attack, attribute inference, "
     "ℓ-diversity), Hide-and-Seek challenge seekers, Eiring (2022) ROC reporting."
 )
+
+
+def _shown(table):
+    """``table`` with every float cell written as the reviewer reads it (``0.527``, ``–``):
+    no float noise such as ``0.5267029240000001``, no ``None``."""
+    floats = table.select_dtypes("float").columns
+    return table.astype({c: "object" for c in floats}).assign(
+        **{c: table[c].map(format_number) for c in floats}
+    )
 
 
 def _light(verdict: str) -> str:
@@ -131,7 +140,9 @@ for tab, (name, result) in zip(st.tabs(tab_labels), privacy.items(), strict=True
         # one under the other, full width: every attack's legend line fits at 1280 px
         st.plotly_chart(fig.roc_overlay(result), key=f"privacy_roc_{name}")
         st.plotly_chart(fig.roc_overlay(result, log_scale=True), key=f"privacy_roc_log_{name}")
-st.dataframe(fig.attack_table(privacy, policy=policy), hide_index=True, key="privacy_attacks")
+st.dataframe(
+    _shown(fig.attack_table(privacy, policy=policy)), hide_index=True, key="privacy_attacks"
+)
 
 st.subheader("Empirical ε lower bound")
 for name, result in privacy.items():
@@ -155,7 +166,7 @@ st.caption(
 )
 wp29 = fig.wp29_table(privacy)
 if len(wp29):
-    st.dataframe(wp29, hide_index=True, key="privacy_wp29")
+    st.dataframe(_shown(wp29), hide_index=True, key="privacy_wp29")
 else:
     # skip reasons may quote column names: shown as text
     reasons = sorted({r.skipped.get("wp29", "no result") for r in privacy.values()})
@@ -168,7 +179,9 @@ st.caption(
 )
 for tab, (name, result) in zip(st.tabs(tab_labels), privacy.items(), strict=True):
     with tab:
-        st.dataframe(fig.vulnerable_table(result), hide_index=True, key=f"privacy_vuln_{name}")
+        st.dataframe(
+            _shown(fig.vulnerable_table(result)), hide_index=True, key=f"privacy_vuln_{name}"
+        )
 
 st.subheader("Distance to closest record")
 st.plotly_chart(fig.dcr_histogram(privacy), key="privacy_dcr")
@@ -176,7 +189,7 @@ st.plotly_chart(fig.dcr_histogram(privacy), key="privacy_dcr")
 st.subheader("Disclosure risk")
 inference = fig.attribute_inference_table(privacy)
 if len(inference):
-    st.dataframe(inference, hide_index=True, key="privacy_attribute")
+    st.dataframe(_shown(inference), hide_index=True, key="privacy_attribute")
 else:
     reasons = {r.skipped.get("attribute_inference") for r in privacy.values()} - {None}
     why = "; ".join(sorted(reasons)) or "not run"
@@ -187,7 +200,7 @@ if len(diversity):
         f"ℓ-diversity of regression-tree leaves (ℓ = {options.l_diversity}): share of synthetic "
         "values in leaves with fewer than ℓ distinct values; lower is better."
     )
-    st.dataframe(diversity, hide_index=True, key="privacy_ldiversity")
+    st.dataframe(_shown(diversity), hide_index=True, key="privacy_ldiversity")
 
 if review.kind != "table":
     st.stop()

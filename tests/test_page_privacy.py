@@ -87,3 +87,10 @@ def test_summary_verdicts_are_the_judgement_and_copies_fail(review):
     assert copies > 0
     assert tiles["fresh_with_copies"][2] == "fail"
     assert tiles["fresh_sample"][2] != "fail"
+    # tables: numbers as the registry writes them (no float noise, no None); labels, not ids
+    for frame in at.dataframe[:-1]:  # the last is the closest pairs (a Styler, 3 decimals)
+        cells = frame.value.to_numpy().ravel().tolist()
+        assert not any(isinstance(c, float) for c in cells), frame.value.dtypes
+        assert not any(c is None or c == "None" for c in cells)
+    attacks = at.dataframe[0].value["attack"]  # the attack table comes first
+    assert not {"nn_seeker", "gan_leaks_cal", "nndr"} & set(attacks)
