@@ -32,6 +32,7 @@ import streamlit as st
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from synthreview.errors import ConfigError, error_message
+from synthreview.figures.explain import MISSING, format_number
 from synthreview.figures.privacy import attack_label
 from synthreview.figures.text import markdown_text
 from synthreview.io.schema import Review
@@ -1094,7 +1095,17 @@ def reattack_frame(reattack: Reattack) -> pd.DataFrame:
     """The re-attack table: one row per attack (registry words), AUC and TPR before/after."""
     frame = pd.DataFrame([a.to_dict() for a in reattack.attacks])
     frame["attack"] = [attack_label(a) for a in frame["attack"]]
+    # numbers as a reviewer reads them (no float noise such as 0.5267029240000001), "–" missing
+    for column in frame.columns.drop("attack"):
+        if column != "worse":
+            frame[column] = [_number_text(v) for v in frame[column]]
     return frame.set_index("attack")
+
+
+def _number_text(value: object) -> str:
+    if isinstance(value, (list, tuple)):
+        return " to ".join(format_number(v, ".3f") for v in value) if value else MISSING
+    return format_number(value, ".3f")
 
 
 def confirmed_release(name: str) -> CandidateRelease | None:
