@@ -23,7 +23,7 @@ from playwright.sync_api import expect
 from synthreview import demo
 from synthreview.judgement.verdicts import DECISION_STYLE
 from tests.conftest import ARTIFACTS, DEMO_ROWS, ROOT
-from tests.e2e_utils import open_page, wait_for_app_run
+from tests.e2e_utils import open_page, start_review_run, wait_for_app_run
 
 pytestmark = pytest.mark.e2e
 LONG = 300_000  # ms; first computations train torch models on 2 cores
@@ -109,7 +109,7 @@ def test_reviewer_journey(app, small_files):
     _no_exception(page)
 
     # 3. run the review once; the evidence pages then draw their charts from the stored result
-    _click(page, "run_review")
+    start_review_run(page)
     open_page(page, "Overview")
     expect(page.locator(".sr-line")).to_have_count(2, timeout=LONG)
     _shot(page, "overview")
@@ -157,9 +157,7 @@ def test_reviewer_journey(app, small_files):
     expect(page.get_by_text("Review loaded: traces")).to_be_visible()
     # pages read the stored review: compute it once (loading a demo may already have queued
     # the run, which disables the button until it is done)
-    run = page.locator(".st-key-run_review button:visible")
-    if run.is_enabled():
-        run.click()
+    start_review_run(page)
     open_page(page, "Glucose")
     _chart(page, "glucose_heatmaps")
     # the Clarke grids (one tab per candidate) are checked by the Glucose AppTest
@@ -230,7 +228,7 @@ def test_meeting_overview_at_1280_and_1920(browser, streamlit_url, tmp_path):
     n_candidates = len(demo.tables(n_train=DEMO_ROWS).candidates)
     open_page(page, "Overview")
     started = time.perf_counter()
-    _click(page, "run_review")
+    start_review_run(page, REVIEW_MS)
     expect(page.locator(".sr-line")).to_have_count(n_candidates, timeout=REVIEW_MS)
     wait_for_app_run(page, REVIEW_MS)
     review_seconds = time.perf_counter() - started

@@ -23,7 +23,7 @@ from synthreview.judgement.verdicts import DECISION_STYLE
 from synthreview.release.register import changes_frame, history
 from synthreview.release.signing import ENVELOPE_NAME, generate_keys, load_public_key, verify_files
 from tests.conftest import ARTIFACTS
-from tests.e2e_utils import open_page, wait_for_app_run
+from tests.e2e_utils import open_page, start_review_run, wait_for_app_run
 
 pytestmark = pytest.mark.e2e
 LONG = 300_000  # ms
@@ -100,7 +100,7 @@ def _review(page, tables: dict[str, Path], candidate: Path) -> None:
     _click(page, "load_files")
     expect(page.get_by_text("Review loaded: table, 1 synthetic candidate(s): gen")).to_be_visible()
     open_page(page, "Overview")
-    _click(page, "run_review", REVIEW_MS)
+    start_review_run(page, REVIEW_MS)
     expect(page.locator(".sr-line").first).to_be_visible(timeout=REVIEW_MS)
     expect(page.locator(".sr-badge", has_text="OUT OF DATE")).to_have_count(0, timeout=REVIEW_MS)
 

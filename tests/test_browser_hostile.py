@@ -25,7 +25,7 @@ from typing import ClassVar
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e_utils import open_page, wait_for_app_run
+from tests.e2e_utils import open_page, start_review_run, wait_for_app_run
 from tests.hostile import TOKENS, candidate_names, write_tables, write_traces
 
 pytestmark = pytest.mark.e2e
@@ -158,7 +158,7 @@ def test_hostile_files_create_no_element_and_no_request(browser, streamlit_url, 
     _click(page, "load_files")
     expect(page.get_by_text("2 synthetic candidate(s)")).to_be_visible()
     _assert_inert(page, port, "table review, loaded")
-    _click(page, "run_review", timeout=600_000)
+    start_review_run(page, 600_000)
     open_page(page, "Overview")
     expect(page.locator(".sr-line")).to_have_count(2, timeout=600_000)
     shown = _visit(page, port, TABLE_PAGES, "table")
@@ -192,10 +192,7 @@ def test_hostile_files_create_no_element_and_no_request(browser, streamlit_url, 
     _upload(page, "synthetic_upload", [(f"{names[1]}.csv", traces["copy"])])
     _click(page, "load_files")
     expect(page.get_by_text("Review loaded: traces")).to_be_visible()
-    run = page.locator(".st-key-run_review button:visible")
-    if run.is_enabled():
-        run.click()
-    wait_for_app_run(page, 600_000)
+    start_review_run(page, 600_000)
     shown = _visit(page, port, TRACE_PAGES, "traces")
     # the per-person privacy warning names the memorised (hostile) subjects, as text
     seen = "\n".join(shown)

@@ -25,7 +25,7 @@ from synthreview.options import ReviewOptions
 from synthreview.release.pipeline import review_release
 from synthreview.review import evaluate
 from tests.conftest import ARTIFACTS
-from tests.e2e_utils import open_page, wait_for_app_run
+from tests.e2e_utils import open_page, start_review_run, wait_for_app_run
 
 pytestmark = pytest.mark.e2e
 LONG = 300_000  # ms
@@ -43,10 +43,7 @@ def _click(page, key: str, timeout: int = LONG) -> None:
 def _run_review(page) -> None:
     """Press Run review (if a run is due) and wait until the decisions are current."""
     open_page(page, "Overview")
-    run = page.locator(".st-key-run_review button:visible")
-    if run.count() and run.is_enabled():
-        run.click()
-    wait_for_app_run(page, REVIEW_MS)
+    start_review_run(page, REVIEW_MS)
     expect(page.locator(".sr-line").first).to_be_visible(timeout=REVIEW_MS)
     expect(page.locator(".sr-badge", has_text="OUT OF DATE")).to_have_count(0, timeout=REVIEW_MS)
 
