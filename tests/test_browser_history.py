@@ -107,7 +107,9 @@ def _review(page, tables: dict[str, Path], candidate: Path) -> None:
 
 def _choose(page, key: str, option: str) -> None:
     """Pick ``option`` in the keyed selectbox."""
+    wait_for_app_run(page)  # a rerun replaces the widget: locate it once the page settled
     box = page.locator(f".st-key-{key}").get_by_role("combobox")
+    expect(box).to_be_visible()
     # scrolled first: a click that has to scroll the page opens the list and the scroll closes it
     box.scroll_into_view_if_needed()
     page.wait_for_timeout(300)
@@ -132,6 +134,9 @@ def _file_the_record(page, *, private_key: Path | None, keyid: str, db: Path) ->
     _choose(page, "audit_candidate", "gen")
     _click(page, "audit_curate")
     _click(page, "audit_confirm", REVIEW_MS)
+    # the confirmed release (curated files) is computed after the click: wait for it
+    expect(page.locator(".st-key-audit_download_csv button")).to_be_visible(timeout=REVIEW_MS)
+    wait_for_app_run(page, REVIEW_MS)
     decision = page.locator(".st-key-audit_decision")
     expect(decision).to_be_visible(timeout=REVIEW_MS)
     label = decision.locator("strong").first.inner_text().strip()
