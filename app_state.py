@@ -588,12 +588,12 @@ class ReviewSummary:
 
 
 def _release_key(
-    review: Review, options: ReviewOptions, policy: Policy, name: str, thresholds: Thresholds
+    review: Review, options: ReviewOptions, policy: Policy, name: str
 ) -> tuple[Any, ...]:
-    # a confirmed candidate is curated whatever its verdict: a release made before the
-    # confirmation (curated only if failing) is not the confirmed one
-    return (review_digest(review), seed(), options, policy_key(policy), name, thresholds,
-            _curate_when(name))  # fmt: skip
+    # the thresholds and the curation are the candidate's confirmed ones: a release made
+    # before a confirmation (default rules, curated only if failing) is not the confirmed one
+    return (review_digest(review), seed(), options, policy_key(policy), name,
+            release_thresholds(name), _curate_when(name))  # fmt: skip
 
 
 def _releases() -> dict[tuple[Any, ...], StepResult]:
@@ -607,7 +607,7 @@ def release_thresholds(name: str) -> Thresholds:
 
 
 def _stored_release(review: Review, options: ReviewOptions, name: str) -> StepResult | None:
-    key = _release_key(review, options, get_policy(), name, release_thresholds(name))
+    key = _release_key(review, options, get_policy(), name)
     return _releases().get(key)
 
 
@@ -959,22 +959,7 @@ def execute_pending_run() -> None:
                 st.session_state.setdefault(_LATEST_KEY, {})[section] = base
         to_release = _release_plan(review, options)
         if to_release:
-            report = review_summary(options).report
-            policy = get_policy()
-
-            def release_one(name: str) -> CandidateRelease:
-                return release_candidate(
-                    review,
-                    report,
-                    name,
-                    policy=policy,
-                    thresholds=release_thresholds(name),
-                    curate_when=_curate_when(name),
-                    reuse=_previous_release(review, options, name),
-                    progress=tracker.progress,
-                )
-
-            _run_steps(tracker, "release", to_release, release_one)
+            _run_releases(tracker, review_summary(options).report, to_release)
         tracker.draw("judging the candidates", force=True)
         review_summary(options)  # judged once here, so the first page open only reads it
     st.session_state[_RUN_KEY] = False
@@ -986,31 +971,39 @@ def execute_pending_run() -> None:
     panel.empty()
 
 
-def _run_steps(
-    tracker: _Tracker, step: str, names: list[str], compute: Callable[[str], CandidateRelease]
-) -> None:
-    """Run ``compute(name)`` for each candidate as a tracked step, storing a StepResult.
+def _run_releases(tracker: _Tracker, report: Report, names: list[str]) -> None:
+    """Release each candidate through the one pipeline as a tracked step, storing a StepResult.
 
-    An exception is stored as the step's error: the judgement then reads the audit as not
+    Each is released under its confirmed thresholds (default ones otherwise), curated when
+    confirmed or failing, re-using what an earlier release of the same numbers computed. An
+    exception is stored as the step's error: the judgement then reads the audit as not
     computed (incomplete), never as a pass.
     """
     review = get_review()
     options = get_options()
     policy = get_policy()
-    tracker.steps = tracker.steps + [(n, step) for n in names]
+    tracker.steps = tracker.steps + [(n, "release") for n in names]
     stored = _releases()
     for name in names:
-        tracker.start((name, step))
+        tracker.start((name, "release"))
         started = time.perf_counter()
         value, error = None, None
         try:
-            value = compute(name)
+            value = release_candidate(
+                review,
+                report,
+                name,
+                policy=policy,
+                thresholds=release_thresholds(name),
+                curate_when=_curate_when(name),
+                reuse=_previous_release(review, options, name),
+                progress=tracker.progress,
+            )
         except Exception as exc:  # recorded, never a silent pass (see the docstring)
             error = error_message(exc)
         seconds = time.perf_counter() - started
-        key = _release_key(review, options, policy, name, release_thresholds(name))
-        stored[key] = StepResult(value, error, seconds)
-        tracker.finish((name, step), seconds, error)
+        stored[_release_key(review, options, policy, name)] = StepResult(value, error, seconds)
+        tracker.finish((name, "release"), seconds, error)
 
 
 def _curate_when(name: str) -> str:
@@ -1118,11 +1111,7 @@ def confirmed_release(name: str) -> CandidateRelease | None:
         options = get_options()
         if _stored_release(review, options, name) is None:
             with st.spinner("Curating, re-evaluating and re-attacking the curated set…"):
-                _run_steps(_Tracker([], {}), "release", [name], lambda n: release_candidate(
-                    review, summary.report, n, policy=get_policy(),
-                    thresholds=release_thresholds(n), curate_when="always",
-                    reuse=_previous_release(review, options, n),
-                ))  # fmt: skip
+                _run_releases(_Tracker([], {}), summary.report, [name])
     return candidate_release(name)
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
@@ -215,9 +215,6 @@ class CandidateRelease:
         The policy, audit rules included, applied to the candidate as submitted.
     curated : CuratedCandidate or None
         Its curated version, when it was curated.
-    policy_key : str
-        Identity of the policy that judged it (``repr`` of ``Policy.to_dict()``), so a stored
-        release is never shown under another policy.
     """
 
     name: str
@@ -225,7 +222,6 @@ class CandidateRelease:
     audit: CandidateAudit | None
     verdicts: Verdicts
     curated: CuratedCandidate | None
-    policy_key: str = field(default="", repr=False)
 
     @property
     def decision(self) -> Decision:
@@ -306,10 +302,7 @@ def _rejudged(curated: CuratedCandidate, policy: Policy, kind: str) -> CuratedCa
     verdicts = judge_audited(
         policy, curated.content, copies=copies, reattack=curated.reattack, kind=kind
     )
-    return CuratedCandidate(
-        curated.curation, curated.report, curated.content, curated.audit, curated.reattack,
-        verdicts,
-    )  # fmt: skip
+    return replace(curated, verdicts=verdicts)
 
 
 def release_candidate(
@@ -375,7 +368,7 @@ def release_candidate(
         else:
             curated = _curate(review, report, name, audit, policy, device=device,
                               progress=progress)  # fmt: skip
-    return CandidateRelease(name, content, audit, verdicts, curated, policy_key(policy))
+    return CandidateRelease(name, content, audit, verdicts, curated)
 
 
 @dataclass(frozen=True)
