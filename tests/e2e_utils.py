@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import expect
 
 
 def wait_for_app_run(page, timeout_ms: int = 120_000) -> None:
@@ -30,10 +33,7 @@ def start_review_run(page, timeout_ms: int = 1_500_000) -> None:
     its timeout. So the click is repeated, up to three times, until the run shows (its
     progress panel, or the button disabled while it goes, or decision lines).
     """
-    started = (
-        "[class*='st-key-review_run_panel'], .sr-line, "
-        ".st-key-run_review button:disabled"
-    )
+    started = "[class*='st-key-review_run_panel'], .sr-line, .st-key-run_review button:disabled"
     for _ in range(3):
         button = page.locator(".st-key-run_review button:visible")
         if button.count() == 0 or not button.first.is_enabled():
@@ -45,3 +45,23 @@ def start_review_run(page, timeout_ms: int = 1_500_000) -> None:
         except PlaywrightTimeoutError:  # the click was lost: click again
             continue
     wait_for_app_run(page, timeout_ms)
+
+
+def click_keyed(page, key: str, timeout: int = 300_000) -> None:
+    """Click the button with Streamlit key ``key`` once the rerun settled (stale copies of a
+    widget linger while a rerun draws), then wait for the run it starts."""
+    button = page.locator(f".st-key-{key} button:visible")
+    expect(button).to_have_count(1, timeout=timeout)
+    button.click()
+    wait_for_app_run(page, timeout)
+
+
+def download_keyed(page, key: str, folder: Path, timeout: int = 300_000) -> Path:
+    """Press the download button with key ``key``; the file saved under ``folder``."""
+    button = page.locator(f".st-key-{key} button")
+    expect(button).to_be_visible(timeout=timeout)
+    with page.expect_download(timeout=timeout) as download:
+        button.click()
+    path = folder / download.value.suggested_filename
+    download.value.save_as(path)
+    return path

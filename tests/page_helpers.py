@@ -52,17 +52,25 @@ def chart_text(chart) -> str:
     plotly escapes non-ASCII characters (``α`` as ``\\u03b1``) unless ``orjson`` is installed, so a
     test must parse the JSON rather than search its text.
     """
+    return "\n".join(spec_strings(json.loads(chart.proto.spec)))
+
+
+def spec_strings(spec: object, *, skip: tuple[str, ...] = ()) -> list[str]:
+    """Every string in a decoded plotly JSON spec, leaving out the values under ``skip`` keys
+    (e.g. ``customdata``: data a page reads back from a selection, never drawn)."""
     strings: list[str] = []
 
-    def walk(node) -> None:
+    def walk(node: object, key: str | None = None) -> None:
+        if key in skip:
+            return
         if isinstance(node, str):
             strings.append(node)
         elif isinstance(node, dict):
-            for value in node.values():
-                walk(value)
+            for k, value in node.items():
+                walk(value, k)
         elif isinstance(node, list):
             for value in node:
-                walk(value)
+                walk(value, key)
 
-    walk(json.loads(chart.proto.spec))
-    return "\n".join(strings)
+    walk(spec)
+    return strings

@@ -23,7 +23,13 @@ from synthreview.judgement.verdicts import DECISION_STYLE
 from synthreview.release.register import changes_frame, history
 from synthreview.release.signing import ENVELOPE_NAME, generate_keys, load_public_key, verify_files
 from tests.conftest import ARTIFACTS
-from tests.e2e_utils import open_page, start_review_run, wait_for_app_run
+from tests.e2e_utils import (
+    click_keyed,
+    download_keyed,
+    open_page,
+    start_review_run,
+    wait_for_app_run,
+)
 
 pytestmark = pytest.mark.e2e
 LONG = 300_000  # ms
@@ -67,12 +73,6 @@ def tables(tmp_path_factory) -> dict[str, Path]:
     return paths
 
 
-def _click(page, key: str, timeout: int = LONG) -> None:
-    button = page.locator(f".st-key-{key} button:visible")
-    expect(button).to_have_count(1, timeout=timeout)
-    button.click()
-    wait_for_app_run(page, timeout)
-
 
 def _upload(page, key: str, path: Path) -> None:
     page.locator(f".st-key-{key}").get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
@@ -97,7 +97,7 @@ def _review(page, tables: dict[str, Path], candidate: Path) -> None:
     _upload(page, "real_upload", tables["real"])
     _upload(page, "holdout_upload", tables["holdout"])
     _upload(page, "synthetic_upload", candidate)
-    _click(page, "load_files")
+    click_keyed(page, "load_files")
     expect(page.get_by_text("Review loaded: table, 1 synthetic candidate(s): gen")).to_be_visible()
     open_page(page, "Overview")
     start_review_run(page, REVIEW_MS)
@@ -118,22 +118,13 @@ def _choose(page, key: str, option: str) -> None:
     wait_for_app_run(page)
 
 
-def _download(page, key: str, folder: Path) -> Path:
-    button = page.locator(f".st-key-{key} button")
-    expect(button).to_be_visible(timeout=LONG)
-    with page.expect_download(timeout=LONG) as download:
-        button.click()
-    path = folder / download.value.suggested_filename
-    download.value.save_as(path)
-    return path
-
 
 def _file_the_record(page, *, private_key: Path | None, keyid: str, db: Path) -> str:
     """Audit page: pick gen, Curate -> Confirm, sign off, (load the key,) record; the decision."""
     open_page(page, "Audit & export")
     _choose(page, "audit_candidate", "gen")
-    _click(page, "audit_curate")
-    _click(page, "audit_confirm", REVIEW_MS)
+    click_keyed(page, "audit_curate")
+    click_keyed(page, "audit_confirm", REVIEW_MS)
     # the confirmed release (curated files) is computed after the click: wait for it
     expect(page.locator(".st-key-audit_download_csv button")).to_be_visible(timeout=REVIEW_MS)
     wait_for_app_run(page, REVIEW_MS)
@@ -153,7 +144,7 @@ def _file_the_record(page, *, private_key: Path | None, keyid: str, db: Path) ->
     expect(page.get_by_text(f"Signed with key {keyid}")).to_be_visible()
     expect(page.locator(".st-key-audit_download_envelope button")).to_be_visible()
     _type(page, "audit_register_where", str(db))
-    _click(page, "audit_register_record")
+    click_keyed(page, "audit_register_record")
     expect(page.get_by_text(re.compile(r"Recorded 1 decisions \(signed with key"))).to_be_visible()
     expect(page.get_by_test_id("stException")).to_have_count(0)
     return label
@@ -166,7 +157,7 @@ def test_signed_record_register_and_history_of_a_changed_candidate(meeting, tabl
 
     _review(page, tables, tables["first"])
     _file_the_record(page, private_key=keys.private, keyid=keys.keyid, db=db)
-    archive = _download(page, "audit_download_zip", tmp_path)
+    archive = download_keyed(page, "audit_download_zip", tmp_path)
     with zipfile.ZipFile(archive) as opened:
         files = {name: opened.read(name) for name in opened.namelist()}
     assert ENVELOPE_NAME in files and "report.json" in files

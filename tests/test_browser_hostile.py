@@ -25,7 +25,7 @@ from typing import ClassVar
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e_utils import open_page, start_review_run, wait_for_app_run
+from tests.e2e_utils import click_keyed, open_page, start_review_run, wait_for_app_run
 from tests.hostile import TOKENS, candidate_names, write_tables, write_traces
 
 pytestmark = pytest.mark.e2e
@@ -93,12 +93,6 @@ def _upload(page, key: str, files: list[tuple[str, Path]]) -> None:
     wait_for_app_run(page)
 
 
-def _click(page, key: str, timeout: int = LONG) -> None:
-    button = page.locator(f".st-key-{key} button:visible")
-    expect(button).to_have_count(1, timeout=timeout)
-    button.click()
-    wait_for_app_run(page, timeout)
-
 
 def _assert_inert(page, port: int, where: str) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
@@ -155,7 +149,7 @@ def test_hostile_files_create_no_element_and_no_request(browser, streamlit_url, 
         "synthetic_upload",
         [(f"{names[0]}.csv", tables["copula"]), (f"{names[1]}.csv", tables["noisy_copy"])],
     )
-    _click(page, "load_files")
+    click_keyed(page, "load_files")
     expect(page.get_by_text("2 synthetic candidate(s)")).to_be_visible()
     _assert_inert(page, port, "table review, loaded")
     start_review_run(page, 600_000)
@@ -190,7 +184,7 @@ def test_hostile_files_create_no_element_and_no_request(browser, streamlit_url, 
     _upload(page, "real_upload", [("real.csv", traces["real"])])
     _upload(page, "holdout_upload", [("holdout.csv", traces["holdout"])])
     _upload(page, "synthetic_upload", [(f"{names[1]}.csv", traces["copy"])])
-    _click(page, "load_files")
+    click_keyed(page, "load_files")
     expect(page.get_by_text("Review loaded: traces")).to_be_visible()
     start_review_run(page, 600_000)
     shown = _visit(page, port, TRACE_PAGES, "traces")

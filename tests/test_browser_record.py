@@ -25,19 +25,19 @@ from synthreview.options import ReviewOptions
 from synthreview.release.pipeline import review_release
 from synthreview.review import evaluate
 from tests.conftest import ARTIFACTS
-from tests.e2e_utils import open_page, start_review_run, wait_for_app_run
+from tests.e2e_utils import (
+    click_keyed,
+    download_keyed,
+    open_page,
+    start_review_run,
+    wait_for_app_run,
+)
 
 pytestmark = pytest.mark.e2e
 LONG = 300_000  # ms
 REVIEW_MS = 1_500_000  # a whole review on 2 shared cores
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
-
-def _click(page, key: str, timeout: int = LONG) -> None:
-    button = page.locator(f".st-key-{key} button:visible")
-    expect(button).to_have_count(1, timeout=timeout)
-    button.click()
-    wait_for_app_run(page, timeout)
 
 
 def _run_review(page) -> None:
@@ -60,15 +60,6 @@ def _overview_line(page, candidate: str) -> tuple[str, str]:
     )
 
 
-def _download(page, key: str, folder: Path) -> Path:
-    button = page.locator(f".st-key-{key} button")
-    expect(button).to_be_visible(timeout=LONG)
-    with page.expect_download(timeout=LONG) as download:
-        button.click()
-    path = folder / download.value.suggested_filename
-    download.value.save_as(path)
-    return path
-
 
 def _curate_and_export(page, candidate: str, folder: Path) -> tuple[str, dict, str]:
     """Audit page: pick the candidate, Curate -> Confirm; its decision text, report.json and
@@ -77,8 +68,8 @@ def _curate_and_export(page, candidate: str, folder: Path) -> tuple[str, dict, s
     page.locator(".st-key-audit_candidate").get_by_role("combobox").click()
     page.get_by_role("option", name=candidate, exact=True).click()
     wait_for_app_run(page, LONG)
-    _click(page, "audit_curate")
-    _click(page, "audit_confirm", REVIEW_MS)
+    click_keyed(page, "audit_curate")
+    click_keyed(page, "audit_confirm", REVIEW_MS)
     # the curated files appear once the confirmed release is computed (the record could be
     # downloaded before, stating the decision as the run computed it)
     expect(page.locator(".st-key-audit_download_csv button")).to_be_visible(timeout=REVIEW_MS)
@@ -86,8 +77,8 @@ def _curate_and_export(page, candidate: str, folder: Path) -> tuple[str, dict, s
     decision = page.locator(".st-key-audit_decision")
     expect(decision).to_be_visible(timeout=REVIEW_MS)
     expect(page.get_by_test_id("stException")).to_have_count(0)
-    report = json.loads(_download(page, "audit_download_report_json", folder).read_text())
-    html = _download(page, "audit_download_report_html", folder).read_text(encoding="utf-8")
+    report = json.loads(download_keyed(page, "audit_download_report_json", folder).read_text())
+    html = download_keyed(page, "audit_download_report_html", folder).read_text(encoding="utf-8")
     return decision.inner_text(), report, html
 
 
@@ -127,7 +118,7 @@ def test_glucose_record_equals_the_screen(meeting, tmp_path):
     open_page(page, "Data")
     page.get_by_text("Demo: glucose (CGM) day traces").click()
     wait_for_app_run(page)
-    _click(page, "load_demo")
+    click_keyed(page, "load_demo")
     expect(page.get_by_text("Review loaded: traces")).to_be_visible()
     _run_review(page)
     # a candidate the audit does not empty (a noisy copy loses every trace: nothing to curate)
@@ -174,7 +165,7 @@ def test_german_credit_record_equals_the_screen_and_the_cli(meeting, german_file
             "stFileUploaderDropzoneInput"
         ).set_input_files(str(german_files[name]))
         wait_for_app_run(page)
-    _click(page, "load_files")
+    click_keyed(page, "load_files")
     _run_review(page)
     report = _assert_one_record(page, "mixture", tmp_path, {"fidelity", "privacy", "utility"})
     # the CLI's path on the same files, options and seed states the same decision

@@ -44,7 +44,7 @@ from tests.hostile import (
     write_tables,
     write_traces,
 )
-from tests.page_helpers import run_page
+from tests.page_helpers import run_page, spec_strings
 
 PORT = 9  # discard port: nothing listens, and AppTest has no browser to fetch anything
 #: a regression on a hostile categorical column (its levels become coefficient names)
@@ -113,23 +113,11 @@ def _markdown_sources(at) -> list[str]:
 def _plot_strings(at) -> list[str]:
     """Every string of every plotly figure on the page, ``customdata`` excepted (data the
     page reads back from a selection, never drawn)."""
-    strings: list[str] = []
-
-    def walk(node, key=None) -> None:
-        if key == "customdata":
-            return
-        if isinstance(node, str):
-            strings.append(node)
-        elif isinstance(node, dict):
-            for k, value in node.items():
-                walk(value, k)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value, key)
-
-    for chart in at.get("plotly_chart"):
-        walk(json.loads(chart.proto.spec))
-    return strings
+    return [
+        text
+        for chart in at.get("plotly_chart")
+        for text in spec_strings(json.loads(chart.proto.spec), skip=("customdata",))
+    ]
 
 
 def _check(at, page: str, *, shows_names: bool = True) -> None:
@@ -181,22 +169,7 @@ def test_glucose_page_renders_hostile_subject_ids_as_text(trace_review):
 
 # --- figure builders -----------------------------------------------------------------------------
 def _figure_strings(fig: go.Figure) -> list[str]:
-    strings: list[str] = []
-
-    def walk(node, key=None) -> None:
-        if key == "customdata":
-            return
-        if isinstance(node, str):
-            strings.append(node)
-        elif isinstance(node, dict):
-            for k, value in node.items():
-                walk(value, k)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value, key)
-
-    walk(json.loads(fig.to_json()))
-    return strings
+    return spec_strings(json.loads(fig.to_json()), skip=("customdata",))
 
 
 #: builders that draw no user text (attack names and numbers only)
