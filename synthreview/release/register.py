@@ -30,6 +30,7 @@ import json
 import os
 import re
 import sqlite3
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -488,6 +489,26 @@ def _record(row: Row) -> Record:
     return Record(**fields)
 
 
+def _wal_mode(conn: sqlite3.Connection) -> str:
+    """Switch to WAL (a no-op once the file is WAL) and return the journal mode.
+
+    Changing the journal mode needs an exclusive lock, and SQLite reports "database is locked"
+    at once, without its busy handler, while another process creates or switches the same new
+    file; so the switch is retried until :data:`WAIT_SECONDS` have passed.
+    """
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0])
+        if mode.lower() == "wal":
+            return mode
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def _connect(where: RegisterURL, *, create: bool = True) -> Connection:
     if where.dialect == "sqlite":
         path = Path(where.target)
@@ -497,7 +518,7 @@ def _connect(where: RegisterURL, *, create: bool = True) -> Connection:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(path, timeout=WAIT_SECONDS, isolation_level=None)
             conn.execute(f"PRAGMA busy_timeout = {WAIT_SECONDS * 1000}")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = _wal_mode(conn)
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(
                 f"the register {where.shown} could not be opened as an SQLite file: {exc}"
