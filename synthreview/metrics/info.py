@@ -47,6 +47,12 @@ class MetricInfo:
         What the same metric computed for the holdout table (the reference) tells the reviewer.
     fmt : str
         ``format()`` spec for display (``".3f"``).
+    suspicious_above_holdout : bool
+        True where a value *better* than the holdout reference (a fresh real sample) is a sign
+        of memorisation rather than an improvement: recall and coverage of the training data
+        (IRβ, k-NN recall, coverage, motif coverage) reach beyond a fresh sample's only when
+        the candidate reproduces training rows. Screens must not colour such a value as good
+        (issue 27 item 4: a copy's IRβ "+0.388 vs holdout" was shown green).
     """
 
     name: str
@@ -60,6 +66,7 @@ class MetricInfo:
     meaning: str
     holdout_meaning: str
     fmt: str = ".3f"
+    suspicious_above_holdout: bool = False
 
     def __post_init__(self) -> None:
         if self.section not in SECTIONS:
@@ -81,6 +88,18 @@ class MetricInfo:
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return "n/a"
         return format(value, self.fmt)
+
+    def beyond_holdout(self, value: float, reference: float) -> bool:
+        """Whether ``value`` is better than the holdout ``reference`` where that is suspicious.
+
+        False for metrics without :attr:`suspicious_above_holdout`, and when either number is
+        missing; the caller decides how much noise to allow (compare interval bounds).
+        """
+        if not self.suspicious_above_holdout:
+            return False
+        if any(v is None or not math.isfinite(v) for v in (value, reference)):
+            return False
+        return self.better(value, reference)
 
     def better(self, a: float, b: float) -> bool:
         """Whether ``a`` is strictly better than ``b`` for this metric."""

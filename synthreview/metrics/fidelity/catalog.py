@@ -34,6 +34,7 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="how much of the real data's variety the synthetic rows cover (low = modes "
         "dropped)",
         holdout_meaning=_FRESH,
+        suspicious_above_holdout=True,
     ),
     MetricInfo(
         name="authenticity",
@@ -72,6 +73,7 @@ METRICS: tuple[MetricInfo, ...] = (
         citation=_NAEEM,
         meaning="share of real rows inside some synthetic row's k-nearest-neighbour ball",
         holdout_meaning=_FRESH,
+        suspicious_above_holdout=True,
     ),
     MetricInfo(
         name="prdc_density",
@@ -97,5 +99,6 @@ METRICS: tuple[MetricInfo, ...] = (
         citation=_NAEEM,
         meaning="share of real rows whose neighbourhood holds at least one synthetic row",
         holdout_meaning=_FRESH,
+        suspicious_above_holdout=True,
     ),
 )

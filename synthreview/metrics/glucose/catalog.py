@@ -34,6 +34,7 @@ METRICS: tuple[MetricInfo, ...] = (
         citation=f"{_GLUCOSYNTH}, §7.3 (breadth, Table 1)",
         meaning="share of distinct real motifs the synthetic traces reproduce",
         holdout_meaning="the same for held-out real traces: how many motifs real data shares",
+        suspicious_above_holdout=True,
     ),
     MetricInfo(
         name="motif_mse",
