@@ -12,7 +12,7 @@ import pytest
 
 from synthreview.errors import UndefinedMetricWarning
 from synthreview.io.tables import align, read_table
-from synthreview.judgement.decision import decide, decide_all, exit_code
+from synthreview.judgement.decision import decide, decide_all, exit_code, rule_label
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.judgement.verdicts import (
     DECISION_STYLE,
@@ -90,6 +90,28 @@ def test_attacker_hits_are_the_reason_to_refuse():
     )
 
 
+def test_decision_lines_name_rules_and_attacks_in_registry_words():
+    """Warnings and attacks read as labels ("attribute inference (WP29)", the attack's label);
+    the rule ids stay in the machine-readable fields."""
+    c = good()
+    c["privacy"]["wp29"]["inference"] = {"risk": 0.2, "ci": [0.05, 0.3]}
+    c["privacy"]["dcr"] = {"share_closer_to_train": 0.95}
+    verdicts = apply_policy(load_policy(), c)
+    warned = [r.rule for r in verdicts.warned]
+    assert "wp29_inference" in warned and "dcr_share" in warned
+    decision = decide("c", verdicts)
+    assert decision.outcome == "release"
+    assert "attribute inference (WP29)" in decision.reason
+    assert "DCR share closer to training" in decision.reason
+    assert not any(rule in decision.reason for rule in warned), decision.reason
+    assert decision.rule == warned[0]
+    c = good()
+    c["privacy"]["membership_inference"][0].update(attack="nndr", auc=0.95)
+    decision = decide("leaky", apply_policy(load_policy(), c))
+    assert decision.rule == "mia_auc" and "(NN distance ratio)" in decision.reason
+    assert "nndr" not in decision.reason
+
+
 def test_lost_joint_distributions_are_said_in_numbers():
     c = good(**{"utility.k_marginal_binned": {"2": 790.0}})
     c["utility"]["holdout_reference"]["k_marginal_binned"] = {"2": 970.0}
@@ -123,7 +145,8 @@ def test_a_required_rule_that_was_not_computed_makes_the_candidate_incomplete(ca
     assert verdicts[rule].verdict == "incomplete" and why in verdicts[rule].note
     decision = decide("c", verdicts)
     assert decision.outcome == "incomplete" and decision.exit_code == 3
-    assert rule in decision.reason
+    assert decision.reason.startswith(f"{rule_label(rule)}: ")  # words, not the rule id
+    assert decision.rule == rule  # report.json keeps the id
 
 
 def test_advisory_rules_warn_but_never_fail_and_fail_dominates_incomplete():

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from synthreview.judgement.policy import RuleVerdict, Verdicts
+from synthreview.judgement.rules import SPECS
 from synthreview.judgement.verdicts import Outcome
+from synthreview.metrics.registry import get as metric_info
 from synthreview.results import to_jsonable
 
 #: CLI exit codes (README "Command line", ``synthreview review --help``)
@@ -67,6 +69,17 @@ class Decision:
         return to_jsonable(self.__dict__)
 
 
+def rule_label(rule: str) -> str:
+    """The words a meeting reads for policy rule ``rule``: its registry metric's label.
+
+    ``"wp29_inference"`` reads "attribute inference (WP29)"; a rule the policy does not know
+    keeps its id. Decisions say rules in these words; ``report.json`` keeps the ids
+    (``Decision.rule``, every verdict's ``rule``).
+    """
+    spec = SPECS.get(rule)
+    return metric_info(spec.metric).label if spec is not None else rule
+
+
 def _worst(rules: list[RuleVerdict]) -> RuleVerdict:
     # the failing rule furthest beyond its fail mark, relative to the warn band, decides
     def excess(r: RuleVerdict) -> float:
@@ -88,10 +101,10 @@ def _first_sentence(verdicts: Verdicts) -> tuple[str, str | None]:
         first = verdicts.incomplete[0]
         others = len(verdicts.incomplete) - 1
         more = f" (and {others} more required rule{'s' * (others > 1)} missing)" if others else ""
-        return f"{first.rule} {first.reason}{more}", first.rule
+        return f"{rule_label(first.rule)}: {first.reason}{more}", first.rule
     checked = [r for r in verdicts.rules if r.required and r.verdict in ("pass", "warn")]
     if verdicts.warned:
-        names = ", ".join(r.rule for r in verdicts.warned)
+        names = "; ".join(rule_label(r.rule) for r in verdicts.warned)
         return (
             f"every required rule is met ({len(checked)}); warnings to read: {names}",
             verdicts.warned[0].rule,
