@@ -6,6 +6,7 @@ import streamlit as st
 
 import app_state
 from synthreview.figures.explain import glossary_frame
+from synthreview.figures.text import markdown_text
 from synthreview.metrics.info import SECTIONS
 
 app_state.page_start()
@@ -18,23 +19,22 @@ st.caption(
 )
 choice = st.segmented_control("Section", ["all", *SECTIONS], default="all", key="glossary_section")
 frame = glossary_frame(None if choice in (None, "all") else choice)
-st.dataframe(
-    frame,
-    hide_index=True,
-    key="glossary_table",
-    column_config={
-        "metric": st.column_config.TextColumn("metric", help="Label used on the pages"),
-        "what it means": st.column_config.TextColumn(
-            "what it means", help="One-line meaning", width="large"
-        ),
-        "better": st.column_config.TextColumn("better", help="Which direction is better"),
-        "range": st.column_config.TextColumn("range", help="Possible values"),
-        "the holdout value": st.column_config.TextColumn(
-            "the holdout value",
-            help="What the same metric computed on the holdout table tells you",
-            width="large",
-        ),
-        "source": st.column_config.TextColumn("source", help="Paper and section"),
-        "id": st.column_config.TextColumn("id", help="Name in report.json and policy files"),
-    },
-)
+# text blocks, not a table: long definitions wrap at any width (a table needed horizontal
+# scrolling at 1280 px); the registry's words are escaped like any other text
+with st.container(key="glossary_entries"):
+    for section in SECTIONS:
+        entries = frame[frame["section"] == section].to_dict("records")
+        if not entries:
+            continue
+        st.subheader(section.capitalize())
+        for entry in entries:
+            st.markdown(
+                f"**{markdown_text(entry['metric'])}**: {markdown_text(entry['what it means'])}."
+            )
+            st.caption(
+                markdown_text(
+                    f"{entry['better'].capitalize()}; range {entry['range']}. "
+                    f"Holdout value: {entry['the holdout value']}. Source: {entry['source']}. "
+                    f"Name in report.json and policy files: {entry['id']}."
+                )
+            )

@@ -9,6 +9,7 @@ tooltip cannot drift from the glossary. No Streamlit here: pages pass these stri
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from numbers import Real
 
 import pandas as pd
@@ -16,8 +17,9 @@ import pandas as pd
 from synthreview.metrics.info import MetricInfo
 from synthreview.metrics.registry import REGISTRY, get
 
-#: shown instead of a missing number; the reason goes next to it or into the caption
-MISSING = "–"
+#: shown instead of a missing number (as ``MetricInfo.format`` writes it); the reason goes next
+#: to it or into the caption
+MISSING = "n/a"
 
 
 def direction_text(info: MetricInfo) -> str:
@@ -78,8 +80,68 @@ def format_number(value: object, fmt: str | None = None) -> str:
 
 
 def format_metric(name: str, value: object) -> str:
-    """``value`` in metric ``name``'s own format; ``–`` when missing."""
+    """``value`` in metric ``name``'s own format; ``n/a`` when missing."""
     return format_number(value, get(name).fmt)
+
+
+@dataclass(frozen=True)
+class HoldoutGap:
+    """How a candidate's value reads beside its holdout reference (a fresh real sample).
+
+    Attributes
+    ----------
+    text : str
+        The difference in the metric's format, ``"+0.388 vs holdout"``.
+    color : {"green", "red", "orange", "gray"}
+        Green: better than the holdout beyond the noise; red: worse beyond it; orange: better
+        where the registry says that is suspicious (memorisation); gray: within the noise.
+    reading : str
+        The same in words: ``"better than holdout"``, ``"worse than holdout"``,
+        ``"above holdout: suspicious"``, ``"within noise of holdout"``.
+    suspicious : bool
+        True for the orange case.
+    """
+
+    text: str
+    color: str
+    reading: str
+    suspicious: bool = False
+
+
+def holdout_gap(
+    name: str,
+    value: float | None,
+    reference: float | None,
+    *,
+    interval: tuple[float, float] | None = None,
+) -> HoldoutGap | None:
+    """Metric ``name``'s ``value`` against its holdout ``reference``; None when either is missing.
+
+    ``interval`` is the value's 95 % interval: a reference inside it is within the noise
+    (gray). Without one any difference counts. A value better than the reference where the
+    registry marks that as suspicious (``MetricInfo.suspicious_above_holdout``: IRβ, k-NN recall,
+    coverage) is orange, never green: a candidate recalls more of the training rows than a fresh
+    real sample only by reproducing them.
+    """
+    info = get(name)
+    if any(v is None or not math.isfinite(v) for v in (value, reference)):
+        return None
+    sign = "+" if not info.fmt.startswith(("+", "-", " ")) else ""
+    text = f"{format(value - reference, sign + info.fmt)} vs holdout"
+    lo, hi = interval if interval is not None else (value, value)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        lo = hi = value
+    # the end of the interval nearest the reference decides whether the gap exceeds the noise
+    nearest = min(max(reference, lo), hi)
+    if nearest == reference or not (
+        info.better(nearest, reference) or info.better(reference, nearest)
+    ):
+        return HoldoutGap(text, "gray", "within noise of holdout")
+    if info.beyond_holdout(nearest, reference):
+        return HoldoutGap(text, "orange", "above holdout: suspicious", suspicious=True)
+    if info.better(nearest, reference):
+        return HoldoutGap(text, "green", "better than holdout")
+    return HoldoutGap(text, "red", "worse than holdout")
 
 
 def glossary_frame(section: str | None = None) -> pd.DataFrame:
