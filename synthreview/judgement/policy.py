@@ -11,6 +11,16 @@ failed, an option it needs was not given, the data were degenerate) is ``incompl
 incomplete candidate is never released. ``n/a`` is only for a rule that does not apply to the
 kind of data under review (``applies_to``). A rule that is not required is advisory: it can
 warn but never fail a candidate.
+
+The same file holds the traffic lights of the dashboard's summary tables (``[lights.NAME]``):
+how far a candidate may fall behind the holdout reference before a cell turns yellow or red.
+They decide nothing, but they live here so that no figure or page holds a threshold of its own.
+
+Binding: every rule judges a registered metric (``RuleSpec.metric``) whose registry entry names
+the rule back (``MetricInfo.rules``), and every light colours a registered metric; a policy is
+refused at load when either side is missing (:func:`check_bindings`). The three audit rules
+read the release audit's evidence (``candidate["audit"]``), registered as metrics that bind no
+function.
 """
 
 from __future__ import annotations
@@ -27,13 +37,127 @@ from typing import Any, Literal
 from synthreview.errors import ConfigError
 from synthreview.judgement.rules import SPECS, Measurement, RuleSpec, number
 from synthreview.judgement.verdicts import SEVERITY, Verdict
+from synthreview.metrics.info import MetricInfo
+from synthreview.metrics.registry import REGISTRY
 from synthreview.metrics.registry import get as metric_info
+from synthreview.metrics.utility.efficacy import CLASSIFICATION_METRICS, REGRESSION_METRICS
 from synthreview.results import to_jsonable
 
 KINDS: tuple[str, ...] = ("table", "traces")
 #: what [policy].missing may say an unmeasured advisory rule counts as
 MISSING_CHOICES: tuple[str, ...] = ("n/a", "warn", "fail")
 _RULE_KEYS = ("pass", "fail", "enabled", "required", "applies_to", "k")
+_LIGHT_KEYS = ("pass", "fail", "relative", "reason")
+#: ML-efficacy scores a ``[lights.tstr_SCORE]`` colours (TSTR against TRTR), with their ideal
+TSTR_IDEALS: dict[str, float] = {
+    **{score: 1.0 for score in CLASSIFICATION_METRICS},
+    **{score: 0.0 if score == "rmse" else 1.0 for score in REGRESSION_METRICS},
+}
+#: a light named ``<metric>_by_group`` colours that metric computed within groups
+BY_GROUP = "_by_group"
+
+
+@dataclass(frozen=True)
+class Light:
+    """A summary-table traffic light: how far a candidate may fall behind the holdout reference.
+
+    The judged quantity is the *excess*: how much farther the candidate's value is from the
+    metric's ideal than the holdout reference is (``|value - ideal| - |reference - ideal|``),
+    so a candidate as good as a fresh real sample has excess 0 and a better one a negative
+    excess. At most ``pass_at`` is green, above ``fail_at`` red, in between yellow.
+
+    Attributes
+    ----------
+    name : str
+        ``[lights.NAME]``: a registered metric (``"k_marginal"``), the same metric within groups
+        (``"proportion_error_by_group"``) or an ML-efficacy score (``"tstr_roc_auc"``, TSTR
+        against TRTR).
+    metric : str
+        The registry metric it colours.
+    pass_at, fail_at : float
+        On the metric's own scale; with ``relative`` as shares of ``|reference|``.
+    relative : bool
+    reason : str
+        Why these numbers (from the policy file).
+    ideal : float
+        The value of a perfect candidate (the registry's, or the ML score's).
+    """
+
+    name: str
+    metric: str
+    pass_at: float
+    fail_at: float
+    relative: bool
+    reason: str
+    ideal: float
+
+    def verdict(self, value: float, reference: float) -> Verdict:
+        """``"pass"``, ``"warn"``, ``"fail"``, or ``"n/a"`` when a number is missing."""
+        value, reference = number(value), number(reference)
+        if math.isnan(value) or math.isnan(reference):
+            return "n/a"
+        excess = abs(value - self.ideal) - abs(reference - self.ideal)
+        scale = abs(reference) if self.relative else 1.0
+        if excess <= self.pass_at * scale:
+            return "pass"
+        return "fail" if excess > self.fail_at * scale else "warn"
+
+    def describe(self) -> str:
+        """``"10 (red beyond 30)"`` or ``"5 % of the reference (red beyond 15 %)"``."""
+        if self.relative:
+            return (
+                f"{100 * self.pass_at:g} % of the reference (red beyond {100 * self.fail_at:g} %)"
+            )
+        return f"{self.pass_at:g} (red beyond {self.fail_at:g})"
+
+
+def light_metric(name: str) -> tuple[str, float] | None:
+    """The registry metric and ideal a ``[lights.NAME]`` colours; None for an unknown name."""
+    if name.startswith("tstr_") and name.removeprefix("tstr_") in TSTR_IDEALS:
+        return "tstr_trtr_ratio", TSTR_IDEALS[name.removeprefix("tstr_")]
+    base = name.removesuffix(BY_GROUP)
+    if base in REGISTRY:
+        return base, REGISTRY[base].ideal
+    return None
+
+
+def check_bindings(
+    specs: Mapping[str, RuleSpec] = SPECS, registry: Mapping[str, MetricInfo] = REGISTRY
+) -> None:
+    """Refuse rules and metrics that do not name each other.
+
+    Every rule must judge a registered metric whose ``rules`` name it, and every rule a metric
+    names must exist; an audit rule's metric must read the audit (its ``key`` starts with
+    ``audit.``) and bind no function.
+
+    Raises
+    ------
+    ConfigError
+        Naming the rule or metric and what is missing.
+    """
+    for name, spec in specs.items():
+        info = registry.get(spec.metric)
+        if info is None:
+            raise ConfigError(
+                f"rule {name!r} must judge a registered metric; got {spec.metric!r} instead"
+            )
+        if name not in info.rules:
+            raise ConfigError(
+                f"metric {spec.metric!r} must name the rule {name!r} that judges it in its "
+                f"catalog entry (rules=); got {info.rules!r} instead"
+            )
+        if spec.stage == "audit" and not (info.key.startswith("audit.") and info.function is None):
+            raise ConfigError(
+                f"audit rule {name!r} must read the release audit's evidence (a metric keyed "
+                f"'audit.*' without a function); got {info.key!r} instead"
+            )
+    for info in registry.values():
+        unknown = sorted(set(info.rules) - set(specs))
+        if unknown:
+            raise ConfigError(
+                f"metric {info.name!r} names rules {unknown} that no policy can configure; "
+                f"expected names among {sorted(specs)}"
+            )
 
 
 @dataclass(frozen=True)
@@ -89,6 +213,7 @@ class Policy:
     missing: str = "n/a"
     source: str = "default"
     sha256: str = ""
+    lights: Mapping[str, Light] = field(default_factory=dict)
 
     @property
     def required(self) -> list[str]:
@@ -116,8 +241,26 @@ class Policy:
                     }
                     for r in self.rules.values()
                 },
+                "lights": {
+                    light.name: {
+                        "pass": light.pass_at,
+                        "fail": light.fail_at,
+                        "relative": light.relative,
+                        "metric": light.metric,
+                    }
+                    for light in self.lights.values()
+                },
             }
         )
+
+    def light(self, name: str) -> Light | None:
+        """The light ``[lights.name]``, or None where the policy sets none."""
+        return self.lights.get(name)
+
+    def rules_for(self, metric: str) -> list[Rule]:
+        """The enabled rules judging registry ``metric`` (through the registry's binding)."""
+        found = (self.rules.get(r) for r in metric_info(metric).rules)
+        return [rule for rule in found if rule is not None and rule.enabled]
 
 
 @dataclass(frozen=True)
@@ -303,11 +446,49 @@ def _rule(name: str, table: Mapping[str, Any], old: Rule | None, where: str) -> 
     )
 
 
+def _light(name: str, table: Mapping[str, Any], old: Light | None, where: str) -> Light:
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where} must be a table; got {table!r} instead")
+    found = light_metric(name)
+    if found is None:
+        raise ConfigError(
+            f"{where} names no registered metric; expected a metric of the registry, "
+            f"METRIC{BY_GROUP}, or tstr_SCORE with SCORE one of {sorted(TSTR_IDEALS)}"
+        )
+    extra = sorted(set(table) - set(_LIGHT_KEYS))
+    if extra:
+        raise ConfigError(f"{where} has unknown keys {extra}; expected {', '.join(_LIGHT_KEYS)}")
+    if old is None and not {"pass", "fail", "reason"} <= set(table):
+        raise ConfigError(f"{where} must set 'pass', 'fail' and 'reason'")
+    pass_at = _threshold(table, "pass", where) if "pass" in table else old.pass_at
+    fail_at = _threshold(table, "fail", where) if "fail" in table else old.fail_at
+    if not 0 <= pass_at <= fail_at:
+        raise ConfigError(
+            f"{where}: 'pass' ({pass_at:g}) and 'fail' ({fail_at:g}) are how far behind the "
+            "holdout reference a candidate may be, so 0 <= pass <= fail"
+        )
+    reason = table.get("reason", old.reason if old else "")
+    if not isinstance(reason, str) or not reason.strip():
+        raise ConfigError(f"{where}.reason must be a non-empty string; got {reason!r} instead")
+    metric, ideal = found
+    return Light(
+        name=name,
+        metric=metric,
+        pass_at=pass_at,
+        fail_at=fail_at,
+        relative=_flag(table, "relative", old.relative if old else False, where),
+        reason=reason.strip(),
+        ideal=ideal,
+    )
+
+
 def _build(doc: Mapping[str, Any], base: Policy | None, source: str, sha256: str) -> Policy:
-    unknown = sorted(set(doc) - {"policy", "rules"})
+    check_bindings()
+    unknown = sorted(set(doc) - {"policy", "rules", "lights"})
     if unknown:
         raise ConfigError(
-            f"policy {source} has unknown tables {unknown}; expected [policy], [rules.*]"
+            f"policy {source} has unknown tables {unknown}; expected [policy], [rules.*], "
+            "[lights.*]"
         )
     head = doc.get("policy", {})
     extra = sorted(set(head) - {"name", "missing"})
@@ -331,12 +512,19 @@ def _build(doc: Mapping[str, Any], base: Policy | None, source: str, sha256: str
             raise ConfigError(f"{where} is not a known rule; expected one of {sorted(SPECS)}")
         rules[name] = _rule(name, table, rules.get(name), where)
     ordered = {name: rules[name] for name in SPECS if name in rules}
+    light_tables = doc.get("lights", {})
+    if not isinstance(light_tables, Mapping):
+        raise ConfigError(f"policy {source}: 'lights' must be a table of [lights.NAME] tables")
+    lights = dict(base.lights) if base else {}
+    for name, table in light_tables.items():
+        lights[name] = _light(name, table, lights.get(name), f"policy {source}: [lights.{name}]")
     return Policy(
         name=str(head.get("name", source)),
         rules=ordered,
         missing=missing,
         source=source,
         sha256=sha256,
+        lights=lights,
     )
 
 
@@ -553,6 +741,24 @@ def headline_scores(
         m = SPECS[rule].measure(candidate, k)
         out[key] = tuple(None if math.isnan(v) else v for v in (m.value, m.reference))
     return out  # type: ignore[return-value]
+
+
+def threshold_text(policy: Policy, metric: str) -> str:
+    """The policy's thresholds on registry ``metric``, in one line for a tooltip.
+
+    ``"Release rule: IPα shortfall vs the holdout reference passes at most 0.1, fails above
+    0.2 (required)."``; empty when no enabled rule of ``policy`` judges the metric.
+    """
+    parts = []
+    for rule in policy.rules_for(metric):
+        higher = rule.direction == "higher"
+        better, worse = ("at least", "below") if higher else ("at most", "above")
+        kind = "required" if rule.required else "advisory: warns only"
+        parts.append(
+            f"{rule.description} passes {better} {rule.pass_at:g}, fails {worse} "
+            f"{rule.fail_at:g} ({kind})"
+        )
+    return f"Release rule: {'; '.join(parts)}." if parts else ""
 
 
 def required_sections(policy: Policy, kind: str) -> list[str]:

@@ -1,14 +1,45 @@
 """Glucose-trace metrics as the reviewer sees them (pure data; see :mod:`synthreview.metrics.info`).
 
 Fidelity and privacy of traces are the fidelity and privacy metrics computed on the trace
-embedding, so they are not listed again here.
+embedding, so they are not listed again here. The bound functions read
+:class:`~synthreview.io.traces.Traces` (``schema=None``); the forecasting metrics train a torch
+forecaster inside the glucose section and bind no function (``unbound``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from synthreview.metrics.glucose.agp import agp_distance, agp_profile
+from synthreview.metrics.glucose.motifs import motif_breadth
+from synthreview.metrics.glucose.subjects import subject_privacy
 from synthreview.metrics.info import MetricInfo
 
 _GLUCOSYNTH = "Lamp et al. (2023), GlucoSynth"
+_FORECAST = "trains a torch forecaster on traces inside the glucose section"
+
+
+def _motifs(score: str) -> Callable[..., float]:
+    """``score`` of :func:`motif_breadth` with its default motif length and tolerance."""
+
+    def compute(real, synthetic, *, holdout=None, schema=None, seed=0) -> float:
+        return getattr(motif_breadth(real, synthetic), score)
+
+    compute.__name__ = compute.__qualname__ = f"motif_{score}"
+    return compute
+
+
+def agp_band_distance(real, synthetic, *, holdout=None, schema=None, seed=0) -> float:
+    """Mean gap between the real and synthetic AGP percentile curves (mg/dL)."""
+    return agp_distance(agp_profile(real), agp_profile(synthetic))
+
+
+def subject_membership_auc(real, synthetic, *, holdout, schema=None, seed=0) -> float:
+    """Per-subject membership AUC of :func:`subject_privacy` (needs holdout traces)."""
+    if holdout is None:
+        raise ValueError("subject_membership_auc needs holdout traces; got holdout=None instead")
+    return subject_privacy(real, synthetic, holdout).subject_auc
+
 
 METRICS: tuple[MetricInfo, ...] = (
     MetricInfo(
@@ -22,6 +53,8 @@ METRICS: tuple[MetricInfo, ...] = (
         citation=f"{_GLUCOSYNTH}, §7.3 (breadth, Table 1)",
         meaning="share of distinct synthetic motifs that also occur in real traces",
         holdout_meaning="the same for held-out real traces: how many motifs real data shares",
+        function=_motifs("vm"),
+        inputs="traces",
     ),
     MetricInfo(
         name="motif_coverage",
@@ -35,6 +68,8 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="share of distinct real motifs the synthetic traces reproduce",
         holdout_meaning="the same for held-out real traces: how many motifs real data shares",
         suspicious_above_holdout=True,
+        function=_motifs("coverage"),
+        inputs="traces",
     ),
     MetricInfo(
         name="motif_mse",
@@ -48,6 +83,8 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="mean squared difference of how often each motif occurs",
         holdout_meaning="the same for held-out real traces: sampling noise alone",
         fmt=".2e",
+        function=_motifs("mse"),
+        inputs="traces",
     ),
     MetricInfo(
         name="forecast_rmse",
@@ -61,6 +98,7 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="error in mg/dL of a forecaster trained on synthetic traces and tested on real",
         holdout_meaning="forecast.trtr_rmse: the same forecaster trained on real traces",
         fmt=".2f",
+        unbound=f"{_FORECAST} (tests/test_glucose_engine.py)",
     ),
     MetricInfo(
         name="clarke_zone_a",
@@ -74,6 +112,7 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="percentage of forecasts within 20 % of the true value (clinically accurate)",
         holdout_meaning="clarke.trtr.A: the same for a forecaster trained on real traces",
         fmt=".1f",
+        unbound=f"{_FORECAST} (tests/test_glucose_engine.py)",
     ),
     MetricInfo(
         name="agp_distance",
@@ -89,6 +128,8 @@ METRICS: tuple[MetricInfo, ...] = (
         holdout_meaning="agp.holdout_distance: the same gap between real and held-out real "
         "traces, what sampling alone gives",
         fmt=".1f",
+        function=agp_band_distance,
+        inputs="traces",
     ),
     MetricInfo(
         name="forecast_mard",
@@ -103,6 +144,7 @@ METRICS: tuple[MetricInfo, ...] = (
         "traces, tested on real",
         holdout_meaning="parkes.trtr.mard: the same forecaster trained on real traces",
         fmt=".1f",
+        unbound=f"{_FORECAST} (tests/test_glucose_parkes_agp.py)",
     ),
     MetricInfo(
         name="parkes_zone_a",
@@ -116,6 +158,7 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="percentage of forecasts with no effect on clinical action",
         holdout_meaning="parkes.trtr.parkes.A: the same for a forecaster trained on real traces",
         fmt=".1f",
+        unbound=f"{_FORECAST} (tests/test_glucose_parkes_agp.py)",
     ),
     MetricInfo(
         name="subject_membership_auc",
@@ -130,5 +173,8 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="how well the closeness of a person's days to the synthetic traces tells "
         "training persons from unseen persons; 0.5 = a coin toss",
         holdout_meaning="subject_privacy.window_auc: the same distances judged per day window",
+        function=subject_membership_auc,
+        inputs="traces",
+        identical="worst",  # identical windows: every person found
     ),
 )

@@ -1,8 +1,17 @@
-"""Privacy metrics as the reviewer sees them (pure data; see :mod:`synthreview.metrics.info`)."""
+"""Privacy metrics as the reviewer sees them, bound to their functions where two tables suffice.
+
+See :mod:`synthreview.metrics.info`. The attacks (membership inference, WP29, the ε bound) run
+inside the privacy section on a fitted encoder and value-ordered attack sets, and the audit
+metrics read the release audit: those entries bind no function and say so (``unbound``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from synthreview.encoding import TabularEncoder
 from synthreview.metrics.info import MetricInfo
+from synthreview.metrics.privacy.section import distance_to_closest_record, row_hashes
 
 _URBAN = "Urban Institute, appendix Metrics Descriptions, Disclosure risk"
 _CARLINI = (
@@ -14,6 +23,34 @@ _WP29 = (
     "linkability, inference); Giomi et al. (2023), Anonymeter"
 )
 _NO_ATTACK = "the same attack with holdout rows in both roles: what pure chance gives"
+_ATTACK = (
+    "the privacy section's attack: it needs the review's fitted encoder and value-ordered attack "
+    "sets (tests/test_privacy.py)"
+)
+_AUDIT = "read from the release audit of a whole review (tests/test_audit.py)"
+
+
+def _dcr(score: str) -> Callable[..., float]:
+    """``score`` of :func:`distance_to_closest_record` on the tables encoded as for a review."""
+
+    def compute(real, synthetic, *, holdout, schema, seed=0) -> float:
+        if holdout is None:
+            raise ValueError(f"{score} needs a holdout table; got holdout=None instead")
+        encoder = TabularEncoder(schema).fit(real)
+        result = distance_to_closest_record(
+            encoder.transform(real, name="real"),
+            encoder.transform(synthetic, name="synthetic"),
+            encoder.transform(holdout, name="holdout"),
+            real_hashes=row_hashes(real),
+            synthetic_hashes=row_hashes(synthetic),
+            holdout_hashes=row_hashes(holdout),
+            seed=seed,
+        )
+        return getattr(result, score)
+
+    compute.__name__ = compute.__qualname__ = score
+    return compute
+
 
 METRICS: tuple[MetricInfo, ...] = (
     MetricInfo(
@@ -28,6 +65,8 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="how well the best attacker tells training rows from unseen rows using the "
         "synthetic data; 0.5 = a coin toss",
         holdout_meaning=_NO_ATTACK,
+        unbound=_ATTACK,
+        rules=("mia_auc",),
     ),
     MetricInfo(
         name="mia_tpr_at_fpr_1pct",
@@ -41,6 +80,8 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="share of training rows the attacker identifies while wrongly accusing only 1 % "
         "of non-members; chance = 0.01",
         holdout_meaning=_NO_ATTACK,
+        unbound=_ATTACK,
+        rules=("mia_tpr_at_fpr_1pct",),
     ),
     MetricInfo(
         name="mia_tpr_at_fpr_01pct",
@@ -53,6 +94,7 @@ METRICS: tuple[MetricInfo, ...] = (
         citation=_CARLINI,
         meaning="share of training rows identified at 0.1 % false alarms; chance = 0.001",
         holdout_meaning=_NO_ATTACK,
+        unbound=_ATTACK,
     ),
     MetricInfo(
         name="dcr_share",
@@ -66,6 +108,9 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="share of synthetic rows nearer a training row than any holdout row; 0.5 = no "
         "sign of memorising (a warning sign, not proof of privacy either way)",
         holdout_meaning="0.5 by construction when training and holdout are equally large",
+        function=_dcr("share_closer_to_train"),
+        identical="worst",  # identical rows are copies
+        rules=("dcr_share",),
     ),
     MetricInfo(
         name="exact_copy_share",
@@ -80,6 +125,8 @@ METRICS: tuple[MetricInfo, ...] = (
         holdout_meaning="how often real rows repeat a training row anyway "
         "(dcr.holdout_exact_copy_share)",
         fmt=".2%",
+        function=_dcr("exact_copy_share"),
+        identical="worst",
     ),
     MetricInfo(
         name="attribute_inference_risk",
@@ -94,6 +141,7 @@ METRICS: tuple[MetricInfo, ...] = (
         "data than from a fresh real sample; 1 = no added risk",
         holdout_meaning="the ratio is already relative to an attacker holding holdout rows",
         fmt=".2f",
+        unbound=_ATTACK,
     ),
     MetricInfo(
         name="wp29_singling_out_univariate",
@@ -107,6 +155,8 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="excess share of one-column predicates from the synthetic data that pick out "
         "exactly one training person, over chance",
         holdout_meaning="the attack's success against people outside training (the baseline)",
+        unbound=_ATTACK,
+        rules=("wp29_singling_out_univariate",),
     ),
     MetricInfo(
         name="wp29_singling_out_multivariate",
@@ -119,6 +169,8 @@ METRICS: tuple[MetricInfo, ...] = (
         citation=_WP29,
         meaning="excess share of multi-column predicates that pick out exactly one training person",
         holdout_meaning="the attack's success against people outside training (the baseline)",
+        unbound=_ATTACK,
+        rules=("wp29_singling_out_multivariate",),
     ),
     MetricInfo(
         name="wp29_linkability",
@@ -132,6 +184,8 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="excess share of training people whose two halves of columns an attacker links "
         "through the synthetic data",
         holdout_meaning="the attack's success against people outside training (the baseline)",
+        unbound=_ATTACK,
+        rules=("wp29_linkability",),
     ),
     MetricInfo(
         name="wp29_inference",
@@ -145,6 +199,8 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="excess share of a secret column an attacker guesses right for training people "
         "using the synthetic data",
         holdout_meaning="the attack's success against people outside training (the baseline)",
+        unbound=_ATTACK,
+        rules=("wp29_inference",),
     ),
     MetricInfo(
         name="mia_advantage",
@@ -158,6 +214,7 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="largest gap between the share of training rows and of unseen rows the attacker "
         "calls members; 0 = no better than chance",
         holdout_meaning=_NO_ATTACK,
+        unbound=_ATTACK,
     ),
     MetricInfo(
         name="epsilon_lower_bound",
@@ -172,6 +229,7 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="the best attack, with its threshold chosen on other rows, proves the generator "
         "cannot be ε-differentially private for any smaller ε; it bounds from below only",
         holdout_meaning="0 when the attack does no better than chance on held-out rows",
+        unbound="derived from the membership attacks' scores (tests/test_privacy.py)",
     ),
     MetricInfo(
         name="audit_copy_share",
@@ -187,6 +245,8 @@ METRICS: tuple[MetricInfo, ...] = (
         "exact copy), as a 95 % lower bound so sampling noise alone does not count",
         holdout_meaning="the share of holdout rows the same rules flag (leave-one-out): what "
         "unseen real people lose",
+        unbound=_AUDIT,
+        rules=("audit_copies",),
     ),
     MetricInfo(
         name="real_record_share",
@@ -202,6 +262,8 @@ METRICS: tuple[MetricInfo, ...] = (
         "training or holdout data: real people released as synthetic, as a 95 % lower bound",
         holdout_meaning="the share of holdout rows equal to a training row or another holdout "
         "row (leave-one-out): how often a fresh real sample repeats real records by coincidence",
+        unbound="read from the release audit of a whole review (tests/test_real_records.py)",
+        rules=("real_records",),
     ),
     MetricInfo(
         name="reattack_worse",
@@ -217,5 +279,7 @@ METRICS: tuple[MetricInfo, ...] = (
         "95 % interval: removing rows exposed others",
         holdout_meaning="no holdout reference: each attack is compared with itself before curation",
         fmt=".0f",
+        unbound="compares a review before and after curation (tests/test_audit.py)",
+        rules=("reattack",),
     ),
 )

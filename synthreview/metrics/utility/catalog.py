@@ -1,11 +1,111 @@
-"""Utility metrics as the reviewer sees them (pure data; see :mod:`synthreview.metrics.info`)."""
+"""Utility metrics as the reviewer sees them, bound to their functions.
+
+See :mod:`synthreview.metrics.info`. Each bound function reads two tables and their schema and
+returns the number the utility section reports under ``key`` (k = 2 for the k-marginals).
+"""
 
 from __future__ import annotations
 
+import pandas as pd
+
+from synthreview.io.schema import Schema
 from synthreview.metrics.info import MetricInfo
+from synthreview.metrics.utility.efficacy import discriminator_auc, ml_efficacy
+from synthreview.metrics.utility.kmarginal import k_marginal_score
+from synthreview.metrics.utility.marginals import (
+    correlation_error,
+    mean_errors,
+    percentile_errors,
+    proportion_errors,
+)
+from synthreview.metrics.utility.regression import ci_overlap
 
 _URBAN = "Urban Institute, appendix Metrics Descriptions, General utility"
 _FRESH = "the same metric for the holdout table against the training table: sampling noise alone"
+
+
+def k_marginal_2(real, synthetic, *, holdout=None, schema: Schema, seed: int = 0) -> float:
+    """The 2-marginal score over the categorical columns."""
+    result = k_marginal_score(real, synthetic, columns=schema.categorical, k=(2,), seed=seed)
+    return result.scores[2]
+
+
+def k_marginal_binned_2(real, synthetic, *, holdout=None, schema: Schema, seed: int = 0) -> float:
+    """The 2-marginal score over every column, numeric ones cut into quantile bins."""
+    result = k_marginal_score(
+        real, synthetic, columns=schema.categorical, numeric=schema.numeric, k=(2,), seed=seed
+    )
+    return result.scores[2]
+
+
+def correlation_mae(real, synthetic, *, holdout=None, schema: Schema, seed: int = 0) -> float:
+    """Mean absolute difference of the numeric columns' Pearson correlations."""
+    return correlation_error(real, synthetic, columns=schema.numeric).mae
+
+
+def discriminator_roc_auc(
+    real, synthetic, *, holdout=None, schema: Schema, seed: int = 0
+) -> float:
+    """Cross-validated ROC AUC of gradient boosting telling real from synthetic rows."""
+    return discriminator_auc(real, synthetic, schema=schema, seed=seed).auc
+
+
+def linear_formula(schema: Schema) -> str:
+    """``first numeric ~ every other analysed column``: the CI-overlap formula of a binding."""
+    numeric = list(schema.numeric)
+    if not numeric or len(schema.analysed) < 2:
+        raise ValueError(
+            f"schema must hold a numeric column and another analysed column for a regression; "
+            f"got {list(schema.analysed)} instead"
+        )
+    terms = [c for c in schema.analysed if c != numeric[0]]
+    return f"{numeric[0]} ~ {' + '.join(terms)}"
+
+
+def mean_ci_overlap(real, synthetic, *, holdout=None, schema: Schema, seed: int = 0) -> float:
+    """Mean CI overlap of :func:`linear_formula`'s regression coefficients."""
+    return ci_overlap(real, synthetic, formula=linear_formula(schema), schema=schema).mean_overlap
+
+
+def proportion_error(real, synthetic, *, holdout=None, schema: Schema, seed: int = 0) -> float:
+    """Mean absolute difference of category shares."""
+    return proportion_errors(real, synthetic, columns=schema.categorical).mean_error
+
+
+def mean_error(real, synthetic, *, holdout=None, schema: Schema, seed: int = 0) -> float:
+    """Mean relative difference of numeric column means."""
+    return mean_errors(real, synthetic, columns=schema.numeric).mean_error
+
+
+def percentile_error(real, synthetic, *, holdout=None, schema: Schema, seed: int = 0) -> float:
+    """Mean relative difference of numeric columns' minimum, deciles and maximum."""
+    return percentile_errors(real, synthetic, columns=schema.numeric).mean_error
+
+
+def tstr_trtr_ratio(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    *,
+    holdout: pd.DataFrame,
+    schema: Schema,
+    seed: int = 0,
+) -> float:
+    """Worst model's TSTR / TRTR ROC AUC, the first categorical column as the target.
+
+    The release rule reads the same ratio from ``utility.ml_efficacy`` (R² or RMSE for a
+    numeric target, :func:`synthreview.judgement.rules.measure_tstr_trtr_ratio`).
+    """
+    if holdout is None or not schema.categorical:
+        raise ValueError(
+            "tstr_trtr_ratio needs a holdout table and a categorical target column; got "
+            f"holdout={'none' if holdout is None else 'a table'} and categorical columns "
+            f"{list(schema.categorical)} instead"
+        )
+    result = ml_efficacy(
+        real, synthetic, holdout, schema=schema, target=schema.categorical[0], seed=seed
+    )
+    return min(s.tstr / s.trtr for s in result.scores if s.metric == "roc_auc")
+
 
 METRICS: tuple[MetricInfo, ...] = (
     MetricInfo(
@@ -21,6 +121,8 @@ METRICS: tuple[MetricInfo, ...] = (
         "(1 - mean total variation distance) × 1000",
         holdout_meaning=_FRESH,
         fmt=".0f",
+        function=k_marginal_2,
+        rules=("k_marginal",),  # when no numeric column can be binned
     ),
     MetricInfo(
         name="k_marginal_binned",
@@ -35,6 +137,8 @@ METRICS: tuple[MetricInfo, ...] = (
         "real data, so joint structure of numbers is judged too",
         holdout_meaning=_FRESH,
         fmt=".0f",
+        function=k_marginal_binned_2,
+        rules=("k_marginal",),
     ),
     MetricInfo(
         name="correlation_mae",
@@ -47,6 +151,7 @@ METRICS: tuple[MetricInfo, ...] = (
         citation=f"{_URBAN}, mean absolute error in pairwise correlation coefficients",
         meaning="mean absolute difference of Pearson correlations between numeric columns",
         holdout_meaning=_FRESH,
+        function=correlation_mae,
     ),
     MetricInfo(
         name="discriminator_auc",
@@ -60,6 +165,10 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="how well a gradient-boosting model tells real from synthetic rows; 0.5 = "
         "indistinguishable, far below 0.5 is suspicious (copies of training rows)",
         holdout_meaning=_FRESH,
+        function=discriminator_roc_auc,
+        # identical rows on both sides of the folds push the AUC far below 0.5 (copies)
+        identical="worst",
+        rules=("discriminator_auc",),
     ),
     MetricInfo(
         name="ci_overlap",
@@ -74,6 +183,7 @@ METRICS: tuple[MetricInfo, ...] = (
         meaning="mean overlap of regression coefficients' confidence intervals; 1 = same "
         "conclusions, below 0 = a gap between them",
         holdout_meaning=_FRESH,
+        function=mean_ci_overlap,
     ),
     MetricInfo(
         name="proportion_error",
@@ -86,6 +196,7 @@ METRICS: tuple[MetricInfo, ...] = (
         citation=f"{_URBAN}, absolute error for proportions",
         meaning="mean absolute difference of category shares",
         holdout_meaning=_FRESH,
+        function=proportion_error,
     ),
     MetricInfo(
         name="mean_error",
@@ -98,6 +209,7 @@ METRICS: tuple[MetricInfo, ...] = (
         citation=f"{_URBAN}, absolute proportion error for means",
         meaning="mean relative difference of numeric column means",
         holdout_meaning=_FRESH,
+        function=mean_error,
     ),
     MetricInfo(
         name="percentile_error",
@@ -110,6 +222,7 @@ METRICS: tuple[MetricInfo, ...] = (
         citation=f"{_URBAN}, proportion error in percentiles",
         meaning="mean relative difference of the minimum, deciles and maximum of numeric columns",
         holdout_meaning=_FRESH,
+        function=percentile_error,
     ),
     MetricInfo(
         name="tstr_trtr_ratio",
@@ -125,5 +238,7 @@ METRICS: tuple[MetricInfo, ...] = (
         "model trained on real data; 1 = as useful as the real data",
         holdout_meaning="TRTR is itself the reference: what the real training data achieves",
         fmt=".2f",
+        function=tstr_trtr_ratio,
+        rules=("tstr_trtr_ratio",),
     ),
 )
