@@ -93,7 +93,8 @@ T = TypeVar("T")
 # --- session keys (the only place they are spelled) -------------------------------------------
 REVIEW_KEY = "review"
 SEED_KEY = "seed"
-PRESENTATION_KEY = "presentation_mode"
+PRESENTATION_KEY = "presentation_mode"  # the Overview's toggle; kept on every page (page_start)
+RAW_ROWS_KEY = "show_raw_rows"  # a page's "Show training rows" checkbox (off: rows masked)
 DEMO_AUTOLOADED_KEY = "_demo_autoloaded"
 LOAD_ERROR_KEY = "_load_error"
 LOADED_TABLES_KEY = "_loaded_tables"
@@ -152,6 +153,36 @@ RUN_PANEL_CSS = (
     "width:min(34rem,60vw);max-height:80vh;overflow:auto;background:#ffffff;"
     "box-shadow:0 2px 12px rgba(0,0,0,.25);}</style>"
 )
+#: the dashboard's pages by group: (file, title, Material icon bundled with Streamlit). app.py
+#: navigates over them; presentation mode's page switcher links to the same pages
+PAGES = {
+    "Review": (
+        ("pages/data.py", "Data", ":material/folder_open:"),
+        ("pages/overview.py", "Overview", ":material/traffic:"),
+    ),
+    "Evidence": (
+        ("pages/fidelity.py", "Fidelity", ":material/target:"),
+        ("pages/privacy.py", "Privacy", ":material/lock:"),
+        ("pages/utility.py", "Utility", ":material/build:"),
+        ("pages/glucose.py", "Glucose", ":material/monitor_heart:"),
+    ),
+    "Release": (
+        ("pages/audit.py", "Audit & export", ":material/inventory_2:"),
+        ("pages/history.py", "History", ":material/history:"),
+    ),
+    "Help": (("pages/glossary.py", "Glossary", ":material/menu_book:"),),
+}
+#: presentation mode on every page: no sidebar, header or toolbar, larger type (local CSS only:
+#: no fonts or files from the network); the page switcher takes the sidebar's place
+PRESENTATION_CSS = """<style>
+section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+header[data-testid="stHeader"], [data-testid="stToolbar"] { display: none !important; }
+[data-testid="stMainBlockContainer"] { font-size: 1.45rem; max-width: 100%; padding-top: 1rem; }
+[data-testid="stMainBlockContainer"] h1 { font-size: 3rem; }
+[data-testid="stMainBlockContainer"] :is(h2, h3) { font-size: 1.9rem; }
+[data-testid="stTable"] td, [data-testid="stTable"] th { font-size: 1.45rem; padding: 0.6rem; }
+.st-key-presentation_pages p { font-size: 1.1rem; }
+</style>"""
 #: progress redraws at most this often (each redraw is a websocket message)
 _REDRAW_SECONDS = 0.25
 
@@ -206,6 +237,12 @@ def page_start() -> None:
     status. Pages call it (through :func:`require_review`), not ``app.py``: Streamlit's
     AppTest runs a page without the entrypoint once a ``pages/`` folder exists, and the run
     and its status must behave the same there as in the browser."""
+    if PRESENTATION_KEY in st.session_state:
+        # a widget's value is dropped on a page that does not draw it; presentation mode is
+        # switched on the Overview and must hold on every page (Streamlit's documented re-set)
+        st.session_state[PRESENTATION_KEY] = st.session_state[PRESENTATION_KEY]
+    if presentation_mode():
+        page_switcher()
     execute_pending_run()
     if st.session_state.pop(_RUN_DONE_KEY, False):
         # a toast floats: the Overview's decision lines keep their place in the first screen
@@ -354,6 +391,37 @@ def escape(text: object) -> str:
 def presentation_mode() -> bool:
     """Whether the screen-sharing presentation mode is on."""
     return bool(st.session_state.get(PRESENTATION_KEY, False))
+
+
+def end_presentation() -> None:
+    """``on_click`` of the page switcher's *Leave presentation*."""
+    st.session_state[PRESENTATION_KEY] = False
+
+
+def page_switcher() -> None:
+    """Presentation mode's navigation: the sidebar is hidden, so a compact row of links to every
+    page (and a way out of presentation mode) opens each page."""
+    st.html(PRESENTATION_CSS)
+    with st.container(horizontal=True, gap="small", key="presentation_pages"):
+        for pages in PAGES.values():
+            for path, title, icon in pages:
+                st.page_link(path, label=title, icon=icon)
+        st.button(
+            "Leave presentation",
+            key="presentation_leave",
+            icon=":material/close_fullscreen:",
+            on_click=end_presentation,
+        )
+
+
+def show_raw_rows() -> bool:
+    """Whether a page may draw raw training rows (exact values of real people).
+
+    Only when the reviewer ticked the page's *Show training rows* checkbox (key
+    :data:`RAW_ROWS_KEY`, off by default) and presentation mode is off: a shared screen never
+    shows them, whatever the checkbox says.
+    """
+    return bool(st.session_state.get(RAW_ROWS_KEY, False)) and not presentation_mode()
 
 
 # --- the audit page's confirmations (kept here so every key has one owner) --------------------

@@ -16,13 +16,13 @@ import app_state
 from synthreview.figures.audit import fidelity_curves, scorecard_table
 from synthreview.figures.explain import MISSING, format_metric, metric_help
 from synthreview.figures.frontier import UTILITY_AXES, frontier_points, privacy_utility_frontier
+from synthreview.figures.style import FONT_SIZE
 from synthreview.figures.text import markdown_text
 from synthreview.judgement.policy import HEADLINES, headline_scores
 from synthreview.judgement.verdicts import DECISION_STYLE
 
 # local CSS only (no fonts or files from the network). Decision lines wrap instead of
-# scrolling sideways (a fixed-column grid squeezed reasons into four lines at 1280x720);
-# presentation mode hides the sidebar and controls and enlarges the type.
+# scrolling sideways (a fixed-column grid squeezed reasons into four lines at 1280x720).
 DECISION_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 2.5rem; }
 .sr-decisions { display: flex; flex-direction: column; gap: 0.35rem; margin: 0.2rem 0 0.6rem; }
@@ -33,13 +33,9 @@ DECISION_CSS = """<style>
 .sr-name { font-weight: 700; font-size: 1.05rem; overflow-wrap: anywhere; }
 .sr-reason { flex: 1 1 22rem; font-size: 1rem; overflow-wrap: anywhere; }
 </style>"""
+#: the Overview's own sizes in presentation mode (app_state.PRESENTATION_CSS hides the sidebar
+#: and enlarges the type of every page)
 PRESENTATION_CSS = """<style>
-section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
-header[data-testid="stHeader"], [data-testid="stToolbar"] { display: none !important; }
-[data-testid="stMainBlockContainer"] { font-size: 1.45rem; max-width: 100%; }
-[data-testid="stMainBlockContainer"] h1 { font-size: 3rem; }
-[data-testid="stMainBlockContainer"] :is(h2, h3) { font-size: 1.9rem; }
-[data-testid="stTable"] td, [data-testid="stTable"] th { font-size: 1.45rem; padding: 0.6rem; }
 .sr-decisions { gap: 0.25rem; }
 .sr-line { padding: 0.2rem 0.6rem; }
 .sr-badge { font-size: 1.2rem; min-width: 17rem; }
@@ -65,7 +61,8 @@ review = app_state.require_review()
 present = st.toggle(
     "Presentation mode",
     key=app_state.PRESENTATION_KEY,
-    help="Large type, no sidebar or controls, one figure per screen.",
+    help="Large type, no sidebar or controls, one figure per screen; a row of links at the "
+    "top of every page opens the other pages.",
 )
 st.html(DECISION_CSS)
 if present:
@@ -115,9 +112,13 @@ with st.container(key="overview_slide_1"):
     )
 
     def frontier_figure():
-        figure = privacy_utility_frontier(points, utility=axis, height=720 if present else 420)
+        # names are placed for the text size drawn (collision-free at every screen width)
+        size = 22 if present else FONT_SIZE
+        figure = privacy_utility_frontier(
+            points, utility=axis, height=720 if present else 420, font_size=size
+        )
         if present:
-            figure.update_layout(font={"size": 22})
+            figure.update_layout(font={"size": size})
         return figure
 
     fig = app_state.view("overview_frontier", frontier_figure, axis, present)

@@ -240,3 +240,74 @@ def test_apply_style_sizes_the_figure_for_its_legend():
     assert fig.layout.height == 400 + LEGEND_ROW_PX * rows + 10
     alone = apply_style(go.Figure([go.Scatter(x=[0], y=[0], name="only")]), height=400)
     assert legend_entries(alone) == [] and alone.layout.height == 400
+
+
+#: plot-area widths of the Overview's scatter: 1280x720 with the sidebar open (about 850 px
+#: after the margins), a narrow column, and 1920x1080 without the sidebar
+SCATTER_PLOT_WIDTHS = (600, 850, 1500, 1800)
+
+
+def _label_boxes(fig: go.Figure, plot_width: float) -> list[tuple[float, float, float, float]]:
+    """Pixel boxes (left, top, right, bottom) of the scatter's name labels, read from the
+    figure spec alone with a plain text-width estimate (0.6 em per character)."""
+    layout = fig.layout
+    plot_height = layout.height - layout.margin.t - layout.margin.b
+    (x0, x1), (y0, y1) = layout.xaxis.range, layout.yaxis.range
+    boxes = []
+    for note in layout.annotations:
+        if not note.text:
+            continue  # the curated arrows carry no text
+        size = note.font.size or FONT_SIZE
+        x = (note.x - x0) / (x1 - x0) * plot_width + note.ax
+        y = (1 - (note.y - y0) / (y1 - y0)) * plot_height + note.ay
+        half_w, half_h = 0.6 * size * len(note.text) / 2, 0.65 * size
+        boxes.append((x - half_w, y - half_h, x + half_w, y + half_h))
+    return boxes
+
+
+def _crowded_points(n: int) -> list:
+    names = ["copula", "ctgan_long_candidate_name", "noisy_copy", "fresh_with_copies", "tvae"]
+    points = []
+    for i in range(n):
+        name = f"{names[i % len(names)]}_{i}"
+        # a cluster at no risk (the left axis) and a pair at the same place
+        risk, value = (0.0 + 0.002 * (i % 3), 0.9 + 0.003 * i) if i < n - 2 else (0.3, 0.95)
+        points.append(frontier_fig.FrontierPoint(name, risk, value, "candidate", name))
+    points.append(frontier_fig.FrontierPoint(f"{points[0].name} (curated)", 0.0, 0.88,
+                                             "curated", points[0].name))  # fmt: skip
+    points.append(frontier_fig.FrontierPoint("real data (reference)", 0.01, 1.0, "reference", ""))
+    return points
+
+
+@pytest.mark.parametrize("n", [3, 6, 25])
+@pytest.mark.parametrize("height", [420, 720])
+def test_scatter_labels_never_overprint_or_clip(n, height):
+    """The Overview's privacy-utility names: no two label boxes meet and none leaves the plot
+    area, at 1280x720 and 1920x1080; too many to name and the markers are numbered instead,
+    with the names in the legend."""
+    points = _crowded_points(n)
+    fig = frontier_fig.privacy_utility_frontier(points, height=height)
+    texts = [a.text for a in fig.layout.annotations if a.text]
+    numbered = bool(fig.layout.showlegend)
+    if numbered:
+        assert set(texts) <= {str(i) for i in range(1, len(points) + 1)}
+        assert legend_entries(fig) == [f"{i}: {plot_text(p.name)}" for i, p in
+                                       enumerate(points, start=1)]  # fmt: skip
+    else:
+        assert texts == [plot_text(p.name) for p in points]
+    for width in SCATTER_PLOT_WIDTHS:
+        boxes = _label_boxes(fig, width)
+        plot_height = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+        for i, a in enumerate(boxes):
+            assert a[0] >= 0 and a[1] >= 0 and a[2] <= width and a[3] <= plot_height, (i, a)
+            for b in boxes[i + 1 :]:
+                assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+    if n <= 6:
+        assert not numbered  # a meeting's handful of candidates is named on the chart
+
+
+def test_place_labels_checks_its_arguments():
+    with pytest.raises(ValueError, match="same length"):
+        frontier_fig.place_labels([(0.5, 0.5)], [], height=300)
+    # a label wider than the narrowest plot has no place
+    assert frontier_fig.place_labels([(0.5, 0.5)], [(700.0, 20.0)], height=300) is None

@@ -215,3 +215,34 @@ def test_not_computed_yet_offers_the_run_button():
     assert not at.exception
     assert any("not been computed" in i.value for i in at.info)
     assert at.button(key="run_review_page").label == "Run review"
+
+
+def _page_links(at) -> list[str]:
+    """Pages the main area links to (the sidebar's "See the decisions" is not counted)."""
+    return [element.proto.page for element in at.main.get("page_link")]
+
+
+def test_presentation_mode_keeps_page_navigation(opened):
+    """The sidebar is hidden while presenting: a row of links opens every page, presentation
+    mode holds on the page opened, raw training rows stay masked there, and the row's
+    *Leave presentation* ends it."""
+    import app_state
+
+    at = opened
+    assert not _page_links(at)  # the sidebar navigates outside presentation mode
+    at.toggle(key="presentation_mode").set_value(True).run()
+    pages = [path for group in app_state.PAGES.values() for path, _, _ in group]
+    assert _page_links(at) == [p.removeprefix("pages/").removesuffix(".py") for p in pages]
+    at.session_state[app_state.RAW_ROWS_KEY] = True
+    at.switch_page("pages/glossary.py").run()
+    assert not at.exception
+    assert at.session_state[app_state.PRESENTATION_KEY] is True
+    assert len(_page_links(at)) == len(pages)
+    assert any("stSidebar" in h.proto.body and "display: none" in h.proto.body
+               for h in at.get("html"))  # fmt: skip
+    with patch("streamlit.session_state", at.session_state):
+        assert app_state.show_raw_rows() is False  # a shared screen never shows real rows
+    at.button(key="presentation_leave").click().run()
+    assert not at.exception
+    assert at.session_state[app_state.PRESENTATION_KEY] is False
+    assert not _page_links(at)
