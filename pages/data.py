@@ -121,7 +121,9 @@ st.success(
     + markdown_text(", ".join(review.candidates))
 )
 if app_state.status() and "current" not in app_state.status().values():
-    st.info("Next: press **Run review** (sidebar) to compute every section once.")
+    # the button is drawn right here: the sidebar may be hidden (presentation mode, a narrow
+    # window), so the words name no other place
+    st.info("Next: press **Run review** below to compute every section once.")
     app_state.run_button(key="run_review_data")
 tables = [
     review.real,

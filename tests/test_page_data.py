@@ -30,6 +30,12 @@ def test_opens_on_the_bundled_demo():
     assert review is not None and review.kind == "table"
     assert "income" in review.schema.columns
     assert any("Review loaded" in s.value for s in at.success)
+    # the next step is named where its button is: here, and the sidebar has one too
+    (hint,) = [i.value for i in at.info if "Run review" in i.value]
+    assert "sidebar" not in hint and "below" in hint
+    assert at.main.button(key="run_review_data").label == "Run review"
+    assert at.sidebar.button(key="run_review").label == "Run review"
+    assert any("not computed" in c.value for c in at.sidebar.caption)
 
 
 def test_upload_path_shows_schema_and_findings():
