@@ -160,6 +160,26 @@ def _parser() -> argparse.ArgumentParser:
         default=10.0,
         help="glucose motif tolerance σ in mg/dL per value (GlucoSynth uses 2)",
     )
+    review.add_argument(
+        "--generator",
+        metavar="MODULE:FUNCTION",
+        help="the generator as an importable fit_sample(train, n, seed) -> DataFrame callable "
+        "(e.g. synthreview.generators.builtin:copula): runs the shadow-model attack (TAPAS) on "
+        "it; checked before computing",
+    )
+    review.add_argument(
+        "--shadow-models", type=int, default=20, metavar="K",
+        help="shadow attack: generators trained per target, half with it (default 20)",
+    )  # fmt: skip
+    review.add_argument(
+        "--shadow-targets", type=int, default=10, metavar="T",
+        help="shadow attack: target records, about half the most exposed (default 10)",
+    )  # fmt: skip
+    review.add_argument(
+        "--shadow-time-limit", type=float, default=600.0, metavar="S",
+        help="shadow attack: seconds per candidate; past it the result is partial and not "
+        "judged (default 600)",
+    )  # fmt: skip
     review.add_argument("--policy", type=Path, help="policy TOML (default: the shipped policy)")
     review.add_argument(
         "--curate", action="store_true", help="write curated datasets and before/after metrics"
@@ -321,6 +341,10 @@ def run_review(args: argparse.Namespace) -> int:
         max_attack=args.max_attack,
         motif_length=args.motif_length,
         motif_tolerance=args.motif_tolerance,
+        generator=args.generator,
+        shadow_models=args.shadow_models,
+        shadow_targets=args.shadow_targets,
+        shadow_time_limit=args.shadow_time_limit,
     )
     validate_options(review, options, args.sections, args.device)
 

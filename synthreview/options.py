@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from synthreview.errors import ConfigError
+from synthreview.generators.plugin import load_generator
 from synthreview.io.schema import Review
 from synthreview.metrics.utility.regression import parse_formula
 
@@ -46,6 +47,16 @@ class ReviewOptions:
         :mod:`synthreview.metrics.glucose.motifs`).
     motif_tolerance : float
         Glucose motif matching tolerance σ in mg/dL per value (GlucoSynth §3.1; paper: 2).
+    generator : str or None
+        ``"module:function"`` of the generator's ``fit_sample(train, n, seed)`` callable,
+        importable on this machine: the privacy section then runs the shadow-model attack
+        (:mod:`synthreview.metrics.privacy.shadow`). None: no shadow attack.
+    shadow_models : int
+        Shadow generators trained per target (K), half with the target; >= 4.
+    shadow_targets : int
+        Target records of the shadow attack (T), >= 1.
+    shadow_time_limit : float
+        Seconds the shadow attack may take per candidate; past it the result is partial.
     """
 
     embedding: str = "oneclass"
@@ -58,6 +69,10 @@ class ReviewOptions:
     l_diversity: int = 10
     motif_length: int = 6
     motif_tolerance: float = 10.0
+    generator: str | None = None
+    shadow_models: int = 20
+    shadow_targets: int = 10
+    shadow_time_limit: float = 600.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "groups", tuple(self.groups))
@@ -73,7 +88,8 @@ class ReviewOptions:
 #: options each section's numbers depend on (the rest of ReviewOptions does not change them)
 SECTION_OPTIONS = {
     "fidelity": ("embedding", "n_bootstrap"),
-    "privacy": ("embedding", "sensitive", "l_diversity", "max_attack"),
+    "privacy": ("embedding", "sensitive", "l_diversity", "max_attack", "generator",
+                "shadow_models", "shadow_targets", "shadow_time_limit"),
     "utility": ("target", "groups", "formula"),
     "glucose": ("max_attack", "n_bootstrap", "motif_length", "motif_tolerance"),
 }
@@ -150,6 +166,30 @@ def check_seed(seed: object) -> None:
         raise _fail("seed", f"an integer from 0 to {MAX_SEED} (2**32 - 1)", seed)
 
 
+def check_shadow_options(review: Review, options: ReviewOptions) -> None:
+    """Raise :class:`ConfigError` unless the shadow-attack options can run on ``review``.
+
+    The generator name is imported here (:func:`~synthreview.generators.plugin.load_generator`),
+    so a module that is not installed stops the review before anything is computed.
+    """
+    if not _integer(options.shadow_models) or options.shadow_models < 4:
+        raise _fail(
+            "shadow_models", "an integer >= 4 (shadows per target, half with it)",
+            options.shadow_models,
+        )  # fmt: skip
+    if not _integer(options.shadow_targets) or options.shadow_targets < 1:
+        raise _fail("shadow_targets", "an integer >= 1", options.shadow_targets)
+    limit = options.shadow_time_limit
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit < 1e9:
+        raise _fail("shadow_time_limit", "a number of seconds > 0", limit)
+    if options.generator is None:
+        return
+    if review.kind != "table":
+        raise _fail("generator", "empty for glucose traces (the shadow attack runs on tables)",
+                    options.generator)  # fmt: skip
+    load_generator(options.generator)
+
+
 def validate_options(
     review: Review,
     options: ReviewOptions,
@@ -195,6 +235,7 @@ def validate_options(
         raise _fail("n_bootstrap", "an integer >= 0 (0 = no intervals)", options.n_bootstrap)
     if not _integer(options.l_diversity) or options.l_diversity < 2:
         raise _fail("l_diversity", "an integer >= 2", options.l_diversity)
+    check_shadow_options(review, options)
     if review.kind == "traces":
         for name in ("target", "sensitive", "formula"):
             if getattr(options, name):

@@ -30,6 +30,7 @@ from synthreview.memo import Memo
 from synthreview.metrics.fidelity.section import FidelityReport, evaluate_fidelity
 from synthreview.metrics.glucose.section import GlucoseReport, evaluate_glucose
 from synthreview.metrics.privacy.section import PrivacyReport, evaluate_privacy
+from synthreview.metrics.privacy.shadow import ShadowSettings
 from synthreview.metrics.utility.section import UtilityReport, evaluate_utility
 from synthreview.options import (
     ReviewOptions,
@@ -213,6 +214,18 @@ def prepare(
     return Context(encoder=encoder, embedding=embedding, encoded=encoded, embedded=embedded)
 
 
+def shadow_settings(options: ReviewOptions) -> ShadowSettings | None:
+    """The shadow attack the options ask for (None: no generator named)."""
+    if options.generator is None:
+        return None
+    return ShadowSettings(
+        options.generator,
+        n_shadows=options.shadow_models,
+        n_targets=options.shadow_targets,
+        time_limit_s=float(options.shadow_time_limit),
+    )
+
+
 def _run_section(
     section: str,
     review: Review,
@@ -250,6 +263,7 @@ def _run_section(
             max_attack=options.max_attack,
             seed=seed,
             progress=progress,
+            shadow=shadow_settings(options),
         )
     if section == "utility":
         return evaluate_utility(

@@ -18,6 +18,7 @@ import pandas as pd
 
 from synthreview.encoding import TabularEncoder
 from synthreview.errors import ConfigError, DataError, attempt
+from synthreview.generators.plugin import load_generator
 from synthreview.io.row_hash import table_row_hashes, value_order
 from synthreview.io.schema import Schema
 from synthreview.metrics.privacy.attack_stats import AttackResult, attack_set
@@ -30,6 +31,7 @@ from synthreview.metrics.privacy.disclosure import (
 )
 from synthreview.metrics.privacy.epsilon import EpsilonBound, epsilon_lower_bound
 from synthreview.metrics.privacy.membership import membership_inference
+from synthreview.metrics.privacy.shadow import ShadowAttackResult, ShadowSettings, shadow_attack
 from synthreview.metrics.privacy.vulnerable import (
     VulnerableRecords,
     mask_rows,
@@ -238,6 +240,10 @@ class PrivacyReport:
         Singling out, linkability and inference risks (anonymeter's method).
     vulnerable : VulnerableRecords or None
         The training records the attacks expose most (masked values).
+    shadow : ShadowAttackResult or None
+        Shadow-model membership inference against the generator itself (TAPAS), when the
+        review names a generator (``ShadowSettings``); ``complete=False`` when its time limit
+        stopped it.
     errors : dict of str -> str
         Part (``"dcr"``, ``"attribute_inference"``, ``"l_diversity"``, ``"membership_inference"``,
         ``"wp29"``, ...) -> why it failed; a failed attack carries its own ``error``.
@@ -254,6 +260,7 @@ class PrivacyReport:
     epsilon_lower_bound: EpsilonBound | None = None
     wp29: WP29Report | None = None
     vulnerable: VulnerableRecords | None = None
+    shadow: ShadowAttackResult | None = None
 
     def attack(self, name: str) -> AttackResult | None:
         """The result of attack ``name``, or None."""
@@ -270,6 +277,7 @@ class PrivacyReport:
                 "epsilon_lower_bound": self.epsilon_lower_bound,
                 "wp29": self.wp29,
                 "vulnerable_records": self.vulnerable,
+                "shadow": self.shadow,
                 "errors": self.errors,
                 "skipped": self.skipped,
             }
@@ -310,6 +318,7 @@ def evaluate_privacy(
     n_vulnerable: int = 100,
     seed: int = 0,
     progress: Progress = None,
+    shadow: ShadowSettings | None = None,
 ) -> PrivacyReport:
     """Privacy section for one synthetic table.
 
@@ -330,6 +339,9 @@ def evaluate_privacy(
         Training records listed as most exposed.
     seed : int, default=0
     progress : callable(fraction, message), optional
+    shadow : ShadowSettings, optional
+        Run the shadow-model attack against this generator (its targets start with the most
+        exposed records); skipped with a reason when None.
 
     Returns
     -------
@@ -419,10 +431,23 @@ def evaluate_privacy(
         )
     else:
         skipped["l_diversity"] = "no numeric columns"
+    shadow_result = None
+    if shadow is None:
+        skipped["shadow"] = "no generator given (--generator module:function)"
+    else:
+        exposed = []
+        if vulnerable is not None:
+            exposed = list(zip(vulnerable.rows, vulnerable.p_value, strict=True))
+        shadow_result = attempt("shadow", errors, lambda: shadow_attack(
+            wp29_real, synthetic, wp29_holdout, generator=load_generator(shadow.generator),
+            settings=shadow, schema=schema, exposed=exposed, seed=seed,
+            progress=lambda f, m: step(0.93 + 0.07 * f, m),
+        ))  # fmt: skip
     step(1.0, "privacy done")
     return PrivacyReport(
-        attacks, dcr, inference, diversity, errors, skipped, epsilon, wp29, vulnerable
-    )
+        attacks, dcr, inference, diversity, errors, skipped, epsilon, wp29, vulnerable,
+        shadow=shadow_result,
+    )  # fmt: skip
 
 
 def evaluate_privacy_arrays(
