@@ -11,6 +11,7 @@ import ast
 import tomllib
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -71,3 +72,22 @@ def _stdlib(module: str) -> bool:
     import sys
 
     return module in sys.stdlib_module_names
+
+
+def test_the_synthreview_command_is_the_cli(capsys):
+    """``pip install .`` puts a ``synthreview`` command on the path: it runs ``cli.main``, the
+    function ``python -m synthreview`` runs, and the extras the README names all exist."""
+    import importlib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    module, _, function = meta["scripts"]["synthreview"].partition(":")
+    main = getattr(importlib.import_module(module), function)
+    assert f"from {module} import {function}" in (ROOT / "synthreview" / "__main__.py").read_text()
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: synthreview ")
+    readme = (ROOT / "README.md").read_text()
+    for extra in ("app", "dask", "postgres"):
+        assert extra in meta["optional-dependencies"]
+        assert f".[{extra}]" in readme
