@@ -7,6 +7,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from synthreview.figures import fidelity as fig
+from synthreview.figures.explain import holdout_gap
+from synthreview.judgement.verdicts import VERDICT_STYLE
 from synthreview.metrics.fidelity.features import pca_projection
 from synthreview.metrics.fidelity.section import evaluate_fidelity
 
@@ -42,7 +44,8 @@ def test_pca_scatter_carries_source_and_row_id():
 def test_tables_and_histograms():
     reports = _reports()
     scores = fig.score_table(reports)
-    assert len(scores) == 6 and scores["holdout reference"].notna().all()
+    assert len(scores) == 6 and (scores["holdout reference"] != "n/a").all()
+    assert set(scores["score"]) == {"IPα", "IRβ", "authenticity"}  # labels, not ids
     assert list(fig.prdc_table(reports)["candidate"]) == ["good", "copy"]
     histogram = fig.authenticity_histogram(reports)
     assert [t.name for t in histogram.data] == [fig.REFERENCE, "good", "copy"]
@@ -51,3 +54,28 @@ def test_tables_and_histograms():
         column="c", kind="categorical", candidates=["good"],
     )  # fmt: skip
     assert isinstance(overlay, go.Figure) and len(overlay.data) == 2
+
+
+def test_recall_beyond_the_holdout_reads_suspicious_not_better():
+    """A copy's IRβ above a fresh real sample is amber ("suspicious"), never green; a value
+    within the gap's noise is neither."""
+    reports = _reports()
+    scores = fig.score_table(reports).set_index(["candidate", "score"])["vs holdout"]
+    assert scores["copy", "IRβ"].endswith("(suspicious: beyond a fresh real sample)")
+    assert scores["copy", "authenticity"].endswith("(worse)")
+    assert scores["good", "IRβ"].endswith("(within noise)")
+    css = fig.styled_score_table(reports).to_html().split("</style>")[0]
+    amber = VERDICT_STYLE["warn"].background
+    assert css.count(amber) == 1 and "row4_col5" in css.split(amber)[0].rsplit("}", 1)[-1]
+    assert VERDICT_STYLE["pass"].background not in css.split("row4_col5")[1].split("}")[0]
+
+
+def test_holdout_gap_follows_the_registry():
+    assert holdout_gap("ir_beta", 0.93, 0.55, interval=(0.9, 0.96)).color == "orange"
+    assert holdout_gap("prdc_coverage", 0.99, 0.9).suspicious  # no interval: any gap counts
+    assert holdout_gap("ip_alpha", 0.93, 0.55, interval=(0.9, 0.96)).color == "green"
+    assert holdout_gap("ir_beta", 0.30, 0.55, interval=(0.28, 0.33)).color == "red"
+    assert holdout_gap("ir_beta", 0.56, 0.55, interval=(0.5, 0.6)).color == "gray"
+    assert holdout_gap("mia_auc", 0.7, 0.5).color == "red"  # lower is better
+    assert holdout_gap("ir_beta", None, 0.5) is None
+    assert holdout_gap("ir_beta", 0.93, 0.55).text == "+0.380 vs holdout"

@@ -9,6 +9,7 @@ import pytest
 
 from synthreview.encoding import TabularEncoder
 from synthreview.figures import privacy as fig
+from synthreview.figures.explain import format_number
 from synthreview.io.schema import Schema
 from synthreview.judgement.policy import load_policy, parse_policy
 from synthreview.judgement.verdicts import VERDICT_STYLE
@@ -92,12 +93,47 @@ def test_verdicts_and_colours_come_from_the_policy(reports):
         assert fig.verdict_color(verdict) == VERDICT_STYLE[verdict].accent
 
 
-def test_closest_pairs_puts_copies_first_and_highlights_equal_cells(reports):
+def test_closest_pairs_puts_copies_first_and_lists_positions_only(reports):
     real, by_name = reports
     report = by_name["copy"]
     rows = fig.riskiest_rows(report, n=3)
     assert report.dcr.exact_copy[rows].all()
-    styler = fig.closest_pairs(real, real, report, rows=rows, columns=["age", "sex"])
-    css = styler.to_html().split("</style>")[0]
-    assert css.count("_row") == 6 * 2  # every age and sex cell of the three copied pairs
-    assert len(styler.data) == 6
+    listed = fig.closest_pairs(real, real, report, rows=rows, columns=["age", "sex"])
+    assert list(listed["exact copy"]) == ["yes"] * 3
+    assert list(listed["equal cells"]) == ["2 of 2"] * 3
+    # positions, a formatted distance and counts: no cell value of a training row
+    assert not set(real["age"].astype(str)) & set(listed.astype(str).to_numpy().ravel())
+
+
+def test_closest_pair_masks_training_values_unless_raw(reports):
+    """Masked like the most exposed records: numbers as decile intervals of the training
+    column, rare levels as (rare); equal cells highlighted; raw values only on request."""
+    real, by_name = reports
+    report = by_name["copy"]
+    row = int(fig.riskiest_rows(report, n=1)[0])
+    t = int(report.dcr.nearest_train_index[row])
+    masked = fig.closest_pair(real, real, report, row=row, columns=["age", "sex"],
+                              numeric=["age"])  # fmt: skip
+    cells = masked.data
+    assert list(cells.index) == ["age", "sex"] and list(cells["equal"]) == ["yes", "yes"]
+    age = cells.loc["age", f"training #{t}"]
+    assert age.startswith("[") and str(real["age"].iloc[t]) not in age
+    low, high = (float(v) for v in age.strip("[]").split(", "))
+    assert low <= real["age"].iloc[t] <= high
+    css = masked.to_html().split("</style>")[0]
+    assert css.count("_row") == 2 * 2  # both cells of both equal columns
+    raw = fig.closest_pair(real, real, report, row=row, columns=["age", "sex"], numeric=["age"],
+                           raw=True).data  # fmt: skip
+    assert raw.loc["age", f"training #{t}"] == format_number(real["age"].iloc[t])
+    assert raw.loc["sex", f"training #{t}"] == real["sex"].iloc[t]
+
+
+def test_wp29_table_uses_registry_labels_and_formats(reports):
+    _, by_name = reports
+    table = fig.wp29_table(by_name)
+    assert "singling out, one column (WP29)" in set(table["risk"])
+    assert any(r.startswith("attribute inference (WP29): ") for r in table["risk"])
+    assert not any("_" in r for r in table["risk"])  # no ids
+    cells = table.drop(columns="attacks").to_numpy().ravel()
+    assert all(isinstance(c, str) and "None" not in c and "nan" not in c for c in cells)
+    assert len(table.columns) <= 5

@@ -84,28 +84,56 @@ def format_metric(name: str, value: object) -> str:
     return format_number(value, get(name).fmt)
 
 
+def numbers_as_text(table: pd.DataFrame, formats: dict[str, str] | None = None) -> pd.DataFrame:
+    """``table`` with every float cell written as a reviewer reads it (:func:`format_number`).
+
+    ``formats`` maps a column to a metric name whose registry format it takes; other float
+    columns pick their decimals by magnitude. No float noise (``0.5267029240000001``), no
+    ``None`` or ``nan`` cells: missing numbers read ``n/a``.
+    """
+    formats = formats or {}
+    floats = [c for c in table.columns if pd.api.types.is_float_dtype(table[c])]
+    shown = table.astype({c: "object" for c in floats})
+    for column in floats:
+        fmt = get(formats[column]).fmt if column in formats else None
+        shown[column] = [format_number(v, fmt) for v in table[column]]
+    for column in shown.columns:
+        if shown[column].dtype == object or isinstance(shown[column].dtype, pd.StringDtype):
+            shown[column] = shown[column].astype(object).where(shown[column].notna(), MISSING)
+    return shown
+
+
+#: how a value beyond the holdout reads where the registry marks that as memorisation
+SUSPICIOUS_READING = "suspicious: beyond a fresh real sample"
+
+
 @dataclass(frozen=True)
 class HoldoutGap:
     """How a candidate's value reads beside its holdout reference (a fresh real sample).
 
     Attributes
     ----------
-    text : str
-        The difference in the metric's format, ``"+0.388 vs holdout"``.
+    delta : str
+        The difference in the metric's format, ``"+0.388"``.
     color : {"green", "red", "orange", "gray"}
         Green: better than the holdout beyond the noise; red: worse beyond it; orange: better
         where the registry says that is suspicious (memorisation); gray: within the noise.
     reading : str
-        The same in words: ``"better than holdout"``, ``"worse than holdout"``,
-        ``"above holdout: suspicious"``, ``"within noise of holdout"``.
+        The same in words: ``"better"``, ``"worse"``, ``"within noise"``, or for the orange
+        case ``"suspicious: beyond a fresh real sample"``.
     suspicious : bool
         True for the orange case.
     """
 
-    text: str
+    delta: str
     color: str
     reading: str
     suspicious: bool = False
+
+    @property
+    def text(self) -> str:
+        """``"+0.388 vs holdout"``: a tile's delta line."""
+        return f"{self.delta} vs holdout"
 
 
 def holdout_gap(
@@ -117,31 +145,30 @@ def holdout_gap(
 ) -> HoldoutGap | None:
     """Metric ``name``'s ``value`` against its holdout ``reference``; None when either is missing.
 
-    ``interval`` is the value's 95 % interval: a reference inside it is within the noise
-    (gray). Without one any difference counts. A value better than the reference where the
-    registry marks that as suspicious (``MetricInfo.suspicious_above_holdout``: IRβ, k-NN recall,
-    coverage) is orange, never green: a candidate recalls more of the training rows than a fresh
-    real sample only by reproducing them.
+    ``interval`` is the value's 95 % interval. The reference is an estimate of the same size,
+    so the gap's own 95 % half-width is taken as √2 times the interval's half-width (two
+    independent estimates of equal noise); a gap within it is gray. Without an interval any
+    difference counts. A value better than the reference beyond the noise, where the registry
+    marks that as suspicious (``MetricInfo.suspicious_above_holdout``: IRβ, k-NN recall,
+    coverage), is orange, never green: a candidate recalls more of the training rows than a
+    fresh real sample only by reproducing them.
     """
     info = get(name)
     if any(v is None or not math.isfinite(v) for v in (value, reference)):
         return None
     sign = "+" if not info.fmt.startswith(("+", "-", " ")) else ""
-    text = f"{format(value - reference, sign + info.fmt)} vs holdout"
+    delta = format(value - reference, sign + info.fmt)
     lo, hi = interval if interval is not None else (value, value)
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        lo = hi = value
-    # the end of the interval nearest the reference decides whether the gap exceeds the noise
-    nearest = min(max(reference, lo), hi)
-    if nearest == reference or not (
-        info.better(nearest, reference) or info.better(reference, nearest)
+    noise = math.sqrt(2.0) * (hi - lo) / 2 if math.isfinite(hi - lo) else 0.0
+    if abs(value - reference) <= noise or not (
+        info.better(value, reference) or info.better(reference, value)
     ):
-        return HoldoutGap(text, "gray", "within noise of holdout")
-    if info.beyond_holdout(nearest, reference):
-        return HoldoutGap(text, "orange", "above holdout: suspicious", suspicious=True)
-    if info.better(nearest, reference):
-        return HoldoutGap(text, "green", "better than holdout")
-    return HoldoutGap(text, "red", "worse than holdout")
+        return HoldoutGap(delta, "gray", "within noise")
+    if info.beyond_holdout(value, reference):
+        return HoldoutGap(delta, "orange", SUSPICIOUS_READING, suspicious=True)
+    if info.better(value, reference):
+        return HoldoutGap(delta, "green", "better")
+    return HoldoutGap(delta, "red", "worse")
 
 
 def glossary_frame(section: str | None = None) -> pd.DataFrame:

@@ -14,8 +14,10 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from pandas.io.formats.style import Styler
 from plotly.subplots import make_subplots
 
+from synthreview.figures.explain import MISSING, format_metric, holdout_gap, metric_label
 from synthreview.figures.style import (
     HOLDOUT_COLOR,
     IDEAL_COLOR,
@@ -25,6 +27,7 @@ from synthreview.figures.style import (
     source_color,
 )
 from synthreview.figures.text import plot_text, plot_texts
+from synthreview.judgement.verdicts import style as verdict_style
 
 REFERENCE = "holdout reference"
 
@@ -154,23 +157,59 @@ def prdc_table(reports: Mapping[str, object]) -> pd.DataFrame:
     )
 
 
-def score_table(reports: Mapping[str, object]) -> pd.DataFrame:
-    """IPα, IRβ, authenticity with 95 % intervals and holdout references, one row per score."""
+#: the three scores of Alaa et al. (2022) in the order they are shown
+SCORES = ("ip_alpha", "ir_beta", "authenticity")
+#: a gap's colour (``explain.HoldoutGap.color``) as the verdict whose cell style it takes
+_GAP_VERDICT = {"green": "pass", "red": "fail", "orange": "warn"}
+
+
+_SCORE_COLUMNS = ["candidate", "score", "value", "95 % CI", REFERENCE, "vs holdout"]
+
+
+def _score_rows(reports: Mapping[str, object]) -> list[tuple[dict[str, str], str]]:
+    """Each candidate's score rows as text, with the colour of its gap to the holdout."""
     rows = []
     for name, report in reports.items():
         ref = report.holdout_reference
-        for score in ("ip_alpha", "ir_beta", "authenticity"):
+        for score in SCORES:
+            value = getattr(report, score)
             lo, hi = report.ci.get(score, (np.nan, np.nan))
-            rows.append(
-                {
-                    "candidate": name,
-                    "score": score,
-                    "value": getattr(report, score),
-                    "ci_low": lo,
-                    "ci_high": hi,
-                    REFERENCE: getattr(ref, score) if ref is not None else np.nan,
-                }
-            )
-    return pd.DataFrame(
-        rows, columns=["candidate", "score", "value", "ci_low", "ci_high", REFERENCE]
-    )
+            reference = getattr(ref, score) if ref is not None else None
+            gap = holdout_gap(score, value, reference, interval=(lo, hi))
+            row = {
+                "candidate": name,
+                "score": metric_label(score),
+                "value": format_metric(score, value),
+                "95 % CI": f"{format_metric(score, lo)} to {format_metric(score, hi)}",
+                REFERENCE: format_metric(score, reference),
+                "vs holdout": MISSING if gap is None else f"{gap.delta} ({gap.reading})",
+            }
+            rows.append((row, "gray" if gap is None else gap.color))
+    return rows
+
+
+def score_table(reports: Mapping[str, object]) -> pd.DataFrame:
+    """IPα, IRβ, authenticity with 95 % intervals beside the holdout reference, as text.
+
+    One row per candidate and score, labels and numbers as the registry writes them; ``vs
+    holdout`` reads the gap in words (:func:`synthreview.figures.explain.holdout_gap`), so an
+    IRβ above a fresh real sample reads "suspicious", never as an improvement.
+    """
+    return pd.DataFrame([row for row, _ in _score_rows(reports)], columns=_SCORE_COLUMNS)
+
+
+def styled_score_table(reports: Mapping[str, object]) -> Styler:
+    """:func:`score_table` with its ``vs holdout`` cells in verdict colours (amber: suspicious)."""
+    rows = _score_rows(reports)
+    table = pd.DataFrame([row for row, _ in rows], columns=_SCORE_COLUMNS)
+
+    def paint(frame: pd.DataFrame) -> pd.DataFrame:
+        styles = pd.DataFrame("", index=frame.index, columns=frame.columns)
+        for i, (_, color) in enumerate(rows):
+            if color in _GAP_VERDICT:
+                styles.iloc[i, frame.columns.get_loc("vs holdout")] = verdict_style(
+                    _GAP_VERDICT[color]
+                ).css()
+        return styles
+
+    return table.style.apply(paint, axis=None)

@@ -16,13 +16,14 @@ import pandas as pd
 import plotly.graph_objects as go
 from pandas.io.formats.style import Styler
 
-from synthreview.figures.explain import format_metric
+from synthreview.figures.explain import MISSING, format_metric, format_number, metric_label
 from synthreview.figures.style import HOLDOUT_COLOR, VERDICT_COLORS, apply_style, palette
 from synthreview.figures.text import plot_text
 from synthreview.judgement.policy import Policy, load_policy, verdict_for_value
 from synthreview.judgement.verdicts import SEVERITY
 from synthreview.judgement.verdicts import style as verdict_style
 from synthreview.metrics.privacy.membership import ATTACK_LABELS
+from synthreview.metrics.privacy.vulnerable import mask_rows
 
 _DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
 #: the rules that judge one membership-inference attack (its AUC; its TPR at 1 % FPR)
@@ -143,34 +144,44 @@ def attack_table(reports: Mapping[str, object], *, policy: Policy | None = None)
     return table.reset_index(drop=True)
 
 
-WP29_RISKS = {
-    "singling_out_univariate": "singling out (one column)",
-    "singling_out_multivariate": "singling out (several columns)",
-    "linkability": "linkability",
-}
+#: the WP29 risks measured once per candidate (inference is measured per secret column)
+WP29_RISKS = ("singling_out_univariate", "singling_out_multivariate", "linkability")
 
 
 def wp29_table(reports: Mapping[str, object]) -> pd.DataFrame:
-    """WP29 risks per candidate: risk with CI, attack / control / baseline success rates."""
+    """WP29 risks per candidate, as text: risk with its 95 % interval, and the success rates of
+    the attack, the control (holdout rows) and a random guess side by side.
+
+    Risks are named by their registry labels (``"attribute inference (WP29)"``), numbers in
+    the registry's format; five columns, so the table fits a 1280 px screen.
+    """
     rows = []
     for name, report in reports.items():
         wp = getattr(report, "wp29", None)
         if wp is None:
             continue
-        parts = [(label, getattr(wp, key)) for key, label in WP29_RISKS.items()]
-        parts += [(f"inference of {col}", r) for col, r in wp.inference.items()]
-        for label, r in parts:
+        parts = [
+            (f"wp29_{key}", metric_label(f"wp29_{key}"), getattr(wp, key)) for key in WP29_RISKS
+        ]
+        inference = metric_label("wp29_inference")
+        parts += [("wp29_inference", f"{inference}: {col}", r) for col, r in wp.inference.items()]
+        for metric, label, r in parts:
             if r is None:
                 continue
+            risk = format_metric(metric, r.risk)
+            low, high = (format_metric(metric, v) for v in r.ci)
+            rates = " / ".join(
+                format_number(v, ".3f") for v in (r.attack_rate, r.control_rate, r.baseline_rate)
+            )
             rows.append({
-                "candidate": name, "risk": label, "value": r.risk,
-                "95% CI": f"[{r.ci[0]:.3f}, {r.ci[1]:.3f}]", "attack success": r.attack_rate,
-                "control (holdout) success": r.control_rate,
-                "random-guess success": r.baseline_rate, "attacks": r.n_attacks,
+                "candidate": name, "risk": label, "risk (95 % CI)": f"{risk} ({low} to {high})",
+                "success: attack / control / guess": rates, "attacks": r.n_attacks,
+                "_order": r.risk,
             })  # fmt: skip
     table = pd.DataFrame(rows)
     if len(table):
-        table = table.sort_values(["candidate", "value"], ascending=[True, False])
+        table = table.sort_values(["candidate", "_order"], ascending=[True, False])
+        table = table.drop(columns="_order")
     return table.reset_index(drop=True)
 
 
@@ -226,34 +237,87 @@ def riskiest_rows(report, *, authentic: np.ndarray | None = None, n: int = 10) -
 
 def closest_pairs(
     synthetic: pd.DataFrame, real: pd.DataFrame, report, *, rows: np.ndarray, columns: list[str]
-) -> Styler:
-    """Each chosen synthetic row above its nearest training row, equal cells highlighted."""
+) -> pd.DataFrame:
+    """One line per chosen synthetic row: its nearest training row, DCR, copy, equal cells.
+
+    Positions and counts only (no cell value), so the list is safe on a shared screen and
+    narrow at any number of columns; :func:`closest_pair` shows one pair's cells.
+    """
     dcr = report.dcr
-    blocks = []
+    lines = []
     for r in rows:
         t = int(dcr.nearest_train_index[r])
-        pair = pd.concat([synthetic[columns].iloc[[r]], real[columns].iloc[[t]]], ignore_index=True)
-        pair.insert(0, "row", [f"synthetic #{r}", f"training #{t}"])
-        pair.insert(1, "DCR", [dcr.synthetic_to_train[r], np.nan])
-        pair.insert(2, "exact copy", ["yes" if dcr.exact_copy[r] else "no", ""])
-        blocks.append(pair.astype({c: "object" for c in columns}))
-    table = (
-        pd.concat(blocks, ignore_index=True) if blocks else pd.DataFrame(columns=["row", *columns])
+        same = sum(_same(synthetic[c].iloc[r], real[c].iloc[t]) for c in columns)
+        lines.append({
+            "synthetic row": int(r), "nearest training row": t,
+            "DCR": format_number(dcr.synthetic_to_train[r]),
+            "exact copy": "yes" if dcr.exact_copy[r] else "no",
+            "equal cells": f"{same} of {len(columns)}",
+        })  # fmt: skip
+    return pd.DataFrame(
+        lines,
+        columns=["synthetic row", "nearest training row", "DCR", "exact copy", "equal cells"],
     )
+
+
+def closest_pair(
+    synthetic: pd.DataFrame,
+    real: pd.DataFrame,
+    report,
+    *,
+    row: int,
+    columns: list[str],
+    numeric: list[str],
+    raw: bool = False,
+) -> Styler:
+    """Synthetic row ``row`` beside its nearest training row, one line per column.
+
+    Masked unless ``raw``: numbers as the training column's decile interval and levels shared
+    by fewer than 10 training rows as "(rare)", exactly as the most exposed records are
+    (:func:`synthreview.metrics.privacy.vulnerable.mask_rows`), so a shared screen shows no
+    training row. Equal cells (compared on the values, masked or not) are highlighted.
+    """
+    t = int(report.dcr.nearest_train_index[row])
+    same = [_same(synthetic[c].iloc[row], real[c].iloc[t]) for c in columns]
+    if raw:
+        left = [_cell(synthetic[c].iloc[row]) for c in columns]
+        right = [_cell(real[c].iloc[t]) for c in columns]
+    else:
+        kept = [c for c in columns if c in numeric]
+        masked_real = mask_rows(real[columns], np.array([t]), numeric=kept)
+        masked_synthetic = mask_rows(
+            real[columns], np.array([row]), numeric=kept, source=synthetic[columns]
+        )
+        left, right = list(masked_synthetic.iloc[0]), list(masked_real.iloc[0])
+    table = pd.DataFrame(
+        {
+            f"synthetic #{row}": left,
+            f"training #{t}": right,
+            "equal": ["yes" if s else "" for s in same],
+        },
+        index=pd.Index(columns, name="column"),
+    )
+    fill = f"background-color: {VERDICT_COLORS['fail']}33"
 
     def highlight(frame: pd.DataFrame) -> pd.DataFrame:
         styles = pd.DataFrame("", index=frame.index, columns=frame.columns)
-        for top in range(0, len(frame) - 1, 2):
-            for c in columns:
-                a, b = frame.at[top, c], frame.at[top + 1, c]
-                same = (pd.isna(a) and pd.isna(b)) or (
-                    not pd.isna(a) and not pd.isna(b) and _equal(a, b)
-                )
-                if same:
-                    styles.loc[[top, top + 1], c] = f"background-color: {VERDICT_COLORS['fail']}33"
+        styles.iloc[np.flatnonzero(same), :2] = fill
         return styles
 
-    return table.style.apply(highlight, axis=None).format(precision=3, na_rep="")
+    return table.style.apply(highlight, axis=None)
+
+
+def _cell(value: object) -> str:
+    """A raw cell as text: numbers without float noise, ``n/a`` when missing."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return MISSING
+    return format_number(value) if isinstance(value, float) else str(value)
+
+
+def _same(a: object, b: object) -> bool:
+    if pd.isna(a) or pd.isna(b):
+        return bool(pd.isna(a) and pd.isna(b))
+    return _equal(a, b)
 
 
 def _equal(a: object, b: object) -> bool:

@@ -88,12 +88,22 @@ def vulnerable_records(
 
 
 def mask_rows(
-    real: pd.DataFrame, rows: np.ndarray, *, numeric: Sequence[str], min_group: int = 10
+    real: pd.DataFrame,
+    rows: np.ndarray,
+    *,
+    numeric: Sequence[str],
+    min_group: int = 10,
+    source: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """``real.iloc[rows]`` with numbers as decile intervals and rare levels as "(rare)"."""
+    """``real.iloc[rows]`` with numbers as decile intervals and rare levels as "(rare)".
+
+    ``source`` (a table with ``real``'s columns, e.g. a synthetic one) masks ``source.iloc[rows]``
+    instead, with the deciles and level counts of ``real``: a synthetic row beside its nearest
+    training row reads in the same intervals.
+    """
     out = {}
     for col in real.columns:
-        values = real[col].iloc[rows]
+        values = (real if source is None else source)[col].iloc[rows]
         if col in set(numeric):
             x = pd.to_numeric(real[col], errors="coerce")
             edges = np.unique(np.nanquantile(x, np.linspace(0, 1, 11))) if x.notna().any() else []
