@@ -83,24 +83,40 @@ def part_error(name: str, part: str) -> bool:
 
 
 st.subheader("Summary")
-summary = app_state.view("utility_summary", lambda: fig.utility_summary(reports).styled())
+policy = app_state.get_policy()
+summary = app_state.view("utility_summary", lambda: fig.utility_summary(reports, policy=policy))
+widths = summary.widths()
 st.dataframe(
-    summary,
+    app_state.view("utility_summary_styled", summary.styled),
     key="utility_summary",
     hide_index=True,
     column_config={
-        "metric": st.column_config.TextColumn("metric", help="Hover a metric for its meaning"),
-        "better": st.column_config.TextColumn("better", help="Which direction is better"),
+        fig.METRIC: st.column_config.TextColumn(
+            fig.METRIC, width=widths[fig.METRIC], pinned=True,
+            help="What each row means is listed below the table",
+        ),
+        fig.BETTER: st.column_config.TextColumn(
+            fig.BETTER, width=widths[fig.BETTER], help="Which direction is better"
+        ),
         fig.REFERENCE: st.column_config.TextColumn(
-            fig.REFERENCE, help="The same metric for the holdout table (for TSTR rows: TRTR)"
+            "holdout", width=widths[fig.REFERENCE],
+            help="The holdout reference: the same metric for the holdout table (for TSTR rows: "
+            "TRTR, the model trained on real data)",
         ),
         **{
-            name: st.column_config.TextColumn(name, help=f"Candidate {markdown_text(name)}")
-            for name in reports
+            name: st.column_config.TextColumn(
+                name, width=widths[name], help=f"Candidate {markdown_text(name)}"
+            )
+            for name in summary.candidates
         },
     },
-)
-st.caption(fig.LIGHT_CAPTION)
+)  # fmt: skip
+st.caption(markdown_text(fig.light_caption(policy)))
+with st.expander("What each row means"):
+    st.markdown(
+        "\n".join(f"- **{markdown_text(label)}**: {markdown_text(text)}"
+                   for label, text in summary.meanings())
+    )  # fmt: skip
 for name, result in reports.items():
     for part, why in result.skipped.items():
         st.caption(markdown_text(f"{name}: {part.replace('_', ' ')} skipped — {why}"))

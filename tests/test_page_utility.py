@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from synthreview import demo
+from synthreview.figures import utility as fig
 from tests.page_helpers import run_page, run_page_without_data
 
 
@@ -27,9 +30,26 @@ def test_utility_page_shows_summary_heatmaps_and_efficacy(review):
     assert len(charts) >= 7  # correlations, k-marginal, worst marginal, percentiles, groups, ML, CI
     assert any("heatmap" in chart.proto.spec for chart in charts)
     assert len(at.error) == 0
+    _summary_renders(at, review)
     at.radio(key="utility_k").set_value(3).run()
     at.selectbox(key="utility_candidate").set_value("mode_collapse").run()
     assert not at.exception
+
+
+def _summary_renders(at: AppTest, review) -> None:
+    """The Utility summary: text cells only (no tooltip HTML, no None), every candidate a
+    column that fits 1280 px, the colours' caption generated from the policy."""
+    (table,) = [d for d in at.dataframe if fig.METRIC in d.value.columns]
+    frame = table.value
+    assert list(frame.columns) == [fig.METRIC, fig.BETTER, *review.candidates, fig.REFERENCE]
+    cells = [str(c) for c in frame.to_numpy().ravel()]
+    assert not any("<span" in c or "pd-t" in c or c in ("None", "nan", "NULL") for c in cells)
+    config = json.loads(table.proto.columns)
+    widths = {name: config[name]["width"] for name in frame.columns}
+    assert sum(widths.values()) <= fig.SUMMARY_WIDTH_PX
+    assert config[fig.METRIC].get("pinned") is True
+    assert any("Tolerances from the release policy" in c.value for c in at.caption)
+    assert any("What each row means" in e.label for e in at.expander)
 
 
 @pytest.mark.slow

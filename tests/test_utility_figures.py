@@ -1,15 +1,18 @@
-"""Utility figures and the traffic-light rule."""
+"""Utility figures and the traffic lights (read from the policy's [lights.*])."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
+import re
 import warnings
 
 import plotly.graph_objects as go
 import pytest
 
 from synthreview.figures import utility as fig
+from synthreview.judgement.policy import load_policy
 from synthreview.metrics.utility.section import evaluate_utility
 from tests.test_utility import SCHEMA, _shuffle_columns, _table
 
@@ -58,6 +61,66 @@ def test_summary_has_reference_column_and_lights(reports):
     assert summary.lights.loc["k_marginal 1", "shuffled"] == "pass"
     assert "random_forest · f1" in summary.values.index
     summary.styled().to_html()
+
+
+def test_lights_come_from_the_policy_file(tmp_path):
+    # the module holds no threshold table: a policy file changes the light
+    source = inspect.getsource(fig)
+    assert "LIGHT_RULES" not in source and "LIGHT_CAPTION" not in source
+    assert fig.traffic_light(975.0, 990.0, metric="k_marginal 2") == "warn"
+    path = tmp_path / "loose.toml"
+    path.write_text("[lights.k_marginal]\npass = 20\nfail = 40\n")
+    loose = load_policy(path)
+    assert fig.traffic_light(975.0, 990.0, metric="k_marginal 2", policy=loose) == "pass"
+    assert loose.lights["k_marginal"].reason  # the shipped reason is kept
+    # a row the policy gives no light is n/a, never a guess
+    assert fig.traffic_light(0.5, 0.5, metric="unknown_metric") == "n/a"
+    caption = fig.light_caption(loose)
+    assert "k-marginal (categorical) 20 (red beyond 40)" in caption
+    assert "TSTR rmse 5 % of the reference" in caption
+
+
+def test_every_summary_row_has_a_light_in_the_default_policy(reports):
+    policy = load_policy()
+    summary = fig.utility_summary(reports, policy=policy)
+    for row in summary.values.index:
+        assert policy.light(fig.light_name(row)) is not None, row
+
+
+def test_summary_renders_without_html_and_with_registry_formats(reports):
+    summary = fig.utility_summary(reports)
+    table = summary.table()
+    assert list(table.columns) == [fig.METRIC, fig.BETTER, "fresh", "shuffled", fig.REFERENCE]
+    cells = table.to_numpy().ravel().tolist()
+    assert all(isinstance(c, str) for c in cells)
+    assert not any("<" in c or c in ("None", "nan", "NULL") for c in cells)
+    row = table[table[fig.METRIC] == "k-marginal (categorical), k = 2"].iloc[0]
+    assert re.fullmatch(r"\d+", row["fresh"])  # registry format .0f: no decimals
+    # a missing number reads n/a
+    values = summary.values.copy()
+    values.loc["correlation_mae", "fresh"] = math.nan
+    gappy = fig.UtilitySummary(values=values, lights=summary.lights)
+    assert gappy.table().set_index(fig.METRIC).loc["correlation MAE", "fresh"] == "n/a"
+    html = summary.styled().to_html()
+    assert "pd-t" not in html and "<span" not in html  # no tooltip markup to leak into cells
+    assert "background-color" in html
+    meanings = dict(summary.meanings())
+    assert meanings["correlation MAE"].startswith("mean absolute difference")
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 6])
+def test_summary_fits_1280_px(reports, n):
+    report = next(iter(reports.values()))
+    summary = fig.utility_summary({f"candidate number {i}": report for i in range(n)})
+    widths = summary.widths()
+    assert set(widths) == {fig.METRIC, fig.BETTER, *summary.candidates, fig.REFERENCE}
+    assert sum(widths.values()) <= fig.SUMMARY_WIDTH_PX
+    assert min(widths.values()) >= fig.VALUE_WIDTH_PX[0]
+    # the widest number in the table fits its column (about 8 px a character at 14 px type)
+    table = summary.table()
+    for column in table.columns.drop(fig.METRIC):
+        longest = max(len(c) for c in table[column])
+        assert 8 * longest + 16 <= widths[column], (column, longest)
 
 
 def test_builders_return_figures(reports):

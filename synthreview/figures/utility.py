@@ -1,8 +1,9 @@
 """Figures and the traffic-light summary of the utility section (no Streamlit).
 
 Every builder takes result objects from :mod:`synthreview.metrics.utility.section`;
-``reports`` maps a
-candidate name to its ``UtilityReport``. The holdout reference is drawn in the holdout grey.
+``reports`` maps a candidate name to its ``UtilityReport``. The summary's traffic lights are
+the release policy's ``[lights.*]`` (``policies/default.toml``): this module holds no
+threshold. The holdout reference is drawn in the holdout grey.
 Candidate, column, category and formula text is drawn as text
 (:func:`synthreview.figures.text.plot_text`); the summary table keeps names as written.
 """
@@ -16,9 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from pandas.io.formats.style import Styler
 from plotly.subplots import make_subplots
 
-from synthreview.figures.explain import direction_text, format_number, metric_help
+from synthreview.figures.explain import MISSING, format_number
 from synthreview.figures.style import (
     HOLDOUT_COLOR,
     REAL_COLOR,
@@ -27,104 +29,169 @@ from synthreview.figures.style import (
     palette,
 )
 from synthreview.figures.text import plot_text, plot_texts
+from synthreview.judgement.policy import BY_GROUP, Policy, load_policy
+from synthreview.metrics.info import MetricInfo
 from synthreview.metrics.registry import REGISTRY, get
 from synthreview.metrics.utility.kmarginal import MarginalDifference
 from synthreview.metrics.utility.marginals import CorrelationError
 
 REFERENCE = "holdout reference"
-
-#: metric -> (ideal value, tolerance on the metric's own scale; None = 5 % of the reference)
-LIGHT_RULES: dict[str, tuple[float, float | None]] = {
-    "k_marginal 1": (1000.0, 10.0),
-    "k_marginal 2": (1000.0, 10.0),
-    "k_marginal 3": (1000.0, 10.0),
-    "correlation_mae": (0.0, 0.02),
-    "discriminator_auc": (0.5, 0.02),
-    "ci_overlap": (1.0, 0.1),
-    "proportion_error": (0.0, 0.005),
-    "proportion_error_by_group": (0.0, 0.01),
-    "mean_error": (0.0, 0.02),
-    "mean_error_by_group": (0.0, 0.05),
-    "percentile_error": (0.0, 0.02),
-    "accuracy": (1.0, 0.02),
-    "roc_auc": (1.0, 0.02),
-    "f1": (1.0, 0.02),
-    "r2": (1.0, 0.02),
-    "rmse": (0.0, None),
-}
-
-LIGHT_CAPTION = (
-    "Traffic lights compare each candidate with the holdout reference (for ML efficacy: with "
-    "training on real data, TRTR). The excess is how much farther the candidate is from the "
-    "ideal value than the reference is: green when the excess is at most the tolerance, yellow "
-    "up to three tolerances, red beyond. Tolerances: k-marginal 10 points, correlation MAE 0.02, "
-    "discriminator AUC 0.02 (ideal 0.5), CI overlap 0.1, proportion error 0.005 (0.01 by group), "
-    "mean error 0.02 (0.05 by group), percentile error 0.02, accuracy / ROC AUC / F1 / R² 0.02, "
-    "RMSE 5 % of TRTR."
-)
+#: first columns of the summary table
+METRIC, BETTER = "metric", "better"
+#: widths (px) of the summary table's columns; candidates share what is left of
+#: SUMMARY_WIDTH_PX, the main column of the wide layout at 1280 px with the sidebar open
+#: (1280 - 336 sidebar - 2 x 80 padding = 784), so six candidates fit without scrolling
+SUMMARY_WIDTH_PX = 780
+METRIC_WIDTH_PX, BETTER_WIDTH_PX = 220, 80
+VALUE_WIDTH_PX = (64, 120)
+#: ML-efficacy rows are keyed "model · score"
+_MODEL_SEP = " · "
 
 
-def traffic_light(value: float, reference: float, *, metric: str) -> str:
-    """``"pass"`` (green), ``"warn"`` (yellow), ``"fail"`` (red) or ``"n/a"`` for one metric."""
-    rule_key = metric.rsplit(" · ", 1)[-1]
-    if rule_key not in LIGHT_RULES or not (math.isfinite(value) and math.isfinite(reference)):
-        return "n/a"
-    ideal, tol = LIGHT_RULES[rule_key]
-    tol = 0.05 * abs(reference) if tol is None else tol
-    excess = abs(value - ideal) - abs(reference - ideal)
-    if excess <= tol:
-        return "pass"
-    return "warn" if excess <= 3 * tol else "fail"
+def light_name(row: str) -> str:
+    """The ``[lights.NAME]`` of a summary row (``"k_marginal 2"`` -> ``"k_marginal"``,
+    ``"random_forest · roc_auc"`` -> ``"tstr_roc_auc"``)."""
+    if _MODEL_SEP in row:
+        return f"tstr_{row.rsplit(_MODEL_SEP, 1)[-1]}"
+    return row.split(" ")[0]
+
+
+def traffic_light(
+    value: float, reference: float, *, metric: str, policy: Policy | None = None
+) -> str:
+    """``"pass"`` (green), ``"warn"`` (yellow), ``"fail"`` (red) or ``"n/a"`` for one row.
+
+    The thresholds are the policy's ``[lights.NAME]`` (:class:`~synthreview.judgement.policy.
+    Light`); a row the policy sets no light for, or a missing number, is ``"n/a"``.
+    """
+    light = (policy or load_policy()).light(light_name(metric))
+    return "n/a" if light is None else light.verdict(value, reference)
+
+
+def light_caption(policy: Policy | None = None) -> str:
+    """How the summary's colours are decided, with every tolerance, from the policy."""
+    policy = policy or load_policy()
+    parts = [f"{_light_label(light.name)} {light.describe()}" for light in policy.lights.values()]
+    return (
+        "Colours compare each candidate with the holdout reference (for ML efficacy: with "
+        "training on real data, TRTR): green when the candidate is at most the tolerance "
+        "farther from the ideal value than the reference is, red beyond the second number, "
+        "yellow between; a candidate better than the reference is green. Tolerances from the "
+        f"release policy ({policy.name}): " + "; ".join(parts) + "."
+    )
+
+
+def _light_label(name: str) -> str:
+    if name.startswith("tstr_") and name not in REGISTRY:
+        return f"TSTR {name.removeprefix('tstr_').replace('_', ' ')}"
+    base = name.removesuffix(BY_GROUP)
+    label = get(base).label if base in REGISTRY else base.replace("_", " ")
+    return f"{label} within groups" if name.endswith(BY_GROUP) else label
+
+
+def _better_text(info: MetricInfo | None) -> str:
+    if info is None:
+        return "higher"
+    return f"near {info.ideal:g}" if info.direction == "closest" else info.direction
 
 
 @dataclass(frozen=True)
 class UtilitySummary:
-    """Headline metrics (rows) by candidate and holdout reference (columns), with lights."""
+    """Headline metrics (rows) by candidate and holdout reference (columns), with lights.
+
+    ``values`` holds the numbers (NaN where missing), ``lights`` each candidate cell's verdict
+    under the policy's ``[lights.*]``.
+    """
 
     values: pd.DataFrame
     lights: pd.DataFrame
 
-    def styled(self):
-        """A pandas Styler for display: a readable ``metric`` label and ``better`` column from
-        the metric registry, numbers without exponents (``–`` where missing), each candidate
-        cell tinted with its light's colour and its text label in the hover tooltip."""
+    @property
+    def candidates(self) -> list[str]:
+        """The candidate columns, in review order."""
+        return [c for c in self.values.columns if c != REFERENCE]
+
+    def table(self) -> pd.DataFrame:
+        """The summary as text: ``metric``, ``better``, one column per candidate, then the
+        holdout reference; numbers in their registry format, ``n/a`` where missing."""
         names = [registry_name(key) for key in self.values.index]
-        table = self.values.map(format_number)
-        table.insert(0, "better", [direction_text(get(n)) if n else "" for n in names])
-        table.insert(0, "metric", [display_label(key) for key in self.values.index])
-        table = table.reset_index(drop=True)
+        rows = []
+        for key, name in zip(self.values.index, names, strict=True):
+            info = get(name) if name else None
+            fmt = info.fmt if info and _MODEL_SEP not in key else None
+            row = {METRIC: display_label(key), BETTER: _better_text(info)}
+            row |= {c: _text(self.values.loc[key, c], fmt) for c in self.values.columns}
+            if _MODEL_SEP in key:
+                row[BETTER] = "lower" if key.endswith(" · rmse") else "higher"
+            rows.append(row)
+        return pd.DataFrame(rows, columns=[METRIC, BETTER, *self.values.columns])
+
+    def styled(self) -> Styler:
+        """:meth:`table` with each candidate cell tinted by its light (no HTML in any cell:
+        meanings go to the page's column help and caption, never into tooltips)."""
+        table = self.table()
         colours = pd.DataFrame("", index=table.index, columns=table.columns)
-        tips = pd.DataFrame("", index=table.index, columns=table.columns)
         for i, key in enumerate(self.values.index):
-            tips.loc[i, "metric"] = metric_help(names[i]) if names[i] else key
-            for column in self.lights.columns:
+            for column in self.candidates:
                 light = self.lights.loc[key, column]
-                if light in VERDICT_COLORS:
+                if light in VERDICT_COLORS and light != "n/a":
                     colours.loc[i, column] = (
                         f"background-color: {VERDICT_COLORS[light]}; color: #111111"
                     )
-                    tips.loc[i, column] = f"{light} against the holdout reference"
-        return table.style.apply(lambda _: colours, axis=None).set_tooltips(tips)
+        return table.style.apply(lambda _: colours, axis=None)
+
+    def widths(self, *, total_px: int = SUMMARY_WIDTH_PX) -> dict[str, int]:
+        """Column widths in px that fit ``total_px``: the metric column, the direction, then
+        candidates and the reference sharing the rest (never narrower than a number needs)."""
+        values = [*self.candidates, REFERENCE]
+        low, high = VALUE_WIDTH_PX
+        share = (total_px - METRIC_WIDTH_PX - BETTER_WIDTH_PX) // max(len(values), 1)
+        each = int(min(high, max(low, share)))
+        return {METRIC: METRIC_WIDTH_PX, BETTER: BETTER_WIDTH_PX, **dict.fromkeys(values, each)}
+
+    def meanings(self) -> list[tuple[str, str]]:
+        """``(row label, what it means)`` for every row, from the metric registry."""
+        out = []
+        for key in self.values.index:
+            name = registry_name(key)
+            if _MODEL_SEP in key:
+                model, score = key.split(_MODEL_SEP)
+                text = (
+                    f"{score.replace('_', ' ')} of a {model.replace('_', ' ')} model trained on "
+                    "the candidate and tested on the holdout; the reference column trains it on "
+                    "the real data (TRTR)"
+                )
+            else:
+                text = get(name).meaning if name else key.replace("_", " ")
+            out.append((display_label(key), text))
+        return out
+
+
+def _text(value: object, fmt: str | None) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    text = format_number(value, fmt)
+    return "n/a" if text == MISSING else text
 
 
 def registry_name(key: str) -> str | None:
     """The metric registry name of a summary row (``"k_marginal 2"`` -> ``"k_marginal"``)."""
-    if " · " in key:
+    if _MODEL_SEP in key:
         return "tstr_trtr_ratio"
-    base = key.split(" ")[0].removesuffix("_by_group")
+    base = key.split(" ")[0].removesuffix(BY_GROUP)
     return base if base in REGISTRY else None
 
 
 def display_label(key: str) -> str:
     """A summary row as the reviewer reads it (``"k-marginal (categorical), k = 2"``)."""
-    if " · " in key:
-        model, metric = key.split(" · ")
-        return f"TSTR {metric.replace('_', ' ')} ({model.replace('_', ' ')}; reference: TRTR)"
+    if _MODEL_SEP in key:
+        model, metric = key.split(_MODEL_SEP)
+        return f"TSTR {metric.replace('_', ' ')} · {model.replace('_', ' ')}"
     name = registry_name(key)
     if name is None:
         return key.replace("_", " ")
     label = get(name).label
-    if key.endswith("_by_group"):
+    if key.endswith(BY_GROUP):
         return f"{label} within groups"
     parts = key.split(" ")
     return f"{label}, k = {parts[1]}" if len(parts) == 2 else label
@@ -140,8 +207,11 @@ def _flat(summary: dict) -> dict[str, float]:
     return out
 
 
-def utility_summary(reports: Mapping[str, object]) -> UtilitySummary:
-    """Values and traffic lights of every headline metric for every candidate."""
+def utility_summary(
+    reports: Mapping[str, object], *, policy: Policy | None = None
+) -> UtilitySummary:
+    """Values and traffic lights (the policy's ``[lights.*]``) of every headline metric."""
+    policy = policy or load_policy()
     columns: dict[str, dict[str, float]] = {}
     references: dict[str, float] = {}
     for name, report in reports.items():
@@ -150,19 +220,20 @@ def utility_summary(reports: Mapping[str, object]) -> UtilitySummary:
         ref_values = _flat(ref.summary()) if ref else {}
         if report.ml_efficacy:
             for s in report.ml_efficacy.scores:
-                values[f"{s.model} · {s.metric}"] = s.tstr
-                ref_values[f"{s.model} · {s.metric}"] = s.trtr
+                values[f"{s.model}{_MODEL_SEP}{s.metric}"] = s.tstr
+                ref_values[f"{s.model}{_MODEL_SEP}{s.metric}"] = s.trtr
         columns[name] = values
         for key, value in ref_values.items():
             references.setdefault(key, value)
     values = pd.DataFrame(columns)
-    values[REFERENCE] = pd.Series(references)
+    values[REFERENCE] = pd.Series(references, dtype=float)
     lights = pd.DataFrame("", index=values.index, columns=values.columns)
     for name in reports:
         for metric in values.index:
             lights.loc[metric, name] = traffic_light(
-                values.loc[metric, name], values.loc[metric, REFERENCE], metric=metric
-            )
+                values.loc[metric, name], values.loc[metric, REFERENCE], metric=metric,
+                policy=policy,
+            )  # fmt: skip
     return UtilitySummary(values=values, lights=lights)
 
 
