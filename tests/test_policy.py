@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from synthreview.errors import ConfigError
-from synthreview.judgement.policy import apply_policy, headline_scores, load_policy
+from synthreview.judgement.policy import (
+    apply_policy,
+    headline_scores,
+    load_policy,
+    parse_policy,
+    threshold_text,
+)
 from synthreview.judgement.rules import SPECS
 
 
@@ -44,6 +50,8 @@ def candidate(
                 for part in ("singling_out_univariate", "singling_out_multivariate",
                              "linkability", "inference")
             },
+            "shadow": {"generator": "m:f", "complete": True, "targets": [{}] * 10,
+                       "tpr": {"value": 0.01, "hits": 1, "n": 100, "ci": [0.0003, 0.054]}},
         },
         "utility": {
             "discriminator_auc": disc,
@@ -244,6 +252,14 @@ def test_user_file_overrides_and_disables(tmp_path):
         ("[rules.k_marginal]\nk = 5\n", "k must be 1, 2 or 3"),
         ("[policy]\nmissing = 'maybe'\n", "missing must be one of"),
         ("[other]\nx = 1\n", "unknown tables"),
+        ("[lights.nope]\npass = 1\nfail = 2\nreason = 'x'\n", "names no registered metric"),
+        ("[lights.k_marginal]\npass = 30\nfail = 20\n", "0 <= pass <= fail"),
+        ("[lights.k_marginal]\nwarn = 1\n", "unknown keys"),
+        ("[lights.tstr_gini]\npass = 1\nfail = 2\nreason = 'x'\n", "tstr_SCORE"),
+        ("[lights.ip_alpha]\npass = 0.01\nfail = 0.03\n", "must set 'pass', 'fail' and 'reason'"),
+        ("[lights.k_marginal]\nreason = ''\n", "reason must be a non-empty string"),
+        ("[lights.k_marginal]\nrelative = 1\n", "relative must be true or false"),
+        ("lights = 3\n", "'lights' must be a table"),
     ],
 )
 def test_bad_policy_files_raise_config_error(tmp_path, text, match):
@@ -264,3 +280,44 @@ def test_headline_scores_pairs_value_and_reference():
     assert scores["mia_auc"] == (0.52, None)
     assert scores["k_marginal"] == (950.0, 955.0)
     assert headline_scores({})["ip_alpha"] == (None, None)
+
+
+def test_lights_live_in_the_policy_with_their_reasons():
+    policy = load_policy()
+    text = (Path(__file__).parents[1] / "synthreview/policies/default.toml").read_text()
+    for name, light in policy.lights.items():
+        assert f"[lights.{name}]" in text and light.reason
+    k = policy.lights["k_marginal"]
+    assert (k.metric, k.ideal, k.pass_at, k.fail_at) == ("k_marginal", 1000.0, 10.0, 30.0)
+    assert policy.lights["proportion_error_by_group"].metric == "proportion_error"
+    assert policy.lights["tstr_rmse"].ideal == 0.0 and policy.lights["tstr_rmse"].relative
+    # excess over the reference's distance from the ideal: green, yellow, red, n/a
+    assert [k.verdict(v, 990.0) for v in (995.0, 985.0, 975.0, 900.0)] == [
+        "pass",
+        "pass",
+        "warn",
+        "fail",
+    ]
+    assert k.verdict(float("nan"), 990.0) == "n/a"
+    rmse = policy.lights["tstr_rmse"]
+    assert (rmse.verdict(10.5, 10.0), rmse.verdict(11.0, 10.0), rmse.verdict(12.0, 10.0)) == (
+        "pass",
+        "warn",
+        "fail",
+    )
+    assert "lights" in policy.to_dict() and policy.to_dict()["lights"]["k_marginal"]["pass"] == 10
+    # a reviewer's file changes one light and keeps the shipped reason
+    strict = parse_policy("[lights.k_marginal]\npass = 2\nfail = 4\n")
+    assert strict.lights["k_marginal"].pass_at == 2 and strict.lights["k_marginal"].reason
+    assert strict.lights["correlation_mae"] == policy.lights["correlation_mae"]
+
+
+def test_threshold_text_reads_the_rule_through_the_registry():
+    policy = load_policy()
+    text = threshold_text(policy, "ip_alpha")
+    assert "passes at most 0.1, fails above 0.2 (required)" in text
+    assert "advisory" in threshold_text(policy, "dcr_share")
+    assert "at least 0.9, fails below 0.8" in threshold_text(policy, "tstr_trtr_ratio")
+    assert threshold_text(policy, "prdc_density") == ""  # no rule judges it
+    strict = parse_policy("[rules.ip_alpha]\npass = 0.05\nfail = 0.08\n")
+    assert "at most 0.05, fails above 0.08" in threshold_text(strict, "ip_alpha")
