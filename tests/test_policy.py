@@ -11,6 +11,7 @@ from synthreview.judgement.policy import (
     apply_policy,
     headline_scores,
     load_policy,
+    metric_verdict,
     parse_policy,
     threshold_text,
 )
@@ -321,3 +322,14 @@ def test_threshold_text_reads_the_rule_through_the_registry():
     assert threshold_text(policy, "prdc_density") == ""  # no rule judges it
     strict = parse_policy("[rules.ip_alpha]\npass = 0.05\nfail = 0.08\n")
     assert "at most 0.05, fails above 0.08" in threshold_text(strict, "ip_alpha")
+
+
+def test_metric_verdict_finds_the_rule_through_the_registry():
+    policy = load_policy()
+    assert metric_verdict(policy, "mia_auc", 0.55) == "pass"
+    assert metric_verdict(policy, "mia_auc", 0.75) == "fail"
+    assert metric_verdict(policy, "ip_alpha", 0.8, reference=0.95) == "warn"  # shortfall 0.15
+    assert metric_verdict(policy, "dcr_share", 0.9) == "warn"  # advisory: never fails
+    assert metric_verdict(policy, "prdc_density", 1.0) == "n/a"  # no rule judges it
+    off = parse_policy("[rules.mia_auc]\nenabled = false\n")
+    assert metric_verdict(off, "mia_auc", 0.9) == "n/a"

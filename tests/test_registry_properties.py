@@ -24,7 +24,14 @@ from synthreview.io.traces import Traces
 from synthreview.judgement.policy import HEADLINES, check_bindings, load_policy
 from synthreview.judgement.rules import SPECS
 from synthreview.metrics.info import MetricInfo
-from synthreview.metrics.registry import REGISTRY, build_registry, for_section, get
+from synthreview.metrics.registry import (
+    REGISTRY,
+    bound_metrics,
+    build_registry,
+    for_section,
+    get,
+    unbound_metrics,
+)
 
 SCHEMA = Schema({"age": "numeric", "income": "numeric", "hours": "numeric",
                  "sex": "categorical", "job": "categorical"})  # fmt: skip
@@ -33,14 +40,14 @@ SCHEMA = Schema({"age": "numeric", "income": "numeric", "hours": "numeric",
 TOLERANCE = {"prdc_density": 0.25, "tstr_trtr_ratio": 1e-9}
 
 
-def bound(registry=REGISTRY) -> list[str]:
-    """Every metric of ``registry`` that binds a function (what the properties drive)."""
-    return sorted(name for name, info in registry.items() if info.function is not None)
+def bound(registry=None) -> list[str]:
+    """Every metric that binds a function (what the properties drive), by name."""
+    return sorted(info.name for info in bound_metrics(registry))
 
 
-def unbound(registry=REGISTRY) -> list[str]:
-    """Every metric of ``registry`` without a function."""
-    return sorted(name for name, info in registry.items() if info.function is None)
+def unbound(registry=None) -> list[str]:
+    """Every metric without a function, by name."""
+    return sorted(info.name for info in unbound_metrics(registry))
 
 
 def _table(n: int, seed: int) -> pd.DataFrame:

@@ -663,6 +663,22 @@ def verdict_for_value(
     return "warn" if verdict == "fail" and not found.required else verdict
 
 
+def metric_verdict(
+    policy: Policy, metric: str, value: float, *, reference: float = math.nan
+) -> Verdict:
+    """Verdict of one value of registry ``metric`` under the policy rule that judges it.
+
+    The rule is found through the registry's binding (``MetricInfo.rules``, first enabled one),
+    so a table colouring a metric (the Overview's key numbers) reads the policy's thresholds
+    without naming a rule or holding a number. ``"n/a"`` where no enabled rule judges the
+    metric; otherwise as :func:`verdict_for_value`.
+    """
+    rules = policy.rules_for(metric)
+    if not rules:
+        return "n/a"
+    return verdict_for_value(policy, rules[0].name, value, reference=reference)
+
+
 def apply_policy(
     policy: Policy, candidate: Mapping[str, Any], *, kind: str | None = None
 ) -> Verdicts:

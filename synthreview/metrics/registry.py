@@ -1,14 +1,22 @@
 """Every metric the product reports, by name: the four section catalogs in one mapping.
 
-``REGISTRY[name]`` is a :class:`~synthreview.metrics.info.MetricInfo`; :func:`get` raises a
-clear error for an unknown name and :func:`for_section` lists one section's metrics in catalog
-order. A name registered twice (two sections, or one helper adding what another already did)
-fails at import, so a duplicate cannot silently shadow another metric's direction.
+``REGISTRY[name]`` is a :class:`~synthreview.metrics.info.MetricInfo`, which binds the name to
+its function, direction, format and policy rules (scikit-learn's scorer registry is the
+model: ``get("ip_alpha").compute(real, synthetic, schema=schema)``). :func:`get` raises a
+clear error for an unknown name, :func:`for_section` lists one section's metrics in catalog
+order, :func:`bound_metrics` those that bind a function (what the property tests drive) and
+:func:`unbound_metrics` those that say why they cannot. A name registered twice (two
+sections, or one helper adding what another already did) fails at import, so a duplicate
+cannot silently shadow another metric's direction.
+
+Adding a metric: write it in its module, add one ``MetricInfo(..., function=...)`` line to its
+section's ``catalog.py`` and a reference-value test; the registry, the Glossary, the policy's
+checks and ``tests/test_registry_properties.py`` pick it up from there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from synthreview.metrics.fidelity.catalog import METRICS as FIDELITY
 from synthreview.metrics.glucose.catalog import METRICS as GLUCOSE
@@ -49,3 +57,15 @@ def for_section(section: str) -> tuple[MetricInfo, ...]:
     if section not in SECTIONS:
         raise KeyError(f"section must be one of {SECTIONS}; got {section!r} instead")
     return tuple(info for info in REGISTRY.values() if info.section == section)
+
+
+def bound_metrics(registry: Mapping[str, MetricInfo] | None = None) -> tuple[MetricInfo, ...]:
+    """The metrics of ``registry`` (default :data:`REGISTRY`) that bind a function."""
+    found = REGISTRY if registry is None else registry
+    return tuple(info for info in found.values() if info.function is not None)
+
+
+def unbound_metrics(registry: Mapping[str, MetricInfo] | None = None) -> tuple[MetricInfo, ...]:
+    """The metrics of ``registry`` (default :data:`REGISTRY`) without a function."""
+    found = REGISTRY if registry is None else registry
+    return tuple(info for info in found.values() if info.function is None)
