@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
+from pathlib import Path
 
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
@@ -210,3 +213,47 @@ def test_cli_refuses_a_bad_scheduler_address(tmp_path, capsys):
     code = main(["review", *files, "--scheduler", "localhost:8786", "--quiet"])
     assert code == 2
     assert "scheduler must be a Dask scheduler address" in capsys.readouterr().err
+
+
+def _partitioned(frame: pd.DataFrame, folder, parts: int = 2):
+    """``frame`` written as a folder of ``parts`` Parquet files (row blocks, in order)."""
+    folder.mkdir()
+    for i, rows in enumerate(np.array_split(np.arange(len(frame)), parts)):
+        frame.iloc[rows].to_parquet(folder / f"part-{i}.parquet", index=False)
+    return folder
+
+
+def test_a_two_process_cluster_on_parquet_partitions_equals_the_in_process_review(
+    in_process, tmp_path
+):
+    """Two worker *processes* read the tables' Parquet partitions and run the review; the
+    report equals the in-process one. The workers unpickle the tasks, so they must import
+    synthreview: here from this checkout (PYTHONPATH), on a real cluster because the README
+    has ``pip install .`` run on every machine, the scheduler's included."""
+    _, local, _ = in_process
+    real = _frame(300, 0)
+    tables = {"real": real, "holdout": _frame(280, 1), "fresh": _frame(250, 2),
+              "copy": real.iloc[:200]}  # fmt: skip
+    folders = {name: _partitioned(t, tmp_path / name) for name, t in tables.items()}
+    root = str(Path(sr.__file__).resolve().parents[1])
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        env={"PYTHONPATH": root},
+    ) as cluster, Client(cluster) as client:  # fmt: skip
+        pids = set(client.run(os.getpid).values())
+        assert len(pids) == 2 and os.getpid() not in pids, "two worker processes"
+        read = {
+            name: dd.read_parquet(str(folder)).compute().reset_index(drop=True)
+            for name, folder in folders.items()
+        }
+        assert all(dd.read_parquet(str(f)).npartitions == 2 for f in folders.values())
+        again = sr.align(
+            read["real"], {"fresh": read["fresh"], "copy": read["copy"]}, holdout=read["holdout"]
+        )
+        remote = evaluate(
+            again, sections=SECTIONS, options=OPTIONS, seed=3,
+            scheduler=cluster.scheduler_address,
+        )  # fmt: skip
+    for candidate in remote.candidates.values():
+        assert candidate.errors == {}
+    assert _json(remote) == _json(local)
