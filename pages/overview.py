@@ -32,6 +32,7 @@ DECISION_CSS = """<style>
   letter-spacing: 0.02em; padding: 0.15rem 0.5rem; border-radius: 0.3rem; font-size: 0.95rem; }
 .sr-name { font-weight: 700; font-size: 1.05rem; overflow-wrap: anywhere; }
 .sr-reason { flex: 1 1 22rem; font-size: 1rem; overflow-wrap: anywhere; }
+.st-key-overview_slide_2 [data-testid="stTable"] :is(td, th) { overflow-wrap: anywhere; }
 </style>"""
 #: the Overview's own sizes in presentation mode (app_state.PRESENTATION_CSS hides the sidebar
 #: and enlarges the type of every page)
@@ -55,6 +56,27 @@ def decision_html(decisions) -> str:
             f'<span class="sr-reason">{html.escape(decision.reason)}</span></div>'
         )
     return '<div class="sr-decisions">' + "".join(lines) + "</div>"
+
+
+def key_numbers(candidates, decisions) -> pd.DataFrame:
+    """The headline numbers, one row per measure and one column per candidate after the holdout
+    reference: a meeting has more measures than candidates, so the table grows down, not
+    sideways. Names and labels are Markdown-escaped (``st.table`` renders its cells)."""
+    columns: dict[str, list[str]] = {}
+    references: dict[str, float | None] = {}
+    for name, candidate in candidates.items():
+        scores = headline_scores(candidate)
+        for key, (_, ref) in scores.items():
+            if ref is not None:
+                references.setdefault(key, ref)
+        columns[markdown_text(name)] = [DECISION_STYLE[decisions[name].outcome].label] + [
+            format_metric(key, scores[key][0]) if key in scores else MISSING for key in HEADLINES
+        ]
+    if references:
+        reference = [""] + [format_metric(key, references.get(key)) for key in HEADLINES]
+        columns = {"holdout (reference)": reference, **columns}
+    measures = ["decision", *(markdown_text(label) for label in HEADLINES.values())]
+    return pd.DataFrame(columns, index=pd.Index(measures, name="measure"))
 
 
 review = app_state.require_review()
@@ -135,56 +157,14 @@ with st.container(key="overview_slide_1"):
         )
     )
 
-rows = []
-references: dict[str, float | None] = {}
-for name, candidate in candidates.items():
-    scores = headline_scores(candidate)
-    for key, (_, ref) in scores.items():
-        if ref is not None:
-            references.setdefault(key, ref)
-    rows.append(
-        {
-            "candidate": name,
-            "decision": DECISION_STYLE[decisions[name].outcome].label,
-            **{key: format_metric(key, value) for key, (value, _) in scores.items()},
-        }
-    )
-if references:
-    rows.insert(
-        0,
-        {
-            "candidate": "holdout (reference)",
-            "decision": "",
-            **{key: format_metric(key, references.get(key)) for key in HEADLINES},
-        },
-    )
-table = pd.DataFrame(rows)
-
 with st.container(key="overview_slide_2"):
     st.subheader("Key numbers beside the holdout reference")
-    if present:
-        # st.table renders its cells as Markdown: candidate names shown as text
-        shown = table.assign(candidate=table["candidate"].map(markdown_text))
-        st.table(shown.rename(columns=HEADLINES).set_index("candidate"))
-    else:
-        st.dataframe(
-            table,
-            hide_index=True,
-            key="overview_table",
-            column_config={
-                "candidate": st.column_config.TextColumn("candidate", pinned=True),
-                "decision": st.column_config.TextColumn(
-                    "decision", help="Release decision under the policy in use"
-                ),
-                **{
-                    key: st.column_config.TextColumn(label, help=metric_help(key))
-                    for key, label in HEADLINES.items()
-                },
-            },
-        )
+    # a static table whose cells wrap: it fits the page at 1280 px however many candidates
+    st.table(key_numbers(candidates, decisions))
     st.caption(
         f"{MISSING} means not measured (see the errors above or the section's page). The "
-        "holdout row is what a fresh real sample scores: the level a perfect generator reaches."
+        "holdout column is what a fresh real sample scores: the level a perfect generator "
+        "reaches. The Glossary page explains every measure."
     )
 
 if not present:  # controls are not drawn at all while presenting

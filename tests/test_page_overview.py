@@ -13,8 +13,9 @@ from unittest.mock import patch
 
 import pytest
 
-from synthreview.figures.text import plot_text
+from synthreview.figures.text import markdown_text, plot_text
 from synthreview.io.tables import align, read_table
+from synthreview.judgement.policy import HEADLINES
 from synthreview.judgement.verdicts import DECISION_STYLE
 from synthreview.options import ReviewOptions
 from synthreview.review import CandidateResult, Report, describe_inputs
@@ -159,19 +160,31 @@ def test_user_text_is_never_markup(opened):
     at = opened
     body = _decision_html(at)
     assert "&lt;b&gt;x&lt;/b&gt;" in body and "<b>x</b>" not in body
-    table = at.dataframe[0].value
-    assert NASTY in set(table["candidate"])  # a dataframe shows it as plain text
+    table = at.table[0].value
+    # st.table renders Markdown: the name arrives escaped, so it is read as written
+    assert markdown_text(NASTY) in set(table.columns) and NASTY not in set(table.columns)
 
 
 def test_no_emoji_and_readable_numbers(opened):
     at = opened
     texts = [h.proto.body for h in at.get("html")]
     texts += [m.value for m in at.markdown] + [c.value for c in at.caption]
-    texts += [str(v) for v in at.dataframe[0].value.to_numpy().ravel()]
+    texts += [str(v) for v in at.table[0].value.to_numpy().ravel()]
     assert not any(EMOJI.search(t) for t in texts)
-    table = at.dataframe[0].value.set_index("candidate")
-    assert table.loc["good", "k_marginal"] == "960"
+    table = at.table[0].value
+    assert table.loc[markdown_text(HEADLINES["k_marginal"]), "good"] == "960"
     assert not any("e+" in str(v) or v == "None" for v in table.to_numpy().ravel())
+
+
+def test_key_numbers_grow_down_not_sideways(opened):
+    """One row per measure (the decision first), one column per candidate after the holdout
+    reference: more measures than candidates never widen the table past the page."""
+    table = opened.table[0].value
+    assert list(table.index) == ["decision", *(markdown_text(v) for v in HEADLINES.values())]
+    assert list(table.columns) == [
+        "holdout (reference)", *(markdown_text(n) for n in ("good", "leaky", NASTY))
+    ]
+    assert table.loc["decision", "leaky"] == DECISION_STYLE["do_not_release"].label
 
 
 def test_frontier_chart_has_every_candidate_and_the_reference(opened):
@@ -201,8 +214,7 @@ def test_presentation_mode_hides_controls_and_enlarges(opened):
     at = opened
     at.toggle(key="presentation_mode").set_value(True).run()
     assert not at.exception
-    assert not at.dataframe  # static, CSS-sized table instead of the grid
-    assert at.table
+    assert at.table  # the key numbers, a static table whose cells wrap
     styles = [h.proto.body for h in at.get("html")]
     assert any("stSidebar" in s and "display: none" in s for s in styles)
     assert not any("http" in s for s in styles)  # no fonts or files from the network
