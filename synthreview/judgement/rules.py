@@ -34,9 +34,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from scipy.stats import norm
+
+from synthreview.metrics.privacy.epsilon import clopper_pearson
+from synthreview.metrics.privacy.membership import ATTACK_LABELS
 from synthreview.metrics.registry import get as metric_info
 
 Form = Literal["value", "shortfall", "times_chance"]
@@ -58,6 +62,10 @@ MIN_TRTR_R2 = 0.1
 SUSPICIOUS_AUC_MARGIN = 0.1
 #: one-sided 95 % normal quantile
 Z_ONE_SIDED_95 = 1.6448536269514722
+#: two-sided 95 % normal quantile (half-width of a 95 % interval in standard errors)
+Z_TWO_SIDED_95 = 1.959963984540054
+#: family-wise confidence of the rules that take a maximum over several tests (attacks)
+FAMILY_CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
@@ -75,12 +83,18 @@ class Measurement:
     applicable : bool
         False when the rule does not apply to this kind of data at all (never a reason to
         withhold a release); a value that *should* exist but does not keeps this True.
+    bound : float
+        A confidence bound of ``value`` that the rule judges *instead of* the value, in the
+        metric's units (NaN: the value itself is judged). The worst-of-K membership rules judge
+        the highest per-attack lower bound corrected for the K attacks, so the verdict carries
+        the noise of the maximum they take (issue 27) while ``value`` stays the headline.
     """
 
     value: float
     reference: float = math.nan
     detail: str = ""
     applicable: bool = True
+    bound: float = math.nan
 
 
 def number(x: Any) -> float:
@@ -118,15 +132,90 @@ def _attacks(c: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [a for a in attacks if isinstance(a, Mapping)]
 
 
+def family_z(n_tests: int, *, confidence: float = FAMILY_CONFIDENCE) -> float:
+    """One-sided normal quantile at ``1 - (1 - confidence) / n_tests`` (Bonferroni)."""
+    if n_tests < 1:
+        raise ValueError(f"n_tests must be at least 1; got {n_tests} instead")
+    return float(norm.ppf(1 - (1 - confidence) / n_tests))
+
+
+def auc_lower_bound(attack: Mapping[str, Any], n_attacks: int) -> float:
+    """One-sided lower bound of an attack's AUC at ``1 - 0.05 / n_attacks`` (Bonferroni).
+
+    The standard error comes from the attack's stratified bootstrap 95 % interval
+    (``auc_ci``: half its width over 1.96), or, without one, from Hanley & McNeil (1982) with
+    the attack-set sizes (``n_members``, ``n_nonmembers``). NaN when neither is reported.
+    """
+    auc = number(attack.get("auc"))
+    ci = attack.get("auc_ci")
+    se = math.nan
+    if isinstance(ci, (list, tuple)) and len(ci) == 2:
+        low, high = number(ci[0]), number(ci[1])
+        if high > low:
+            se = (high - low) / (2 * Z_TWO_SIDED_95)
+    n_m, n_o = number(attack.get("n_members")), number(attack.get("n_nonmembers"))
+    if math.isnan(se) and n_m > 0 and n_o > 0:
+        q1, q2 = auc / (2 - auc), 2 * auc**2 / (1 + auc)
+        var = (auc * (1 - auc) + (n_m - 1) * (q1 - auc**2) + (n_o - 1) * (q2 - auc**2)) / (
+            n_m * n_o
+        )
+        se = math.sqrt(max(var, 0.0))
+    return auc - family_z(n_attacks) * se
+
+
+def tpr_lower_bound(attack: Mapping[str, Any], n_attacks: int) -> float:
+    """One-sided Clopper-Pearson lower bound of an attack's TPR at 1 % FPR, Bonferroni over K.
+
+    The rate is ``tpr_at_fpr_1pct`` of ``n_members`` members (rounded to a count), bounded at
+    ``1 - 0.05 / n_attacks``. NaN without ``n_members`` (a report filed before it existed).
+    """
+    tpr, n_m = number(attack.get("tpr_at_fpr_1pct")), number(attack.get("n_members"))
+    if math.isnan(tpr) or not n_m >= 1:
+        return math.nan
+    lower, _ = clopper_pearson(round(tpr * n_m), int(n_m), (1 - FAMILY_CONFIDENCE) / n_attacks)
+    return float(lower)
+
+
 def _worst_attack(c: Mapping[str, Any], key: str) -> Measurement:
-    """Highest ``key`` over the membership-inference attacks, naming the attack."""
-    found = [(number(a.get(key)), str(a.get("attack", "?"))) for a in _attacks(c)]
-    found = [(v, name) for v, name in found if not math.isnan(v)]
-    if not found:
+    """Highest ``key`` over the membership-inference attacks, judged on a corrected lower bound.
+
+    ``value`` is the highest point value; ``bound`` the highest per-attack one-sided lower bound
+    at ``1 - 0.05 / K`` over the K attacks that ran (Bonferroni: the maximum of K noisy
+    attacks on a fresh sample sits far above each one's chance level, issue 27). The detail
+    names the attack with the highest point value first, then the bound and why.
+    """
+    attacks = [a for a in _attacks(c) if not math.isnan(number(a.get(key)))]
+    if not attacks:
         why = why_missing(c, "privacy", "no membership-inference attack ran (needs a holdout)")
         return Measurement(math.nan, detail=why)
-    value, attack = max(found)
-    return Measurement(value, detail=attack)
+    n = len(attacks)
+    value, attack = max((number(a.get(key)), str(a.get("attack", "?"))) for a in attacks)
+    lower = auc_lower_bound if key == "auc" else tpr_lower_bound
+    bounds = [(lower(a, n), a) for a in attacks]
+    bounds = [(b, a) for b, a in bounds if not math.isnan(b)]
+    if not bounds:
+        return Measurement(
+            value, detail=f"{attack}; no interval in this report: judged on the point"
+        )
+    bound, best = max(bounds, key=lambda pair: pair[0])
+    name = str(best.get("attack", "?"))
+    what = "AUC" if key == "auc" else "TPR at 1 % FPR"
+    point = number(best.get(key))
+    parts = [f"{what} {point:.3f}"]
+    if key == "auc":
+        parts[0] += _interval({"ci": best.get("auc_ci")})
+        reference = number(best.get("reference_auc"))
+        if not math.isnan(reference):
+            parts.append(f"holdout-only run {reference:.3f}")
+    else:
+        parts.append(f"{round(point * number(best.get('n_members')))} of "
+                     f"{int(number(best.get('n_members')))} members")  # fmt: skip
+    detail = (
+        f"{attack}; lower bound {bound:.3f} on {name} ({', '.join(parts)}) at "
+        f"{100 * (1 - (1 - FAMILY_CONFIDENCE) / n):.2f} % per attack (Bonferroni over {n} "
+        "attacks, family-wise 95 %)"
+    )
+    return Measurement(value, detail=detail, bound=max(bound, 0.0))
 
 
 def measure_mia_auc(c: Mapping[str, Any], k: int) -> Measurement:
@@ -366,6 +455,38 @@ def measure_reattack(c: Mapping[str, Any], k: int) -> Measurement:
     return Measurement(float(len(worse)), detail=", ".join(worse))
 
 
+def measure_shadow_tpr(c: Mapping[str, Any], k: int) -> Measurement:
+    """``privacy.shadow``: the lower end of the 95 % interval of the pooled shadow TPR at 1 % FPR.
+
+    Judged on the Clopper-Pearson lower bound (``tpr.ci[0]``), so the few shadows per target
+    do not warn on noise. A partial attack (its time limit stopped it) is reported, never
+    judged: the value is then missing with the reason.
+    """
+    shadow = section_of(c, "privacy").get("shadow")
+    if not isinstance(shadow, Mapping):
+        skipped = (section_of(c, "privacy").get("skipped") or {}).get("shadow")
+        failed = (section_of(c, "privacy").get("errors") or {}).get("shadow")
+        what = (
+            f"the shadow attack failed: {failed}"
+            if failed
+            else str(skipped or "the shadow attack did not run")
+        )
+        return Measurement(math.nan, detail=why_missing(c, "privacy", what))
+    tpr = shadow.get("tpr") if isinstance(shadow.get("tpr"), Mapping) else {}
+    ci = tpr.get("ci") if isinstance(tpr.get("ci"), (list, tuple)) else [None, None]
+    point, lower = number(tpr.get("value")), number(ci[0] if len(ci) == 2 else None)
+    targets = len(shadow.get("targets") or [])
+    detail = (
+        f"TPR {point:.3f} ({tpr.get('hits')} of {tpr.get('n')} shadows with their target, "
+        f"95 % CI {lower:.3f}-{number(ci[1] if len(ci) == 2 else None):.3f}) over {targets} "
+        f"targets of generator {shadow.get('generator')}"
+    )
+    if shadow.get("complete") is not True:
+        note = shadow.get("note") or "the attack did not finish"
+        return Measurement(math.nan, detail=f"partial, not judged ({note}); {detail}")
+    return Measurement(lower, detail=detail)
+
+
 # --- sentences ----------------------------------------------------------------------------------
 
 
@@ -377,14 +498,30 @@ def _ref(m: Measurement, fmt: str, what: str = "a fresh real sample") -> str:
     return "" if math.isnan(m.reference) else f" vs {format(m.reference, fmt)} for {what}"
 
 
+def _judged_on(m: Measurement, unit: Callable[[float], str]) -> str:
+    """``"; judged on the lower bound ..."`` when the rule judges a bound, else the note."""
+    _, _, rest = m.detail.partition("; ")
+    if math.isnan(m.bound):
+        return f"; {rest}" if rest else ""
+    rest = rest.replace(f"lower bound {m.bound:.3f}", f"lower bound {unit(m.bound)}", 1)
+    return f"; judged on the {rest}"
+
+
 def say_mia_auc(m: Measurement) -> str:
-    return f"the best membership attack ({m.detail}) reaches AUC {m.value:.2f} (0.5 = guessing)"
+    attack = m.detail.partition("; ")[0]
+    attack = ATTACK_LABELS.get(attack, attack)  # the room reads words; note keeps the id
+    return (
+        f"the best membership attack ({attack}) reaches AUC {m.value:.2f} (0.5 = guessing)"
+        + _judged_on(m, lambda x: f"{x:.3f}")
+    )
 
 
 def say_mia_tpr(m: Measurement) -> str:
+    attack = m.detail.partition("; ")[0]
+    attack = ATTACK_LABELS.get(attack, attack)  # the room reads words; note keeps the id
     return (
-        f"an attacker ({m.detail}) identifies {_pct(m.value)} of training rows at 1 % false "
-        "alarms (chance: 1 %)"
+        f"an attacker ({attack}) identifies {_pct(m.value)} of training rows at 1 % false "
+        "alarms (chance: 1 %)" + _judged_on(m, lambda x: f"{x:.3f} ({x / 0.01:.1f}x chance)")
     )
 
 
@@ -461,6 +598,14 @@ def say_reattack(m: Measurement) -> str:
     return "no attack got worse after curation"
 
 
+def say_shadow_tpr(m: Measurement) -> str:
+    return (
+        f"trained with and without a target record, the generator lets a shadow-model attacker "
+        f"spot at least {_pct(m.value)} of the targets at 1 % false alarms (chance: 1 %; "
+        f"{m.detail})"
+    )
+
+
 @dataclass(frozen=True)
 class RuleSpec:
     """How one rule measures and explains its value.
@@ -508,6 +653,8 @@ class RuleSpec:
         info = metric_info(self.metric)
         if math.isnan(m.value):
             return math.nan
+        if not math.isnan(m.bound):
+            m = replace(m, value=m.bound)
         if self.form == "times_chance":
             return m.value / info.ideal
         if self.form == "shortfall":
@@ -634,6 +781,15 @@ SPECS: dict[str, RuleSpec] = dict(
                 ("linkability", "point", "linking a person's records"),
                 ("inference", "corrected", "inferring a secret column"),
             )
+        ),
+        _spec(
+            "shadow_tpr_at_fpr_1pct",
+            "shadow_tpr_at_fpr_1pct",
+            "times_chance",
+            "shadow-model attack on the generator: lower 95 % bound of the TPR at 1 % FPR, in "
+            "multiples of chance",
+            measure_shadow_tpr,
+            say_shadow_tpr,
         ),
         _spec(
             "audit_copies",

@@ -75,7 +75,11 @@ class AttackResult:
     advantage: float = float("nan")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary; the ROC is interpolated on a fixed linear + log FPR grid."""
+        """JSON-ready summary; the ROC is interpolated on a fixed linear + log FPR grid.
+
+        ``n_members`` / ``n_nonmembers`` size the attack set, so a judgement can put a
+        confidence bound on the TPR (:mod:`synthreview.judgement.rules`).
+        """
         roc = {"fpr": [], "tpr": []}
         if len(self.fpr):
             roc = {"fpr": _ROC_GRID, "tpr": np.interp(_ROC_GRID, self.fpr, self.tpr)}
@@ -89,6 +93,8 @@ class AttackResult:
                 "advantage": self.advantage,
                 "reference_auc": self.reference_auc,
                 "challenge_accuracy": self.challenge_accuracy,
+                "n_members": int(np.sum(self.is_member)),
+                "n_nonmembers": int(np.sum(~np.asarray(self.is_member, bool))),
                 "error": self.error,
                 "roc": roc,
             }

@@ -23,6 +23,10 @@ TPR at low FPR. The attacks:
   GAN-Leaks, NN distance ratio, DOMIAS and LOGAN KDEs, Monte-Carlo counting, local
   neighbourhood, LOGAN classifier): the attacker's reference sample is the whole holdout, with
   each scored holdout row left out of its own reference (leave-one-out or cross-fitting).
+* ``rare_values``: how many of a record's rare values (at most twice in training and holdout
+  together) the synthetic rows reproduce exactly; catches generators that sample empirical
+  marginals, which no distance or density attack sees (:mod:`synthreview.metrics.privacy.
+  rare_values`; Stadler et al. 2022, Giomi et al. 2022).
 
 Members and non-members: :func:`attack_set` draws ``min(max_attack, n_real, n_holdout)``
 training rows and as many holdout rows without replacement from ``numpy.random.default_rng(seed)``
@@ -64,17 +68,21 @@ from synthreview.metrics.privacy.attacks import (
     no_box_scores,
 )
 from synthreview.metrics.privacy.gower import gower_nearest
+from synthreview.metrics.privacy.rare_values import rare_value_samples
 
 __all__ = [
     "ATTACKS",
     "ATTACK_LABELS",
+    "COLUMN_ATTACKS",
     "classifier_seeker_scores",
     "density_scores",
     "membership_inference",
     "nn_seeker_scores",
 ]
 
-ATTACKS = ("distance", "nn_seeker", "classifier_seeker", "density", *NO_BOX_ATTACKS)
+ATTACKS = ("distance", "nn_seeker", "classifier_seeker", "density", *NO_BOX_ATTACKS, "rare_values")
+#: attacks that read named columns: they do not run on already-encoded arrays (trace embeddings)
+COLUMN_ATTACKS = frozenset({"distance", "rare_values"})
 #: attack name -> label for legends and reports
 ATTACK_LABELS: dict[str, str] = {
     "distance": "DCR, Gower (Urban)",
@@ -89,6 +97,7 @@ ATTACK_LABELS: dict[str, str] = {
     "mc": "Monte-Carlo counting (Hilprecht)",
     "local_neighbourhood": "Local neighbourhood (Synth-MIA)",
     "logan_classifier": "LOGAN classifier, synthetic vs reference",
+    "rare_values": "Rare values reproduced (Stadler 2022; Giomi 2022)",
 }
 #: cross-fitted model attacks that skip the holdout-only sanity run: no scored row is ever seen by
 #: the model (classifier) or density that scores it, so on two halves of the holdout members and
@@ -295,7 +304,7 @@ def membership_inference(
         real_x, synthetic_x, holdout_x = (
             np.asarray(x, np.float32) for x in (real, synthetic, holdout)
         )
-    default = ATTACKS if frames else tuple(a for a in ATTACKS if a != "distance")
+    default = ATTACKS if frames else tuple(a for a in ATTACKS if a not in COLUMN_ATTACKS)
     attacks = tuple(default if attacks is None else attacks)
     unknown = sorted(set(attacks) - set(default))
     if unknown:
@@ -348,6 +357,13 @@ def membership_inference(
                 query = pd.concat([real[cols].iloc[sets.real_rows], holdout[cols].iloc[used]])
                 shared["gower"] = gower_nearest(query, synthetic_table, categorical=cats)[0]
             return -shared["gower"][pool_rows(run)]
+        if attack == "rare_values":
+            if "rare" not in shared:
+                shared["rare"] = rare_value_samples(real, synthetic, holdout, columns=cols,
+                                                    numeric=encoder.schema.numeric)  # fmt: skip
+            rare = shared["rare"]
+            members = rare.holdout[m_rows] if m_x is holdout_x else rare.real[m_rows]
+            return np.r_[members, rare.holdout[o_rows]].astype(np.float64)
         if attack == "nn_seeker":
             return -no_box(run).synthetic_knn[:, 0]
         if attack == "classifier_seeker":
