@@ -205,6 +205,16 @@ def controls_view(content: Mapping[str, object]) -> ControlsView | None:
     return ControlsView(controls, tuple(rules), tuple(attacks))
 
 
+def shadow_attacks(content: Mapping[str, object]) -> list[tuple[str, Mapping[str, object]]]:
+    """``(candidate, privacy.shadow)`` of every candidate whose review ran the shadow attack."""
+    found = []
+    for name, entry in _mapping(content.get("candidates")).items():
+        shadow = _mapping(_mapping(_mapping(entry).get("privacy")).get("shadow"))
+        if shadow:
+            found.append((str(name), shadow))
+    return found
+
+
 def key_figures(content: Mapping[str, object]) -> list[go.Figure]:
     """The figures ``report.html`` shows, built from ``report.json`` content alone.
 
@@ -318,6 +328,7 @@ def render_html(
         audits=audit_views(content),
         controls=controls_view(content),
         failures=section_failures(content),
+        shadows=shadow_attacks(content),
         figures=figure_markup(figures),
         versions=content.get("versions") or versions(),
         **glucose_context(_mapping(content["candidates"])),

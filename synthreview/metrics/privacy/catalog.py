@@ -28,6 +28,19 @@ _ATTACK = (
     "sets (tests/test_privacy.py)"
 )
 _AUDIT = "read from the release audit of a whole review (tests/test_audit.py)"
+_SHADOW = (
+    "Houssiau et al. (2022), TAPAS: a Toolbox for Adversarial Privacy Auditing of Synthetic "
+    "Data (random targeted queries, closest distance); Stadler et al. (2022), Synthetic Data - "
+    "Anonymisation Groundhog Day, USENIX Security (shadow-model attack); Clopper & Pearson (1934)"
+)
+_SHADOW_REFERENCE = (
+    "no holdout reference: chance is the false-positive rate achieved on the shadows trained "
+    "without their target (at most 1 %)"
+)
+_SHADOW_UNBOUND = (
+    "trains the reviewed generator on shadow datasets: needs an importable generator "
+    "(tests/test_shadow.py)"
+)
 
 
 def _dcr(score: str) -> Callable[..., float]:
@@ -281,5 +294,51 @@ METRICS: tuple[MetricInfo, ...] = (
         fmt=".0f",
         unbound="compares a review before and after curation (tests/test_audit.py)",
         rules=("reattack",),
+    ),
+    MetricInfo(
+        name="shadow_tpr_at_fpr_1pct",
+        section="privacy",
+        label="shadow attack: hits at 1 % false alarms",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.01,
+        key="shadow.tpr_at_fpr_1pct",
+        citation=_SHADOW,
+        meaning="the generator is trained again and again with and without a target record; the "
+        "share of 'with' outputs an attacker spots while calling only 1 % of 'without' outputs "
+        "'with' (chance = 0.01); with a 95 % Clopper-Pearson interval",
+        holdout_meaning=_SHADOW_REFERENCE,
+        unbound=_SHADOW_UNBOUND,
+        rules=("shadow_tpr_at_fpr_1pct",),
+    ),
+    MetricInfo(
+        name="shadow_auc",
+        section="privacy",
+        label="shadow attack AUC",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.5,
+        key="shadow.auc",
+        citation=_SHADOW,
+        meaning="how well the shadow-model attacker ranks outputs of a generator trained with a "
+        "target above outputs trained without it, over every target; 0.5 = a coin toss",
+        holdout_meaning=_SHADOW_REFERENCE,
+        unbound=_SHADOW_UNBOUND,
+    ),
+    MetricInfo(
+        name="shadow_candidate_hits",
+        section="privacy",
+        label="shadow attack: targets called members of the candidate",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.0,
+        key="shadow.candidate_hits.value",
+        citation=_SHADOW,
+        meaning="of the targets that are training records, the share the shadow-trained attacker "
+        "calls members when shown the candidate itself (each at a threshold no shadow without "
+        "the target passes)",
+        holdout_meaning="shadow.candidate_false_alarms: the same share for holdout targets, "
+        "which were never in training",
+        unbound=_SHADOW_UNBOUND,
     ),
 )

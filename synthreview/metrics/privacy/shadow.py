@@ -404,7 +404,7 @@ def _features(
 
 def _attack_model(seed: int):
     return make_pipeline(
-        StandardScaler(), LogisticRegression(C=1.0, max_iter=1000, random_state=seed)
+        StandardScaler(), LogisticRegression(C=1.0, solver="liblinear", random_state=seed)
     )
 
 
@@ -426,13 +426,22 @@ def _auc(scores: np.ndarray, labels: np.ndarray) -> float:
 
 
 def _tpr_at(scores: np.ndarray, labels: np.ndarray, fpr: float) -> tuple[Rate, Rate, float]:
-    """TPR and FPR when members are called above the threshold that calls at most ``fpr`` of the
-    non-members members; ties at the threshold are not called (conservative both ways)."""
+    """TPR and FPR when a score at or above the threshold calls a member.
+
+    The threshold is the lowest score of a non-member at which at most ``floor(fpr * n)`` of
+    the ``n`` non-members are called (the ROC point at that FPR, ties counted as called on both
+    sides); when even the highest non-member score is too many, it lies just above it (no
+    non-member called). Under no leak the expected TPR is then about the FPR.
+    """
     negatives = np.sort(scores[~labels])[::-1]
     allowed = math.floor(fpr * len(negatives) + 1e-9)
-    threshold = float(negatives[allowed]) if allowed < len(negatives) else -math.inf
-    hits = int(np.sum(scores[labels] > threshold))
-    false = int(np.sum(negatives > threshold))
+    threshold = float(np.nextafter(negatives[0], np.inf))
+    for value in np.unique(negatives)[::-1]:
+        if np.sum(negatives >= value) > allowed:
+            break
+        threshold = float(value)
+    hits = int(np.sum(scores[labels] >= threshold))
+    false = int(np.sum(negatives >= threshold))
     return (
         clopper_pearson_rate(hits, int(labels.sum())),
         clopper_pearson_rate(false, len(negatives)),
@@ -591,7 +600,7 @@ def shadow_attack(
                 tpr=tpr,
                 threshold=threshold,
                 candidate_score=candidate_score,
-                candidate_called=candidate_score > threshold,
+                candidate_called=candidate_score >= threshold,
                 shadow_scores=scores,
                 shadow_labels=labels.copy(),
             )
