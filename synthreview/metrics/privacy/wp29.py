@@ -40,7 +40,7 @@ from scipy.stats import norm
 
 from synthreview.errors import attempt
 from synthreview.io.row_hash import value_order
-from synthreview.metrics.privacy.gower import gower_nearest
+from synthreview.metrics.privacy.gower import GowerReference, gower_nearest
 from synthreview.results import to_jsonable
 
 __all__ = [
@@ -397,7 +397,7 @@ def _targets(n: int, n_attacks: int, rng) -> np.ndarray:
 
 def linkability_risk(
     real: pd.DataFrame,
-    synthetic: pd.DataFrame,
+    synthetic: pd.DataFrame | GowerReference,
     control: pd.DataFrame | None,
     *,
     aux_cols: tuple[Sequence[str], Sequence[str]],
@@ -410,8 +410,12 @@ def linkability_risk(
 
     The attacker holds two datasets that share a person but no column (``aux_cols``); for each
     target it takes the nearest synthetic row (Gower) on each half, and links the two halves
-    when that row is the same. Baseline: two random synthetic rows.
+    when that row is the same. Baseline: two random synthetic rows. ``synthetic`` may be a
+    :class:`~synthreview.metrics.privacy.gower.GowerReference` shared with other attacks
+    (its column conversions are made once).
     """
+    prepared = _prepared(synthetic)
+    synthetic = prepared.table
     rng = np.random.default_rng(seed)
     a, b = list(aux_cols[0]), list(aux_cols[1])
     if not a or not b or set(a) & set(b):
@@ -422,7 +426,7 @@ def linkability_risk(
         for half in (a, b):
             cats = [c for c in half if c in set(categorical)]
             found.append(
-                gower_nearest(table[half].iloc[rows], synthetic[half], categorical=cats)[1]
+                gower_nearest(table[half].iloc[rows], prepared.select(half), categorical=cats)[1]
             )
         return found[0] == found[1]
 
@@ -435,6 +439,10 @@ def linkability_risk(
     n_baseline = int((guesses[0] == guesses[1]).sum())
     return risk_estimate(success, rows, len(rows), n_control, n_baseline, len(rows),
                          confidence=confidence)  # fmt: skip
+
+
+def _prepared(synthetic: pd.DataFrame | GowerReference) -> GowerReference:
+    return synthetic if isinstance(synthetic, GowerReference) else GowerReference(synthetic)
 
 
 def _guess_right(guess: np.ndarray, secret: np.ndarray, numeric: bool, tolerance: float):
@@ -450,7 +458,7 @@ def _guess_right(guess: np.ndarray, secret: np.ndarray, numeric: bool, tolerance
 
 def inference_risk(
     real: pd.DataFrame,
-    synthetic: pd.DataFrame,
+    synthetic: pd.DataFrame | GowerReference,
     control: pd.DataFrame | None,
     *,
     secret: str,
@@ -464,8 +472,11 @@ def inference_risk(
     """Inference risk for ``secret``: guess it from the nearest synthetic row on ``aux_cols``.
 
     A categorical guess is right when equal; a numeric one when within ``tolerance`` of the
-    guess (relative). Baseline: the secret of a random synthetic row.
+    guess (relative). Baseline: the secret of a random synthetic row. ``synthetic`` may be a
+    :class:`~synthreview.metrics.privacy.gower.GowerReference` shared with other attacks.
     """
+    prepared = _prepared(synthetic)
+    synthetic = prepared.table
     rng = np.random.default_rng(seed)
     aux = [c for c in (aux_cols or real.columns) if c != secret]
     if not aux:
@@ -474,7 +485,7 @@ def inference_risk(
     is_numeric = secret not in set(categorical)
 
     def attack(table: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
-        idx = gower_nearest(table[aux].iloc[rows], synthetic[aux], categorical=cats)[1]
+        idx = gower_nearest(table[aux].iloc[rows], prepared.select(aux), categorical=cats)[1]
         guess = synthetic[secret].to_numpy()[idx]
         return _guess_right(guess, table[secret].to_numpy()[rows], is_numeric, tolerance)
 
@@ -637,17 +648,20 @@ def wp29_risks(
             real, synthetic, control, numeric=numeric, mode=m, n_attacks=n_attacks, seed=seed))
         for mode in ("univariate", "multivariate")
     }  # fmt: skip
+    # the Gower searches of linkability and every inference attack share one conversion of
+    # the synthetic columns (singling out reads the table itself)
+    prepared = GowerReference(synthetic)
     half = max(1, len(cols) // 2)
     aux = (tuple(cols[:half]), tuple(cols[half:]))
     link = None
     if len(cols) >= 2:
         link = run("linkability", lambda: linkability_risk(
-            real, synthetic, control, aux_cols=aux, categorical=categorical,
+            real, prepared, control, aux_cols=aux, categorical=categorical,
             n_attacks=n_inference_attacks, seed=seed))  # fmt: skip
     inference = {}
     for secret in list(secrets or cols)[:max_secrets]:
         result = run(f"inference:{secret}", lambda s=secret: inference_risk(
-            real, synthetic, control, secret=s, categorical=categorical,
+            real, prepared, control, secret=s, categorical=categorical,
             n_attacks=n_inference_attacks, seed=seed))  # fmt: skip
         if result is not None:
             inference[secret] = result
