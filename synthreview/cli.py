@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from synthreview.engine import on_cluster
 from synthreview.errors import ConfigError, SynthreviewError
+from synthreview.io.persons import with_person
 from synthreview.io.schema import Review
 from synthreview.io.tables import align, read_table
 from synthreview.io.traces import align_traces, load_traces
@@ -145,6 +146,13 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument("--embedding", choices=("oneclass", "none"), default="oneclass")
     review.add_argument("--target", help="target column for ML efficacy")
     review.add_argument("--sensitive", help="sensitive column for attribute inference")
+    review.add_argument(
+        "--person",
+        metavar="COLUMN",
+        help="column naming each row's person (several rows per person): membership is judged "
+        "by person too, the column is not a feature, and the audit curates a person's rows "
+        "together when the candidates carry it",
+    )
     review.add_argument("--groups", nargs="*", default=(), help="grouping columns")
     review.add_argument("--formula", help="regression for CI overlap, e.g. 'y ~ a + b'")
     review.add_argument("--max-attack", type=int, default=10_000)
@@ -332,10 +340,13 @@ def run_review(args: argparse.Namespace) -> int:
     if args.register is not None:
         check_register(args.register)  # an unreachable, locked or newer register: exit 2 now
     review = load_review(args)
+    if args.person is not None:
+        review = with_person(review, args.person)  # the column becomes an identifier
     options = ReviewOptions(
         embedding=args.embedding,
         target=args.target,
         sensitive=args.sensitive,
+        person=args.person,
         groups=tuple(args.groups or ()),
         formula=args.formula,
         max_attack=args.max_attack,

@@ -7,6 +7,7 @@ Re-exported from :mod:`synthreview.review`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,7 @@ import torch
 
 from synthreview.errors import ConfigError
 from synthreview.generators.plugin import load_generator
+from synthreview.io.persons import check_person_column
 from synthreview.io.schema import Review
 from synthreview.metrics.utility.regression import parse_formula
 
@@ -57,6 +59,16 @@ class ReviewOptions:
         Target records of the shadow attack (T), >= 1.
     shadow_time_limit : float
         Seconds the shadow attack may take per candidate; past it the result is partial.
+    person : str or None
+        Column naming the person of each row (tables with several rows per person): membership
+        is then also judged per person (:mod:`synthreview.metrics.privacy.person`). The review
+        must hold it as an identifier column (:func:`synthreview.io.persons.with_person`).
+    claimed_epsilon : float or None
+        The ε of a differential-privacy guarantee claimed for the candidates: the privacy
+        section tests it against the attacks (:mod:`synthreview.metrics.privacy.dp_claim`) and
+        the ``dp_claim`` rule fails a candidate whose attacks contradict it. None: no claim.
+    claimed_delta : float
+        The claim's δ, in [0, 1).
     """
 
     embedding: str = "oneclass"
@@ -73,6 +85,9 @@ class ReviewOptions:
     shadow_models: int = 20
     shadow_targets: int = 10
     shadow_time_limit: float = 600.0
+    person: str | None = None
+    claimed_epsilon: float | None = None
+    claimed_delta: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "groups", tuple(self.groups))
@@ -89,7 +104,8 @@ class ReviewOptions:
 SECTION_OPTIONS = {
     "fidelity": ("embedding", "n_bootstrap"),
     "privacy": ("embedding", "sensitive", "l_diversity", "max_attack", "generator",
-                "shadow_models", "shadow_targets", "shadow_time_limit"),
+                "shadow_models", "shadow_targets", "shadow_time_limit", "person",
+                "claimed_epsilon", "claimed_delta"),
     "utility": ("target", "groups", "formula"),
     "glucose": ("max_attack", "n_bootstrap", "motif_length", "motif_tolerance"),
 }
@@ -235,6 +251,15 @@ def validate_options(
         raise _fail("n_bootstrap", "an integer >= 0 (0 = no intervals)", options.n_bootstrap)
     if not _integer(options.l_diversity) or options.l_diversity < 2:
         raise _fail("l_diversity", "an integer >= 2", options.l_diversity)
+    eps, delta = options.claimed_epsilon, options.claimed_delta
+    if eps is not None and (
+        isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= eps < math.inf
+    ):
+        raise _fail("claimed_epsilon", "a finite number >= 0 (the claimed DP ε)", eps)
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta < 1:
+        raise _fail("claimed_delta", "a number in [0, 1) (the claimed DP δ)", delta)
+    if delta and eps is None:
+        raise _fail("claimed_epsilon", "given when claimed_delta is (a claim needs its ε)", eps)
     check_shadow_options(review, options)
     if review.kind == "traces":
         for name in ("target", "sensitive", "formula"):
@@ -242,12 +267,17 @@ def validate_options(
                 raise _fail(name, "empty for glucose traces (it names a table column)", name)
         if options.groups:
             raise _fail("groups", "empty for glucose traces", list(options.groups))
+        if options.person is not None:
+            raise _fail("person", "empty for glucose traces (each subject is judged already)",
+                        options.person)  # fmt: skip
     else:
         schema = review.schema
         for name in ("target", "sensitive"):
             value = getattr(options, name)
             if value is not None and value not in schema.analysed:
                 raise _fail(name, f"one of the analysed columns {list(schema.analysed)}", value)
+        if options.person is not None:
+            check_person_column(review, options.person)
         for group in options.groups:
             if group not in schema.categorical:
                 kind = " (a numeric column)" if group in schema.numeric else ""

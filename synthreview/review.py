@@ -264,6 +264,9 @@ def _run_section(
             seed=seed,
             progress=progress,
             shadow=shadow_settings(options),
+            person=options.person,
+            claimed_epsilon=options.claimed_epsilon,
+            claimed_delta=options.claimed_delta,
         )
     if section == "utility":
         return evaluate_utility(

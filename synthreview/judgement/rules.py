@@ -228,6 +228,40 @@ def measure_mia_tpr(c: Mapping[str, Any], k: int) -> Measurement:
     return _worst_attack(c, "tpr_at_fpr_1pct")
 
 
+def _worst_person_attack(c: Mapping[str, Any], key: str) -> Measurement:
+    """Highest ``key`` over ``privacy.person_level.attacks``; n/a without a person column."""
+    privacy = section_of(c, "privacy")
+    person = privacy.get("person_level")
+    if not isinstance(person, Mapping):
+        for part in ("errors", "skipped"):
+            why = (privacy.get(part) or {}).get("person_level")
+            if why:
+                return Measurement(math.nan, detail=f"person-level review: {why}")
+        if "privacy" in (c.get("errors") or {}) or not privacy:
+            return Measurement(math.nan, detail=why_missing(c, "privacy", "no privacy section"))
+        return Measurement(math.nan, detail="no person column given", applicable=False)
+    found = [
+        (number(a.get(key)), str(a.get("attack", "?")))
+        for a in person.get("attacks") or []
+        if isinstance(a, Mapping)
+    ]
+    found = [(v, name) for v, name in found if not math.isnan(v)]
+    if not found:
+        return Measurement(math.nan, detail="no membership attack could be judged per person")
+    value, attack = max(found)
+    return Measurement(value, detail=f"{attack}, rows grouped by {person.get('column')!r}")
+
+
+def measure_person_mia_auc(c: Mapping[str, Any], k: int) -> Measurement:
+    """Highest person-level AUC (``privacy.person_level.attacks[*].auc``)."""
+    return _worst_person_attack(c, "auc")
+
+
+def measure_person_mia_tpr(c: Mapping[str, Any], k: int) -> Measurement:
+    """Highest person-level TPR at 1 % FPR (``person_level.attacks[*].tpr_at_fpr_1pct``)."""
+    return _worst_person_attack(c, "tpr_at_fpr_1pct")
+
+
 def measure_dcr_share(c: Mapping[str, Any], k: int) -> Measurement:
     """``privacy.dcr.share_closer_to_train``."""
     dcr = section_of(c, "privacy").get("dcr") or {}
@@ -525,6 +559,20 @@ def say_mia_tpr(m: Measurement) -> str:
     )
 
 
+def say_person_mia_auc(m: Measurement) -> str:
+    return (
+        f"judging each person's rows together, the best membership attack ({m.detail}) reaches "
+        f"AUC {m.value:.2f} (0.5 = guessing)"
+    )
+
+
+def say_person_mia_tpr(m: Measurement) -> str:
+    return (
+        f"an attacker ({m.detail}) identifies {_pct(m.value)} of training people at 1 % false "
+        "alarms among unseen people (chance: 1 %)"
+    )
+
+
 def say_dcr(m: Measurement) -> str:
     return (
         f"{_pct(m.value)} of synthetic rows are closer to a training row than to any holdout "
@@ -700,6 +748,23 @@ SPECS: dict[str, RuleSpec] = dict(
             "worst attack's true-positive rate at 1 % false positives, in multiples of chance",
             measure_mia_tpr,
             say_mia_tpr,
+        ),
+        _spec(
+            "person_mia_auc",
+            "person_mia_auc",
+            "value",
+            "person-level membership-inference ROC AUC (worst attack; needs --person)",
+            measure_person_mia_auc,
+            say_person_mia_auc,
+        ),
+        _spec(
+            "person_mia_tpr_at_fpr_1pct",
+            "person_mia_tpr_at_fpr_1pct",
+            "times_chance",
+            "worst attack's person-level true-positive rate at 1 % false positives, in "
+            "multiples of chance (needs --person)",
+            measure_person_mia_tpr,
+            say_person_mia_tpr,
         ),
         _spec(
             "dcr_share",

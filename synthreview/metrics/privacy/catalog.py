@@ -23,6 +23,14 @@ _WP29 = (
     "linkability, inference); Giomi et al. (2023), Anonymeter"
 )
 _NO_ATTACK = "the same attack with holdout rows in both roles: what pure chance gives"
+_PERSON = (
+    "MT-MIA (arXiv 2602.07126) and FERMI (arXiv 2605.11527): row-level audits underestimate "
+    "user-level leakage; a person's row scores aggregated (mean by default)"
+)
+_PERSON_UNBOUND = (
+    "the privacy section's person-level attack: it needs the person column, the fitted encoder "
+    "and rounds of one row per person (tests/test_person_level.py)"
+)
 _ATTACK = (
     "the privacy section's attack: it needs the review's fitted encoder and value-ordered attack "
     "sets (tests/test_privacy.py)"
@@ -340,5 +348,63 @@ METRICS: tuple[MetricInfo, ...] = (
         holdout_meaning="shadow.candidate_false_alarms: the same share for holdout targets, "
         "which were never in training",
         unbound=_SHADOW_UNBOUND,
+    ),
+    MetricInfo(
+        name="person_mia_auc",
+        section="privacy",
+        label="person-level MIA AUC (worst attack)",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.5,
+        key="person_level.attacks[*].auc",
+        citation=_PERSON,
+        meaning="how well the best attacker tells training people from unseen people when a "
+        "person's rows are judged together; 0.5 = a coin toss",
+        holdout_meaning=_NO_ATTACK,
+        unbound=_PERSON_UNBOUND,
+        rules=("person_mia_auc",),
+    ),
+    MetricInfo(
+        name="person_mia_tpr_at_fpr_1pct",
+        section="privacy",
+        label="attacker hits per person at 1 % false alarms",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.01,
+        key="person_level.attacks[*].tpr_at_fpr_1pct",
+        citation=f"{_PERSON}; {_CARLINI}",
+        meaning="share of training people the attacker identifies while wrongly accusing only 1 % "
+        "of unseen people; chance = 0.01",
+        holdout_meaning=_NO_ATTACK,
+        unbound=_PERSON_UNBOUND,
+        rules=("person_mia_tpr_at_fpr_1pct",),
+    ),
+    MetricInfo(
+        name="person_mia_tpr_at_fpr_01pct",
+        section="privacy",
+        label="attacker hits per person at 0.1 % false alarms",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.001,
+        key="person_level.attacks[*].tpr_at_fpr_01pct",
+        citation=f"{_PERSON}; {_CARLINI}",
+        meaning="share of training people identified at 0.1 % false alarms; chance = 0.001",
+        holdout_meaning=_NO_ATTACK,
+        unbound=_PERSON_UNBOUND,
+    ),
+    MetricInfo(
+        name="person_epsilon_lower_bound",
+        section="privacy",
+        label="ε lower bound per person (black-box, loose)",
+        direction="lower",
+        range=(0.0, float("inf")),
+        ideal=0.0,
+        key="person_level.epsilon_lower_bound.epsilon",
+        citation=f"{_PERSON}; Jagielski et al. (2020), Auditing Differentially Private Machine "
+        "Learning",
+        meaning="the ε lower bound of the person-level attack scores: a person, not a row, is "
+        "the unit a user-level DP guarantee protects",
+        holdout_meaning="0 when the attack does no better than chance on held-out people",
+        unbound=_PERSON_UNBOUND,
     ),
 )

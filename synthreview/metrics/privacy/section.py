@@ -29,8 +29,14 @@ from synthreview.metrics.privacy.disclosure import (
     attribute_inference,
     l_diversity,
 )
+from synthreview.metrics.privacy.dp_claim import DPClaimTest, dp_claim_test
 from synthreview.metrics.privacy.epsilon import EpsilonBound, epsilon_lower_bound
 from synthreview.metrics.privacy.membership import membership_inference
+from synthreview.metrics.privacy.person import (
+    PersonLevel,
+    one_row_per_person,
+    person_membership_inference,
+)
 from synthreview.metrics.privacy.shadow import ShadowAttackResult, ShadowSettings, shadow_attack
 from synthreview.metrics.privacy.vulnerable import (
     VulnerableRecords,
@@ -244,6 +250,10 @@ class PrivacyReport:
         Shadow-model membership inference against the generator itself (TAPAS), when the
         review names a generator (``ShadowSettings``); ``complete=False`` when its time limit
         stopped it.
+    person_level : PersonLevel or None
+        Membership judged per person, when the review names a person column (``person``).
+    dp_claim : DPClaimTest or None
+        A claimed (ε, δ)-DP guarantee tested against the attacks, when one was claimed.
     errors : dict of str -> str
         Part (``"dcr"``, ``"attribute_inference"``, ``"l_diversity"``, ``"membership_inference"``,
         ``"wp29"``, ...) -> why it failed; a failed attack carries its own ``error``.
@@ -261,6 +271,8 @@ class PrivacyReport:
     wp29: WP29Report | None = None
     vulnerable: VulnerableRecords | None = None
     shadow: ShadowAttackResult | None = None
+    person_level: PersonLevel | None = None
+    dp_claim: DPClaimTest | None = None
 
     def attack(self, name: str) -> AttackResult | None:
         """The result of attack ``name``, or None."""
@@ -278,6 +290,8 @@ class PrivacyReport:
                 "wp29": self.wp29,
                 "vulnerable_records": self.vulnerable,
                 "shadow": self.shadow,
+                "person_level": self.person_level,
+                "dp_claim": self.dp_claim,
                 "errors": self.errors,
                 "skipped": self.skipped,
             }
@@ -319,6 +333,9 @@ def evaluate_privacy(
     seed: int = 0,
     progress: Progress = None,
     shadow: ShadowSettings | None = None,
+    person: str | None = None,
+    claimed_epsilon: float | None = None,
+    claimed_delta: float = 0.0,
 ) -> PrivacyReport:
     """Privacy section for one synthetic table.
 
@@ -342,6 +359,15 @@ def evaluate_privacy(
     shadow : ShadowSettings, optional
         Run the shadow-model attack against this generator (its targets start with the most
         exposed records); skipped with a reason when None.
+    person : str, optional
+        Identifier column naming each row's person (checked by
+        :func:`synthreview.io.persons.check_person_column`): the membership attacks are also
+        judged per person (``person_level``, :mod:`synthreview.metrics.privacy.person`) and the
+        WP29 attacks target one seeded row per person, on both the training and the control
+        side.
+    claimed_epsilon, claimed_delta : float, optional
+        A claimed (ε, δ)-DP guarantee to test against the membership attacks (``dp_claim``,
+        :mod:`synthreview.metrics.privacy.dp_claim`); None: no claim, no test.
 
     Returns
     -------
@@ -359,6 +385,19 @@ def evaluate_privacy(
     skipped: dict[str, str] = {}
     cols = schema.analysed
     wp29_real, wp29_holdout = real, holdout  # the WP29 attacks order their inputs themselves
+    person_real, person_holdout = real, holdout
+    wp29_train, wp29_control, wp29_targets = real, holdout, ""
+    if person is not None:
+        # one target per person: a person with ten rows is not ten targets, and a control
+        # person's other rows never help the control attack on that person
+        wp29_train = one_row_per_person(real, person, cols, seed=seed)
+        if holdout is not None:
+            wp29_control = one_row_per_person(holdout, person, cols, seed=seed)
+        wp29_targets = (
+            f"one seeded row per person of {person!r} in training ({len(wp29_train)}) and "
+            f"holdout ({0 if wp29_control is None else len(wp29_control)}): singling out, "
+            "linkability and inference target people, not rows"
+        )
     # attack sets, folds and subsamples are drawn by position: put real and holdout in an order
     # defined by their values, so shuffling either file changes no estimate; rows reported back
     # (vulnerable records, nearest training rows, per-holdout-row evidence) are input positions
@@ -392,12 +431,28 @@ def evaluate_privacy(
         if found is not None:
             masked = mask_rows(real[cols], found.rows, numeric=schema.numeric)
             vulnerable = replace(found, rows=real_order[found.rows], values=masked)
+    dp_claim = None
+    if attacks and claimed_epsilon is not None:
+        dp_claim = attempt("dp_claim", errors, lambda: dp_claim_test(
+            attacks, epsilon=claimed_epsilon, delta=claimed_delta,
+        ))  # fmt: skip
+    person_level = None
+    if person is not None and (holdout is None or len(holdout) < 2):
+        skipped["person_level"] = "needs a holdout table (the non-member people)"
+    elif person is not None:
+        step(0.5, f"membership by person ({person})")
+        person_level = attempt("person_level", errors, lambda: person_membership_inference(
+            person_real, synthetic, person_holdout, column=person, encoder=encoder,
+            max_attack=max_attack, wp29_targets=wp29_targets,
+            synthetic_persons=not synthetic[person].isna().all(), seed=seed,
+            progress=lambda f, m: step(0.5 + 0.1 * f, m),
+        ))  # fmt: skip
     if holdout is None:
         skipped["wp29"] = "needs a holdout table (the control attack)"
     else:
         step(0.6, "singling out, linkability, inference")
         wp29 = attempt("wp29", errors, lambda: wp29_risks(
-            wp29_real, synthetic, wp29_holdout, numeric=schema.numeric,
+            wp29_train, synthetic, wp29_control, numeric=schema.numeric,
             categorical=schema.categorical, seed=seed,
         ))  # fmt: skip
     step(0.7, "distance to closest record")
@@ -446,7 +501,7 @@ def evaluate_privacy(
     step(1.0, "privacy done")
     return PrivacyReport(
         attacks, dcr, inference, diversity, errors, skipped, epsilon, wp29, vulnerable,
-        shadow=shadow_result,
+        shadow=shadow_result, person_level=person_level, dp_claim=dp_claim,
     )  # fmt: skip
 
 
