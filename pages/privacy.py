@@ -5,14 +5,24 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import pandas as pd
 import streamlit as st
 
 import app_state
+from synthreview.errors import ConfigError
 from synthreview.figures import fidelity as fidelity_fig
 from synthreview.figures import privacy as fig
-from synthreview.figures.explain import format_metric, format_number, metric_label
+from synthreview.figures.explain import (
+    format_metric,
+    format_number,
+    metric_help,
+    metric_label,
+    numbers_as_text,
+)
 from synthreview.figures.text import markdown_text
+from synthreview.generators.plugin import load_generator
 from synthreview.judgement.policy import RuleVerdict, apply_policy
+from synthreview.metrics.registry import get as get_info
 
 NONE = "(none)"
 LIGHTS = {"pass": "green", "warn": "orange", "fail": "red", "incomplete": "violet", "n/a": "gray"}
@@ -28,13 +38,24 @@ st.caption(
 )
 
 
-def _shown(table):
-    """``table`` with every float cell written as the reviewer reads it (``0.527``, ``–``):
-    no float noise such as ``0.5267029240000001``, no ``None``."""
-    floats = table.select_dtypes("float").columns
-    return table.astype({c: "object" for c in floats}).assign(
-        **{c: table[c].map(format_number) for c in floats}
-    )
+#: attack-table columns written in their registry metric's format
+ATTACK_FORMATS = {
+    "AUC": "mia_auc",
+    "TPR @ FPR 1%": "mia_tpr_at_fpr_1pct",
+    "TPR @ FPR 0.1%": "mia_tpr_at_fpr_01pct",
+    "advantage": "mia_advantage",
+    "holdout-only AUC": "mia_auc",
+}
+#: the DCR caveat, said once on the page (the tiles' tooltips leave it out)
+DCR_CAVEAT = (
+    "DCR share is a warning only, never a reason to refuse: distance-based shares are not "
+    "evidence of membership risk (The DCR Delusion, arXiv 2505.01524)."
+)
+
+
+def _shown(table, formats=None):
+    """``table`` with every number written as the reviewer reads it (``0.527``, ``n/a``)."""
+    return numbers_as_text(table, formats)
 
 
 def _light(verdict: str) -> str:
@@ -96,30 +117,31 @@ for name, result in privacy.items():
     worst = max(aucs) if aucs else math.nan
     col_mia.metric(
         metric_label("mia_auc"), format_metric("mia_auc", None if math.isnan(worst) else worst),
-        help="0.5 = chance; lower is better.",
+        help=metric_help("mia_auc"),
     )  # fmt: skip
     _tile(col_mia, name, "mia_auc")
     dcr = result.dcr
     share = dcr.share_closer_to_train if dcr is not None else None
     col_share.metric(
-        "DCR share", format_metric("dcr_share", share),
-        help="Share of synthetic rows closer to training than to holdout rows (train and holdout "
-        f"subsampled to {dcr.share_rows if dcr else 0} rows each). 0.5 is ideal. Warning only: "
-        "distance-based shares are not evidence of membership risk (The DCR Delusion, "
-        "arXiv 2505.01524).",
+        metric_label("dcr_share"), format_metric("dcr_share", share),
+        help=f"{get_info('dcr_share').meaning} (training and holdout subsampled to "
+        f"{dcr.share_rows if dcr else 0} rows each); 0.5 is ideal. See the note under Summary.",
     )  # fmt: skip
     _tile(col_share, name, "dcr_share")
     copies = dcr.exact_copies if dcr is not None else 0
     reference = dcr.holdout_exact_copy_share if dcr is not None else None
     col_copies.metric(
-        "Exact copies of training rows", f"{copies:,}" if dcr is not None else "n/a",
+        "exact copies of training rows", f"{copies:,}" if dcr is not None else "n/a",
         help="Holdout rows that repeat a training row: "
         f"{format_metric('exact_copy_share', reference)} (real data repeats itself that often). "
-        "The verdict is the audit's copies rule.",
+        f"The verdict is the audit's rule on {metric_label('audit_copy_share')}: "
+        f"{get_info('audit_copy_share').meaning}.",
     )  # fmt: skip
     _tile(col_copies, name, "audit_copies")
     for part, message in result.errors.items():
         app_state.show_error(message, what=f"{part} of {name}")
+if any(r.dcr is not None for r in privacy.values()):
+    st.caption(DCR_CAVEAT)
 
 st.subheader("Authenticity per row (from the fidelity section)")
 if fidelity:
@@ -140,9 +162,16 @@ for tab, (name, result) in zip(st.tabs(tab_labels), privacy.items(), strict=True
         # one under the other, full width: every attack's legend line fits at 1280 px
         st.plotly_chart(fig.roc_overlay(result), key=f"privacy_roc_{name}")
         st.plotly_chart(fig.roc_overlay(result, log_scale=True), key=f"privacy_roc_log_{name}")
-st.dataframe(
-    _shown(fig.attack_table(privacy, policy=policy)), hide_index=True, key="privacy_attacks"
-)
+        # this candidate's attacks only (its errors are shown above): narrow enough for 1280 px
+        attacks = fig.attack_table({name: result}, policy=policy).drop(
+            columns=["candidate", "error"]
+        )
+        st.dataframe(
+            _shown(attacks, ATTACK_FORMATS),
+            hide_index=True,
+            key=f"privacy_attacks_{name}",
+            column_config={"attack": st.column_config.TextColumn("attack", pinned=True)},
+        )
 
 st.subheader("Empirical ε lower bound")
 for name, result in privacy.items():
@@ -166,7 +195,12 @@ st.caption(
 )
 wp29 = fig.wp29_table(privacy)
 if len(wp29):
-    st.dataframe(_shown(wp29), hide_index=True, key="privacy_wp29")
+    st.dataframe(
+        _shown(wp29),
+        hide_index=True,
+        key="privacy_wp29",
+        column_config={"candidate": st.column_config.TextColumn("candidate", pinned=True)},
+    )
 else:
     # skip reasons may quote column names: shown as text
     reasons = sorted({r.skipped.get("wp29", "no result") for r in privacy.values()})
@@ -204,6 +238,80 @@ if len(diversity):
 
 if review.kind != "table":
     st.stop()
+st.subheader("Shadow-model attack on the generator")
+st.caption(
+    "When the generator itself can be run, the review trains it again and again on reference "
+    "data drawn from the training and holdout records, half of the time with a target record, "
+    "and teaches an attacker to tell the outputs apart (Stadler et al. 2022; TAPAS, Houssiau et "
+    "al. 2022). Chance is the false-positive rate achieved, at most 1 %. Advisory: it tests the "
+    "generator, not the file."
+)
+with st.expander("Generator to attack", expanded=options.generator is not None):
+    st.markdown(
+        "Name a Python callable `fit_sample(train, n, seed) -> DataFrame` as `module:function`. "
+        "Nothing is uploaded: **it must be importable on the machine running this dashboard** "
+        "(installed, or on `PYTHONPATH`); the built-in `synthreview.generators.builtin:copula` "
+        "and `synthreview.generators.builtin:memorise` show the two ends. Run the review again "
+        "to attack it."
+    )
+    spec = st.text_input(
+        "Generator (module:function; empty = no shadow attack)",
+        value=options.generator or "", key="privacy_generator",
+    ).strip()  # fmt: skip
+    col_k, col_t, col_s = st.columns(3)
+    n_shadows = col_k.number_input(
+        "Shadows per target (K)", min_value=4, max_value=1000, value=options.shadow_models,
+        step=2, key="privacy_shadow_k",
+    )  # fmt: skip
+    n_targets = col_t.number_input(
+        "Targets (T)", min_value=1, max_value=1000, value=options.shadow_targets,
+        key="privacy_shadow_t",
+    )  # fmt: skip
+    limit = col_s.number_input(
+        "Time limit (s)", min_value=1.0, max_value=86400.0,
+        value=float(options.shadow_time_limit), key="privacy_shadow_s",
+    )  # fmt: skip
+    wanted = replace(options, generator=spec or None, shadow_models=int(n_shadows),
+                     shadow_targets=int(n_targets), shadow_time_limit=float(limit))  # fmt: skip
+    if wanted != options:
+        try:
+            if wanted.generator is not None:
+                load_generator(wanted.generator)
+        except ConfigError as exc:
+            app_state.show_error(str(exc), what="The generator")
+        else:
+            app_state.set_options(wanted)
+shadowed = {n: r.shadow for n, r in privacy.items() if r.shadow is not None}
+if not shadowed:
+    reasons = {r.errors.get("shadow") or r.skipped.get("shadow") for r in privacy.values()}
+    st.info(markdown_text("Not run: " + "; ".join(sorted(r for r in reasons if r))))
+for name, shadow in shadowed.items():
+    tpr, fpr = shadow.tpr_at_fpr_1pct, shadow.fpr
+    state = "" if shadow.complete else f" **Partial, not judged:** {shadow.note}."
+    st.markdown(
+        f"**{markdown_text(name)}** (generator `{markdown_text(shadow.generator)}`, "
+        f"{len(shadow.targets)} targets × {shadow.settings.n_shadows} shadows, "
+        f"{shadow.elapsed_s:.0f} s): TPR at {format_number(fpr.value)} FPR "
+        f"**{format_number(tpr.value)}** (95 % CI {format_number(tpr.ci[0])} to "
+        f"{format_number(tpr.ci[1])}; {tpr.hits} of {tpr.n} shadows with their target), AUC "
+        f"{format_number(shadow.auc)}; on this candidate {shadow.candidate_hits.hits} of "
+        f"{shadow.candidate_hits.n} training targets and {shadow.candidate_false_alarms.hits} of "
+        f"{shadow.candidate_false_alarms.n} holdout targets are called members.{state}"
+    )
+    _tile(st, name, "shadow_tpr_at_fpr_1pct")
+    rows = pd.DataFrame(
+        {
+            "target": [f"{t.table} row {t.row}" for t in shadow.targets],
+            "in training": [t.member for t in shadow.targets],
+            "chosen": [t.chosen for t in shadow.targets],
+            "AUC": [t.auc for t in shadow.targets],
+            "TPR at FPR 0": [t.tpr.value for t in shadow.targets],
+            "score on the candidate": [t.candidate_score for t in shadow.targets],
+            "called a member": [t.candidate_called for t in shadow.targets],
+        }
+    )
+    st.dataframe(_shown(rows), hide_index=True, key=f"privacy_shadow_{name}")
+
 st.subheader("Closest pairs: the riskiest synthetic rows beside their nearest training row")
 with_dcr = [name for name, r in privacy.items() if r.dcr is not None]
 if not with_dcr:
@@ -214,10 +322,28 @@ n_pairs = right.slider("Pairs", 1, 50, 10, key="privacy_pairs_n")
 samples = getattr(fidelity.get(name), "samples", None)
 authentic = getattr(samples, "authentic", None)
 rows = fig.riskiest_rows(privacy[name], authentic=authentic, n=n_pairs)
+columns = review.schema.analysed
+synthetic, real = review.synthetic[name].frame, review.real.frame
 st.caption("Order: exact copies first, then rows the fidelity section judged unauthentic, then "
-           "the smallest distance. Highlighted cells are equal in both rows.")  # fmt: skip
+           "the smallest distance.")  # fmt: skip
 st.dataframe(
-    fig.closest_pairs(review.synthetic[name].frame, review.real.frame, privacy[name], rows=rows,
-                      columns=review.schema.analysed),
+    fig.closest_pairs(synthetic, real, privacy[name], rows=rows, columns=columns),
     hide_index=True, key="privacy_pairs",
+)  # fmt: skip
+present = app_state.presentation_mode()
+shown_raw = st.checkbox(
+    "Show raw training rows", value=False, key="privacy_show_raw", disabled=present,
+    help="Off by default and always off in presentation mode: the pair is shown masked like "
+    "the most exposed records (decile intervals, rare levels masked).",
+)  # fmt: skip
+pick = st.selectbox("Pair (synthetic row)", [int(r) for r in rows], key="privacy_pair_row")
+st.caption(
+    ("Raw values as loaded. " if shown_raw and not present else
+     "Numbers as the training column's decile interval, levels shared by fewer than 10 training "
+     "rows as (rare). ") + "Highlighted cells are equal in both rows."
+)  # fmt: skip
+st.dataframe(
+    fig.closest_pair(synthetic, real, privacy[name], row=pick, columns=columns,
+                     numeric=review.schema.numeric, raw=shown_raw and not present),
+    key="privacy_pair",
 )  # fmt: skip

@@ -26,6 +26,7 @@ from synthreview.metrics.privacy.shadow import (
 from synthreview.options import ReviewOptions, validate_options
 from synthreview.release.html import render_html
 from synthreview.review import evaluate
+from tests.page_helpers import run_page
 
 BUILTIN = "synthreview.generators.builtin"
 COLUMNS = ["age", "education_num", "hours_per_week", "sex", "relationship", "race", "income"]
@@ -316,3 +317,28 @@ def test_schema_free_generators_see_every_column(adult):
     shadow_attack(real, real, holdout, generator=spy, schema=schema,
                   settings=ShadowSettings("x:spy", 4, 1))  # fmt: skip
     assert len(seen) == 4 and all(cols == list(real.columns) for cols in seen)
+
+
+# --- the Privacy page ----------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_privacy_page_names_a_generator_and_shows_the_attack(review):
+    at = run_page("pages/privacy.py", review, timeout=300)
+    assert not at.exception
+    assert any("no generator given" in i.value for i in at.info)
+    at.text_input(key="privacy_generator").set_value("synthreview_no_such_module:fit").run()
+    assert any("cannot be imported on this machine" in e.value for e in at.error)
+    at.text_input(key="privacy_generator").set_value(f"{BUILTIN}:memorise")
+    at.number_input(key="privacy_shadow_k").set_value(4)
+    at.number_input(key="privacy_shadow_t").set_value(2).run()
+    assert not at.exception and not at.error
+    at.run()  # the sidebar, drawn before the page, now sees the privacy section stale
+    at.button(key="run_review").click().run()
+    at = at.switch_page("pages/privacy.py").run()
+    assert not at.exception
+    shown = " ".join(m.value for m in at.markdown)
+    assert f"{BUILTIN}:memorise" in shown and "2 targets × 4 shadows" in shown
+    tables = [d.value for d in at.dataframe if "called a member" in d.value.columns]
+    assert len(tables) == 1 and len(tables[0]) == 2
+    assert {"target", "in training", "AUC", "TPR at FPR 0"} <= set(tables[0].columns)
