@@ -15,6 +15,11 @@ tracemalloc would miss them).
     python benchmarks/bench_scale.py --rows 50000                 # suite vs floor
     python benchmarks/bench_scale.py --rows 1000000 --suite review --floor-queries 20000
     python benchmarks/bench_scale.py --rows 200000 --approximate ivf
+    python benchmarks/bench_scale.py --rows 100000 200000 500000 1000000 --suite review
+
+Several ``--rows`` run one after another, each in a fresh process (its own peak RSS), and the
+script ends with a table of wall and CPU seconds, floor, ratio and peak RSS per size and the
+growth exponents ``log(t2 / t1) / log(n2 / n1)`` between consecutive sizes and end to end.
 
 ``--suite fidelity`` runs ``evaluate_fidelity`` on the rows as given (``--embedding none``) or
 after the One-Class embedding; ``--suite review`` runs ``evaluate`` (fidelity and privacy, so
@@ -28,10 +33,13 @@ the same queries).
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import resource
+import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import faiss
@@ -155,9 +163,24 @@ def run_probe(data, args) -> tuple[float, str]:
     return whole, f"first batch {m} queries x {len(real)} rows: {seconds:.1f} s (suite = 1 pass)"
 
 
-def main() -> None:
+@dataclass(frozen=True)
+class SizeResult:
+    """One size's figures, as the child process prints them on its last line."""
+
+    rows: int
+    wall: float
+    cpu: float
+    floor: float | None
+    peak_gb: float
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=50_000)
+    parser.add_argument(
+        "--rows", type=int, nargs="+", default=[50_000],
+        help="rows per table; several sizes run one after another, each in a fresh process "
+        "(its own peak RSS), followed by the growth exponents of wall and CPU time",
+    )  # fmt: skip
     parser.add_argument("--columns", type=int, default=20)
     parser.add_argument("--suite", choices=("fidelity", "review", "probe"), default="fidelity")
     parser.add_argument("--embedding", choices=("none", "oneclass"), default="oneclass")
@@ -166,11 +189,80 @@ def main() -> None:
     parser.add_argument("--no-floor", action="store_true")
     parser.add_argument("--approximate", choices=("ivf", "hnsw"))
     parser.add_argument("--device", default="cpu")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    for name, value, low in (
+        ("rows", min(args.rows), 100),
+        ("columns", args.columns, 1),
+        ("threads", args.threads, 1),
+        ("floor-queries", args.floor_queries or 1, 1),
+    ):
+        if value < low:
+            parser.error(f"--{name} must be an integer >= {low}; got {value}")
+    return args
+
+
+def main() -> None:
+    args = parse_args()
     for line in describe_machine():
         print(line)
-    data = make_data(args.rows, args.columns)
-    n, d = args.rows, args.columns
+    if len(args.rows) == 1:
+        result = run_size(args, args.rows[0])
+        print(f"RESULT {result.rows} {result.wall} {result.cpu} {result.floor} {result.peak_gb}")
+        return
+    results = []
+    for n in args.rows:
+        argv = [sys.executable, __file__, *_child_args(sys.argv[1:]), "--rows", str(n)]
+        print(f"--- {n} rows: {' '.join(argv[1:])}", flush=True)
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        lines = done.stdout.splitlines()
+        print("\n".join(line for line in lines if not line.startswith(("cpu:", "threadpool:",
+                                                                        "env:"))))  # fmt: skip
+        if done.returncode != 0:
+            print(done.stderr[-4000:])
+            raise SystemExit(f"the {n}-row run failed (exit {done.returncode})")
+        _, rows, wall, cpu, floor, peak = lines[-1].split()
+        floor_s = None if floor == "None" else float(floor)
+        results.append(SizeResult(int(rows), float(wall), float(cpu), floor_s, float(peak)))
+    print(growth_table(results))
+
+
+def _child_args(argv: list[str]) -> list[str]:
+    """The command line without its ``--rows`` values (each child gets one size)."""
+    out, skipping = [], False
+    for arg in argv:
+        if arg == "--rows":
+            skipping = True
+        elif skipping and not arg.startswith("--"):
+            continue
+        else:
+            skipping = False
+            out.append(arg)
+    return out
+
+
+def growth_table(results: list[SizeResult]) -> str:
+    """Per size wall, CPU, floor and peak RSS; growth exponents log(t2/t1) / log(n2/n1)."""
+    lines = [f"{'rows':>9} {'wall s':>9} {'CPU s':>9} {'floor s':>9} {'ratio':>6} {'peak GB':>8}"]
+    for r in results:
+        ratio = f"{r.wall / r.floor:6.2f}" if r.floor else "     -"
+        floor = f"{r.floor:9.2f}" if r.floor else "        -"
+        lines.append(f"{r.rows:9d} {r.wall:9.2f} {r.cpu:9.2f} {floor} {ratio} {r.peak_gb:8.2f}")
+    pairs = list(itertools.pairwise(results))
+    if len(results) > 2:
+        pairs.append((results[0], results[-1]))
+    for a, b in pairs:
+        span = np.log(b.rows / a.rows)
+        lines.append(
+            f"growth {a.rows} -> {b.rows}: wall exponent {np.log(b.wall / a.wall) / span:.2f}, "
+            f"CPU exponent {np.log(b.cpu / a.cpu) / span:.2f}"
+        )
+    return "\n".join(lines)
+
+
+def run_size(args: argparse.Namespace, n: int) -> SizeResult:
+    """One size in this process: the floor, then the suite, every figure printed."""
+    data = make_data(n, args.columns)
+    d = args.columns
     print(
         f"{n} real / {n} synthetic / {n} holdout × {d}, threads {args.threads}, suite {args.suite}"
     )
@@ -193,14 +285,17 @@ def main() -> None:
             print(f"floor ({what}): {floor:8.2f} s {how}")
         print(f"load average before suite: {load()}")
         run = {"fidelity": run_fidelity, "review": run_review, "probe": run_probe}[args.suite]
+        cpu = time.process_time()
         seconds, summary = run(data, args)
-    print(f"suite: {seconds:8.2f} s   load average after: {load()}")
+        cpu = time.process_time() - cpu
+    print(f"suite: {seconds:8.2f} s wall {cpu:8.2f} s CPU   load average after: {load()}")
     if floor:
         print(f"ratio suite / floor: {seconds / floor:.2f}")
     for check in engine.recall_log:
         print(check.describe())
     print(f"peak RSS: {peak_rss_gb():.2f} GB")
     print(summary)
+    return SizeResult(n, seconds, cpu, floor, peak_rss_gb())
 
 
 if __name__ == "__main__":
