@@ -80,17 +80,43 @@ class RecallCheck:
     checked : int
         Queries whose approximate nearest row was compared with the exact one.
     recall : float
-        Share of checked queries whose approximate nearest row is an exact nearest row
-        (distance equal to the exact minimum), in [0, 1]; higher is better.
+        Share of checked queries whose nearest row in the *returned* result is an exact
+        nearest row (distance equal to the exact minimum), in [0, 1]; higher is better.
+    first_recall : float or None
+        The recall of the first (unwidened) approximate search.
+    widened : int
+        Factor by which the probed lists (IVF) or the search width (HNSW) were widened
+        (1: as configured).
+    exact_fallback : bool
+        The approximate search stayed below ``floor`` even widened, and the exact search
+        was returned instead.
+    floor : float or None
+        The recall floor the search was held to.
     """
 
     index: str
     checked: int
     recall: float
+    first_recall: float | None = None
+    widened: int = 1
+    exact_fallback: bool = False
+    floor: float | None = None
 
     def describe(self) -> str:
-        """``"1-NN recall 0.998 on 10000 checked queries (ivf)"``."""
-        return f"1-NN recall {self.recall:.3f} on {self.checked} checked queries ({self.index})"
+        """``"1-NN recall 0.998 on 10000 checked queries (ivf)"``, and what was done when the
+        first search fell below the recall floor."""
+        text = f"1-NN recall {self.recall:.3f} on {self.checked} checked queries ({self.index})"
+        if self.exact_fallback:
+            text += (
+                f"; the approximate search reached {self.first_recall:.3f}, below the floor "
+                f"{self.floor:.3f} even widened {self.widened}x, so the exact search was used"
+            )
+        elif self.widened > 1:
+            text += (
+                f"; searched {self.widened}x wider after a first recall of "
+                f"{self.first_recall:.3f}, below the floor {self.floor:.3f}"
+            )
+        return text
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,11 @@ RECALL_SAMPLE = 10_000
 #: IVF: lists probed per query (of about 4·sqrt(n)); HNSW: neighbours per node and search width
 IVF_PROBES = 16
 HNSW_NEIGHBORS, HNSW_SEARCH = 32, 128
+#: measured 1-NN recall below which the approximate search is widened, then replaced by the
+#: exact one: per-row flags (near copies, authenticity) should miss at most 1 row in 200
+RECALL_FLOOR = 0.995
+#: how much wider (probed lists, search width) the second approximate attempt searches
+WIDEN = 4
 
 
 @dataclass(frozen=True)
@@ -164,14 +169,19 @@ def approximate_knn(
     *,
     exclude_self: bool,
     engine: Engine,
+    recall_floor: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """k-NN through a faiss IVF or HNSW index; the 1-NN recall goes to ``engine.recall_log``.
 
     Distances of the returned rows are re-measured in float64 and sorted by (distance,
     index). Up to :data:`RECALL_SAMPLE` queries (seeded sample) are searched exactly as well;
     a query counts as recalled when its approximate nearest row is at the exact minimum
-    distance (a tie with another row counts).
+    distance (a tie with another row counts). Below ``recall_floor`` (default
+    :data:`RECALL_FLOOR`) the search is repeated :data:`WIDEN` times wider (probed lists or
+    search width), and if it is still below, the exact search's result is returned; the
+    :class:`~synthreview.engine.RecallCheck` says which.
     """
+    floor = RECALL_FLOOR if recall_floor is None else recall_floor
     need = k + 1 if exclude_self else k
     d = reference.shape[1]
     if engine.approximate == "ivf":
@@ -182,11 +192,44 @@ def approximate_knn(
             np.sort(rng.choice(len(reference), min(len(reference), 64 * n_lists), replace=False))
         ]
         index.train(train)
-        index.nprobe = min(IVF_PROBES, n_lists)
     else:
         index = faiss.IndexHNSWFlat(d, HNSW_NEIGHBORS)
-        index.hnsw.efSearch = max(HNSW_SEARCH, need)
     index.add(reference)
+    rng = np.random.default_rng(0)
+    sample = np.sort(rng.choice(len(query), min(len(query), RECALL_SAMPLE), replace=False))
+    # the exact nearest other row of each sampled query: the 2 nearest, minus the row itself
+    exact_d, exact_i = exact_knn(reference, query[sample], k=need, exclude_self=False)
+    if exclude_self:
+        exact_d = np.where(exact_i[:, 0] == sample, exact_d[:, 1], exact_d[:, 0])
+    else:
+        exact_d = exact_d[:, 0]
+
+    def recall_of(dist: np.ndarray) -> float:
+        return float(np.mean(dist[sample, 0] <= exact_d)) if len(sample) else float("nan")
+
+    first = None
+    for widen in (1, WIDEN):
+        if engine.approximate == "ivf":
+            index.nprobe = min(IVF_PROBES * widen, index.nlist)
+        else:
+            index.hnsw.efSearch = max(HNSW_SEARCH * widen, need)
+        dist, found = _approximate_search(index, query, reference, k, need, exclude_self)
+        recall = recall_of(dist)
+        first = recall if first is None else first
+        if not recall < floor:  # nan (no query) passes
+            engine.recall_log.append(
+                RecallCheck(engine.approximate, len(sample), recall, first, widen, False, floor)
+            )
+            return dist, found
+    dist, found = exact_knn(reference, query, k=k, exclude_self=exclude_self)
+    engine.recall_log.append(
+        RecallCheck(engine.approximate, len(sample), recall_of(dist), first, WIDEN, True, floor)
+    )
+    return dist, found
+
+
+def _approximate_search(index, query, reference, k, need, exclude_self):
+    """The index's ``need`` candidates per query, re-measured in float64, best ``k`` kept."""
     _, found = index.search(query, need)
     # a row without enough neighbours in its probed lists gets -1: it points at row 0, whose
     # re-measured distance is then an honest (too large) upper bound
@@ -196,18 +239,7 @@ def approximate_knn(
     if exclude_self:
         dist = np.where(found == np.arange(len(query))[:, None], np.inf, dist)
     order = np.lexsort((found, dist), axis=1)[:, :k]
-    dist, found = np.take_along_axis(dist, order, axis=1), np.take_along_axis(found, order, axis=1)
-    rng = np.random.default_rng(0)
-    sample = np.sort(rng.choice(len(query), min(len(query), RECALL_SAMPLE), replace=False))
-    # the exact nearest other row of each sampled query: the 2 nearest, minus the row itself
-    exact_d, exact_i = exact_knn(reference, query[sample], k=need, exclude_self=False)
-    if exclude_self:
-        exact_d = np.where(exact_i[:, 0] == sample, exact_d[:, 1], exact_d[:, 0])
-    else:
-        exact_d = exact_d[:, 0]
-    recall = float(np.mean(dist[sample, 0] <= exact_d)) if len(sample) else float("nan")
-    engine.recall_log.append(RecallCheck(engine.approximate, len(sample), recall))
-    return dist, found
+    return np.take_along_axis(dist, order, axis=1), np.take_along_axis(found, order, axis=1)
 
 
 def _measured(query, reference, q, r) -> np.ndarray:

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from synthreview import grouped_search
+from synthreview import grouped_search, neighbors
 from synthreview.engine import Engine, limited_threads, using
 from synthreview.errors import ConfigError
 from synthreview.grouped_search import GroupedReference, TopK, group_minima_torch
-from synthreview.neighbors import nearest
+from synthreview.neighbors import approximate_knn, nearest
 
 
 def _brute(q, r):
@@ -222,3 +222,32 @@ def test_cuda_search_equals_cpu_search():
     np.testing.assert_array_equal(got.indices, want.indices)
     np.testing.assert_allclose(got.distances, want.distances, rtol=0, atol=1e-5)
     np.testing.assert_array_equal(got_self.indices, want_self.indices)
+
+
+def test_approximate_search_below_the_recall_floor_widens_then_falls_back_to_exact(
+    monkeypatch,
+):
+    rng = np.random.default_rng(11)
+    ref = rng.normal(size=(3000, 6)).astype(np.float32)
+    query = rng.normal(size=(400, 6)).astype(np.float32)
+    exact = nearest(query, ref, k=2)
+    monkeypatch.setattr(neighbors, "IVF_PROBES", 1)  # one list of 76: recall far below 0.99
+    # widened to every list the index is exhaustive: back above the floor
+    monkeypatch.setattr(neighbors, "WIDEN", 1000)
+    engine = Engine(approximate="ivf")
+    dist, idx = approximate_knn(query, ref, 2, exclude_self=False, engine=engine,
+                                recall_floor=0.99)  # fmt: skip
+    (check,) = engine.recall_log
+    assert check.first_recall < 0.99 <= check.recall and check.widened == 1000
+    assert not check.exact_fallback and "wider" in check.describe()
+    assert check.recall == pytest.approx(float(np.mean(dist[:, 0] <= exact.distances[:, 0])))
+    # a floor no approximate search can reach: the exact result, and the report says so
+    monkeypatch.setattr(neighbors, "WIDEN", 2)
+    engine = Engine(approximate="ivf")
+    dist, idx = approximate_knn(query, ref, 2, exclude_self=False, engine=engine,
+                                recall_floor=1.01)  # fmt: skip
+    (check,) = engine.recall_log
+    assert check.exact_fallback and check.recall == 1.0 and check.first_recall < 0.99
+    assert "exact search was used" in check.describe()
+    np.testing.assert_array_equal(idx, exact.indices)
+    np.testing.assert_array_equal(dist, exact.distances)
