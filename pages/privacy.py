@@ -289,7 +289,7 @@ for name, shadow in shadowed.items():
     tpr, fpr = shadow.tpr_at_fpr_1pct, shadow.fpr
     state = "" if shadow.complete else f" **Partial, not judged:** {shadow.note}."
     st.markdown(
-        f"**{markdown_text(name)}** (generator `{markdown_text(shadow.generator)}`, "
+        f"**{markdown_text(name)}** (generator {markdown_text(shadow.generator)}, "
         f"{len(shadow.targets)} targets × {shadow.settings.n_shadows} shadows, "
         f"{shadow.elapsed_s:.0f} s): TPR at {format_number(fpr.value)} FPR "
         f"**{format_number(tpr.value)}** (95 % CI {format_number(tpr.ci[0])} to "

@@ -13,6 +13,7 @@ import pytest
 import synthreview
 from synthreview.cli import main
 from synthreview.errors import ConfigError, DataError
+from synthreview.figures.text import markdown_text
 from synthreview.generators.builtin import copula, memorise
 from synthreview.generators.plugin import check_generated, load_generator
 from synthreview.io.schema import Schema
@@ -338,7 +339,8 @@ def test_privacy_page_names_a_generator_and_shows_the_attack(review):
     at = at.switch_page("pages/privacy.py").run()
     assert not at.exception
     shown = " ".join(m.value for m in at.markdown)
-    assert f"{BUILTIN}:memorise" in shown and "2 targets × 4 shadows" in shown
+    assert f"{markdown_text(BUILTIN + ':memorise')}," in shown  # escaped, as every user text
+    assert "2 targets × 4 shadows" in shown
     tables = [d.value for d in at.dataframe if "called a member" in d.value.columns]
     assert len(tables) == 1 and len(tables[0]) == 2
     assert {"target", "in training", "AUC", "TPR at FPR 0"} <= set(tables[0].columns)
