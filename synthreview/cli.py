@@ -153,6 +153,16 @@ def _parser() -> argparse.ArgumentParser:
         "by person too, the column is not a feature, and the audit curates a person's rows "
         "together when the candidates carry it",
     )
+    review.add_argument(
+        "--claimed-epsilon",
+        type=float,
+        metavar="E",
+        help="test a claimed (E, D)-differential-privacy guarantee against the membership "
+        "attacks (policy rule dp_claim: fails when the evidence contradicts it)",
+    )
+    review.add_argument(
+        "--claimed-delta", type=float, default=0.0, metavar="D", help="the claim's δ (default 0)"
+    )
     review.add_argument("--groups", nargs="*", default=(), help="grouping columns")
     review.add_argument("--formula", help="regression for CI overlap, e.g. 'y ~ a + b'")
     review.add_argument("--max-attack", type=int, default=10_000)
@@ -347,6 +357,8 @@ def run_review(args: argparse.Namespace) -> int:
         target=args.target,
         sensitive=args.sensitive,
         person=args.person,
+        claimed_epsilon=args.claimed_epsilon,
+        claimed_delta=args.claimed_delta,
         groups=tuple(args.groups or ()),
         formula=args.formula,
         max_attack=args.max_attack,

@@ -53,6 +53,8 @@ def candidate(
             },
             "shadow": {"generator": "m:f", "complete": True, "targets": [{}] * 10,
                        "tpr": {"value": 0.01, "hits": 1, "n": 100, "ci": [0.0003, 0.054]}},
+            "dp_claim": {"claimed_epsilon": 1.0, "claimed_delta": 0.0, "excess": 0.0,
+                         "certified_epsilon": 0.0, "contradicting": []},
         },
         "utility": {
             "discriminator_auc": disc,

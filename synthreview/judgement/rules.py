@@ -521,6 +521,37 @@ def measure_shadow_tpr(c: Mapping[str, Any], k: int) -> Measurement:
     return Measurement(lower, detail=detail)
 
 
+def measure_dp_claim(c: Mapping[str, Any], k: int) -> Measurement:
+    """``privacy.dp_claim.excess``: ε certified beyond the claim; n/a without a claim."""
+    privacy = section_of(c, "privacy")
+    claim = privacy.get("dp_claim")
+    if not isinstance(claim, Mapping):
+        failed = (privacy.get("errors") or {}).get("dp_claim")
+        if failed:
+            return Measurement(math.nan, detail=f"the claim test failed: {failed}")
+        return Measurement(
+            math.nan, detail="no claimed ε to test (--claimed-epsilon)", applicable=False
+        )
+    eps, delta = number(claim.get("claimed_epsilon")), number(claim.get("claimed_delta"))
+    parts = [
+        f"claimed ε = {eps:g}, δ = {delta:g}",
+        f"the attacks certify ε ≥ {number(claim.get('certified_epsilon')):.2f} "
+        f"({claim.get('attack')}: TPR lower bound {number(claim.get('tpr_lower')):.3f} vs FPR "
+        f"upper bound {number(claim.get('fpr_upper')):.3f}, Clopper-Pearson at 95 % "
+        f"family-wise over {claim.get('n_tests')} attack operating points)",
+    ]
+    against = claim.get("contradicting") or []
+    if against:
+        parts.append(f"contradicted by {', '.join(str(a) for a in against)}")
+    phantom = number(claim.get("phantom_share"))
+    if not math.isnan(phantom):
+        parts.append(
+            f"phantom share {_pct(phantom)}: of the {claim.get('disclosures')} members flagged "
+            "there, the share that non-members match at the same rate (Amin et al.)"
+        )
+    return Measurement(number(claim.get("excess")), detail="; ".join(parts))
+
+
 # --- sentences ----------------------------------------------------------------------------------
 
 
@@ -621,6 +652,11 @@ def say_wp29(what: str) -> Callable[[Measurement], str]:
         )
 
     return say
+
+
+def say_dp_claim(m: Measurement) -> str:
+    verdict = "the evidence contradicts the claim" if m.value > 0 else "consistent with the claim"
+    return f"{verdict}: {m.detail}"
 
 
 def say_audit_copies(m: Measurement) -> str:
@@ -855,6 +891,15 @@ SPECS: dict[str, RuleSpec] = dict(
             "multiples of chance",
             measure_shadow_tpr,
             say_shadow_tpr,
+        ),
+        _spec(
+            "dp_claim",
+            "dp_claim_excess",
+            "value",
+            "ε certified by the attacks beyond the claimed ε (Clopper-Pearson, Bonferroni over "
+            "attacks x operating points)",
+            measure_dp_claim,
+            say_dp_claim,
         ),
         _spec(
             "audit_copies",

@@ -407,4 +407,36 @@ METRICS: tuple[MetricInfo, ...] = (
         holdout_meaning="0 when the attack does no better than chance on held-out people",
         unbound=_PERSON_UNBOUND,
     ),
+    MetricInfo(
+        name="dp_claim_excess",
+        section="privacy",
+        label="ε certified beyond the claim",
+        direction="lower",
+        range=(0.0, float("inf")),
+        ideal=0.0,
+        key="dp_claim.excess",
+        citation="Kairouz et al. (2015), The Composition Theorem for Differential Privacy "
+        "(hypothesis-testing bound); Nasr et al. (2023), Tight Auditing of Differentially "
+        "Private Machine Learning (Clopper-Pearson at 95 %)",
+        meaning="how far the ε the attacks prove exceeds the claimed ε: above 0 the claimed "
+        "(ε, δ)-DP guarantee is contradicted by the evidence",
+        holdout_meaning="0 for a fresh real sample: its attacks certify no ε at all",
+        fmt=".2f",
+        unbound="tests a claimed ε against the privacy section's attacks (tests/test_dp_claim.py)",
+        rules=("dp_claim",),
+    ),
+    MetricInfo(
+        name="phantom_share",
+        section="privacy",
+        label="phantom disclosures",
+        direction="higher",
+        range=(0.0, 1.0),
+        ideal=1.0,
+        key="dp_claim.phantom_share",
+        citation="Amin et al., arXiv 2606.16952 (phantom disclosures: train/holdout test)",
+        meaning="share of the members the best attack flags that non-members match equally: "
+        "disclosures a model of the population would make, not membership leaks",
+        holdout_meaning="about 1 for a fresh real sample: everything flagged is a phantom",
+        unbound="derived from the claim test's operating point (tests/test_dp_claim.py)",
+    ),
 )
