@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from synthreview.encoding import TabularEncoder
 from synthreview.metrics.info import MetricInfo
+from synthreview.metrics.privacy.rare_values import rare_value_auc
 from synthreview.metrics.privacy.section import distance_to_closest_record, row_hashes
 
 _URBAN = "Urban Institute, appendix Metrics Descriptions, Disclosure risk"
@@ -406,6 +407,22 @@ METRICS: tuple[MetricInfo, ...] = (
         "the unit a user-level DP guarantee protects",
         holdout_meaning="0 when the attack does no better than chance on held-out people",
         unbound=_PERSON_UNBOUND,
+    ),
+    MetricInfo(
+        name="rare_value_auc",
+        section="privacy",
+        label="rare values reproduced (MIA AUC)",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.5,
+        key="membership_inference[rare_values].auc",
+        citation="Stadler et al. (2022), Synthetic Data - Anonymisation Groundhog Day (outliers "
+        "stay exposed); Giomi et al. (2022), Anonymeter (rare values single people out)",
+        meaning="how well counting a person's rare values that reappear exactly in the synthetic "
+        "data tells training rows from unseen rows; 0.5 = a coin toss",
+        holdout_meaning=_NO_ATTACK,
+        function=rare_value_auc,
+        identical="worst",  # identical rows reproduce every rare training value
     ),
     MetricInfo(
         name="dp_claim_excess",

@@ -28,16 +28,20 @@ chance, lower is better.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.metrics import roc_auc_score
 
+from synthreview.errors import UndefinedMetricWarning
+from synthreview.io.schema import Schema
 from synthreview.results import to_jsonable
 
-__all__ = ["RareValueSamples", "rare_value_samples"]
+__all__ = ["RareValueSamples", "rare_value_auc", "rare_value_samples"]
 
 
 @dataclass(frozen=True)
@@ -141,3 +145,35 @@ def rare_value_samples(
     return RareValueSamples(
         real_score, holdout_score, real_rare, holdout_rare, columns, int(max_count)
     )
+
+
+def rare_value_auc(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    *,
+    holdout: pd.DataFrame | None,
+    schema: Schema,
+    seed: int = 0,
+    max_count: int = 2,
+) -> float:
+    """ROC AUC of the rare-value scores: every training row against every holdout row.
+
+    The registry's view of the attack (the privacy section scores its balanced attack set with
+    the same :func:`rare_value_samples`). In [0, 1]; 0.5 = chance, lower is better; ``nan``
+    with an :class:`~synthreview.errors.UndefinedMetricWarning` without a holdout. ``seed`` is
+    accepted for the registry's one signature; nothing here is random.
+    """
+    if holdout is None or len(holdout) == 0 or len(real) == 0:
+        warnings.warn(
+            "rare_value_auc needs training and holdout rows (members and non-members)",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
+        return float("nan")
+    found = rare_value_samples(
+        real, synthetic, holdout, columns=schema.analysed, numeric=schema.numeric,
+        max_count=max_count,
+    )  # fmt: skip
+    scores = np.r_[found.real, found.holdout]
+    is_member = np.r_[np.ones(len(found.real), bool), np.zeros(len(found.holdout), bool)]
+    return float(roc_auc_score(is_member, scores))
