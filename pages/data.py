@@ -8,6 +8,7 @@ import streamlit as st
 import app_state
 from synthreview import demo
 from synthreview.errors import DataError
+from synthreview.figures.explain import MISSING
 from synthreview.figures.text import markdown_text
 from synthreview.io.schema import KINDS
 from synthreview.io.tables import align, missing_rates, read_table
@@ -27,6 +28,15 @@ st.caption(
     "generator never saw, and one or more synthetic candidates. Everything stays in this browser "
     "session."
 )
+
+
+def share_text(share: float) -> str:
+    """A share as a reader reads it: ``7.2 %``, ``0`` when none, ``n/a`` when unknown (no float
+    noise such as ``0.07166666666666667``)."""
+    if share != share:  # NaN
+        return MISSING
+    return "0" if share == 0 else f"{100 * share:.1f} %" if share >= 0.001 else "< 0.1 %"
+
 
 source = st.radio(
     "Source", list(SOURCES), format_func=SOURCES.get, key="data_source", horizontal=True
@@ -159,9 +169,9 @@ if review.kind == "traces":
                     "source": name,
                     "day traces": t.values.shape[0],
                     "steps": t.values.shape[1],
-                    "mean filled share": float(t.meta["filled_share"].mean())
-                    if len(t.meta)
-                    else 0.0,
+                    "mean filled share": share_text(
+                        float(t.meta["filled_share"].mean()) if len(t.meta) else 0.0
+                    ),
                     "windows dropped": len(t.dropped),
                 }
                 for name, t in trace_sets.items()
@@ -201,7 +211,8 @@ else:
         )
         st.rerun()
     st.subheader("Missing values")
-    st.dataframe(missing_rates(review), key="missing_rates")
+    st.caption("Share of empty cells per column, in each table.")
+    st.dataframe(missing_rates(review).map(share_text), key="missing_rates")
 
 st.subheader("Validation findings")
 if not review.notices:

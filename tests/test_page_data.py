@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -36,6 +37,10 @@ def test_opens_on_the_bundled_demo():
     assert at.main.button(key="run_review_data").label == "Run review"
     assert at.sidebar.button(key="run_review").label == "Run review"
     assert any("not computed" in c.value for c in at.sidebar.caption)
+    # numbers as a reader reads them: shares in %, never float noise like 0.07166666666666667
+    cells = [str(v) for frame in at.dataframe for v in frame.value.to_numpy().ravel()]
+    assert cells and not [c for c in cells if re.fullmatch(r"-?\d+\.\d{5,}", c)]
+    assert any(c.endswith(" %") for c in cells)  # the demo has missing workclass cells
 
 
 def test_upload_path_shows_schema_and_findings():

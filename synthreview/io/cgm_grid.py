@@ -71,8 +71,9 @@ def build_grid(
             Notice(
                 "info",
                 label,
-                f"long format: id column {id_col!r}, time column {time_col!r}, glucose column "
-                f"{found_glucose!r}" + ("" if id_col else " (no id column: one subject)"),
+                "long format: "
+                + (f"id column {id_col!r}, " if id_col else "no id column (one subject), ")
+                + f"time column {time_col!r}, glucose column {found_glucose!r}",
             )
         )
         ids, starts, grid, step, grid_notices = _long_grid(

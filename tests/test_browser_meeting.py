@@ -1,0 +1,361 @@
+"""A release meeting on a projector (issue 23, Done-when), in Chromium at 1280x720 and 1920x1080.
+
+Every page of the bundled table demo, the glucose demo and an uploaded German-credit review is
+opened at both sizes (one review per dataset: the second size redraws the stored result) and
+read from the DOM and plotly's own layout (``gd._fullLayout``, the bounding boxes of
+``.legend``, titles and annotations):
+
+- no chart legend meets the chart's title, an axis title or an annotation's text, and no two
+  annotation texts meet (the Overview scatter's names also stay inside its plot area);
+- no table is wider than its container (nothing scrolls sideways), nor the page;
+- no visible ``<span``, ``None``, ``NULL`` or float written with 5 or more decimals;
+- no release-rule id (the default policy's rule names) on the Overview;
+- the run's progress panel lies inside the window while the review runs, the finished run
+  points to the decisions, and after new data is loaded the sidebar says "not computed".
+
+Every problem found is collected with its page, size and element, and the test fails once at
+the end listing them all. With ``SYNTHREVIEW_SCREENSHOTS=docs`` the 1280x720 screen of every
+page is written to ``docs/screens/<dataset>_<page>.png`` (the README's image is one of them);
+otherwise screenshots go to a temporary folder, so a test run never rewrites tracked files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import expect
+
+from synthreview.judgement.policy import load_policy
+from tests.conftest import ARTIFACTS, ROOT
+from tests.e2e_utils import click_keyed, open_page, wait_for_app_run
+
+pytestmark = pytest.mark.e2e
+LONG = 300_000  # ms
+REVIEW_MS = 1_500_000  # a whole review on 2 shared cores
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+SIZES = ((1280, 720), (1920, 1080))
+PAGES = (
+    "Data", "Overview", "Fidelity", "Privacy", "Utility", "Glucose", "Audit & export", "History",
+    "Glossary",
+)  # fmt: skip
+SHOTS = ROOT / "docs" / "screens" if os.environ.get("SYNTHREVIEW_SCREENSHOTS") == "docs" else None
+#: text a reader must never see: markup, Python/SQL missing values, float noise
+BAD_TEXT = {
+    "raw HTML": re.compile(r"<span"),
+    "None": re.compile(r"\bNone\b"),
+    "NULL": re.compile(r"\bNULL\b"),
+    # (an arXiv identifier such as 2505.01524 is a name, not a number)
+    "float noise": re.compile(r"(?<![\w.])(?<!arXiv )-?\d+\.\d{5,}(?![\w.])"),
+}
+RULE_IDS = sorted(load_policy().to_dict()["rules"])
+#: the registry's formats write at most 3 significant digits (``.3g``, ``.2f``, ``.2e``) and
+#: percentages with 2 decimals; 5 decimals and 5 significant digits is float noise
+MAX_SIGNIFICANT = 4
+
+
+def _significant_digits(number: str) -> int:
+    """Digits of ``number`` from its first non-zero one: ``0.00166`` has 3, ``0.0716666`` 6."""
+    return len(number.lstrip("-").replace(".", "").lstrip("0"))
+
+
+#: reads one page: charts (legend vs titles and annotations), tables (sideways scrolling), text
+INSPECT_JS = """
+() => {
+  const found = [];
+  const shown = (el) => {
+    const r = el.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1) return false;
+    for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
+      const s = getComputedStyle(e);
+      if (s.display === 'none' || s.visibility === 'hidden') return false;
+    }
+    return true;
+  };
+  const box = (el) => { const r = el.getBoundingClientRect();
+    return {l: r.left, t: r.top, r: r.right, b: r.bottom}; };
+  const meet = (a, b) => a.l < b.r - 1 && b.l < a.r - 1 && a.t < b.b - 1 && b.t < a.b - 1;
+  const where = (el) => {
+    const keyed = el.closest('[class*="st-key-"]');
+    const key = keyed ? [...keyed.classList].find((c) => c.startsWith('st-key-')) : null;
+    const head = [...document.querySelectorAll('[data-testid=stMain] h1, [data-testid=stMain] h2,'
+      + ' [data-testid=stMain] h3')].filter((h) => h.compareDocumentPosition(el)
+      & Node.DOCUMENT_POSITION_FOLLOWING).pop();
+    return (key || '') + (head ? ' under "' + head.innerText.trim() + '"' : '');
+  };
+  const charts = [];
+  document.querySelectorAll('.js-plotly-plot').forEach((gd) => {
+    if (!shown(gd) || !gd._fullLayout) return;
+    const name = where(gd) + (gd._fullLayout.title && gd._fullLayout.title.text
+      ? ' "' + gd._fullLayout.title.text + '"' : '');
+    const texts = [];
+    gd.querySelectorAll('.infolayer text[class*="title"]').forEach((t) => {
+      if (t.closest('.legend') || !t.textContent.trim() || !shown(t)) return;
+      texts.push({what: t.getAttribute('class') + ' "' + t.textContent.trim() + '"', box: box(t)});
+    });
+    const notes = [];
+    gd.querySelectorAll('.annotation').forEach((a) => {
+      const t = a.querySelector('.annotation-text-g text');
+      if (!t || !t.textContent.trim() || !shown(t)) return;
+      notes.push({what: 'annotation "' + t.textContent.trim() + '"', box: box(t)});
+    });
+    const legend = gd.querySelector('.legend');
+    if (legend && shown(legend) && legend.querySelector('.traces')) {
+      const lb = box(legend.querySelector('.bg') || legend);
+      [...texts, ...notes].forEach((t) => { if (meet(lb, t.box))
+        found.push({kind: 'legend meets text', where: name, what: t.what}); });
+    }
+    for (let i = 0; i < notes.length; i++) for (let j = i + 1; j < notes.length; j++)
+      if (meet(notes[i].box, notes[j].box)) found.push({kind: 'annotations meet', where: name,
+        what: notes[i].what + ' / ' + notes[j].what});
+    const s = gd._fullLayout._size, g = gd.getBoundingClientRect();
+    const plot = {l: g.left + s.l, t: g.top + s.t, r: g.left + s.l + s.w, b: g.top + s.t + s.h};
+    charts.push({name, plot, notes: notes.map((n) => n.box)});
+  });
+  const tables = document.querySelectorAll('[data-testid=stDataFrame], [data-testid=stTable]');
+  tables.forEach((t) => {
+    if (!shown(t)) return;
+    // what a reader can scroll sideways: a scrolling box (the data grid's scroller included)
+    // whose content is wider than its window
+    const scrollers = [t, ...t.querySelectorAll('*')].filter((e) =>
+      ['auto', 'scroll'].includes(getComputedStyle(e).overflowX));
+    const worst = scrollers.map((e) => [e.scrollWidth - e.clientWidth, e])
+      .sort((a, b) => b[0] - a[0])[0];
+    if (worst && worst[0] > 1) found.push({kind: 'table scrolls sideways', where: where(t),
+      what: t.getAttribute('data-testid') + ' ' + worst[1].scrollWidth + ' px of content in '
+        + worst[1].clientWidth + ' px'});
+    const parent = t.parentElement.getBoundingClientRect();
+    if (t.getBoundingClientRect().right > parent.right + 1) found.push({
+      kind: 'table wider than its container', where: where(t), what: ''});
+  });
+  const main = document.querySelector('[data-testid=stMain]');
+  if (main.scrollWidth > main.clientWidth + 1) found.push({kind: 'page scrolls sideways',
+    where: 'stMain', what: main.scrollWidth + ' px in ' + main.clientWidth + ' px'});
+  const words = [];
+  const take = (root) => { if (root) words.push(root.innerText); };
+  take(main);
+  take(document.querySelector('[data-testid=stSidebar]'));
+  document.querySelectorAll('.js-plotly-plot').forEach((gd) => { if (shown(gd))
+    gd.querySelectorAll('.main-svg text').forEach((t) => words.push(t.textContent)); });
+  // a data grid draws its cells on a canvas; its accessibility table holds the shown cells
+  document.querySelectorAll('[data-testid=stDataFrame]').forEach((t) => { if (shown(t))
+    t.querySelectorAll('td, th').forEach((c) => words.push(c.textContent)); });
+  return {found, charts, text: words.join('\\n'), main: main.innerText};
+}
+"""
+
+
+def _inspect(page, label: str, *, overview: bool = False) -> list[str]:
+    """Problems on the page shown now, each as ``label: kind: where: what``."""
+    seen = page.evaluate(INSPECT_JS)
+    problems = [f"{label}: {p['kind']}: {p['where']}: {p['what']}" for p in seen["found"]]
+    for kind, pattern in BAD_TEXT.items():
+        matches = [m for m in pattern.finditer(seen["text"]) if kind != "float noise"
+                   or _significant_digits(m.group()) > MAX_SIGNIFICANT]  # fmt: skip
+        if matches:  # one line per kind and page: the first place and how many
+            start = max(matches[0].start() - 60, 0)
+            context = " ".join(seen["text"][start : matches[0].end() + 60].split())
+            problems.append(f"{label}: {kind} ({len(matches)}x), first: {context!r}")
+    if overview:
+        for rule in RULE_IDS:
+            if re.search(rf"(?<![\w-]){re.escape(rule)}(?![\w-])", seen["main"]):
+                problems.append(f"{label}: rule id {rule!r} in the Overview's text")
+        for chart in seen["charts"]:
+            plot = chart["plot"]
+            for note in chart["notes"]:
+                inside = (
+                    note["l"] >= plot["l"] - 1
+                    and note["r"] <= plot["r"] + 1
+                    and note["t"] >= plot["t"] - 1
+                    and note["b"] <= plot["b"] + 1
+                )
+                if not inside and "overview_frontier" in chart["name"]:
+                    problems.append(f"{label}: scatter label outside the plot: {note}")
+    return problems
+
+
+def _settle(page) -> None:
+    """Wait for the script run and for plotly to finish drawing every chart."""
+    wait_for_app_run(page, LONG)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')].every("
+        "(c) => c.querySelector('.js-plotly-plot .main-svg'))",
+        timeout=LONG,
+    )
+    page.wait_for_timeout(600)  # plotly's relayout after the first draw (legend, automargin)
+
+
+def _close_toasts(page) -> None:
+    """Dismiss the run's toast so a screenshot shows the page itself."""
+    for button in page.locator("[data-testid=stToast] button").all():
+        if button.is_visible():
+            button.click()
+    page.wait_for_timeout(300)
+
+
+def _to_top(page) -> None:
+    page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
+
+
+def _walk(page, dataset: str, folder: Path) -> list[str]:
+    """Every page at both sizes: the problems found; the 1280x720 screens saved."""
+    problems: list[str] = []
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        for title in PAGES:
+            open_page(page, title)
+            _settle(page)
+            for error in page.get_by_test_id("stException").all():
+                text = " ".join(error.inner_text().split())[:400]
+                problems.append(f"{dataset} {title} {width}x{height}: exception: {text}")
+            label = f"{dataset} {title} {width}x{height}"
+            problems += _inspect(page, label, overview=title == "Overview")
+            if (width, height) == SIZES[0]:
+                _to_top(page)
+                _close_toasts(page)
+                stem = re.sub(r"\W+", "_", title.lower()).strip("_")
+                page.screenshot(path=str(folder / f"{dataset}_{stem}.png"))
+                if title == "Overview":  # the scatter lies below the first screen
+                    ARTIFACTS.mkdir(exist_ok=True)
+                    frontier = page.locator(".st-key-overview_frontier")
+                    if frontier.count():
+                        frontier.screenshot(path=str(ARTIFACTS / f"{dataset}_frontier.png"))
+    page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
+    return problems
+
+
+def _sidebar_status(page) -> str:
+    return page.locator(".st-key-review_status").inner_text()
+
+
+def _assert_not_computed(page, what: str) -> None:
+    """The sidebar describes the data loaded now: nothing computed yet, no earlier run's time."""
+    expect(page.locator(".st-key-review_status")).to_contain_text("not computed")
+    status = _sidebar_status(page)
+    assert "up to date" not in status and "computed in" not in status, (what, status)
+
+
+def _run_watching_the_panel(page) -> list[str]:
+    """Press Run review with the page scrolled to its end (where a meeting's reader often is)
+    and read the progress panel's place while the run goes; wait for the run to end."""
+    problems = []
+    page.evaluate(
+        "() => { const m = document.querySelector('[data-testid=stMain]');"
+        " m.scrollTo(0, m.scrollHeight); }"
+    )
+    button = page.locator(".st-key-run_review button:visible")
+    expect(button).to_be_enabled(timeout=LONG)
+    panel = page.locator("[class*='st-key-review_run_panel']")
+    for _ in range(3):  # a click landing while the sidebar redraws is lost: click again
+        button.click()
+        try:
+            panel.first.wait_for(state="visible", timeout=30_000)
+            break
+        except PlaywrightTimeoutError:
+            if not button.is_enabled():
+                break
+    panel.first.wait_for(state="visible", timeout=30_000)
+    page.wait_for_timeout(1500)  # the table of steps has drawn
+    viewport = page.viewport_size
+    for _ in range(3):
+        if not panel.count():
+            break  # the run ended
+        box = panel.first.bounding_box()
+        if box is None:
+            break
+        inside = (
+            box["x"] >= 0
+            and box["y"] >= 0
+            and box["x"] + box["width"] <= viewport["width"]
+            and box["y"] + box["height"] <= viewport["height"]
+        )
+        if not inside:
+            problems.append(f"progress panel outside the {viewport} window: {box}")
+        page.wait_for_timeout(2000)
+    wait_for_app_run(page, REVIEW_MS)
+    expect(page.locator(".st-key-review_status")).to_contain_text("up to date", timeout=REVIEW_MS)
+    # the finished run points to the decisions (the toast and the sidebar link)
+    expect(page.get_by_role("link", name="See the decisions")).to_be_visible(timeout=LONG)
+    return problems
+
+
+def _folder(tmp_path: Path) -> Path:
+    folder = SHOTS or tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _load_glucose_demo(page) -> None:
+    open_page(page, "Data")
+    page.get_by_text("Demo: glucose (CGM) day traces").click()
+    wait_for_app_run(page)
+    click_keyed(page, "load_demo")
+    expect(page.get_by_text("Review loaded: traces")).to_be_visible()
+
+
+def test_table_and_glucose_demos_on_a_projector(meeting, tmp_path):
+    """The table demo, then the glucose demo in the same session (the sidebar must forget
+    the table review), each run once and every page read at both sizes."""
+    page = meeting
+    folder = _folder(tmp_path)
+    expect(page.get_by_text("Review loaded: table")).to_be_visible()
+    _assert_not_computed(page, "the demo on arrival")
+    problems = [f"table run: {p}" for p in _run_watching_the_panel(page)]
+    problems += _walk(page, "table", folder)
+
+    _load_glucose_demo(page)
+    _assert_not_computed(page, "the glucose demo loaded after the table review")
+    problems += [f"glucose run: {p}" for p in _run_watching_the_panel(page)]
+    problems += _walk(page, "glucose", folder)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.fixture(scope="module")
+def german_files(tmp_path_factory) -> dict[str, Path]:
+    """German credit as a reviewer uploads it: training and holdout splits, a fresh sample and
+    a candidate holding 10 % verbatim training rows (tests may read ../shared; the app may not)."""
+    if not (SHARED / "german_credit.csv").is_file():
+        pytest.skip("needs ../shared/data/german_credit.csv")
+    folder = tmp_path_factory.mktemp("german")
+    german = pd.read_csv(SHARED / "german_credit.csv").sample(frac=1.0, random_state=4)
+    german = german.reset_index(drop=True)
+    train, holdout, fresh = german.iloc[:300], german.iloc[300:500], german.iloc[500:800]
+    frames = {
+        "real": train,
+        "holdout": holdout,
+        "fresh_sample": fresh.iloc[270:],
+        "with_copies": pd.concat([fresh.iloc[:270], train.iloc[:30]]),
+    }
+    paths = {}
+    for name, frame in frames.items():
+        paths[name] = folder / f"{name}.csv"
+        frame.to_csv(paths[name], index=False)
+    return paths
+
+
+def test_uploaded_german_credit_on_a_projector(meeting, german_files, tmp_path):
+    page = meeting
+    folder = _folder(tmp_path)
+    open_page(page, "Data")
+    page.get_by_text("Upload tables (CSV, TSV, Parquet)").click()
+    wait_for_app_run(page)
+    uploads = (
+        ("real_upload", ["real"]),
+        ("holdout_upload", ["holdout"]),
+        ("synthetic_upload", ["fresh_sample", "with_copies"]),
+    )
+    for key, names in uploads:
+        page.locator(f".st-key-{key}").get_by_test_id(
+            "stFileUploaderDropzoneInput"
+        ).set_input_files([str(german_files[n]) for n in names])
+        wait_for_app_run(page)
+    click_keyed(page, "load_files")
+    expect(page.get_by_text("2 synthetic candidate(s): fresh_sample, with_copies")).to_be_visible()
+    _assert_not_computed(page, "uploaded German credit")
+    problems = [f"german run: {p}" for p in _run_watching_the_panel(page)]
+    problems += _walk(page, "german", folder)
+    assert not problems, "\n".join(problems)
