@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import norm
+from scipy.stats import beta, norm
 
 from synthreview.io.tables import align, read_table
-from synthreview.judgement.policy import load_policy
+from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.metrics.privacy.wp29 import (
     WP29Report,
     risk_estimate,
@@ -179,3 +179,46 @@ def test_a_noisy_copy_still_fails_and_scores_high_on_the_corrected_inference_bou
     inference = verdicts["wp29_inference"]
     assert inference.verdict == "warn"  # advisory: at worst a warning, beyond the fail mark
     assert inference.value > 0.9, inference.message  # corrected lower bound (point 0.99)
+
+
+def _ensemble(auc: float, half: float, tpr: float, n: int = 300, k: int = 13) -> dict:
+    attacks = [
+        {"attack": f"a{i}", "auc": auc, "auc_ci": [auc - half, auc + half], "n_members": n,
+         "n_nonmembers": n, "tpr_at_fpr_1pct": tpr, "reference_auc": 0.5}
+        for i in range(k)
+    ]  # fmt: skip
+    return {"privacy": {"membership_inference": attacks}}
+
+
+def test_worst_of_k_membership_rules_judge_a_bonferroni_lower_bound():
+    policy = load_policy()
+    z = norm.ppf(1 - 0.05 / 13)  # 13 attacks, family-wise 95 %
+    # a fresh-like ensemble: every attack's AUC 0.55 (CI 0.51-0.59), 12 of 300 members at 1 % FPR
+    verdicts = apply_policy(policy, _ensemble(0.55, 0.04, 0.04))
+    auc, tpr = verdicts["mia_auc"], verdicts["mia_tpr_at_fpr_1pct"]
+    assert auc.measured == pytest.approx(0.55)  # the headline stays the point value
+    assert auc.value == pytest.approx(0.55 - z * 0.04 / norm.ppf(0.975))
+    assert tpr.value == pytest.approx(beta.ppf(0.05 / 13, 12, 289) / 0.01)
+    assert tpr.value < 3 < 0.04 / 0.01  # the point (4x chance) would have warned
+    assert auc.verdict == tpr.verdict == "pass"
+    for rule in (auc, tpr):
+        assert "Bonferroni over 13 attacks" in rule.reason and "99.62 %" in rule.reason
+    assert "95 % CI 0.510-0.590" in auc.reason and "holdout-only run 0.500" in auc.reason
+    assert "12 of 300 members" in tpr.reason
+    # a leak stays loud: AUC 0.9 (CI 0.86-0.94) bounds at 0.845, 45 % hits bound far above 10x
+    leak = apply_policy(policy, _ensemble(0.9, 0.04, 0.45))
+    assert leak["mia_auc"].verdict == leak["mia_tpr_at_fpr_1pct"].verdict == "fail"
+    assert leak["mia_auc"].value == pytest.approx(0.9 - z * 0.04 / norm.ppf(0.975))
+    # a report filed without intervals or attack-set sizes is judged on the point, and says so
+    old = {"privacy": {"membership_inference": [{"attack": "nn", "auc": 0.65,
+                                                 "tpr_at_fpr_1pct": 0.05}]}}  # fmt: skip
+    old_verdicts = apply_policy(policy, old)
+    assert old_verdicts["mia_auc"].value == pytest.approx(0.65)
+    assert "judged on the point" in old_verdicts["mia_auc"].reason
+    # without a bootstrap interval, Hanley & McNeil's standard error from the set sizes
+    no_ci = _ensemble(0.55, 0.04, 0.03)
+    for a in no_ci["privacy"]["membership_inference"]:
+        del a["auc_ci"]
+    q1, q2 = 0.55 / 1.45, 2 * 0.55**2 / 1.55
+    se = math.sqrt((0.55 * 0.45 + 299 * (q1 - 0.55**2) + 299 * (q2 - 0.55**2)) / 300**2)
+    assert apply_policy(policy, no_ci)["mia_auc"].value == pytest.approx(0.55 - z * se)
