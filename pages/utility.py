@@ -177,7 +177,7 @@ if numeric:
     )  # fmt: skip
     if detail.percentiles is not None:
         rows = detail.percentiles.table
-        st.dataframe(rows[rows["column"] == column], hide_index=True)
+        st.dataframe(fig.number_table(rows[rows["column"] == column]), hide_index=True)
 
 if groups:
     st.subheader("Errors by group")
@@ -212,6 +212,6 @@ if any(r.candidate.ci_overlap is not None for r in reports.values()):
         "smaller upper bound (Karr et al. 2006): 1 identical, 0 touching, negative a gap."
     )
     if detail.ci_overlap is not None:
-        st.dataframe(detail.ci_overlap.coefficients, hide_index=True)
+        st.dataframe(fig.number_table(detail.ci_overlap.coefficients), hide_index=True)
 else:
     st.info("No regression formula: enter one above to compare coefficients.")

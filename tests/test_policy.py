@@ -81,7 +81,10 @@ def test_default_policy_documents_every_rule():
 def test_good_candidate_passes_every_rule():
     verdicts = apply_policy(load_policy(), candidate())
     assert verdicts.overall == "pass"
-    assert {r.verdict for r in verdicts.rules} == {"pass"}
+    # every rule passes, except those that do not apply to this review (no person column)
+    assert {r.verdict for r in verdicts.rules} <= {"pass", "n/a"}
+    assert all(r.reason.startswith("not applicable") for r in verdicts.rules if r.verdict == "n/a")
+    assert verdicts["mia_auc"].verdict == "pass"
     assert verdicts["tstr_trtr_ratio"].value == pytest.approx(0.8 / 0.82)  # roc_auc decides
     assert verdicts["authenticity_gap"].value == pytest.approx(0.02)
     assert verdicts["authenticity_gap"].reference == pytest.approx(0.62)

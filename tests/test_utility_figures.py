@@ -8,6 +8,7 @@ import math
 import re
 import warnings
 
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
@@ -106,6 +107,18 @@ def test_summary_renders_without_html_and_with_registry_formats(reports):
     assert "background-color" in html
     meanings = dict(summary.meanings())
     assert meanings["correlation MAE"].startswith("mean absolute difference")
+
+
+def test_detail_tables_read_without_float_noise(reports):
+    coefficients = reports["fresh"].candidate.ci_overlap.coefficients
+    shown = fig.number_table(coefficients)
+    assert list(shown.columns) == list(coefficients.columns) and len(shown) == len(coefficients)
+    cells = shown.to_numpy().ravel().tolist()
+    assert all(isinstance(c, str) for c in cells)
+    assert not any(c in ("None", "nan", "NULL") for c in cells)
+    assert not any(re.fullmatch(r"-?\d+\.\d{5,}", c) for c in cells)  # no 0.5267029240000001
+    gaps = fig.number_table(pd.DataFrame({"term": ["a", None], "x": [0.5267029240000001, None]}))
+    assert gaps.to_dict("list") == {"term": ["a", "n/a"], "x": ["0.527", "n/a"]}
 
 
 @pytest.mark.parametrize("n", [1, 2, 4, 6])

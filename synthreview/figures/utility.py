@@ -174,6 +174,28 @@ def _text(value: object, fmt: str | None) -> str:
     return "n/a" if text == MISSING else text
 
 
+def number_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every number written as the reviewer reads it (``0.527``, ``n/a``).
+
+    For the page's detail tables (percentiles, regression coefficients): no float noise such
+    as ``0.5267029240000001``, no ``None`` or ``nan`` in a cell.
+    """
+    out = {}
+    for column in frame.columns:
+        values, dtype = frame[column].tolist(), frame[column].dtype
+        if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+            out[column] = ["n/a" if _missing(v) else str(v) for v in values]
+        elif pd.api.types.is_integer_dtype(dtype):
+            out[column] = [str(v) for v in values]
+        else:
+            out[column] = [_text(v, None) for v in values]
+    return pd.DataFrame(out, columns=frame.columns)
+
+
+def _missing(value: object) -> bool:
+    return value is None or (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
+
+
 def registry_name(key: str) -> str | None:
     """The metric registry name of a summary row (``"k_marginal 2"`` -> ``"k_marginal"``)."""
     if _MODEL_SEP in key:
