@@ -56,7 +56,9 @@ CPU-s; the previous stage one (16 MB tiles, multi-threaded BLAS calls) 8.4 s, 16
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
+from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -83,6 +85,9 @@ STAGE_ONE_ROWS = 2048
 #: query rows per batch: candidates of one batch are held at once, and stage two loops over
 #: the groups once per batch (at 1M rows: 16 batches × 2500 groups)
 QUERY_BATCH = 65536
+#: a self search (the reference's own rows as queries, the radii passes) takes each product
+#: tile once for both directions while its (n × groups) float32 minima fit in this many bytes
+SELF_MINIMA_BYTES = 1 << 28
 #: last-row entry of a padding column: [q, 1] · [0, PAD] = PAD, larger than any limit
 _PAD = np.float32(np.finfo(np.float32).max / 4)
 
@@ -195,6 +200,63 @@ def group_minima_torch(q_aug: torch.Tensor, padded: torch.Tensor, size: int) -> 
     return out
 
 
+def self_group_minima(
+    rows_aug: np.ndarray,
+    padded: np.ndarray,
+    bounds: np.ndarray,
+    size: int,
+    *,
+    threads: int = 1,
+    tile_groups: int | None = None,
+) -> np.ndarray:
+    """d² from every row to the nearest row of every group of the same rows (CPU, float32).
+
+    ``rows_aug`` is ``[x, 1, |x|²]`` (n, d + 2) and ``padded`` ``[−2x; |x|²; 1]`` laid out
+    group by group (d + 2, G·size; padding columns give ``PAD``), so one product is d². The
+    tile of group A's rows against groups B ≥ A is taken once: its row minima are A's rows'
+    minima over those groups, its column minima those groups' rows' minimum over A (d² is
+    symmetric), which halves the products of a search of a set against itself. ``threads``
+    threads take groups A one by one (single-threaded BLAS each); every cell of the result is
+    written by exactly one tile.
+    """
+    n, n_groups = len(rows_aug), len(bounds) - 1
+    out = np.empty((n, n_groups), dtype=np.float32)
+    tile_groups = tile_groups or max(1, TILE_BYTES // (4 * size * size))
+    todo = iter(range(n_groups))
+    lock = threading.Lock()
+
+    def work() -> None:
+        buffer = np.empty(size * tile_groups * size, dtype=np.float32)
+        while True:
+            with lock:
+                a = next(todo, None)
+            if a is None:
+                return
+            a0, a1 = bounds[a], bounds[a + 1]
+            rows = rows_aug[a0:a1]
+            for g0 in range(a, n_groups, tile_groups):
+                g1 = min(n_groups, g0 + tile_groups)
+                prod = buffer[: len(rows) * (g1 - g0) * size].reshape(len(rows), -1)
+                np.matmul(rows, padded[:, g0 * size : g1 * size], out=prod)
+                np.min(prod.reshape(len(rows), g1 - g0, size), axis=2, out=out[a0:a1, g0:g1])
+                across = prod.min(axis=0)  # each column's minimum over group a's rows
+                for g in range(g0, g1):
+                    at = (g - g0) * size
+                    out[bounds[g] : bounds[g + 1], a] = across[at : at + bounds[g + 1] - bounds[g]]
+
+    helpers = max(0, min(threads, n_groups) - 1)
+    with _blas().limit(limits=1):
+        if not helpers:
+            work()
+        else:
+            with ThreadPoolExecutor(max_workers=helpers) as pool:
+                running = [pool.submit(work) for _ in range(helpers)]
+                work()
+                for done in running:
+                    done.result()
+    return out
+
+
 class GroupedReference:
     """A float32 reference split into contiguous groups of about ``GROUP_ROWS`` rows.
 
@@ -277,6 +339,7 @@ class GroupedReference:
         reference_limit: np.ndarray | None = None,
         nearest: int = 0,
         block_rows: int | None = None,
+        query_is_reference: bool = False,
     ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Pairs with d² ≤ ``query_limit[q]`` or d² ≤ ``reference_limit[r]``, block by block.
 
@@ -298,64 +361,131 @@ class GroupedReference:
             the ``nearest``-th smallest group minimum).
         block_rows : int, optional
             Query rows per block (default ``BLOCK_ROWS``).
+        query_is_reference : bool, default=False
+            ``query`` holds the reference's own rows in the caller's order (a k-NN of a set
+            among itself): stage one then takes each product tile once for both directions
+            (:func:`self_group_minima`) when its minima fit :data:`SELF_MINIMA_BYTES` and only
+            ``nearest`` is asked, on the CPU. The pairs are the same.
         """
         if nearest > self.n_groups:
             raise ValueError(f"nearest={nearest} exceeds the {self.n_groups} groups")
+        if query_is_reference and len(query) != len(self.order):
+            raise ValueError(
+                f"query_is_reference=True needs the reference's {len(self.order)} rows as the "
+                f"query; got {len(query)} rows"
+            )
         r_lim = top = None
         if reference_limit is not None:
             r_lim = np.asarray(reference_limit, dtype=np.float64)[self.order]
             top = np.maximum.reduceat(r_lim, self.bounds[:-1]).astype(np.float32)
+        own = None
+        if (
+            query_is_reference
+            and nearest
+            and query_limit is None
+            and reference_limit is None
+            and not self._on_gpu
+            and 4 * len(query) * self.n_groups <= SELF_MINIMA_BYTES
+        ):
+            own = self._self_minima()
         for first in range(0, len(query), QUERY_BATCH):
             last = min(len(query), first + QUERY_BATCH)
             limit = None if query_limit is None else query_limit[first:last]
             for q, r, d in self._batch_pairs(
-                query[first:last], limit, r_lim, top, nearest, block_rows or BLOCK_ROWS
-            ):
+                query[first:last], limit, r_lim, top, nearest, block_rows or BLOCK_ROWS,
+                None if own is None else own[first:last],
+            ):  # fmt: skip
                 yield q + first, r, d
 
-    def _batch_pairs(self, original, query_limit, r_lim, top, nearest, step):
-        """:meth:`pair_blocks` for one batch of queries (rows numbered within the batch)."""
+    def _self_minima(self) -> np.ndarray:
+        """d² (float32) from every reference row, in the caller's order, to every group."""
+        centred = self.reference
+        norms = self.norms.astype(np.float32)
+        rows_aug = np.hstack([centred, np.ones((len(centred), 1), np.float32), norms[:, None]])
+        padded = np.zeros((self.dim + 2, self.n_groups * self.size), dtype=np.float32)
+        padded[: self.dim + 1] = self.padded  # [−2r; |r|²] (PAD in padding columns)
+        padded[self.dim + 1, :] = 1.0
+        padded[self.dim + 1, self.padded[-1] == _PAD] = 0.0  # padding stays PAD
+        ordered = self_group_minima(
+            np.ascontiguousarray(rows_aug), padded, self.bounds, self.size,
+            threads=blas_threads(),
+        )  # fmt: skip
+        out = np.empty_like(ordered)
+        out[self.order] = ordered
+        return out
+
+    def _batch_pairs(self, original, query_limit, r_lim, top, nearest, step, own=None):
+        """:meth:`pair_blocks` for one batch of queries (rows numbered within the batch).
+
+        Both stages run on the threads of the running thread bound (:func:`blas_threads`):
+        stage one by chunks of ``STAGE_ONE_ROWS`` queries (products, bounds and candidate
+        lists of a chunk on one thread), stage two by (group, block) items whose pairs are
+        yielded in item order, so the consumer's reductions overlap the next items' products.
+        """
         query = self._centred(original)
         qn = np.einsum("ij,ij->i", query, query, dtype=np.float64)
         # worst case, float32 |q|² + |r|² − 2 q·r is off by (d + 3) units of roundoff of
         # |q|² + |r|²; the margin is twice that, for the group minima and for stage two
         scale = (2 * self.dim + 6) * np.finfo(np.float32).eps
+        if own is not None:
+            # self minima are one (d + 2)-term product [x, 1, |x|²] · [−2r; |r|²; 1] whose
+            # terms sum to at most 2 (|q|² + |r|²) in absolute value: (3d + 6) units, twice
+            scale = (6 * self.dim + 12) * np.finfo(np.float32).eps
         margin = scale * (qn + self.norms.max()) + 1e-30
         q_lim = (
             np.full(len(query), -np.inf) if query_limit is None else np.array(query_limit, float)
         )
         q_aug = np.hstack([query, np.ones((len(query), 1), np.float32)])
         shift = (margin - qn).astype(np.float32)  # a bound in d² becomes one in d² − |q|²
-        cand_q, cand_g = [], []
-        rows_per_step = 8 * STAGE_ONE_ROWS if self._on_gpu else STAGE_ONE_ROWS
         threads = blas_threads()
-        for s in range(0, len(query), rows_per_step):
+
+        def stage_one(s: int) -> tuple[np.ndarray, np.ndarray]:
             e = min(len(query), s + rows_per_step)
-            minima = self._minima(q_aug[s:e], threads=threads)  # d² − |q|²
+            if own is not None:  # d², from the self minima: compare in float64
+                if nearest:
+                    t = np.partition(own[s:e], nearest - 1, axis=1)[:, nearest - 1]
+                    q_lim[s:e] = np.maximum(q_lim[s:e], t)
+                hit_q, hit_g = _nonzero(own[s:e] <= (q_lim[s:e] + margin[s:e])[:, None])
+                return (hit_q + s).astype(np.int64), hit_g
+            # on the GPU one call takes the whole chunk; on the CPU each chunk is one thread's
+            minima = self._minima(q_aug[s:e], threads=1)  # d² − |q|²
             if nearest:
                 t = np.partition(minima, nearest - 1, axis=1)[:, nearest - 1] + qn[s:e]
-                q_lim[s:e] = np.maximum(q_lim[s:e], t)
+                q_lim[s:e] = np.maximum(q_lim[s:e], t)  # rows s:e belong to this chunk alone
             inside = minima <= (q_lim[s:e] + margin[s:e] - qn[s:e]).astype(np.float32)[:, None]
             if top is not None:
                 inside |= minima <= top[None, :] + shift[s:e, None]
             hit_q, hit_g = _nonzero(inside)
-            cand_q.append((hit_q + s).astype(np.int64))
-            cand_g.append(hit_g)
-            del minima, inside
-        cand_q, cand_g = np.concatenate(cand_q), np.concatenate(cand_g)
+            return (hit_q + s).astype(np.int64), hit_g
+
+        rows_per_step = 8 * STAGE_ONE_ROWS if self._on_gpu else STAGE_ONE_ROWS
+        starts = range(0, len(query), rows_per_step)
+        with _blas().limit(limits=1):
+            found = list(_ordered_map(stage_one, starts, 1 if self._on_gpu else threads))
+        cand_q = np.concatenate([f[0] for f in found])
+        cand_g = np.concatenate([f[1] for f in found])
+        del found
         rest_q = (q_lim + margin - qn).astype(np.float32)
-        for g, pos in self._by_group(cand_g):
+
+        def stage_two(item: tuple[int, np.ndarray]):
+            g, rows = item
             start, stop = self.bounds[g], self.bounds[g + 1]
-            for first in range(0, len(pos), step):
-                rows = cand_q[pos[first : first + step]]
-                with _blas().limit(limits=1):  # too small to share: a second thread only spins
-                    prod = q_aug[rows] @ self.augmented[start:stop].T  # d² − |q|²
-                hit = prod <= rest_q[rows, None]
-                if r_lim is not None:
-                    hit |= prod <= r_lim[None, start:stop].astype(np.float32) + shift[rows, None]
-                hit_q, hit_r = _nonzero(hit)
-                q, at = rows[hit_q], hit_r + start
-                yield q, self.order[at], _distances(original, q, self.original, at)
+            prod = q_aug[rows] @ self.augmented[start:stop].T  # d² − |q|²
+            hit = prod <= rest_q[rows, None]
+            if r_lim is not None:
+                hit |= prod <= r_lim[None, start:stop].astype(np.float32) + shift[rows, None]
+            hit_q, hit_r = _nonzero(hit)
+            q, at = rows[hit_q], hit_r + start
+            return q, self.order[at], _distances(original, q, self.original, at)
+
+        items = (
+            (g, cand_q[pos[first : first + step]])
+            for g, pos in self._by_group(cand_g)
+            for first in range(0, len(pos), step)
+        )
+        # one block is too small to share: BLAS single-threaded, the items spread on threads
+        with _blas().limit(limits=1):
+            yield from _ordered_map(stage_two, items, threads)
 
     def knn(
         self, query: np.ndarray, k: int, *, exclude_self: bool, block_rows: int | None = None
@@ -363,7 +493,10 @@ class GroupedReference:
         """Float64 distances and indices (n_query, k) of the k nearest rows, ties → lower index."""
         need = k + 1 if exclude_self else k
         best = TopK(len(query), k)
-        for q, r, d in self.pair_blocks(query, nearest=need, block_rows=block_rows):
+        blocks = self.pair_blocks(
+            query, nearest=need, block_rows=block_rows, query_is_reference=exclude_self
+        )
+        for q, r, d in blocks:
             if exclude_self:
                 keep = q != r
                 q, r, d = q[keep], r[keep], d[keep]
@@ -375,6 +508,24 @@ def _nonzero(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.nonzero`` of a C-contiguous 2-d mask, in the same order (row-major), through the
     flat positions: 10-15× faster than the 2-d ``np.nonzero`` on sparse masks."""
     return np.divmod(np.flatnonzero(mask), mask.shape[1])
+
+
+def _ordered_map(fn, items, threads: int) -> Iterator:
+    """``map(fn, items)`` on ``threads`` threads, results in item order, at most 2 × threads
+    items ahead of the consumer (so memory stays a few blocks whatever the consumer does)."""
+    if threads <= 1:
+        yield from map(fn, items)
+        return
+    items = iter(items)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        pending: deque = deque()
+        for item in itertools.islice(items, 2 * threads):
+            pending.append(pool.submit(fn, item))
+        while pending:
+            done = pending.popleft().result()
+            for item in itertools.islice(items, 1):
+                pending.append(pool.submit(fn, item))
+            yield done
 
 
 def _distances(query, q, reference, r) -> np.ndarray:

@@ -135,7 +135,9 @@ def exact_knn(
     need = min(len(reference), k + 1 if exclude_self else k)
     grouped = GroupedReference(reference, n_groups=max(need, len(reference) // GROUP_ROWS))
     best = TopK(len(query), k)
-    for qi, ri, d in grouped.pair_blocks(query, nearest=need, block_rows=block_rows):
+    own = exclude_self and offset == 0 and len(query) == len(reference)  # a set among itself
+    blocks = grouped.pair_blocks(query, nearest=need, block_rows=block_rows, query_is_reference=own)
+    for qi, ri, d in blocks:
         if exclude_self:
             keep = qi != ri + offset
             qi, ri, d = qi[keep], ri[keep], d[keep]

@@ -1,5 +1,7 @@
 """Stage one of the grouped search (cache-sized tiles) against float64 brute force."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -129,3 +131,69 @@ def test_top_k_equals_one_sort_with_ties(k, flush_at):
         want_i[: min(k, len(mine))] = r[q == row][mine][:k]
         np.testing.assert_array_equal(dist[row], want_d)
         np.testing.assert_array_equal(idx[row], want_i)
+
+
+def _self_layout(reference, size):
+    """``[x, 1, |x|²]`` and the groups of ``[−2r; |r|²; 1]`` (padding columns give PAD)."""
+    n_groups = -(-len(reference) // size)
+    bounds = np.minimum(np.arange(n_groups + 1) * size, len(reference))
+    norms = (reference**2).sum(1)
+    rows_aug = np.hstack([reference, np.ones((len(reference), 1)), norms[:, None]])
+    padded = np.zeros((reference.shape[1] + 2, n_groups * size))
+    padded[-2] = grouped_search._PAD
+    padded[:, : len(reference)] = np.vstack([-2.0 * reference.T, norms, np.ones(len(reference))])
+    return rows_aug.astype(np.float32), padded.astype(np.float32), bounds
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("tile_groups", [1, 2, 5, None])
+def test_self_group_minima_equal_brute_force_both_directions(threads, tile_groups):
+    # small integers: exact float32 arithmetic, so the d² minima must equal float64 brute
+    # force; 40 rows in groups of 6 (the last group 4 rows, padded), duplicates across groups
+    rng = np.random.default_rng(3)
+    reference = rng.integers(-3, 4, size=(40, 5)).astype(np.float64)
+    reference[[7, 25]] = reference[1]
+    rows_aug, padded, bounds = _self_layout(reference, 6)
+    got = grouped_search.self_group_minima(
+        rows_aug, padded, bounds, 6, threads=threads, tile_groups=tile_groups
+    )
+    d2 = ((reference[:, None, :] - reference[None, :, :]) ** 2).sum(-1)
+    want = np.stack([d2[:, a:b].min(axis=1) for a, b in itertools.pairwise(bounds)], axis=1)
+    assert got.shape == (40, 7) and got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("use_self", [True, False])
+def test_knn_of_a_set_among_itself_equals_brute_force_in_any_order(monkeypatch, use_self):
+    # the radii passes: integer rows (ties, duplicates), rows grouped in a shuffled order;
+    # with and without the self-minima stage one the neighbours are float64 brute force's
+    monkeypatch.setattr(grouped_search, "SELF_MINIMA_BYTES", (1 << 28) if use_self else 0)
+    monkeypatch.setattr(grouped_search, "STAGE_ONE_ROWS", 32)
+    calls = []
+    original = grouped_search.self_group_minima
+    monkeypatch.setattr(
+        grouped_search, "self_group_minima", lambda *a, **kw: calls.append(1) or original(*a, **kw)
+    )
+    rng = np.random.default_rng(4)
+    reference = rng.integers(-2, 3, size=(257, 3)).astype(np.float32)
+    reference[100] = reference[3]
+    order = rng.permutation(len(reference))
+    with limited_threads(2):
+        dist, idx = GroupedReference(reference, n_groups=17, order=order).knn(
+            reference, 5, exclude_self=True
+        )
+    assert bool(calls) == use_self
+    q = reference.astype(np.float64)
+    full = np.sqrt(((q[:, None, :] - q[None, :, :]) ** 2).sum(-1))
+    np.fill_diagonal(full, np.inf)
+    index = np.broadcast_to(np.arange(len(q)), full.shape)
+    want_i = np.lexsort((index, full), axis=1)[:, :5]
+    np.testing.assert_array_equal(idx, want_i)
+    np.testing.assert_array_equal(dist, np.take_along_axis(full, want_i, axis=1))
+
+
+def test_self_search_needs_the_reference_rows():
+    grouped = GroupedReference(np.zeros((10, 2), np.float32), n_groups=2)
+    with pytest.raises(ValueError, match="query_is_reference=True needs the reference's 10 rows"):
+        next(grouped.pair_blocks(np.zeros((9, 2), np.float32), nearest=1,
+                                 query_is_reference=True))  # fmt: skip
