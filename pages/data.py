@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
 import app_state
 from synthreview import demo
-from synthreview.errors import DataError
+from synthreview.errors import ConfigError, DataError
 from synthreview.figures.explain import MISSING
 from synthreview.figures.text import markdown_text
+from synthreview.io.persons import with_person
 from synthreview.io.schema import KINDS
 from synthreview.io.tables import align, missing_rates, read_table
 from synthreview.io.traces import align_traces, load_traces
@@ -210,6 +213,27 @@ else:
             )
         )
         st.rerun()
+    st.subheader("Person column")
+    current = app_state.get_options().person
+    people = ["(each row is a person)", *review.schema.columns]
+    chosen = st.selectbox(
+        "Column naming each row's person (several rows per person: membership is then judged "
+        "by person too, and the column is not a feature)",
+        people,
+        index=people.index(current) if current in people else 0,
+        key="person_column",
+    )
+    if st.button("Group rows by person", key="apply_person"):
+        person = None if chosen == people[0] else chosen
+        try:
+            grouped = with_person(review, person) if person is not None else review
+        except (DataError, ConfigError) as exc:
+            st.error(markdown_text(str(exc)), icon=":material/error:")
+        else:
+            options = app_state.get_options()
+            app_state.set_review(grouped)
+            app_state.set_options(replace(options, person=person))
+            st.rerun()
     st.subheader("Missing values")
     st.caption("Share of empty cells per column, in each table.")
     st.dataframe(missing_rates(review).map(share_text), key="missing_rates")

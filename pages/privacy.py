@@ -187,6 +187,46 @@ for name, result in privacy.items():
         "only: a small value does not show that the data is private."
     )
 
+persons = {name: r.person_level for name, r in privacy.items() if r.person_level is not None}
+if persons:
+    st.subheader("Membership by person")
+    st.caption(
+        "Rows were grouped by person: every attack ran in rounds of one row per person and each "
+        "person's row scores were combined, so a person is identified as a whole (MT-MIA, FERMI: "
+        "row-level audits underestimate what is learnt about a person with many rows). "
+        "Person-level numbers sit beside the row-level ones of the same attack."
+    )
+    for name, person in persons.items():
+        rows = {a.attack: a for a in privacy[name].membership_inference}
+        eps = person.epsilon_lower_bound
+        st.markdown(
+            f"**{markdown_text(name)}**: rows grouped by `{markdown_text(person.column)}` "
+            f"({person.aggregate} of each person's row scores), "
+            f"{person.n_member_persons:,} training and {person.n_nonmember_persons:,} holdout "
+            f"people; person-level ε ≥ {0.0 if eps is None else eps.epsilon:.2f}. "
+            + (
+                "The candidate carries person ids: the audit curates a person's rows together."
+                if person.synthetic_persons
+                else "The candidate has no person ids: the audit curates rows one by one."
+            )
+        )
+        table = pd.DataFrame(
+            [
+                {
+                    "attack": fig.attack_label(a.attack),
+                    "person AUC": a.auc,
+                    "person TPR @1% FPR": a.tpr_at_fpr_1pct,
+                    "95% CI": f"{a.tpr_at_fpr_1pct_ci[0]:.3f}-{a.tpr_at_fpr_1pct_ci[1]:.3f}",
+                    "person TPR @0.1% FPR": a.tpr_at_fpr_01pct,
+                    "row AUC": getattr(rows.get(a.attack), "auc", math.nan),
+                    "row TPR @1% FPR": getattr(rows.get(a.attack), "tpr_at_fpr_1pct", math.nan),
+                    "error": a.error or "",
+                }
+                for a in person.attacks
+            ]
+        )
+        st.dataframe(_shown(table), hide_index=True, key=f"privacy_person_{name}")
+
 st.subheader("Singling out, linkability, inference (WP29)")
 st.caption(
     "Article 29 Working Party opinion 05/2014, measured as anonymeter does (Giomi et al. 2023): "

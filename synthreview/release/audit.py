@@ -32,6 +32,12 @@ Modes (``Thresholds.mode``): ``"quantile"`` (default, ``level`` = 1 %), ``"stric
 (Benjamini–Hochberg at ``fdr`` on conformal p-values) and ``"paper"`` (α = 0.95 and the
 paper's ratio ``<= 1`` in the embedding; about half of real data is lost, shown as such).
 The paper's ratio stays the authenticity *score* of the fidelity section in every mode.
+
+Person-level reviews (``--person COLUMN``): when the candidate carries person ids, a row whose
+synthetic person has another row flagged by any rule is flagged too (``drop_person_rows``), so
+a person's rows are curated together; the holdout reference groups holdout rows by their people
+the same way. A candidate whose person column is empty (the generator did not keep ids) is
+curated row by row, and the audit says so (``attrs["person"]``).
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ from synthreview.results import to_jsonable
 
 __all__ = [
     "DEFAULT_LEVEL",
+    "PERSON_RULE",
     "RULES",
     "RealRecords",
     "Thresholds",
@@ -74,6 +81,9 @@ DEFAULT_LEVEL = 0.01
 DEFAULT_ALPHA_LOSS = 0.005
 #: the paper's fixed α when the "paper" mode is chosen without one
 PAPER_ALPHA = 0.95
+#: rule of a person-level review: another row of the same (synthetic) person was flagged
+PERSON_RULE = "drop_person_rows"
+PERSON_LABEL = "another row of the same person flagged"
 
 
 @dataclass(frozen=True)
@@ -193,8 +203,24 @@ def audit_table(
         raise DataError("audit_table needs 'fidelity' or 'privacy' results; got neither")
     frame, calibration = evidence_frame(fidelity, privacy, copies, holdout=False)
     frame = _with_trace_rules(frame, traces)
+    frame = _with_persons(frame, privacy, holdout=False)
     frame.attrs["calibration"] = calibration
     return apply_thresholds(frame, thresholds or Thresholds())
+
+
+def _with_persons(frame: pd.DataFrame, privacy: PrivacyReport | None, *, holdout: bool):
+    """The rows' person ids (``person``) and ``attrs["person"]`` of a person-level review."""
+    person = getattr(privacy, "person_level", None)
+    if person is None:
+        return frame
+    ids = person.holdout_ids if holdout else person.synthetic_ids
+    grouped = ids is not None and len(ids) == len(frame)
+    attrs = dict(frame.attrs)
+    if grouped:
+        frame = frame.assign(person=np.asarray(ids)[frame["row"].to_numpy(dtype=np.int64)])
+    frame.attrs.update(attrs)
+    frame.attrs["person"] = {"column": person.column, "grouped": bool(grouped)}
+    return frame
 
 
 def _with_trace_rules(frame: pd.DataFrame, traces: TraceRules | None) -> pd.DataFrame:
@@ -213,9 +239,14 @@ def _with_trace_rules(frame: pd.DataFrame, traces: TraceRules | None) -> pd.Data
 
 
 def _all_rules(audit: pd.DataFrame) -> dict[str, str]:
-    """Rule column -> label: ``RULES`` plus the trace rules the audit carries."""
+    """Rule column -> label: ``RULES``, the trace rules and the person rule the audit carries."""
     extra = audit.attrs.get("trace_rules") or {}
-    return {**RULES, **{rule: info["label"] for rule, info in extra.items()}}
+    person = {PERSON_RULE: PERSON_LABEL} if _grouped(audit) else {}
+    return {**RULES, **{rule: info["label"] for rule, info in extra.items()}, **person}
+
+
+def _grouped(audit: pd.DataFrame) -> bool:
+    return bool((audit.attrs.get("person") or {}).get("grouped")) and "person" in audit
 
 
 def holdout_audit(
@@ -237,6 +268,8 @@ def holdout_audit(
     frame, calibration = evidence_frame(fidelity, privacy, copies, holdout=True)
     if traces is not None and len(frame) == len(traces[0]):
         frame = _with_trace_rules(frame, traces)
+    if len(frame):
+        frame = _with_persons(frame, privacy, holdout=True)
     frame.attrs["calibration"] = calibration
     return apply_thresholds(frame, thresholds or Thresholds())
 
@@ -318,6 +351,14 @@ def apply_thresholds(audit: pd.DataFrame, thresholds: Thresholds) -> pd.DataFram
             values[rule], expected[rule] = info.get("threshold"), info.get("expected_fpr")
         out[rule] = fired.get(rule, off)
         texts[rule] = out[f"{rule}_reason"].astype(str).tolist()
+    if _grouped(audit):
+        # a person's rows go together: any flagged row flags the person's other rows
+        base = out[[r for r in rules if r != PERSON_RULE]].to_numpy(dtype=bool).any(axis=1)
+        ids = out["person"].astype(str).to_numpy()
+        fired[PERSON_RULE] = np.isin(ids, ids[base]) & ~base
+        out[PERSON_RULE] = fired[PERSON_RULE]
+        column = audit.attrs["person"]["column"]
+        texts[PERSON_RULE] = [f"another row of {column} {p!r} was flagged" for p in ids]
     matrix = out[list(rules)].to_numpy(dtype=bool)
     out["reasons"] = [
         "; ".join(texts[r][i] for r, hit in zip(rules, row, strict=True) if hit)
@@ -326,6 +367,8 @@ def apply_thresholds(audit: pd.DataFrame, thresholds: Thresholds) -> pd.DataFram
     out["removed"] = matrix.any(axis=1)
     out.attrs["calibration"] = calibration
     out.attrs["trace_rules"] = trace_rules
+    if "person" in audit.attrs:
+        out.attrs["person"] = audit.attrs["person"]
     out.attrs["thresholds"] = thresholds.to_dict()
     out.attrs["rules"] = {
         r: {"active": r in fired, "threshold": values.get(r), "expected_fpr": expected.get(r)}

@@ -215,6 +215,22 @@ def shadow_attacks(content: Mapping[str, object]) -> list[tuple[str, Mapping[str
     return found
 
 
+def person_levels(content: Mapping[str, object]) -> list[tuple[str, dict[str, object]]]:
+    """``(candidate, privacy.person_level)`` of every candidate reviewed by person.
+
+    Each entry gains ``row_attacks`` (attack -> its row-level result) for the side-by-side table.
+    """
+    found = []
+    for name, entry in _mapping(content.get("candidates")).items():
+        privacy = _mapping(_mapping(entry).get("privacy"))
+        person = _mapping(privacy.get("person_level"))
+        if person:
+            rows = {str(_mapping(a).get("attack")): _mapping(a)
+                    for a in privacy.get("membership_inference") or []}  # fmt: skip
+            found.append((str(name), {**person, "row_attacks": rows}))
+    return found
+
+
 def key_figures(content: Mapping[str, object]) -> list[go.Figure]:
     """The figures ``report.html`` shows, built from ``report.json`` content alone.
 
@@ -329,6 +345,7 @@ def render_html(
         controls=controls_view(content),
         failures=section_failures(content),
         shadows=shadow_attacks(content),
+        persons=person_levels(content),
         figures=figure_markup(figures),
         versions=content.get("versions") or versions(),
         **glucose_context(_mapping(content["candidates"])),

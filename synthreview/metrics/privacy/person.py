@@ -38,13 +38,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from synthreview.io.row_hash import value_order
+from synthreview.io.persons import person_ids
+from synthreview.io.row_hash import table_row_hashes
 from synthreview.metrics.privacy.attack_stats import (
     AttackResult,
     attack_set,
@@ -126,8 +127,9 @@ def aggregate_person_scores(
     Returns
     -------
     PersonScores
-        Sorted by (membership, id): members first, so the person order never depends on the
-        row order.
+        Members first, each side in the order of the persons' first scored rows (with one row
+        per person: the rows' own order, so the bootstrap and the ε bound draw exactly as for
+        rows).
     """
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {list(AGGREGATES)}; got {aggregate!r} instead")
@@ -141,8 +143,9 @@ def aggregate_person_scores(
             f"{len(scores)}, {len(is_member)}, {len(ids)} and {len(rows)}"
         )
     frame = pd.DataFrame({"member": ~is_member, "person": ids, "row": rows, "score": scores})
-    per_row = frame.groupby(["member", "person", "row"], sort=True)["score"].mean()
-    summary = per_row.groupby(level=["member", "person"], sort=True).agg([aggregate, "size"])
+    per_row = frame.groupby(["member", "person", "row"], sort=False)["score"].mean()
+    summary = per_row.groupby(level=["member", "person"], sort=False).agg([aggregate, "size"])
+    summary = summary.sort_index(level="member", kind="stable", sort_remaining=False)
     keys = summary.index.to_frame(index=False)
     return PersonScores(
         persons=keys["person"].to_numpy(),
@@ -241,6 +244,11 @@ class PersonLevel:
         How the WP29 attacks drew their targets in a person-level review.
     synthetic_persons : bool
         Whether the synthetic table carries person ids (then the audit curates by them).
+    synthetic_ids : ndarray of str or None
+        Person id of every synthetic row in input order (None: the column is empty there).
+    holdout_ids : ndarray of str or None
+        Person id of every holdout row in input order (the audit's fresh-sample reference
+        groups by them too).
     """
 
     column: str
@@ -253,6 +261,8 @@ class PersonLevel:
     epsilon_lower_bound: EpsilonBound | None = None
     wp29_targets: str = ""
     synthetic_persons: bool = False
+    synthetic_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
+    holdout_ids: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def attack(self, name: str) -> PersonAttack | None:
         """The person-level result of attack ``name``, or None."""
@@ -283,9 +293,15 @@ def _failed(attack: str, error: str) -> PersonAttack:
 
 
 def _ranks(frame: pd.DataFrame, column: str, columns: Sequence[str], seed: int, salt: int):
-    """Rows in a value-defined order, their person ids and each row's seeded rank in its person."""
-    ordered = frame.iloc[value_order(frame[[*columns, column]])].reset_index(drop=True)
-    ids = ordered[column].astype(str).to_numpy()
+    """Rows in a value-defined order, their person ids and each row's seeded rank in its person.
+
+    The order is the privacy section's (:func:`~synthreview.io.row_hash.value_order` of the
+    analysed columns), rows equal on those columns ordered by person id.
+    """
+    ids_in = person_ids(frame[column])
+    ordered_rows = np.lexsort((ids_in, table_row_hashes(frame, list(columns))))
+    ordered = frame.iloc[ordered_rows].reset_index(drop=True)
+    ids = ids_in[ordered_rows]
     key = np.random.default_rng([seed, salt]).random(len(ordered))
     order = np.lexsort((key, ids))
     sorted_ids = ids[order]
@@ -310,14 +326,15 @@ def person_rounds(
     Round ``k`` holds the ``k``-th row of every person with more than ``k`` rows, in a seeded
     order of each person's rows (drawn on a value-defined row order, so the rounds never depend
     on the row order of the file); at most ``max_rows`` rounds, so a person with more rows is
-    judged on ``max_rows`` of them. Rows within a round are sorted by person id.
+    judged on ``max_rows`` of them. Rows within a round keep the value-defined order (with
+    one row per person, round 0 is the table in the privacy section's row order).
     """
     if not _is_count(max_rows) or max_rows < 1:
         raise ValueError(f"max_rows must be an integer >= 1; got {max_rows!r} instead")
     ordered, _, rank, order = _ranks(frame, column, columns, seed, salt)
     ranked = rank[order]
     return tuple(
-        ordered.iloc[order[ranked == k]].reset_index(drop=True)
+        ordered.iloc[np.sort(order[ranked == k])].reset_index(drop=True)
         for k in range(min(max_rows, int(rank.max()) + 1 if len(rank) else 0))
     )
 
@@ -461,7 +478,6 @@ def person_membership_inference(
     max_rows_per_person: int = 10,
     n_bootstrap: int = 200,
     wp29_targets: str = "",
-    synthetic_persons: bool = False,
     seed: int = 0,
     progress: Callable[[float, str], None] | None = None,
 ) -> PersonLevel:
@@ -493,7 +509,7 @@ def person_membership_inference(
     max_rows_per_person : int, default=10
         Rounds at most: a person with more rows is judged on this many, drawn seeded.
     n_bootstrap : int, default=200
-    wp29_targets, synthetic_persons
+    wp29_targets : str
         Reported as given.
     seed : int, default=0
     progress : callable(fraction, message), optional
@@ -534,10 +550,16 @@ def person_membership_inference(
             runs.append((
                 k,
                 found,
-                chunk[column].astype(str).to_numpy()[sets.real_rows],
-                holdout_k[column].astype(str).to_numpy()[sets.holdout_rows],
+                person_ids(chunk[column])[sets.real_rows],
+                person_ids(holdout_k[column])[sets.holdout_rows],
             ))  # fmt: skip
-    return person_membership(
+    carried = not synthetic[column].isna().all()
+    found = person_membership(
         runs, column=column, aggregate=aggregate, n_bootstrap=n_bootstrap,
-        wp29_targets=wp29_targets, synthetic_persons=synthetic_persons, seed=seed,
+        wp29_targets=wp29_targets, synthetic_persons=carried, seed=seed,
     )  # fmt: skip
+    return replace(
+        found,
+        synthetic_ids=person_ids(synthetic[column]) if carried else None,
+        holdout_ids=person_ids(holdout[column]),
+    )

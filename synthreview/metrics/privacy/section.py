@@ -443,8 +443,7 @@ def evaluate_privacy(
         step(0.5, f"membership by person ({person})")
         person_level = attempt("person_level", errors, lambda: person_membership_inference(
             person_real, synthetic, person_holdout, column=person, encoder=encoder,
-            max_attack=max_attack, wp29_targets=wp29_targets,
-            synthetic_persons=not synthetic[person].isna().all(), seed=seed,
+            max_attack=max_attack, wp29_targets=wp29_targets, seed=seed,
             progress=lambda f, m: step(0.5 + 0.1 * f, m),
         ))  # fmt: skip
     if holdout is None:

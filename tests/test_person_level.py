@@ -1,0 +1,352 @@
+"""Person-level review (issue 25 item 1): a person's rows judged together.
+
+The table: the shared CGM recordings (the bundled one-subject Bokeh file and the five iglu
+subjects of ``../shared/data``) coded as a longitudinal table, one row per hour with at least
+half of its readings: ``hour`` (of day), ``glucose`` (hourly mean, whole mg/dL), ``trend``
+(rising / flat / falling by more than 20 mg/dL) and ``variability`` (band of the hour's SD).
+Each 8-hour block of a subject's recording plays one *person* (3-8 rows; blocks of 3-10 rows
+kept): the files hold six people only, and blocks of their recordings are the nearest real
+stand-in for a table of hundreds of people with a few correlated rows each. Hourly codes repeat
+across people (a fresh person's row equals some other person's row about one time in five), as
+coded visits do, so one copied row says little and a person's whole set of rows says much.
+
+People are split into training (40 %), holdout (30 %) and fresh people (30 %, the "other
+people" a perfect generator would produce). ``copy5`` releases the fresh people plus every row
+of 5 % of the training people; ``fresh`` releases the fresh people only.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import replace
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthreview.cli import main
+from synthreview.errors import ConfigError, DataError
+from synthreview.io.persons import check_person_column, with_person
+from synthreview.io.tables import align
+from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.metrics.privacy.person import (
+    aggregate_person_scores,
+    one_row_per_person,
+    person_rounds,
+    tpr_interval,
+)
+from synthreview.options import ReviewOptions, validate_options
+from synthreview.release.audit import PERSON_RULE, Thresholds, apply_thresholds
+from synthreview.release.html import render_html
+from synthreview.release.pipeline import audit_candidate
+from synthreview.review import evaluate
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+FEATURES = ["hour", "glucose", "trend", "variability"]
+BLOCK_HOURS = 8
+
+
+def _hourly(frame: pd.DataFrame) -> pd.DataFrame:
+    """One coded row per hour with >= 6 of its 12 readings; person = subject + 8-hour block."""
+    t = pd.to_datetime(frame["time"])
+    df = pd.DataFrame(
+        {
+            "subject": frame["subject"].to_numpy(),
+            "day": t.dt.strftime("%Y-%m-%d").to_numpy(),
+            "hour": t.dt.hour.to_numpy(),
+            "g": frame["glucose"].astype(float).to_numpy(),
+            "t": t.to_numpy(),
+        }
+    ).sort_values(["subject", "t"], kind="stable")
+    grouped = df.groupby(["subject", "day", "hour"], sort=True)["g"]
+    stats = grouped.agg(["size", "mean", "std", "first", "last"]).reset_index()
+    stats = stats[stats["size"] >= 6]
+    change = stats["last"] - stats["first"]
+    out = pd.DataFrame(
+        {
+            "person": stats["subject"] + " " + stats["day"] + " "
+            + (stats["hour"] // BLOCK_HOURS).astype(str),
+            "hour": stats["hour"].map(lambda h: f"{h:02d}h"),
+            "glucose": stats["mean"].round().astype(int),
+            "trend": np.where(change > 20, "rising", np.where(change < -20, "falling", "flat")),
+            "variability": pd.cut(
+                stats["std"].fillna(0), [-1, 10, 25, 40, np.inf],
+                labels=["sd<10", "sd10-25", "sd25-40", "sd>40"],
+            ).astype(str),
+        }
+    )  # fmt: skip
+    rows = out.groupby("person")["hour"].transform("size")
+    return out[(rows >= 3) & (rows <= 10)].reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def person_table() -> pd.DataFrame:
+    bokeh = pd.read_csv(resources.files("synthreview") / "datasets" / "cgm_one_subject.csv.gz")
+    iglu = pd.read_csv(DATA / "cgm_iglu_5_subjects.csv")
+    frame = pd.concat(
+        [
+            pd.DataFrame({"subject": "bokeh", "time": bokeh["datetime"],
+                          "glucose": bokeh["glucose"]}),
+            pd.DataFrame({"subject": iglu["id"], "time": iglu["time"], "glucose": iglu["gl"]}),
+        ],
+        ignore_index=True,
+    )  # fmt: skip
+    return _hourly(frame)
+
+
+def _split(table: pd.DataFrame, seed: int = 0) -> dict[str, pd.DataFrame]:
+    people = np.array(sorted(table["person"].unique()))
+    np.random.default_rng(seed).shuffle(people)
+    n = len(people)
+    cut = (2 * n // 5, 7 * n // 10)
+    train, hold, fresh = people[: cut[0]], people[cut[0] : cut[1]], people[cut[1] :]
+    copied = train[: math.ceil(0.05 * len(train))]
+
+    def rows(who: np.ndarray) -> pd.DataFrame:
+        return table[table["person"].isin(who)].reset_index(drop=True)
+
+    return {
+        "real": rows(train),
+        "holdout": rows(hold),
+        "fresh": rows(fresh),
+        "copy5": pd.concat([rows(fresh), rows(copied)], ignore_index=True),
+    }
+
+
+@pytest.fixture(scope="module")
+def person_report(person_table):
+    parts = _split(person_table)
+    review = with_person(
+        align(
+            parts["real"], {"copy5": parts["copy5"], "fresh": parts["fresh"]},
+            holdout=parts["holdout"],
+        ),
+        "person",
+    )  # fmt: skip
+    options = ReviewOptions(embedding="none", person="person")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = evaluate(review, sections=["privacy"], options=options)
+    return review, report
+
+
+def _worst(attacks, key: str) -> tuple[float, str]:
+    found = [(getattr(a, key), a.attack) for a in attacks if a.error is None]
+    return max(found)
+
+
+def test_the_table_has_3_to_10_rows_per_person(person_table):
+    rows = person_table.groupby("person").size()
+    assert rows.between(3, 10).all() and len(rows) > 600
+    # hourly codes repeat across people: most rows are not unique, most people are
+    assert person_table[FEATURES].duplicated(keep=False).mean() > 0.3
+
+
+def test_copying_5pct_of_people_is_seen_per_person_and_fails(person_report):
+    _, report = person_report
+    privacy = report.candidates["copy5"].privacy
+    person = privacy.person_level
+    assert person is not None and person.column == "person" and person.aggregate == "mean"
+    row_tpr, _ = _worst(privacy.membership_inference, "tpr_at_fpr_1pct")
+    person_tpr, attack = _worst(person.attacks, "tpr_at_fpr_1pct")
+    assert person_tpr >= 3 * row_tpr, (person_tpr, row_tpr, attack)
+    lo, hi = person.attack(attack).tpr_at_fpr_1pct_ci
+    assert lo <= person_tpr <= hi
+    verdicts = apply_policy(load_policy(None), report.candidates["copy5"].to_dict(), kind="table")
+    by_rule = {v.rule: v for v in verdicts.rules}
+    assert by_rule["person_mia_tpr_at_fpr_1pct"].verdict == "fail"
+    assert "person" in by_rule["person_mia_tpr_at_fpr_1pct"].message
+
+
+def test_a_fresh_sample_of_other_people_passes(person_report):
+    _, report = person_report
+    verdicts = apply_policy(load_policy(None), report.candidates["fresh"].to_dict(), kind="table")
+    by_rule = {v.rule: v for v in verdicts.rules}
+    assert by_rule["person_mia_tpr_at_fpr_1pct"].verdict == "pass"
+    assert by_rule["person_mia_auc"].verdict == "pass"
+
+
+def test_report_says_rows_were_grouped_and_wp29_targets_people(person_report):
+    review, report = person_report
+    data = report.candidates["copy5"].privacy.to_dict()["person_level"]
+    assert data["column"] == "person" and data["aggregate"] == "mean"
+    assert data["n_member_persons"] == review.real.frame["person"].nunique()
+    assert "one seeded row per person" in data["wp29_targets"]
+    assert 3 <= data["rows_per_person_median"] <= 10
+    # the person column is an identifier: no attack or metric reads it
+    assert review.schema.kinds["person"] == "identifier"
+
+
+def test_the_audit_flags_and_curates_a_persons_rows_together(person_report):
+    _, report = person_report
+    audit = audit_candidate(report, "copy5").audit
+    assert audit.attrs["person"] == {"column": "person", "grouped": True}
+    removed = audit.groupby("person")["removed"]
+    assert (removed.all() | ~removed.any()).all()  # every person: all rows or none
+    assert audit[PERSON_RULE].any()
+    assert audit.loc[audit[PERSON_RULE], "reasons"].str.contains("another row of person").all()
+    # the ids kept by the generator decide; without them rows are judged one by one
+    alone = audit.copy()
+    alone.attrs = {**audit.attrs, "person": {"column": "person", "grouped": False}}
+    alone = apply_thresholds(alone, Thresholds(**audit.attrs["thresholds"]))
+    assert PERSON_RULE not in alone and alone["removed"].sum() < audit["removed"].sum()
+
+
+def test_report_html_says_rows_were_grouped_by_person(person_report):
+    _, report = person_report
+    content = report.to_dict()
+    page = render_html(content, [])
+    assert "Membership by person" in page and "Rows grouped by column" in page
+    assert content["options"]["person"] == "person"
+    assert content["candidates"]["copy5"]["privacy"]["person_level"]["column"] == "person"
+
+
+def test_one_row_per_person_gives_the_row_level_result_exactly(person_table):
+    one = one_row_per_person(person_table, "person", FEATURES, seed=3)
+    people = np.array(sorted(one["person"]))
+    np.random.default_rng(1).shuffle(people)
+    n = len(people) // 3  # training no larger than the holdout: both reviews score every row
+    real, hold, syn = (one[one["person"].isin(p)] for p in (people[:n], people[n : 2 * n],
+                                                             people[2 * n :]))  # fmt: skip
+    syn = pd.concat([syn, real.iloc[::7]], ignore_index=True)  # some copies: not all at chance
+    review = with_person(align(real, {"syn": syn}, holdout=hold), "person")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = evaluate(review, sections=["privacy"],
+                          options=ReviewOptions(embedding="none", person="person"))  # fmt: skip
+    privacy = report.candidates["syn"].privacy
+    assert privacy.person_level.rows_per_person_max == 1
+    for row in privacy.membership_inference:
+        per = privacy.person_level.attack(row.attack)
+        assert per.error is None, per.error
+        for key in ("auc", "tpr_at_fpr_1pct", "tpr_at_fpr_01pct", "advantage"):
+            assert getattr(per, key) == getattr(row, key), (row.attack, key)
+        assert per.auc_ci == row.auc_ci
+    assert (privacy.person_level.epsilon_lower_bound.epsilon
+            == privacy.epsilon_lower_bound.epsilon)  # fmt: skip
+
+
+def test_mean_and_max_aggregates():
+    scores = np.array([0.9, 0.1, 0.2, 0.5, 0.4, 0.6])
+    is_member = np.array([True, True, True, False, False, False])
+    persons = np.array(["a", "a", "b", "c", "c", "d"])
+    mean = aggregate_person_scores(scores, is_member, persons, aggregate="mean")
+    assert list(mean.persons) == ["a", "b", "c", "d"]
+    np.testing.assert_allclose(mean.scores, [0.5, 0.2, 0.45, 0.6])
+    assert list(mean.is_member) == [True, True, False, False] and list(mean.n_rows) == [2, 1, 2, 1]
+    top = aggregate_person_scores(scores, is_member, persons, aggregate="max")
+    np.testing.assert_allclose(top.scores, [0.9, 0.2, 0.5, 0.6])
+    # the same row scored in two runs counts once
+    twice = aggregate_person_scores(
+        np.append(scores, 0.7), np.append(is_member, True), np.append(persons, "b"),
+        rows=np.r_[np.arange(6), 2],
+    )  # fmt: skip
+    np.testing.assert_allclose(twice.scores, [0.5, 0.45, 0.45, 0.6])
+    with pytest.raises(ValueError, match="aggregate must be one of"):
+        aggregate_person_scores(scores, is_member, persons, aggregate="median")
+
+
+def test_tpr_interval_is_clopper_pearson():
+    low, high = tpr_interval(0.0, 100)
+    assert low == 0.0 and high == pytest.approx(1 - 0.025 ** (1 / 100))
+    low, high = tpr_interval(0.5, 100)
+    assert 0.39 < low < 0.5 < high < 0.61
+    assert all(math.isnan(v) for v in tpr_interval(float("nan"), 10))
+
+
+def test_rounds_hold_one_row_per_person_and_ignore_row_order(person_table):
+    sample = person_table.iloc[:200]
+    rounds = person_rounds(sample, "person", FEATURES, seed=0)
+    assert all(not r["person"].duplicated().any() for r in rounds)
+    assert sum(len(r) for r in rounds) == len(sample)
+    shuffled = person_rounds(sample.sample(frac=1, random_state=5), "person", FEATURES, seed=0)
+    for a, b in zip(rounds, shuffled, strict=True):
+        pd.testing.assert_frame_equal(a, b)
+
+
+def _small_review(real, holdout, synthetic=None):
+    return align(real, {"syn": real if synthetic is None else synthetic}, holdout=holdout)
+
+
+def test_a_person_on_both_sides_is_refused(person_table):
+    parts = _split(person_table)
+    holdout = pd.concat([parts["holdout"], parts["real"].iloc[:3]], ignore_index=True)
+    with pytest.raises(DataError, match=r"not both .* got 1 person"):
+        with_person(_small_review(parts["real"], holdout, parts["fresh"]), "person")
+
+
+def _halves(frame: pd.DataFrame, start: float) -> pd.DataFrame:
+    return frame.assign(person=start + np.arange(len(frame)) / 2)
+
+
+@pytest.mark.parametrize(
+    ("column", "change", "error", "match"),
+    [
+        ("no_such_column", lambda r, h: (r, h), ConfigError,
+         "option person must be one of the columns"),
+        ("person", lambda r, h: (r.assign(person=r["person"].where(r.index > 0)), h),
+         DataError, "missing id"),
+        ("person", lambda r, h: (_halves(r, 0), _halves(h, 1e6)), DataError,
+         "fractional numbers"),
+    ],
+)  # fmt: skip
+def test_bad_person_columns_are_refused_with_the_option_named(
+    person_table, column, change, error, match
+):
+    parts = _split(person_table)
+    real, holdout = change(parts["real"].copy(), parts["holdout"].copy())
+    fresh = parts["fresh"].assign(person=None) if error is DataError else parts["fresh"]
+    with pytest.raises(error, match=match):
+        with_person(_small_review(real, holdout, fresh), column)
+
+
+def test_an_analysed_person_column_is_refused_before_computing(person_table):
+    parts = _split(person_table)
+    review = _small_review(parts["real"], parts["holdout"], parts["fresh"])
+    with pytest.raises(ConfigError, match="must be an identifier column"):
+        validate_options(review, ReviewOptions(person="person"))
+    validate_options(with_person(review, "person"), ReviewOptions(person="person"))
+    check_person_column(with_person(review, "person"), "person")
+
+
+def test_partly_missing_synthetic_ids_are_refused(person_table):
+    parts = _split(person_table)
+    fresh = parts["fresh"].copy()
+    fresh.loc[0, "person"] = None
+    with pytest.raises(DataError, match=r"complete .* or empty"):
+        with_person(_small_review(parts["real"], parts["holdout"], fresh), "person")
+    fresh["person"] = None  # a generator that did not keep ids: accepted
+    review = with_person(_small_review(parts["real"], parts["holdout"], fresh), "person")
+    assert review.schema.kinds["person"] == "identifier"
+
+
+def test_without_a_person_column_the_person_rules_are_not_applicable(person_report):
+    _, report = person_report
+    candidate = report.candidates["fresh"].to_dict()
+    candidate["privacy"] = dict(candidate["privacy"], person_level=None)
+    verdicts = apply_policy(load_policy(None), candidate, kind="table")
+    by_rule = {v.rule: v for v in verdicts.rules}
+    assert by_rule["person_mia_auc"].verdict == "n/a"
+    assert by_rule["person_mia_tpr_at_fpr_1pct"].verdict == "n/a"
+
+
+def test_cli_refuses_a_person_in_both_tables_with_exit_2(person_table, tmp_path, capsys):
+    parts = _split(person_table)
+    holdout = pd.concat([parts["holdout"], parts["real"].iloc[:1]], ignore_index=True)
+    for name, frame in (("real", parts["real"]), ("holdout", holdout), ("syn", parts["fresh"])):
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    code = main([
+        "review", "--real", str(tmp_path / "real.csv"), "--holdout",
+        str(tmp_path / "holdout.csv"), "--synthetic", str(tmp_path / "syn.csv"),
+        "--person", "person", "--out", str(tmp_path / "out"), "--quiet",
+    ])  # fmt: skip
+    assert code == 2
+    assert "each person must be in the training table or the holdout" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_replace_keeps_person_option():
+    assert replace(ReviewOptions(), person="p").person == "p"
