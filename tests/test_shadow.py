@@ -344,3 +344,17 @@ def test_privacy_page_names_a_generator_and_shows_the_attack(review):
     tables = [d.value for d in at.dataframe if "called a member" in d.value.columns]
     assert len(tables) == 1 and len(tables[0]) == 2
     assert {"target", "in training", "AUC", "TPR at FPR 0"} <= set(tables[0].columns)
+
+
+def test_no_generator_is_not_applicable_even_when_missing_rules_fail(tmp_path):
+    strict = tmp_path / "strict.toml"
+    strict.write_text('[policy]\nmissing = "fail"\n')
+    skipped = {"privacy": {"skipped": {"shadow": "no generator given (--generator ...)"}}}
+    failed = {"privacy": {"errors": {"shadow": "generator 'm:f' returned no rows"}}}
+    verdicts = {}
+    for name, content in (("skipped", skipped), ("failed", failed)):
+        rules = apply_policy(load_policy(strict), content).rules
+        verdicts[name] = next(r for r in rules if r.rule == "shadow_tpr_at_fpr_1pct")
+    assert verdicts["skipped"].verdict == "n/a"
+    assert verdicts["failed"].verdict == "fail"  # a failure is not "does not apply"
+    assert "returned no rows" in verdicts["failed"].reason

@@ -228,8 +228,12 @@ def measure_mia_tpr(c: Mapping[str, Any], k: int) -> Measurement:
     return _worst_attack(c, "tpr_at_fpr_1pct")
 
 
-def _worst_person_attack(c: Mapping[str, Any], key: str) -> Measurement:
-    """Highest ``key`` over ``privacy.person_level.attacks``; n/a without a person column."""
+def _worst_person_attack(c: Mapping[str, Any], key: str, bound: bool = False) -> Measurement:
+    """Highest ``key`` over ``privacy.person_level.attacks``; n/a without a person column.
+
+    ``bound``: judge the lower end of ``<key>_ci`` (the two-sided 95 % Clopper-Pearson
+    interval, so a one-sided 97.5 % lower bound) instead of the point value.
+    """
     privacy = section_of(c, "privacy")
     person = privacy.get("person_level")
     if not isinstance(person, Mapping):
@@ -240,16 +244,21 @@ def _worst_person_attack(c: Mapping[str, Any], key: str) -> Measurement:
         if "privacy" in (c.get("errors") or {}) or not privacy:
             return Measurement(math.nan, detail=why_missing(c, "privacy", "no privacy section"))
         return Measurement(math.nan, detail="no person column given", applicable=False)
-    found = [
-        (number(a.get(key)), str(a.get("attack", "?")))
-        for a in person.get("attacks") or []
-        if isinstance(a, Mapping)
-    ]
-    found = [(v, name) for v, name in found if not math.isnan(v)]
+    found = []
+    for a in person.get("attacks") or []:
+        if not isinstance(a, Mapping):
+            continue
+        point, ci = number(a.get(key)), a.get(f"{key}_ci")
+        value = number(ci[0]) if bound and isinstance(ci, (list, tuple)) and ci else point
+        if not math.isnan(value):
+            found.append((value, point, str(a.get("attack", "?"))))
     if not found:
         return Measurement(math.nan, detail="no membership attack could be judged per person")
-    value, attack = max(found)
-    return Measurement(value, detail=f"{attack}, rows grouped by {person.get('column')!r}")
+    value, point, attack = max(found)
+    where = f"{attack}, rows grouped by {person.get('column')!r}"
+    if bound:
+        where += f"; lower 95 % bound of {100 * point:.1f} %"
+    return Measurement(value, detail=where)
 
 
 def measure_person_mia_auc(c: Mapping[str, Any], k: int) -> Measurement:
@@ -258,8 +267,12 @@ def measure_person_mia_auc(c: Mapping[str, Any], k: int) -> Measurement:
 
 
 def measure_person_mia_tpr(c: Mapping[str, Any], k: int) -> Measurement:
-    """Highest person-level TPR at 1 % FPR (``person_level.attacks[*].tpr_at_fpr_1pct``)."""
-    return _worst_person_attack(c, "tpr_at_fpr_1pct")
+    """Highest lower bound of the person-level TPR at 1 % FPR over the attacks.
+
+    ``person_level.attacks[*].tpr_at_fpr_1pct_ci[0]``: judged with its noise (as the WP29
+    rules are), since a few hundred non-member people put 1 % FPR on a handful of people.
+    """
+    return _worst_person_attack(c, "tpr_at_fpr_1pct", bound=True)
 
 
 def measure_dcr_share(c: Mapping[str, Any], k: int) -> Measurement:
@@ -494,18 +507,18 @@ def measure_shadow_tpr(c: Mapping[str, Any], k: int) -> Measurement:
 
     Judged on the Clopper-Pearson lower bound (``tpr.ci[0]``), so the few shadows per target
     do not warn on noise. A partial attack (its time limit stopped it) is reported, never
-    judged: the value is then missing with the reason.
+    judged: the value is then missing with the reason. Without a generator named the rule does
+    not apply (``n/a`` whatever the policy's ``missing`` says).
     """
     shadow = section_of(c, "privacy").get("shadow")
     if not isinstance(shadow, Mapping):
         skipped = (section_of(c, "privacy").get("skipped") or {}).get("shadow")
         failed = (section_of(c, "privacy").get("errors") or {}).get("shadow")
-        what = (
-            f"the shadow attack failed: {failed}"
-            if failed
-            else str(skipped or "the shadow attack did not run")
-        )
-        return Measurement(math.nan, detail=why_missing(c, "privacy", what))
+        if failed:
+            return Measurement(math.nan, detail=f"the shadow attack failed: {failed}")
+        if skipped:  # no generator named: the rule does not apply (as person rules without one)
+            return Measurement(math.nan, detail=str(skipped), applicable=False)
+        return Measurement(math.nan, detail=why_missing(c, "privacy", "no shadow attack ran"))
     tpr = shadow.get("tpr") if isinstance(shadow.get("tpr"), Mapping) else {}
     ci = tpr.get("ci") if isinstance(tpr.get("ci"), (list, tuple)) else [None, None]
     point, lower = number(tpr.get("value")), number(ci[0] if len(ci) == 2 else None)
@@ -599,8 +612,8 @@ def say_person_mia_auc(m: Measurement) -> str:
 
 def say_person_mia_tpr(m: Measurement) -> str:
     return (
-        f"an attacker ({m.detail}) identifies {_pct(m.value)} of training people at 1 % false "
-        "alarms among unseen people (chance: 1 %)"
+        f"an attacker ({m.detail}) identifies at least {_pct(m.value)} of training people at "
+        "1 % false alarms among unseen people (chance: 1 %)"
     )
 
 
@@ -797,8 +810,8 @@ SPECS: dict[str, RuleSpec] = dict(
             "person_mia_tpr_at_fpr_1pct",
             "person_mia_tpr_at_fpr_1pct",
             "times_chance",
-            "worst attack's person-level true-positive rate at 1 % false positives, in "
-            "multiples of chance (needs --person)",
+            "worst attack's person-level true-positive rate at 1 % false positives (lower 95 % "
+            "Clopper-Pearson bound), in multiples of chance (needs --person)",
             measure_person_mia_tpr,
             say_person_mia_tpr,
         ),
