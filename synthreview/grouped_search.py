@@ -18,14 +18,18 @@ Stage one is a few large searches, not one per group: the groups are laid out pa
 size, side by side, and :func:`group_minima` takes the products ``[q, 1] · [−2r, |r|²]`` one
 cache-sized tile at a time (``TILE_QUERIES`` queries × the groups that fit ``TILE_BYTES``) and
 reduces each tile to its group minima at once, the product-then-reduce of faiss's flat 1-NN.
-The threads of the running thread bound (:func:`blas_threads`) take runs of query tiles, each
-calling BLAS single-threaded: multi-threaded BLAS calls on 16 MB tiles spun and waited on the
-shared machine (stage one of a 50k × 50k pass: 12 s before, 2.4-2.7 CPU-s now, against 1.1-1.4
-CPU-s for faiss's 1-NN). Queries go through in batches of ``QUERY_BATCH`` rows: the group minima
-of a batch are reduced to candidate (query, group) pairs at once, so memory is O(batch × groups)
-for stage one plus O(n·k) candidates, never O(n × groups). With an :class:`~synthreview.engine.
-Engine` on a CUDA device stage one runs on the GPU through torch (TF32 off); stage two and the
-float64 re-check stay on the CPU, so the neighbours are the CPU's.
+A set searched among itself (the k-NN radii of real and synthetic rows) takes each tile once
+for both directions (:func:`self_group_minima`: d² is symmetric, so the row minima of group A
+against groups B ≥ A and the column minima are both kept), half the products of that pass.
+The threads of the running thread bound (:func:`blas_threads`) take query chunks (stage one)
+and (group, block) items (stage two), each calling BLAS single-threaded: multi-threaded BLAS
+calls on 16 MB tiles spun and waited on the shared machine. Queries go through in batches of
+``QUERY_BATCH`` rows: the group minima of a batch are reduced to candidate (query, group)
+pairs at once, so memory is O(batch × groups) for stage one plus O(n·k) candidates, never
+O(n × groups) (the self minima, n × groups float32, only up to ``SELF_MINIMA_BYTES``). With an
+:class:`~synthreview.engine.Engine` on a CUDA device stage one runs on the GPU through torch
+(TF32 off); stage two and the float64 re-check stay on the CPU, so the neighbours are the
+CPU's.
 
 One :meth:`GroupedReference.pair_blocks` pass answers all of these at once and yields the
 pairs block by block, so consumers reduce them as they come (:class:`TopK` for neighbours,
@@ -41,16 +45,16 @@ ranked by (distance, index). faiss's own 5-NN on the 50k benchmark embedding got
 neighbour wrong for 203 rows (near-ties 3e-5 apart); this search got none wrong against
 float64 brute force.
 
-Measured (``benchmarks/bench_fidelity.py --rows 50000 --threads 2``: 50k real × 50k synthetic
-× 50k holdout, One-Class embedding to 25 dimensions, the whole fidelity suite with 200
-bootstrap resamples, against the four exact faiss 1-NN searches it needs, timed in the same
-process; shared 2-core AMD EPYC with AVX-512, OpenBLAS SkylakeX kernel). At load average
-1.1-1.4: suite 6.3 s wall, 10.4 CPU-s against a floor of 2.9 s wall, 5.8 CPU-s (faiss's
-OpenMP threads spin, so its CPU-s include waiting): 2.15× the floor in wall time, 1.8× in
-CPU-s; the previous stage one (16 MB tiles, multi-threaded BLAS calls) 8.4 s, 16.4 CPU-s
-(3.0×) in the same conditions, and 12-17 s, 20-24 CPU-s at load 1.5-2.2. Stage one is about
-80 % of the suite: its tiles cost about 0.85 ns per query-row pair against faiss's 0.45-0.55
-(the same products; faiss fuses the minimum into its kernel, numpy cannot).
+Measured (issue 26; 50k real × 50k synthetic × 50k holdout, One-Class embedding to 25
+dimensions, the whole fidelity suite with 200 bootstrap resamples, against the four exact
+faiss 1-NN searches it needs, timed in the same process; shared 2-core AMD EPYC with AVX-512,
+OpenBLAS SkylakeX kernel). One 10k × 50k stage-one pass on one core: the products alone
+0.30 CPU-s, faiss's fused 1-NN 0.28-0.30, products plus the separate min-reduce 0.41 (numpy
+cannot fuse the minimum into the product; tile shapes from 64 to 4096 rows measured alike).
+So the one-directional passes cost about 1.4 faiss passes, the self passes about 0.8.
+``benchmarks/bench_fidelity.py`` at 30k rows, four alternating runs at load 3-4: suite
+3.5-3.6 CPU-s against 4.0-4.2 before the self minima (floor 2.0-2.2 CPU-s), wall ratio
+1.6-1.7 against 2.0-2.1; at 50k, load 1.1-1.4, before: 2.03-2.15× the floor in wall time.
 """
 
 from __future__ import annotations

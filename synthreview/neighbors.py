@@ -19,7 +19,9 @@ Where the search runs follows the review's :class:`~synthreview.engine.Engine`: 
 bounded, stage one on a GPU (``device="cuda"``), shards of reference rows on a Dask cluster
 (:mod:`synthreview.distributed`), or, opt-in, an approximate faiss index (IVF or HNSW) whose
 1-NN recall is measured on a sample of the queries and logged on the engine
-(:class:`~synthreview.engine.RecallCheck`), so the report says what approximation was made.
+(:class:`~synthreview.engine.RecallCheck`), so the report says what approximation was made;
+below :data:`RECALL_FLOOR` the index searches :data:`WIDEN` times wider, and if that is still
+below, the exact result is returned (and the report says so).
 """
 
 from __future__ import annotations
