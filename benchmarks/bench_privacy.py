@@ -21,6 +21,7 @@ fresh sample alone does not (10k training, 10k holdout, 10k synthetic rows).
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
@@ -31,6 +32,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench_fidelity import describe_machine  # noqa: E402  (the script's folder is on sys.path)
 
 from synthreview.encoding import TabularEncoder  # noqa: E402
 from synthreview.io.schema import Schema  # noqa: E402
@@ -99,6 +102,9 @@ def main() -> None:
         help="90/10 planted-row mixture vs a fresh sample, default policy",
     )
     args = parser.parse_args()
+    for line in describe_machine():  # CPU model and flags, BLAS kernels, OpenBLAS settings
+        print(line)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
     df = adult_like()
     if args.mixture:
@@ -119,7 +125,9 @@ def main() -> None:
         report, wall = timed("evaluate_privacy (20k + 20k vs 50k)", lambda: evaluate_privacy(
             real, synthetic, holdout, schema=schema, encoder=encoder, sensitive=sensitive,
         ))  # fmt: skip
-        print(f"TOTAL privacy section: {wall:.1f} s wall (target <= 60 s); errors {report.errors}")
+        print(f"TOTAL privacy section: {wall:.1f} s wall (target <= 20 s, issue 26); "
+              f"errors {report.errors}; load average after: "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
         for r in report.membership_inference:
             print(f"  {r.attack:<20s} AUC {r.auc:.3f} TPR@1% {r.tpr_at_fpr_1pct:.3f}")
         print("  epsilon", report.epsilon_lower_bound)
