@@ -351,7 +351,9 @@ class GroupedReference:
         positions in the caller's order. Together the blocks hold every such pair once, plus
         possibly a few more within the float32 margin, so consumers filter on the distance and
         reduce block by block: memory stays at one block (at most ``BLOCK_ROWS`` × group
-        size) even when thousands of exact duplicates lie within every bound.
+        size, a few blocks ahead on the helper threads) even when thousands of exact
+        duplicates lie within every bound. While the blocks are consumed, BLAS in this
+        process is held single-threaded (the helper threads each run one block's product).
 
         Parameters
         ----------
