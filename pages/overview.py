@@ -149,7 +149,8 @@ with st.container(key="overview_slide_1"):
     st.caption(
         "Up and to the left is better. Privacy risk: the share of training rows the strongest "
         "membership-inference attack finds at 1 % false alarms (an attacker without advantage "
-        "finds 1 %). The grey diamond is real data."
+        "finds 1 %). Utility: the worst model's TSTR / TRTR ratio (1 = as useful as real data) "
+        "or the 2-way marginal score (of 1000). The grey diamond is real data."
         + (
             f" Not drawn (a number is missing): {markdown_text(', '.join(missing))}."
             if missing
@@ -161,8 +162,14 @@ with st.container(key="overview_slide_2"):
     st.subheader("Key numbers beside the holdout reference")
     # a static table whose cells wrap: it fits the page at 1280 px however many candidates
     st.table(key_numbers(candidates, decisions))
+    # "see the errors above" only when the page shows errors
+    shown_errors = any(c.errors for c in report.candidates.values())
+    shown_errors = shown_errors or bool(app_state.curation_errors())
+    why_missing = "see the errors above or the section's page"
+    if not shown_errors:
+        why_missing = "its section's page says why"
     st.caption(
-        f"{MISSING} means not measured (see the errors above or the section's page). The "
+        f"{MISSING} means not measured ({why_missing}). The "
         "holdout column is what a fresh real sample scores: the level a perfect generator "
         "reaches. The Glossary page explains every measure."
     )

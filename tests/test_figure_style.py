@@ -242,9 +242,9 @@ def test_apply_style_sizes_the_figure_for_its_legend():
     assert legend_entries(alone) == [] and alone.layout.height == 400
 
 
-#: plot-area widths of the Overview's scatter: 1280x720 with the sidebar open (about 850 px
-#: after the margins), a narrow column, and 1920x1080 without the sidebar
-SCATTER_PLOT_WIDTHS = (600, 850, 1500, 1800)
+#: plot-area widths of the Overview's scatter: 1280x720 with the sidebar open (680 px measured
+#: in Chromium), 1280x720 presenting (no sidebar), 1920x1080 with and without the sidebar
+SCATTER_PLOT_WIDTHS = (680, 1100, 1500, 1800)
 
 
 def _label_boxes(fig: go.Figure, plot_width: float) -> list[tuple[float, float, float, float]]:

@@ -33,13 +33,14 @@ from synthreview.judgement.rules import measure_k_marginal, measure_mia_tpr, mea
 
 #: TPR of an attacker with no advantage at the 1 % false-positive operating point
 CHANCE_TPR = 0.01
+#: y-axis titles, short enough for a 310 px high plot (the page's caption says the rest)
 UTILITY_AXES = {
-    "tstr_trtr_ratio": "utility: TSTR / TRTR (worst model; 1 = as useful as real data)",
-    "k_marginal": "utility: 2-way marginal score (0–1000)",
+    "tstr_trtr_ratio": "utility: TSTR / TRTR",
+    "k_marginal": "utility: 2-way marginals",
 }
-#: widths (px) of the plot area the labels must fit: half a 1280 px screen up to a full-width
-#: chart at 1920 px without the sidebar (the figure fills its column, whatever its width)
-PLOT_WIDTHS_PX = (480, 640, 800, 1100, 1500, 1800)
+#: widths (px) of the plot area the labels must fit: the full-width chart at 1280 px with the
+#: sidebar open (about 680 px) up to 1920 px without it (the figure fills its column)
+PLOT_WIDTHS_PX = (640, 800, 1100, 1500, 1800)
 #: the figure's margins around the plot area (style.apply_style; the y-axis ticks and title
 #: may widen the left one, which only narrows the plot, a width :data:`PLOT_WIDTHS_PX` covers)
 TOP_MARGIN_PX = 30
@@ -293,7 +294,7 @@ def privacy_utility_frontier(
                 name="frontier (not beaten on both axes)", hoverinfo="skip", showlegend=False,
             )
         )  # fmt: skip
-    x_range = _padded_range([p.risk for p in points] + [0.0, 0.1], low=0.06, high=0.12)
+    x_range = _padded_range([p.risk for p in points] + [0.0, 0.1], low=0.06, high=0.15)
     y_range = _padded_range([p.utility for p in points] or [0.0], low=0.3, high=0.3)
     positions = [
         (
@@ -344,7 +345,7 @@ def privacy_utility_frontier(
             showarrow=True, ax=place.dx, ay=place.dy, axref="pixel", ayref="pixel",
             xanchor="center", yanchor="middle", arrowhead=0, arrowwidth=1,
             arrowcolor="#888888" if place.ring else "rgba(0,0,0,0)", standoff=MARKER_PX / 2,
-            font={"size": font_size}, name="frontier_label",
+            font={"size": font_size}, bgcolor="rgba(255,255,255,0.85)", name="frontier_label",
         )  # fmt: skip
     fig.update_xaxes(
         title_text="privacy risk: attacker hits at 1 % false alarms (lower is better)",
