@@ -181,7 +181,7 @@ header[data-testid="stHeader"], [data-testid="stToolbar"] { display: none !impor
 [data-testid="stMainBlockContainer"] h1 { font-size: 3rem; }
 [data-testid="stMainBlockContainer"] :is(h2, h3) { font-size: 1.9rem; }
 [data-testid="stTable"] td, [data-testid="stTable"] th { font-size: 1.45rem; padding: 0.6rem; }
-.st-key-presentation_pages p { font-size: 1.1rem; }
+.st-key-presentation_pages p { font-size: 1rem; }
 </style>"""
 #: progress redraws at most this often (each redraw is a websocket message)
 _REDRAW_SECONDS = 0.25
@@ -404,14 +404,9 @@ def page_switcher() -> None:
     st.html(PRESENTATION_CSS)
     with st.container(horizontal=True, gap="small", key="presentation_pages"):
         for pages in PAGES.values():
-            for path, title, icon in pages:
-                st.page_link(path, label=title, icon=icon)
-        st.button(
-            "Leave presentation",
-            key="presentation_leave",
-            icon=":material/close_fullscreen:",
-            on_click=end_presentation,
-        )
+            for path, title, _ in pages:  # words only: the row stays one line at 1280 px
+                st.page_link(path, label=title)
+        st.button("Leave presentation", key="presentation_leave", on_click=end_presentation)
 
 
 def show_raw_rows() -> bool:
