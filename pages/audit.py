@@ -13,6 +13,7 @@ import streamlit as st
 import app_state
 from synthreview.errors import ConfigError
 from synthreview.figures.audit import before_after_bars, fidelity_curves, rule_overlap_bars
+from synthreview.figures.privacy import row_pair
 from synthreview.judgement.verdicts import DECISION_STYLE, OUTCOMES
 
 
@@ -27,14 +28,8 @@ def confirm_dialog(name: str, thresholds, n_removed: int, n_rows: int) -> None:
         f"Remove {n_removed} of {n_rows} rows from {name} and release the remaining "
         f"{n_rows - n_removed} rows exactly as they are in the input file?"
     )
-    st.dataframe(
-        pd.DataFrame(
-            [(k, "n/a" if v is None else str(v)) for k, v in thresholds.to_dict().items()],
-            columns=["threshold", "value"],
-        ),
-        hide_index=True,
-        key="audit_confirm_thresholds",
-    )
+    with st.container(key="audit_confirm_thresholds"):
+        st.markdown("\n".join(f"- {line}" for line in _threshold_lines(thresholds)))
     ok, cancel = st.columns(2)
     if ok.button("Confirm", key="audit_confirm", type="primary"):
         app_state.confirm_curation(name, thresholds)
@@ -47,6 +42,55 @@ def confirm_dialog(name: str, thresholds, n_removed: int, n_rows: int) -> None:
 
 def _open_dialog() -> None:
     app_state.set_audit_dialog(True)
+
+
+def _threshold_lines(thresholds) -> list[str]:
+    """The confirmed thresholds in words and numbers (never JSON, never ``None``)."""
+
+    def on(flag: bool) -> str:
+        return "yes" if flag else "no"
+
+    mode = {
+        "quantile": f"holdout quantile: each rule removes {thresholds.level:.1%} of a fresh "
+        "real sample",
+        "strict": f"strict: Benjamini–Hochberg at a false-discovery rate of {thresholds.fdr:g}",
+        "paper": "the paper's rules (authenticity ratio ≤ 1, α = 0.95)",
+    }[thresholds.mode]
+    if not thresholds.use_alpha:
+        support = "off"
+    elif thresholds.fixed_alpha is not None:
+        support = f"fixed α = {thresholds.fixed_alpha:.2f}"
+    else:
+        support = f"α calibrated on the holdout (it loses {thresholds.alpha_loss:.1%} of it)"
+    lines = [
+        f"Rule thresholds: {mode}",
+        f"Keep rows inside the α-support: {support}",
+        f"Drop rows too close to one training row (authenticity): "
+        f"{on(thresholds.drop_unauthentic)}",
+        f"Drop exact copies of training rows: {on(thresholds.drop_exact_copies)}",
+        f"Drop copies of holdout records: {on(thresholds.drop_holdout_copies)}",
+        f"Drop rows closer to training than fresh real rows are: {on(thresholds.drop_too_close)}",
+    ]
+    if review.kind == "traces":
+        lines += [
+            f"Drop implausible traces: {on(thresholds.drop_implausible)}",
+            f"Drop windows of memorised subjects: {on(thresholds.drop_memorised_subjects)}",
+        ]
+    return lines
+
+
+def _reattack_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The re-attack rows in five columns (value with its 95 % interval): fits 1280 px."""
+    return pd.DataFrame(
+        {
+            "AUC before": frame["auc_before"] + " (" + frame["auc_before_ci"] + ")",
+            "AUC after": frame["auc_after"] + " (" + frame["auc_after_ci"] + ")",
+            "TPR at 1 % FPR before": frame["tpr_before"] + " (" + frame["tpr_before_ci"] + ")",
+            "TPR at 1 % FPR after": frame["tpr_after"] + " (" + frame["tpr_after_ci"] + ")",
+            "worse than before": ["yes" if w else "no" for w in frame["worse"]],
+        },
+        index=frame.index,
+    )
 
 
 def _decision_line(decision) -> None:
@@ -167,11 +211,22 @@ if len(flagged):
         st.text(f"Rules: {entry['reasons']}")
         if entry["top_columns"]:
             st.text(f"Columns that make up most of the distance: {entry['top_columns']}")
-        pair = {"synthetic row": review.synthetic[name].raw_rows([int(pick)]).iloc[0]}
-        if pd.notna(entry["nearest_train_row"]):
-            j = int(entry["nearest_train_row"])
-            pair[f"nearest training row ({j})"] = review.real.raw_rows([j]).iloc[0]
-        st.dataframe(pd.DataFrame(pair), key="audit_drill_table")
+        st.checkbox(
+            "Show raw training rows", value=False, key=app_state.RAW_ROWS_KEY,
+            disabled=app_state.presentation_mode(),
+            help="Off by default and always off in presentation mode: the rows are shown "
+            "masked like the most exposed records (decile intervals, rare levels masked).",
+        )
+        raw = app_state.show_raw_rows()  # never while presenting, whatever the box says
+        nearest = entry["nearest_train_row"]
+        st.dataframe(
+            row_pair(
+                review.synthetic[name].frame, review.real.frame, row=int(pick),
+                train_row=int(nearest) if pd.notna(nearest) else None,
+                columns=review.schema.analysed, numeric=review.schema.numeric, raw=raw,
+            ),
+            key="audit_drill_table",
+        )  # fmt: skip
 
 st.button(
     "Curate…",
@@ -241,7 +296,10 @@ if curated is not None and curated.report is not None:
         "(Ganev & De Cristofaro, arXiv 2312.05114)."
     )
     if curated.reattack is not None and curated.reattack.attacks:
-        st.dataframe(app_state.reattack_frame(curated.reattack), key="audit_privacy_table")
+        st.dataframe(
+            _reattack_table(app_state.reattack_frame(curated.reattack)),
+            key="audit_privacy_table",
+        )
     elif curated.reattack is not None:
         st.text(curated.reattack.note)
 

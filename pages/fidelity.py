@@ -29,25 +29,38 @@ if not reports:
 
 
 st.subheader("Scores")
-SCORES = ("ip_alpha", "ir_beta", "authenticity")
+suspicious = []
 for name, result in reports.items():
     st.markdown(f"**{markdown_text(name)}**")
     ref = result.holdout_reference
-    for column, score in zip(st.columns(3), SCORES, strict=True):
+    for column, score in zip(st.columns(3), fig.SCORES, strict=True):
         value = getattr(result, score)
         lo, hi = result.ci.get(score, (math.nan, math.nan))
         reference = getattr(ref, score) if ref is not None else math.nan
+        # the delta's colour says how the value reads beside a fresh real sample: an IRβ
+        # beyond it is amber (memorisation), never green (registry: suspicious_above_holdout)
+        gap = explain.holdout_gap(score, value, reference, interval=(lo, hi))
         column.metric(
             explain.metric_label(score), explain.format_metric(score, value),
-            delta=None if ref is None else f"{value - reference:+.3f} vs holdout",
-            delta_color="normal" if score != "authenticity" else "off",
+            delta=None if gap is None else gap.text,
+            delta_color="off" if gap is None else gap.color,
             help=explain.metric_help(score),
         )  # fmt: skip
         column.caption(
             f"95 % CI {explain.format_metric(score, lo)} to {explain.format_metric(score, hi)}"
             f" · holdout {explain.format_metric(score, reference)}"
             + ("" if ref is not None else " (no holdout table)")
+            + ("" if gap is None else f" · {gap.reading}")
         )
+        if gap is not None and gap.suspicious:
+            suspicious.append(f"{explain.metric_label(score)} of {name}")
+if suspicious:
+    st.warning(
+        markdown_text(
+            f"Beyond a fresh real sample: {', '.join(suspicious)}. A recall above the holdout's "
+            "means the candidate reproduces training rows (memorisation), not a better generator."
+        )
+    )
 if review.holdout is None:
     st.warning("No holdout table: scores cannot be compared with a fresh real sample.")
 

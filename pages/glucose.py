@@ -12,6 +12,7 @@ import app_state
 from synthreview.figures import fidelity as fidelity_fig
 from synthreview.figures import glucose as fig
 from synthreview.figures import privacy as privacy_fig
+from synthreview.figures.explain import numbers_as_text
 from synthreview.figures.text import markdown_text
 from synthreview.metrics.glucose.clinical import EPISODE_LABELS
 from synthreview.metrics.glucose.consensus import CONSENSUS_METRICS
@@ -216,7 +217,7 @@ for name, result in results.items():
 reference = next((r.holdout_motifs for r in results.values() if r.holdout_motifs), None)
 if reference is not None:
     rows.append({"source": "real vs holdout (reference)", **reference.to_dict()})
-st.dataframe(pd.DataFrame(rows), hide_index=True, key="glucose_motifs")
+st.dataframe(numbers_as_text(pd.DataFrame(rows)), hide_index=True, key="glucose_motifs")
 st.caption(
     f"Motifs are chunks of {motif_length} readings; two match when every reading falls in the "
     f"same {motif_tolerance:g} mg/dL cell. VM: share of synthetic motifs seen in real traces; "
@@ -286,7 +287,9 @@ if fidelity:
         "α-Precision, β-Recall and authenticity on the 280-d LSTM-autoencoder embedding of the "
         "traces (centre = mean real embedding). Curves on the green diagonal are ideal."
     )
-    st.dataframe(fidelity_fig.score_table(fidelity), hide_index=True, key="glucose_fidelity")
+    # IRβ beyond the holdout reads amber ("suspicious"), never as an improvement
+    st.dataframe(fidelity_fig.styled_score_table(fidelity), hide_index=True,
+                 key="glucose_fidelity")  # fmt: skip
     st.plotly_chart(fidelity_fig.precision_recall_curves(fidelity), key="glucose_curves")
     st.plotly_chart(fidelity_fig.authenticity_histogram(fidelity), key="glucose_authenticity")
 
@@ -301,7 +304,8 @@ if privacy:
     for tab, (name, result) in zip(_tabs(privacy), privacy.items(), strict=True):
         with tab:
             st.plotly_chart(privacy_fig.roc_overlay(result), key=f"glucose_roc_{name}")
-    st.dataframe(privacy_fig.attack_table(privacy), hide_index=True, key="glucose_attacks")
+    st.dataframe(numbers_as_text(privacy_fig.attack_table(privacy).drop(columns="error")),
+                 hide_index=True, key="glucose_attacks")  # fmt: skip
 elif review.holdout is None:
     st.warning("No holdout traces: membership attacks need them as non-members.")
 
@@ -317,13 +321,14 @@ if not per_person.empty:
         "one of its windows is closer to a synthetic trace than a fifth of the holdout's median "
         "distance; the audit can drop every synthetic window drawn from such a subject."
     )
-    st.dataframe(per_person, hide_index=True, key="glucose_subject_privacy")
+    st.dataframe(numbers_as_text(per_person), hide_index=True, key="glucose_subject_privacy")
     for name, memorised in zip(per_person["candidate"], per_person["memorised subjects"],
                                strict=True):  # fmt: skip
         if memorised != "none":
             # subject ids come from the uploaded file: shown as text, never as Markdown
             st.warning(markdown_text(f"{name}: traces of subjects {memorised} are reproduced."))
-    st.dataframe(fig.subject_rows(results), hide_index=True, key="glucose_subjects_table")
+    st.dataframe(numbers_as_text(fig.subject_rows(results)), hide_index=True,
+                 key="glucose_subjects_table")  # fmt: skip
 elif review.holdout is None:
     st.warning("No holdout traces: per-person privacy needs them as non-members.")
 
@@ -336,4 +341,4 @@ if not plausible.empty:
         "reports over 30 minutes; the last row is what the same rule flags on real traces "
         "(its expected false-positive rate). The audit removes flagged traces."
     )
-    st.dataframe(plausible, hide_index=True, key="glucose_plausibility")
+    st.dataframe(numbers_as_text(plausible), hide_index=True, key="glucose_plausibility")

@@ -370,20 +370,21 @@ st.dataframe(
     fig.closest_pairs(synthetic, real, privacy[name], rows=rows, columns=columns),
     hide_index=True, key="privacy_pairs",
 )  # fmt: skip
-present = app_state.presentation_mode()
-shown_raw = st.checkbox(
-    "Show raw training rows", value=False, key="privacy_show_raw", disabled=present,
+st.checkbox(
+    "Show raw training rows", value=False, key=app_state.RAW_ROWS_KEY,
+    disabled=app_state.presentation_mode(),
     help="Off by default and always off in presentation mode: the pair is shown masked like "
     "the most exposed records (decile intervals, rare levels masked).",
 )  # fmt: skip
+shown_raw = app_state.show_raw_rows()  # never while presenting, whatever the box says
 pick = st.selectbox("Pair (synthetic row)", [int(r) for r in rows], key="privacy_pair_row")
 st.caption(
-    ("Raw values as loaded. " if shown_raw and not present else
+    ("Raw values as loaded. " if shown_raw else
      "Numbers as the training column's decile interval, levels shared by fewer than 10 training "
      "rows as (rare). ") + "Highlighted cells are equal in both rows."
 )  # fmt: skip
 st.dataframe(
     fig.closest_pair(synthetic, real, privacy[name], row=pick, columns=columns,
-                     numeric=review.schema.numeric, raw=shown_raw and not present),
+                     numeric=review.schema.numeric, raw=shown_raw),
     key="privacy_pair",
 )  # fmt: skip

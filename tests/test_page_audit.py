@@ -177,7 +177,9 @@ def test_confirm_dialog_then_downloads(patched):
     assert len(at.get("plotly_chart")) == 4  # overlaps, α curve, β curve, before/after bars
     labels = {m.label: m.value for m in at.metric}
     assert {"Verdict as submitted", "Verdict after curation"} <= set(labels)
-    assert any(list(d.value.index) == ["nn"] and "auc_after" in d.value for d in at.dataframe)
+    reattack = next(d.value for d in at.dataframe if "AUC after" in d.value)
+    assert list(reattack.index) == ["nn"] and len(reattack.columns) == 5
+    assert all(isinstance(c, str) and "None" not in c for c in reattack.to_numpy().ravel())
     # changing a threshold withdraws the confirmation of those thresholds, not the record
     at.select_slider(key="audit_level").set_value(0.02).run()
     assert any("appear once they are confirmed" in c.value for c in at.caption)
@@ -224,12 +226,39 @@ def test_paper_mode_warns_about_real_data_loss(patched):
 
 
 def test_drill_down_shows_the_row_beside_its_nearest_training_row(patched):
+    """Masked by default (decile intervals, levels rarer than 10 rows as "(rare)"), raw only
+    when the reviewer ticks the control, and masked again in presentation mode."""
     review, _, _ = patched
     at = open_page(review, None).run()
     at.selectbox(key="audit_drill_row").set_value(5).run()
-    table = next(d.value for d in at.dataframe if "synthetic row" in d.value)
-    assert list(table.columns) == ["synthetic row", "nearest training row (0)"]
-    assert table.loc["note", "synthetic row"] == "ok"  # user text shown as data, not Markdown
+    table = next(d.value for d in at.dataframe if "synthetic #5" in d.value)
+    assert list(table.columns) == ["synthetic #5", "training #0", "equal"]
+    assert table.loc["a", "training #0"].startswith("[")  # a decile interval, not the value
+    assert table.loc["note", "synthetic #5"] == "ok"  # a level 11 training rows share
+    assert at.checkbox(key=app_state.RAW_ROWS_KEY).value is False
+    at.checkbox(key=app_state.RAW_ROWS_KEY).check().run()
+    table = next(d.value for d in at.dataframe if "synthetic #5" in d.value)
+    assert table.loc["a", "training #0"] == "0" and table.loc["b", "synthetic #5"] == "7.5"
+    assert table.loc["note", "synthetic #5"] == "ok"  # user text shown as data, not Markdown
+    at.session_state[app_state.PRESENTATION_KEY] = True
+    at.run()
+    table = next(d.value for d in at.dataframe if "synthetic #5" in d.value)
+    assert table.loc["a", "training #0"].startswith("[")
+
+
+def test_confirmation_states_thresholds_in_words(patched):
+    review, _, _ = patched
+    at = open_page(review, None).run()
+    at.button(key="audit_curate").click().run()
+    assert not at.exception
+    text = "\n".join(m.value for m in at.markdown)
+    assert "Rule thresholds: holdout quantile: each rule removes 1.0% of a fresh real sample" in (
+        text
+    )
+    assert "α calibrated on the holdout" in text
+    assert "Drop exact copies of training rows: yes" in text
+    for raw in ("NULL", "None", "null", '"alpha"', "{"):
+        assert raw not in text
 
 
 @pytest.mark.slow

@@ -7,6 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 import app_state
 from synthreview import demo
+from synthreview.figures.explain import metric_label
 from synthreview.figures.text import markdown_text
 from tests.page_helpers import chart_text, run_page, run_page_without_data, with_empty_candidate
 
@@ -30,7 +31,10 @@ def test_privacy_page_shows_roc_dcr_tables_and_closest_pairs(review):
     assert [h.value for h in at.header] == ["Privacy"]
     assert len(at.error) == 0
     labels = [m.label for m in at.metric]
-    assert labels.count("DCR share") == len(review.candidates)
+    assert labels.count(metric_label("dcr_share")) == len(review.candidates)
+    # the DCR caveat once on the page, not once per candidate
+    shown = [c.value for c in at.caption] + [m.value for m in at.markdown]
+    assert sum("DCR Delusion" in text for text in shown) == 1
     specs = [chart_text(chart) for chart in at.get("plotly_chart")]
     assert sum("chance" in spec for spec in specs) == 2 * len(review.candidates)  # ROC + log view
     assert any("AUC" in spec for spec in specs)
@@ -51,7 +55,8 @@ def test_a_failed_candidate_shows_its_error_and_the_rest_renders(review):
     at = _privacy_page(broken)
     assert not at.exception
     assert any(name in e.value for e in at.error)
-    assert [m.label for m in at.metric].count("DCR share") >= len(review.candidates) - 1
+    dcr = metric_label("dcr_share")
+    assert [m.label for m in at.metric].count(dcr) >= len(review.candidates) - 1
 
 
 def test_privacy_page_without_data_points_to_the_data_page():
@@ -94,3 +99,35 @@ def test_summary_verdicts_are_the_judgement_and_copies_fail(review):
         assert not any(c is None or c == "None" for c in cells)
     attacks = at.dataframe[0].value["attack"]  # the attack table comes first
     assert not {"nn_seeker", "gan_leaks_cal", "nndr"} & set(attacks)
+
+
+@pytest.mark.slow
+def test_closest_pairs_mask_training_rows_unless_asked_and_never_when_presenting(review):
+    """A shared screen shows no raw training row: the pair is masked by default (decile
+    intervals), raw only once the reviewer ticks the control, and masked again while
+    presenting, whatever the control says."""
+    at = _privacy_page(review)
+    assert not at.exception
+    at.selectbox(key="privacy_pairs_candidate").set_value("fresh_with_copies").run()
+    pair = at.dataframe[-1].value  # the chosen pair, drawn last
+    numeric = [c for c in review.schema.numeric if c in pair.index]
+    training = next(c for c in pair.columns if c.startswith("training #"))
+    assert numeric and all(pair.loc[c, training].startswith("[") for c in numeric)
+    assert at.checkbox(key=app_state.RAW_ROWS_KEY).value is False
+    at.checkbox(key=app_state.RAW_ROWS_KEY).check().run()
+    raw = at.dataframe[-1].value  # the chosen pair, drawn last
+    assert not any(raw.loc[c, training].startswith("[") for c in numeric)
+    at.session_state[app_state.PRESENTATION_KEY] = True
+    at.run()
+    assert at.checkbox(key=app_state.RAW_ROWS_KEY).disabled
+    presented = at.dataframe[-1].value  # the chosen pair, drawn last
+    assert all(presented.loc[c, training].startswith("[") for c in numeric)
+    # the list of pairs shows positions and counts, never a cell value
+    listed = at.dataframe[-2].value  # the list of pairs above it
+    assert list(listed.columns) == [
+        "synthetic row",
+        "nearest training row",
+        "DCR",
+        "exact copy",
+        "equal cells",
+    ]

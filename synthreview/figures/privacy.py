@@ -270,48 +270,67 @@ def closest_pair(
     numeric: list[str],
     raw: bool = False,
 ) -> Styler:
-    """Synthetic row ``row`` beside its nearest training row, one line per column.
+    """Synthetic row ``row`` beside its nearest training row (:func:`row_pair`)."""
+    t = int(report.dcr.nearest_train_index[row])
+    return row_pair(synthetic, real, row=row, train_row=t, columns=columns, numeric=numeric,
+                    raw=raw)  # fmt: skip
+
+
+def row_pair(
+    synthetic: pd.DataFrame,
+    real: pd.DataFrame,
+    *,
+    row: int,
+    train_row: int | None,
+    columns: list[str],
+    numeric: list[str],
+    raw: bool = False,
+) -> Styler:
+    """Synthetic row ``row`` beside training row ``train_row``, one line per column.
 
     Masked unless ``raw``: numbers as the training column's decile interval and levels shared
     by fewer than 10 training rows as "(rare)", exactly as the most exposed records are
     (:func:`synthreview.metrics.privacy.vulnerable.mask_rows`), so a shared screen shows no
     training row. Equal cells (compared on the values, masked or not) are highlighted.
+    ``train_row=None`` shows the synthetic row alone.
     """
-    t = int(report.dcr.nearest_train_index[row])
-    same = [_same(synthetic[c].iloc[row], real[c].iloc[t]) for c in columns]
-    if raw:
-        left = [_cell(synthetic[c].iloc[row]) for c in columns]
-        right = [_cell(real[c].iloc[t]) for c in columns]
-    else:
-        kept = [c for c in columns if c in numeric]
-        masked_real = mask_rows(real[columns], np.array([t]), numeric=kept)
-        masked_synthetic = mask_rows(
-            real[columns], np.array([row]), numeric=kept, source=synthetic[columns]
-        )
-        left, right = list(masked_synthetic.iloc[0]), list(masked_real.iloc[0])
-    table = pd.DataFrame(
-        {
-            f"synthetic #{row}": left,
-            f"training #{t}": right,
-            "equal": ["yes" if s else "" for s in same],
-        },
-        index=pd.Index(columns, name="column"),
-    )
+    pairs = [(f"synthetic #{row}", synthetic, row)]
+    if train_row is not None:
+        pairs.append((f"training #{train_row}", real, train_row))
+    kept = [c for c in columns if c in numeric]
+    shown = {}
+    for title, table, position in pairs:
+        if raw:
+            shown[title] = [_cell(table[c].iloc[position]) for c in columns]
+        else:
+            source = None if table is real else table[columns]
+            masked = mask_rows(real[columns], np.array([position]), numeric=kept, source=source)
+            shown[title] = list(masked.iloc[0])
+    same = [
+        train_row is not None and _same(synthetic[c].iloc[row], real[c].iloc[train_row])
+        for c in columns
+    ]
+    if train_row is not None:
+        shown["equal"] = ["yes" if s else "" for s in same]
+    table = pd.DataFrame(shown, index=pd.Index(columns, name="column"))
     fill = f"background-color: {VERDICT_COLORS['fail']}33"
 
     def highlight(frame: pd.DataFrame) -> pd.DataFrame:
         styles = pd.DataFrame("", index=frame.index, columns=frame.columns)
-        styles.iloc[np.flatnonzero(same), :2] = fill
+        styles.iloc[np.flatnonzero(same), : len(pairs)] = fill
         return styles
 
     return table.style.apply(highlight, axis=None)
 
 
 def _cell(value: object) -> str:
-    """A raw cell as text: numbers without float noise, ``n/a`` when missing."""
+    """A raw cell as text: whole numbers as written (``39``), others to six significant digits
+    (no float noise), ``n/a`` when missing."""
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return MISSING
-    return format_number(value) if isinstance(value, float) else str(value)
+    if isinstance(value, float):
+        return f"{value:.0f}" if value.is_integer() else f"{value:.6g}"
+    return str(value)
 
 
 def _same(a: object, b: object) -> bool:
