@@ -198,17 +198,27 @@ def test_worst_of_k_membership_rules_judge_a_bonferroni_lower_bound():
     auc, tpr = verdicts["mia_auc"], verdicts["mia_tpr_at_fpr_1pct"]
     assert auc.measured == pytest.approx(0.55)  # the headline stays the point value
     assert auc.value == pytest.approx(0.55 - z * 0.04 / norm.ppf(0.975))
-    assert tpr.value == pytest.approx(beta.ppf(0.05 / 13, 12, 289) / 0.01)
+    # TPR: 12 of 300 members bounded below, the 1 % FPR (3 of 300) above, each at 1 - 0.05/26
+    fpr_excess = beta.ppf(1 - 0.05 / 26, 4, 297) - 0.01
+    expected = max(0.0, beta.ppf(0.05 / 26, 12, 289) - fpr_excess) / 0.01
+    assert tpr.value == pytest.approx(expected)
     assert tpr.value < 3 < 0.04 / 0.01  # the point (4x chance) would have warned
+    # 60 of 300 members (20x chance at the point) bound above 10x chance: (0.138 - 0.030) / 0.01
+    strong = apply_policy(policy, _ensemble(0.55, 0.04, 0.2))["mia_tpr_at_fpr_1pct"]
+    assert strong.value == pytest.approx((beta.ppf(0.05 / 26, 60, 241) - fpr_excess) / 0.01)
+    assert strong.verdict == "fail"
     assert auc.verdict == tpr.verdict == "pass"
-    for rule in (auc, tpr):
-        assert "Bonferroni over 13 attacks" in rule.reason and "99.62 %" in rule.reason
+    for rule, level in ((auc, "99.62 %"), (tpr, "99.81 %")):
+        assert "Bonferroni over 13 attacks" in rule.reason and level in rule.reason
     assert "95 % CI 0.510-0.590" in auc.reason and "holdout-only run 0.500" in auc.reason
-    assert "12 of 300 members" in tpr.reason
+    assert "12 of 300 members" in tpr.reason and "over 300 non-members" in tpr.reason
     # a leak stays loud: AUC 0.9 (CI 0.86-0.94) bounds at 0.845, 45 % hits bound far above 10x
+    # (while 15 non-members cannot resolve 1 % FPR: the same 45 % is no evidence there)
     leak = apply_policy(policy, _ensemble(0.9, 0.04, 0.45))
     assert leak["mia_auc"].verdict == leak["mia_tpr_at_fpr_1pct"].verdict == "fail"
     assert leak["mia_auc"].value == pytest.approx(0.9 - z * 0.04 / norm.ppf(0.975))
+    tiny = apply_policy(policy, _ensemble(0.9, 0.04, 0.45, n=15))
+    assert tiny["mia_tpr_at_fpr_1pct"].value < 3, tiny["mia_tpr_at_fpr_1pct"].message
     # a report filed without intervals or attack-set sizes is judged on the point, and says so
     old = {"privacy": {"membership_inference": [{"attack": "nn", "auc": 0.65,
                                                  "tpr_at_fpr_1pct": 0.05}]}}  # fmt: skip

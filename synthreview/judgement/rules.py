@@ -66,6 +66,8 @@ Z_ONE_SIDED_95 = 1.6448536269514722
 Z_TWO_SIDED_95 = 1.959963984540054
 #: family-wise confidence of the rules that take a maximum over several tests (attacks)
 FAMILY_CONFIDENCE = 0.95
+#: the false-positive rate of the TPR-at-low-FPR rule (its chance level)
+CHANCE_FPR = 0.01
 
 
 @dataclass(frozen=True)
@@ -164,16 +166,28 @@ def auc_lower_bound(attack: Mapping[str, Any], n_attacks: int) -> float:
 
 
 def tpr_lower_bound(attack: Mapping[str, Any], n_attacks: int) -> float:
-    """One-sided Clopper-Pearson lower bound of an attack's TPR at 1 % FPR, Bonferroni over K.
+    """Lower bound of an attack's TPR at 1 % FPR beyond chance, Bonferroni over K attacks.
 
-    The rate is ``tpr_at_fpr_1pct`` of ``n_members`` members (rounded to a count), bounded at
-    ``1 - 0.05 / n_attacks``. NaN without ``n_members`` (a report filed before it existed).
+    The TPR (``tpr_at_fpr_1pct`` of ``n_members`` members, rounded to a count) is bounded from
+    below and the 1 % FPR (of ``n_nonmembers``) from above, each by a one-sided Clopper-Pearson
+    bound at ``1 - 0.05 / (2 K)``. The threshold that gives 1 % FPR on the non-members may
+    give more on the population, and chance then gives that much TPR too, so the FPR upper
+    bound's excess over 1 % is subtracted: ``TPR_lo - max(0, FPR_hi - 0.01)``. A few dozen
+    non-members cannot resolve 1 % FPR at all (15 non-members: FPR_hi 0.33), and the bound
+    says so instead of reading an attacker's luck at FPR 0 as a leak. Without
+    ``n_nonmembers`` the TPR bound alone; NaN without ``n_members`` (an older report).
     """
     tpr, n_m = number(attack.get("tpr_at_fpr_1pct")), number(attack.get("n_members"))
     if math.isnan(tpr) or not n_m >= 1:
         return math.nan
-    lower, _ = clopper_pearson(round(tpr * n_m), int(n_m), (1 - FAMILY_CONFIDENCE) / n_attacks)
-    return float(lower)
+    alpha = (1 - FAMILY_CONFIDENCE) / (2 * n_attacks)
+    lower, _ = clopper_pearson(round(tpr * n_m), int(n_m), alpha)
+    n_o = number(attack.get("n_nonmembers"))
+    excess = 0.0
+    if n_o >= 1:
+        _, upper = clopper_pearson(round(CHANCE_FPR * n_o), int(n_o), alpha)
+        excess = max(0.0, float(upper) - CHANCE_FPR)
+    return float(lower) - excess
 
 
 def _worst_attack(c: Mapping[str, Any], key: str) -> Measurement:
@@ -198,6 +212,7 @@ def _worst_attack(c: Mapping[str, Any], key: str) -> Measurement:
             value, detail=f"{attack}; no interval in this report: judged on the point"
         )
     bound, best = max(bounds, key=lambda pair: pair[0])
+    bound = max(bound, 0.0)  # a rate bounded below 0 is bounded at 0
     name = str(best.get("attack", "?"))
     what = "AUC" if key == "auc" else "TPR at 1 % FPR"
     point = number(best.get(key))
@@ -210,12 +225,15 @@ def _worst_attack(c: Mapping[str, Any], key: str) -> Measurement:
     else:
         parts.append(f"{round(point * number(best.get('n_members')))} of "
                      f"{int(number(best.get('n_members')))} members")  # fmt: skip
+        n_o = number(best.get("n_nonmembers"))
+        if n_o >= 1:
+            parts.append(f"less the 1 % FPR's upper bound beyond 1 % over {int(n_o)} non-members")
+    per = 1 - (1 - FAMILY_CONFIDENCE) / (n if key == "auc" else 2 * n)
     detail = (
         f"{attack}; lower bound {bound:.3f} on {name} ({', '.join(parts)}) at "
-        f"{100 * (1 - (1 - FAMILY_CONFIDENCE) / n):.2f} % per attack (Bonferroni over {n} "
-        "attacks, family-wise 95 %)"
+        f"{100 * per:.2f} % per bound (Bonferroni over {n} attacks, family-wise 95 %)"
     )
-    return Measurement(value, detail=detail, bound=max(bound, 0.0))
+    return Measurement(value, detail=detail, bound=bound)
 
 
 def measure_mia_auc(c: Mapping[str, Any], k: int) -> Measurement:
