@@ -152,7 +152,7 @@ def test_copying_5pct_of_people_is_seen_per_person_and_fails(person_report):
     assert person is not None and person.column == "person" and person.aggregate == "mean"
     row_tpr, _ = _worst(privacy.membership_inference, "tpr_at_fpr_1pct")
     person_tpr, attack = _worst(person.attacks, "tpr_at_fpr_1pct")
-    assert person_tpr >= 3 * row_tpr, (person_tpr, row_tpr, attack)
+    assert person_tpr >= 5 * row_tpr, (person_tpr, row_tpr, attack)
     lo, hi = person.attack(attack).tpr_at_fpr_1pct_ci
     assert lo <= person_tpr <= hi
     verdicts = apply_policy(load_policy(None), report.candidates["copy5"].to_dict(), kind="table")

@@ -17,18 +17,19 @@ non-members, and a person on both sides is refused before anything is computed
 (:func:`synthreview.io.persons.check_person_column`).
 
 **Default aggregate: the mean of a person's row scores**, chosen by measurement on the test
-table of ``tests/test_person_level.py`` (coded 2-hour windows of the shared CGM recordings, one
-"person" per subject-day, 3-10 rows each; a candidate that copies every row of 5 % of the
-training people, and a fresh sample of other people): the mean lifts the copied people above
-every non-member (person-level TPR at 1 % FPR 0.064 with the mean vs 0.019 with the max for the
-worst attack; the row-level figure is 0.010), while a fresh sample stays at chance under either.
-The max lets one coincidental row decide, and in a table whose rows repeat across people (coded
-visits) nearly every person, member or not, has one row that sits on a synthetic row. The mean
+table of ``tests/test_person_level.py`` (coded hourly CGM windows, one "person" per 8-hour block
+of a subject's recording, 3-8 rows each; about 300 training and 220 holdout people; a
+candidate that copies every row of 5 % of the training people, and a fresh sample of other
+people), four seeded splits: the worst attack's person-level TPR at 1 % FPR for the copying
+candidate was 0.051-0.065 with the mean and 0.010-0.055 with the max (fresh sample: 0.020-0.040
+with the mean, 0.016-0.034 with the max; row-level figure of the copying candidate 0.013-0.018).
+The max lets one coincidental row decide, and in a table whose rows repeat across people
+(coded visits) most people, member or not, have some row that sits on a synthetic row; the mean
 asks whether *all* of a person's rows are where the synthetic data put them, the question a
-copied person answers yes to. ``aggregate="max"`` stays available (one memorised row of a
-person with many fresh ones is the case it catches; the glucose section's per-subject review,
-:mod:`synthreview.metrics.glucose.subjects`, uses it on continuous day traces, whose rows never
-repeat by coincidence).
+copied person answers yes to. ``aggregate="max"`` stays available: one memorised row of a person
+with many fresh ones is the case it catches, and the glucose section's per-subject review
+(:mod:`synthreview.metrics.glucose.subjects`) uses it on continuous day traces, whose rows do
+not repeat by coincidence.
 
 Only rows of the attack set are scored (at most ``max_attack`` training and holdout rows,
 drawn by row): a person whose rows were not all drawn is judged on the rows that were.
