@@ -23,7 +23,9 @@ invariant to the order of the synthetic rows. Estimators, exactly as implemented
   holdout reference (the same estimators with holdout rows in place of synthetic rows).
 
 :func:`synthreview.metrics.fidelity.section.evaluate_fidelity` combines these estimators for one
-candidate, sharing the nearest-neighbour searches, and adds bootstrap intervals.
+candidate, sharing the nearest-neighbour searches, and adds 95 % bootstrap intervals that
+resample the rows these estimators use, recompute them and hold each score (centred percentile;
+its module docstring says how and why).
 """
 
 from __future__ import annotations

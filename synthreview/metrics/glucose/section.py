@@ -12,7 +12,9 @@ synthetic candidate it gathers, following GlucoSynth (Lamp et al. 2023):
   (TRTR), both tested on holdout, with Clarke error grid zones (§7.4, appendix E);
 - ``fidelity`` and ``privacy``: α-precision / β-recall / authenticity and the membership
   attacks on the LSTM-autoencoder embedding of the traces (Alaa et al. 2022, appendix), plus
-  the Hide-and-Seek trace seekers (:mod:`.trace_seekers`);
+  the Hide-and-Seek trace seekers (:mod:`.trace_seekers`); the fidelity scores' 95 % intervals
+  are those of :func:`~synthreview.metrics.fidelity.section.evaluate_fidelity` (centred
+  percentile bootstrap of the same estimators on the embedded traces: each holds its score);
 - ``subject_privacy``: the nearest-neighbour seeker and DCR aggregated per subject, with the
   subjects whose traces the candidate reproduces (:mod:`.subjects`);
 - ``plausibility``: traces with readings outside the sensor range or changing faster than a
@@ -392,7 +394,7 @@ def evaluate_glucose(
         The review's :class:`~synthreview.memo.Memo`: without ``context``, the glucose context
         is prepared once per review and shared by its candidates (never kept beyond it).
     max_attack, n_bootstrap : int
-        Passed to the privacy attacks and the fidelity bootstrap.
+        Passed to the privacy attacks and the fidelity bootstrap (resamples of each interval).
     motif_length, motif_tolerance_mg_dl : int, float, default=6, 10.0
         τ and σ of the motif matching. GlucoSynth's 48 and 2 give VM = coverage = 0 even
         between two real samples of the shared CGM files; τ = 6, σ = 10 give holdout-vs-real
