@@ -5,8 +5,10 @@ the shared datasets are built, and every result's ``to_dict()`` is walked for th
 conventions the product reports:
 
 * ``{"ci": {name: [low, high]}, name: value}`` (fidelity: IPα, IRβ, authenticity),
-* ``{"ci": [low, high], "risk": value}`` (WP29 risks; ``lower`` there is a one-sided bound),
+* ``{"ci": [low, high], "risk" or "value": value}`` (WP29 risks, rates with a Clopper-Pearson
+  interval; ``lower`` beside ``risk`` or ``share`` is a one-sided bound),
 * ``{"<name>_ci": [low, high], "<name>": value}`` (attack AUC, TPR at low FPR),
+* ``{"value", "ci_low", "ci_high"}`` (table rows),
 * ``<name>_lower`` / ``<name>_upper`` beside ``<name>`` (regression coefficients, read from
   the result's own table since ``to_dict`` leaves the bounds out).
 
@@ -52,8 +54,12 @@ def interval_triples(node: Any, path: str = "") -> Iterator[tuple[str, Any, Any,
                 yield where, item[0], node.get("risk", node.get("value")), item[1]
             elif key.endswith("_ci") and key[: -len("_ci")] in node and item is not None:
                 yield where, item[0], node[key[: -len("_ci")]], item[1]
-            elif key == "lower" and "risk" in node and not isinstance(item, Mapping):
-                yield where, item, node["risk"], math.inf
+            elif key == "ci_low" and "value" in node:
+                yield where, item, node["value"], node.get("ci_high")
+            elif key == "lower" and not isinstance(item, Mapping):
+                for name in ("risk", "share"):  # one-sided lower bounds
+                    if name in node:
+                        yield where, item, node[name], math.inf
             elif key.endswith("_lower") and key[: -len("_lower")] in node:
                 name = key[: -len("_lower")]
                 yield where, item, node[name], node.get(f"{name}_upper")
@@ -105,9 +111,12 @@ def test_the_walker_finds_each_convention_and_flags_a_miss():
         "wp29": {"risk": 0.1, "ci": [0.0, 0.2], "lower": 0.05},
         "attack": {"auc": 0.6, "auc_ci": [0.55, 0.65]},
         "coefficients": [{"real": 1.0, "real_lower": 1.5, "real_upper": 2.0}],
+        "copies": {"share": 0.02, "lower": 0.01},
+        "rows": [{"value": 0.5, "ci_low": 0.4, "ci_high": 0.6}],
+        "rate": {"value": 0.3, "ci": [0.1, None]},  # an undefined bound checks nothing
     }
     checked, missed = outside(tree)
-    assert checked == 5
+    assert checked == 7
     assert missed == [
         "/fidelity/ci/ip_alpha: 0.99 outside [0.8, 0.97]",
         "/coefficients[0]/real_lower: 1.0 outside [1.5, 2.0]",

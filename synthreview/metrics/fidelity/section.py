@@ -244,8 +244,8 @@ def _centred_interval(
     Why not the plain percentile interval: IPα and IRβ are ``1 - 2 mean |curve - diagonal|``,
     and resampling adds noise to every point of the curve, which the absolute value turns into
     a drift away from the diagonal: the replicates sit below the point. On the bundled trace
-    demo's ``noisy_copy`` (88 training days) every one of 200 replicates of IPα 0.987 fell below
-    it (percentile interval 0.873-0.970), likewise IRβ 0.977 (0.875-0.969). BCa does not
+    demo's ``noisy_copy`` (118 training days) each of 200 replicates of IPα 0.987 fell below it
+    (percentile interval 0.873-0.970), likewise of IRβ 0.977 (0.875-0.969). BCa does not
     repair this: its bias correction ``z0 = Φ⁻¹(share of replicates below θ̂)`` is infinite
     when all of them are, and otherwise picks quantiles near the largest replicate, which
     still lie below θ̂. Re-centring on the median keeps the bootstrap's spread (its width) and
