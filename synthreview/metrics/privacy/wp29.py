@@ -241,7 +241,8 @@ class _Columns:
             categorical = col in self.levels
             if categorical and op in ("==", "!="):
                 value = self.levels[col].get(value, -2) if isinstance(value, str) else value
-            missing = v < 0 if categorical else np.isnan(v)
+            if op in ("isna", "notna", "!="):  # the others are False on a missing cell anyway
+                missing = v < 0 if categorical else np.isnan(v)
             if op == "isna":
                 m = missing
             elif op == "notna":
