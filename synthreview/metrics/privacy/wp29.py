@@ -235,7 +235,7 @@ class _Columns:
         return next((t for t, i in self.levels[col].items() if i == code), None)
 
     def mask(self, query: tuple) -> np.ndarray:
-        out = np.ones(self.n, bool)
+        out = None
         for col, op, value in query:
             v = self.values[col]
             categorical = col in self.levels
@@ -259,11 +259,12 @@ class _Columns:
                 m = v >= value
             else:
                 m = v <= value
-            out &= m
-        return out
+            # every m is a new array (a comparison's result): the first one can be the output
+            out = m if out is None else np.logical_and(out, m, out=out)
+        return np.ones(self.n, bool) if out is None else out
 
     def count(self, query: tuple) -> int:
-        return int(self.mask(query).sum())
+        return int(np.count_nonzero(self.mask(query)))
 
 
 def _univariate_queries(syn: _Columns, numeric: set[str], rng) -> list[tuple]:
