@@ -358,4 +358,32 @@ def test_uploaded_german_credit_on_a_projector(meeting, german_files, tmp_path):
     _assert_not_computed(page, "uploaded German credit")
     problems = [f"german run: {p}" for p in _run_watching_the_panel(page)]
     problems += _walk(page, "german", folder)
+    problems += _presentation_switcher(page)
     assert not problems, "\n".join(problems)
+
+
+def _presentation_switcher(page) -> list[str]:
+    """Presentation mode keeps navigation: the sidebar is hidden, a row of links in the window
+    opens each page in presentation mode, and *Leave presentation* brings the sidebar back."""
+    problems = []
+    open_page(page, "Overview")
+    page.locator(".st-key-presentation_mode").get_by_text("Presentation mode").click()
+    wait_for_app_run(page, LONG)
+    expect(page.get_by_test_id("stSidebar")).to_be_hidden()
+    row = page.locator(".st-key-presentation_pages")
+    expect(row).to_be_visible()
+    viewport = page.viewport_size
+    for link in row.get_by_test_id("stPageLink").all():
+        box = link.bounding_box()
+        if box is None or box["x"] + box["width"] > viewport["width"] or box["y"] < 0:
+            problems.append(f"presentation: page link outside the window: {box}")
+    for title in ("Privacy", "Utility", "Overview"):
+        row.get_by_text(title, exact=True).click()
+        _settle(page)
+        expect(page.get_by_test_id("stSidebar")).to_be_hidden()
+        expect(page.locator(".st-key-presentation_pages")).to_be_visible()
+        problems += _inspect(page, f"presentation {title}", overview=title == "Overview")
+    page.locator(".st-key-presentation_leave button").click()
+    wait_for_app_run(page, LONG)
+    expect(page.get_by_test_id("stSidebar")).to_be_visible()
+    return problems

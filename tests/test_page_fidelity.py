@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
 
 from synthreview import demo
@@ -52,3 +53,20 @@ def test_fidelity_page_without_data_points_to_the_data_page():
     at = run_page_without_data("pages/fidelity.py")
     assert not at.exception
     assert any("No data loaded" in w.value for w in at.warning)
+
+
+@pytest.mark.slow
+def test_recall_beyond_the_holdout_is_amber_never_green(review):
+    """A candidate holding copies of training rows recalls more of them than a fresh real
+    sample: its IRβ delta is amber with a warning, never the green of an improvement."""
+    at = _fidelity_page(review)
+    assert not at.exception
+    irb = [m for m in at.metric if m.label == "IRβ"]
+    assert len(irb) == len(review.candidates)
+    colours = [Metric.MetricColor.Name(m.proto.color) for m in irb]
+    assert "GREEN" not in colours, colours
+    assert "ORANGE" in colours, [(m.value, m.delta) for m in irb]
+    warning = next(w.value for w in at.warning if "Beyond a fresh real sample" in w.value)
+    assert "IRβ of" in warning and "memorisation" in warning
+    amber = [m for m in irb if Metric.MetricColor.Name(m.proto.color) == "ORANGE"]
+    assert all(m.delta.startswith("+") for m in amber)
