@@ -294,21 +294,73 @@ def measure_person_mia_tpr(c: Mapping[str, Any], k: int) -> Measurement:
 
 
 def measure_dcr_share(c: Mapping[str, Any], k: int) -> Measurement:
-    """``privacy.dcr.share_closer_to_train``."""
+    """``privacy.dcr.share_closer_to_train``, judged on its one-sided 95 % lower bound.
+
+    The share is a mean over ``n_synthetic`` rows of "closer to training than to the
+    holdout"; under the null (nothing memorised) each is a fair coin, so the bound is
+    ``share - 1.645 * 0.5 / sqrt(n)`` (the largest binomial standard error). 56 CGM days put a
+    fresh sample's share at 0.5 +- 0.07: without the bound it warned on 2 of 3 splits (issue
+    27); a verbatim copy (share about 1) still bounds above 0.85. A report without
+    ``n_synthetic`` is judged on the point, and the detail says so.
+    """
     dcr = section_of(c, "privacy").get("dcr") or {}
     value = number(dcr.get("share_closer_to_train"))
-    return Measurement(value, detail="" if value == value else why_missing(c, "privacy", "no DCR"))
+    if value != value:
+        return Measurement(value, detail=why_missing(c, "privacy", "no DCR"))
+    n = number(dcr.get("n_synthetic"))
+    if not n >= 1:
+        return Measurement(value, detail="no row count in this report: judged on the point")
+    bound = max(0.0, value - Z_ONE_SIDED_95 * 0.5 / math.sqrt(n))
+    detail = f"one-sided 95 % lower bound {bound:.3f} over {int(n)} synthetic rows"
+    return Measurement(value, detail=detail, bound=bound)
+
+
+def _ci(entry: Mapping[str, Any], metric: str) -> tuple[float, float] | None:
+    ci = (entry.get("ci") or {}).get(metric) if isinstance(entry.get("ci"), Mapping) else None
+    if isinstance(ci, (list, tuple)) and len(ci) == 2:
+        low, high = number(ci[0]), number(ci[1])
+        if not (math.isnan(low) or math.isnan(high)):
+            return low, high
+    return None
 
 
 def measure_fidelity(metric: str) -> Callable[[Mapping[str, Any], int], Measurement]:
-    """``fidelity.<metric>`` with ``fidelity.holdout_reference.<metric>``."""
+    """``fidelity.<metric>`` with ``fidelity.holdout_reference.<metric>``, judged with the noise.
+
+    The shortfall ``reference - value`` is judged on its one-sided 95 % lower bound
+    ``reference - value - 1.645 * sqrt(se_c**2 + se_r**2)``: ``se_c`` is the candidate's
+    bootstrap interval above its point over 1.96 (``fidelity.ci``), ``se_r`` the holdout
+    reference's below its point (``holdout_reference.ci``), so a shortfall needs to exceed the
+    noise of both samples (issue 27: a fresh sample of 15 CGM days read IRβ 0.28 against a
+    reference of 0.63, whose intervals overlap). The bound is returned as ``value`` plus that
+    margin, which the shortfall form subtracts from the reference. Without the candidate's
+    interval the point is judged; without the reference's, the candidate's noise alone.
+    """
 
     def measure(c: Mapping[str, Any], k: int) -> Measurement:
         fidelity = section_of(c, "fidelity")
         value = number(fidelity.get(metric))
-        reference = number((fidelity.get("holdout_reference") or {}).get(metric))
-        detail = "" if value == value else why_missing(c, "fidelity", f"no {metric}")
-        return Measurement(value, reference, detail)
+        ref_entry = fidelity.get("holdout_reference") or {}
+        reference = number(ref_entry.get(metric))
+        if value != value:
+            return Measurement(value, reference, why_missing(c, "fidelity", f"no {metric}"))
+        ci, ref_ci = _ci(fidelity, metric), _ci(ref_entry, metric)
+        if ci is None or math.isnan(reference):
+            return Measurement(value, reference, "no interval in this report: judged on the point")
+        se_c = max(ci[1] - value, 0.0) / Z_TWO_SIDED_95
+        se_r = 0.0 if ref_ci is None else max(reference - ref_ci[0], 0.0) / Z_TWO_SIDED_95
+        margin = Z_ONE_SIDED_95 * math.hypot(se_c, se_r)
+        bound = value + margin
+        parts = [f"95 % CI {ci[0]:.3f}-{ci[1]:.3f}"]
+        if ref_ci is not None:
+            parts.append(f"reference {reference:.3f}, 95 % CI {ref_ci[0]:.3f}-{ref_ci[1]:.3f}")
+        else:
+            parts.append(f"reference {reference:.3f} without an interval")
+        detail = (
+            f"{', '.join(parts)}; shortfall {reference - value:.3f} less its noise {margin:.3f} "
+            f"(one-sided 95 %) = {reference - bound:.3f}"
+        )
+        return Measurement(value, reference, detail, bound=bound)
 
     return measure
 
@@ -636,15 +688,17 @@ def say_person_mia_tpr(m: Measurement) -> str:
 
 
 def say_dcr(m: Measurement) -> str:
+    bound = "" if math.isnan(m.bound) else f"; judged on the {m.detail}"
     return (
         f"{_pct(m.value)} of synthetic rows are closer to a training row than to any holdout "
-        "row (50 % expected)"
+        f"row (50 % expected){bound}"
     )
 
 
 def say_fidelity(label: str, what: str) -> Callable[[Measurement], str]:
     def say(m: Measurement) -> str:
-        return f"{what}: {label} {m.value:.2f}{_ref(m, '.2f')}"
+        noise = "" if math.isnan(m.bound) else f" ({m.detail})"
+        return f"{what}: {label} {m.value:.2f}{_ref(m, '.2f')}{noise}"
 
     return say
 

@@ -80,6 +80,8 @@ class DCRResult:
         count 1/2), with the larger of the two sets subsampled to the smaller's size
         (``share_rows`` each, seeded): 0.5 is ideal, 1 = every row sits on training data.
     share_rows : int
+    n_synthetic : int
+        Synthetic rows the share is a mean over (the judgement's lower bound needs it).
     exact_copies : int
     exact_copy_share : float
         ``exact_copies / n_synthetic``.
@@ -117,6 +119,11 @@ class DCRResult:
     holdout_repeated: np.ndarray | None = field(default=None, repr=False)
 
     @property
+    def n_synthetic(self) -> int:
+        """Synthetic rows measured."""
+        return int(len(self.synthetic_to_train))
+
+    @property
     def holdout_copies(self) -> int:
         """Synthetic rows that equal a holdout row (0 without a holdout)."""
         return 0 if self.holdout_copy is None else int(np.sum(self.holdout_copy))
@@ -125,7 +132,8 @@ class DCRResult:
         """JSON-ready summary (no per-row arrays)."""
         keys = ("share_closer_to_train", "share_rows", "exact_copies", "exact_copy_share",
                 "holdout_exact_copy_share", "synthetic_to_train_median",
-                "holdout_to_train_median", "nndr_median", "holdout_copies")  # fmt: skip
+                "holdout_to_train_median", "nndr_median", "holdout_copies",
+                "n_synthetic")  # fmt: skip
         return to_jsonable({k: getattr(self, k) for k in keys})
 
 
