@@ -243,7 +243,6 @@ def test_meeting_overview_at_1280_and_1920(browser, streamlit_url, tmp_path):
         assert len(line.locator(".sr-reason").inner_text().split()) >= 4
     shots.mkdir(exist_ok=True)
     page.screenshot(path=str(shots / "overview_1280x720.png"))
-    page.screenshot(path=str(shots / "screenshot.png"))  # the README image
 
     # page switches read the stored result: time them as a reviewer feels them
     switches = {
