@@ -232,3 +232,45 @@ def test_worst_of_k_membership_rules_judge_a_bonferroni_lower_bound():
     q1, q2 = 0.55 / 1.45, 2 * 0.55**2 / 1.55
     se = math.sqrt((0.55 * 0.45 + 299 * (q1 - 0.55**2) + 299 * (q2 - 0.55**2)) / 300**2)
     assert apply_policy(policy, no_ci)["mia_auc"].value == pytest.approx(0.55 - z * se)
+
+
+def _fidelity(value: float, ci, reference: float, ref_ci) -> dict:
+    ref = {"ir_beta": reference, **({"ci": {"ir_beta": ref_ci}} if ref_ci else {})}
+    return {"fidelity": {"ir_beta": value, **({"ci": {"ir_beta": ci}} if ci else {}),
+                         "holdout_reference": ref}}  # fmt: skip
+
+
+def test_fidelity_shortfall_is_judged_less_the_noise_of_both_samples():
+    """15 fresh CGM days (seed 0 of the iglu split) read IRβ 0.28 [0.095, 0.605] against a
+    reference of 0.63 [0.275, 0.818]: the 0.35 shortfall failed on the point, but it is within
+    the noise of two samples that small: 0.350 - 1.645 * hypot(0.325, 0.356) / 1.96 < 0."""
+    policy = load_policy()
+    fresh = apply_policy(policy, _fidelity(0.28, [0.095, 0.605], 0.63, [0.275, 0.818]))["ir_beta"]
+    margin = norm.ppf(0.95) * math.hypot(0.605 - 0.28, 0.63 - 0.275) / norm.ppf(0.975)
+    assert fresh.value == pytest.approx(0.35 - margin)
+    assert fresh.measured == pytest.approx(0.28) and fresh.reference == pytest.approx(0.63)
+    assert fresh.verdict == "pass"
+    assert "reference 0.630, 95 % CI 0.275-0.818" in fresh.reason
+    # a real loss of variety stays loud: 0.30 [0.27, 0.33] against 0.80 [0.77, 0.83]
+    lost = apply_policy(policy, _fidelity(0.30, [0.27, 0.33], 0.80, [0.77, 0.83]))["ir_beta"]
+    assert lost.verdict == "fail"
+    assert lost.value == pytest.approx(0.5 - norm.ppf(0.95) * math.hypot(0.03, 0.03) / 1.96, 1e-3)
+    # without the reference's interval, the candidate's noise alone
+    alone = apply_policy(policy, _fidelity(0.28, [0.095, 0.605], 0.63, None))["ir_beta"]
+    assert alone.value == pytest.approx(0.35 - norm.ppf(0.95) * 0.325 / norm.ppf(0.975))
+    # an old report without intervals is judged on the point, and says so
+    old = apply_policy(policy, _fidelity(0.28, None, 0.63, None))["ir_beta"]
+    assert old.value == pytest.approx(0.35) and old.verdict == "fail"
+    assert "judged on the point" in old.reason
+
+
+def test_dcr_share_is_judged_on_its_lower_bound_over_the_synthetic_rows():
+    policy = load_policy()
+    dcr = {"privacy": {"dcr": {"share_closer_to_train": 0.66, "n_synthetic": 56}}}
+    verdict = apply_policy(policy, dcr)["dcr_share"]
+    assert verdict.value == pytest.approx(0.66 - norm.ppf(0.95) * 0.5 / math.sqrt(56))
+    assert verdict.verdict == "pass" and verdict.measured == pytest.approx(0.66)
+    copy = {"privacy": {"dcr": {"share_closer_to_train": 1.0, "n_synthetic": 56}}}
+    assert apply_policy(policy, copy)["dcr_share"].verdict == "warn"  # advisory: warns at worst
+    old = {"privacy": {"dcr": {"share_closer_to_train": 0.66}}}
+    assert apply_policy(policy, old)["dcr_share"].verdict == "warn"
