@@ -88,7 +88,7 @@ STAGE_RULES = (
 PRIVACY_RULES = tuple(r for r in STAGE_RULES if r not in UTILITY_RULES)
 #: rules judged on trace reviews (glucose section + release audit)
 TRACE_RULES = ("mia_auc", "mia_tpr_at_fpr_1pct", "dcr_share", "authenticity_gap", "ip_alpha",
-               "ir_beta", "tstr_trtr_ratio", "audit_copies")  # fmt: skip
+               "ir_beta", "consensus_shift", "tstr_trtr_ratio", "audit_copies")  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 from scipy.stats import norm
 
+from synthreview.metrics.glucose.consensus import CONSENSUS_METRICS
 from synthreview.metrics.privacy.epsilon import clopper_pearson
 from synthreview.metrics.privacy.membership import ATTACK_LABELS
 from synthreview.metrics.registry import get as metric_info
@@ -444,6 +445,42 @@ def measure_tstr_trtr_ratio(c: Mapping[str, Any], k: int) -> Measurement:
     return Measurement(value, detail=what)
 
 
+def measure_consensus_shift(c: Mapping[str, Any], k: int) -> Measurement:
+    """``glucose.consensus_shift``: the worst consensus metric's |d|, judged on its lower bound.
+
+    ``value`` is the largest |d| over the consensus metrics (mean glucose, time in ranges, CV,
+    GRI, ...; :mod:`synthreview.metrics.glucose.shift`), ``reference`` the holdout's
+    (``holdout_reference``), ``bound`` the largest per-metric lower bound ``|d| - z se`` at
+    ``1 - 0.05 / M`` over the M metrics compared (Bonferroni, as the worst-of-K attacks). The
+    detail names the metric with the largest |d| first, then the bound and where it lies.
+    """
+    glucose = c.get("glucose")
+    shift = glucose.get("consensus_shift") if isinstance(glucose, Mapping) else None
+    shift = shift if isinstance(shift, Mapping) else {}
+    value = number(shift.get("value"))
+    reference = number(shift.get("holdout_reference"))
+    if math.isnan(value):
+        what = "no consensus shift (needs >= 2 traces per side with varying consensus metrics)"
+        return Measurement(value, reference, why_missing(c, "glucose", what))
+    metric, bound = str(shift.get("metric") or "?"), number(shift.get("lower"))
+    n = number(shift.get("n_metrics"))
+    if math.isnan(bound) or not n >= 1:
+        return Measurement(
+            value, reference, f"{metric}; no bound in this report: judged on the point"
+        )
+    confidence = number(shift.get("confidence"))
+    confidence = FAMILY_CONFIDENCE if math.isnan(confidence) else confidence
+    on = str(shift.get("lower_metric") or metric)
+    d = number((shift.get("d") or {}).get(on))
+    se = number((shift.get("se") or {}).get(on))
+    detail = (
+        f"{metric}; lower bound {bound:.3f} on {on} (d {d:+.3f}, se {se:.3f}) at "
+        f"{100 * (1 - (1 - confidence) / n):.2f} % per bound (Bonferroni over {int(n)} "
+        f"consensus metrics, family-wise {100 * confidence:.0f} %)"
+    )
+    return Measurement(value, reference, detail, bound=bound)
+
+
 WP29Bound = Literal["point", "lower", "corrected"]
 
 
@@ -726,6 +763,23 @@ def say_tstr(m: Measurement) -> str:
     )
 
 
+def _consensus_label(metric: str) -> str:
+    label = CONSENSUS_METRICS.get(metric, (metric, "", ""))[0]
+    return label[:1].lower() + label[1:] if label[1:2].islower() else label
+
+
+def say_consensus_shift(m: Measurement) -> str:
+    metric = m.detail.partition("; ")[0]
+    judged = _judged_on(m, lambda x: f"{x:.2f} SD")
+    on = judged.partition(" SD on ")[2].partition(" (")[0]
+    if on:  # the room reads words; the note keeps the metric's id
+        judged = judged.replace(f" SD on {on} (", f" SD on {_consensus_label(on)} (", 1)
+    return (
+        f"{_consensus_label(metric)} differs from the training traces by {m.value:.1f} SD "
+        f"(0 = the same){_ref(m, '.1f')}{judged}"
+    )
+
+
 def say_wp29(what: str) -> Callable[[Measurement], str]:
     def say(m: Measurement) -> str:
         return (
@@ -918,6 +972,16 @@ SPECS: dict[str, RuleSpec] = dict(
             "IRβ shortfall vs the holdout reference",
             measure_fidelity("ir_beta"),
             say_fidelity("IRβ", "variety covered"),
+        ),
+        _spec(
+            "consensus_shift",
+            "consensus_shift_error",
+            "value",
+            "largest standardized shift of a consensus metric (mean glucose, time in ranges, "
+            "CV, GRI, ...) from the training traces, in SD (Bonferroni lower bound over "
+            "the metrics)",
+            measure_consensus_shift,
+            say_consensus_shift,
         ),
         _spec(
             "discriminator_auc",

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from synthreview.metrics.glucose.agp import agp_distance, agp_profile
+from synthreview.metrics.glucose.consensus import consensus_samples
 from synthreview.metrics.glucose.motifs import motif_breadth
+from synthreview.metrics.glucose.shift import consensus_shift
 from synthreview.metrics.glucose.subjects import subject_privacy
 from synthreview.metrics.info import MetricInfo
 
@@ -32,6 +34,15 @@ def _motifs(score: str) -> Callable[..., float]:
 def agp_band_distance(real, synthetic, *, holdout=None, schema=None, seed=0) -> float:
     """Mean gap between the real and synthetic AGP percentile curves (mg/dL)."""
     return agp_distance(agp_profile(real), agp_profile(synthetic))
+
+
+def consensus_shift_error(real, synthetic, *, holdout=None, schema=None, seed=0) -> float:
+    """Largest standardized shift of the per-trace consensus metrics (:mod:`.shift`)."""
+
+    def samples(traces):
+        return consensus_samples(traces, step_minutes=float(getattr(traces, "step_minutes", 5)))
+
+    return consensus_shift(samples(real), samples(synthetic)).value
 
 
 def subject_membership_auc(real, synthetic, *, holdout, schema=None, seed=0) -> float:
@@ -130,6 +141,26 @@ METRICS: tuple[MetricInfo, ...] = (
         fmt=".1f",
         function=agp_band_distance,
         inputs="traces",
+    ),
+    MetricInfo(
+        name="consensus_shift_error",
+        section="glucose",
+        label="consensus shift",
+        direction="lower",
+        range=(0.0, float("inf")),
+        ideal=0.0,
+        key="consensus_shift.value",
+        citation="Battelino et al. (2019), Diabetes Care 42:1593 (consensus metrics); Cohen "
+        "(1988) effect sizes; Hedges & Olkin (1985) standard error",
+        meaning="largest gap between the synthetic and training traces' mean of a consensus "
+        "metric (mean glucose, time in ranges, CV, GRI, ...), in training standard "
+        "deviations; 0.2 is a small, 0.5 a medium effect (Cohen)",
+        holdout_meaning="consensus_shift.holdout_reference: the same gap for held-out real "
+        "traces, what sampling alone gives",
+        fmt=".2f",
+        function=consensus_shift_error,
+        inputs="traces",
+        rules=("consensus_shift",),
     ),
     MetricInfo(
         name="forecast_mard",

@@ -15,6 +15,9 @@ synthetic candidate it gathers, following GlucoSynth (Lamp et al. 2023):
   the Hide-and-Seek trace seekers (:mod:`.trace_seekers`); the fidelity scores' 95 % intervals
   are those of :func:`~synthreview.metrics.fidelity.section.evaluate_fidelity` (centred
   percentile bootstrap of the same estimators on the embedded traces: each holds its score);
+- ``consensus_shift``: the largest standardized difference of a consensus metric's mean (mean
+  glucose, time in ranges, CV, GRI, ...) from the training traces', with its Bonferroni
+  lower bound (:mod:`.shift`); the holdout's beside it as the reference;
 - ``subject_privacy``: the nearest-neighbour seeker and DCR aggregated per subject, with the
   subjects whose traces the candidate reproduces (:mod:`.subjects`);
 - ``plausibility``: traces with readings outside the sensor range or changing faster than a
@@ -73,6 +76,7 @@ from synthreview.metrics.glucose.plausibility import (
     trace_plausibility,
 )
 from synthreview.metrics.glucose.seekers import trace_attacks
+from synthreview.metrics.glucose.shift import ConsensusShift, consensus_shift
 from synthreview.metrics.glucose.subjects import SubjectPrivacy, subject_privacy
 from synthreview.metrics.privacy.section import evaluate_privacy_arrays
 from synthreview.results import to_jsonable
@@ -261,6 +265,11 @@ class GlucoseReport:
         Sensor-range and rate-of-change flags per trace, with their share on real data.
     subject_privacy : SubjectPrivacy or None
         Membership AUC and DCR per subject, memorised subjects (needs a holdout).
+    consensus_shift : ConsensusShift or None
+        Largest standardized shift of the per-trace consensus metrics from the training
+        traces' (:mod:`.shift`), lower is better.
+    holdout_consensus_shift : ConsensusShift or None
+        The same for holdout vs real (the reference: sampling noise alone).
     """
 
     metrics: tuple[GlycemicComparison, ...]
@@ -278,6 +287,8 @@ class GlucoseReport:
     clinical_samples: Mapping[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     plausibility: PlausibilityReport | None = None
     subject_privacy: SubjectPrivacy | None = None
+    consensus_shift: ConsensusShift | None = None
+    holdout_consensus_shift: ConsensusShift | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """``{metrics, motifs, forecast, clarke, fidelity, privacy, errors}`` (JSON-ready)."""
@@ -308,6 +319,12 @@ class GlucoseReport:
                 "distance": clinical["agp_distance"],
                 "holdout_distance": reference.get("agp_distance"),
                 "profiles": {name: profile.to_dict() for name, profile in self.agp.items()},
+            }
+        if self.consensus_shift is not None:
+            reference = self.holdout_consensus_shift
+            out["consensus_shift"] = {
+                **self.consensus_shift.to_dict(),
+                "holdout_reference": None if reference is None else reference.value,
             }
         if self.forecast is not None:
             out["forecast"] = self.forecast.to_dict()
@@ -437,6 +454,22 @@ def evaluate_glucose(
     if context.real_clinical is not None:
         candidate_clinical = clinical_samples(synthetic, default_start=context.start_minute)
         clinical = compare_clinical(context.real_clinical, candidate_clinical)
+    shift = holdout_shift = None
+    if context.real_clinical is not None and candidate_clinical is not None:
+        real_consensus = context.real_clinical.consensus
+        candidate_consensus = candidate_clinical.consensus
+        shift = attempt(
+            "consensus_shift",
+            errors,
+            lambda: consensus_shift(real_consensus, candidate_consensus),
+        )
+        if context.holdout_clinical is not None:
+            holdout_consensus = context.holdout_clinical.consensus
+            holdout_shift = attempt(
+                "consensus_shift_reference",
+                errors,
+                lambda: consensus_shift(real_consensus, holdout_consensus),
+            )
     note(0.55, "training the forecaster on synthetic traces (TSTR)")
 
     step = float(getattr(real, "step_minutes", 5))
@@ -522,4 +555,6 @@ def evaluate_glucose(
         clinical_samples=per_trace,
         plausibility=plausibility_result,
         subject_privacy=subject_result,
+        consensus_shift=shift,
+        holdout_consensus_shift=holdout_shift,
     )
