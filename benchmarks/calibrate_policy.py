@@ -276,7 +276,7 @@ def _parser() -> argparse.ArgumentParser:
     names = [*SIZES, *TRACE_SIZES]
     parser.add_argument("--datasets", nargs="+", default=names, choices=names)
     parser.add_argument("--seeds", type=int, default=5, help="random splits per dataset")
-    parser.add_argument("--trace-seeds", type=int, default=3, help="random splits per CGM set")
+    parser.add_argument("--trace-seeds", type=int, default=5, help="random splits per CGM set")
     parser.add_argument("--max-attack", type=int, default=500, help="membership attack set cap")
     parser.add_argument(
         "--scale", type=float, default=1.0, help="multiply every dataset's split size"

@@ -734,7 +734,7 @@ def say_dcr(m: Measurement) -> str:
 
 def say_fidelity(label: str, what: str) -> Callable[[Measurement], str]:
     def say(m: Measurement) -> str:
-        noise = "" if math.isnan(m.bound) else f" ({m.detail})"
+        noise = f" ({m.detail})" if m.detail else ""  # the noise, or why the point is judged
         return f"{what}: {label} {m.value:.2f}{_ref(m, '.2f')}{noise}"
 
     return say
