@@ -75,6 +75,27 @@ if review.kind == "table":
     if wanted != options.sensitive:
         options = replace(options, sensitive=wanted)
         app_state.set_options(options)
+    with st.expander("Claimed differential-privacy guarantee",
+                     expanded=options.claimed_epsilon is not None):  # fmt: skip
+        st.markdown(
+            "When the generator is said to be (ε, δ)-differentially private, the review tests "
+            "the claim against the membership attacks (rule `dp_claim`). Run the review again "
+            "to test it."
+        )
+        col_eps, col_delta = st.columns(2)
+        claimed = col_eps.number_input(
+            "Claimed ε (empty = no claim)", min_value=0.0, value=options.claimed_epsilon,
+            step=0.5, format="%g", key="privacy_claimed_epsilon",
+        )  # fmt: skip
+        delta = col_delta.number_input(
+            "Claimed δ", min_value=0.0, max_value=0.5, value=float(options.claimed_delta),
+            step=1e-6, format="%g", key="privacy_claimed_delta", disabled=claimed is None,
+        )  # fmt: skip
+        wanted_claim = (claimed, float(delta) if claimed is not None else 0.0)
+        if wanted_claim != (options.claimed_epsilon, options.claimed_delta):
+            options = replace(options, claimed_epsilon=wanted_claim[0],
+                              claimed_delta=wanted_claim[1])  # fmt: skip
+            app_state.set_options(options)
 
 report = app_state.get_report(("fidelity", "privacy"), options=options)
 policy = app_state.get_policy()
@@ -186,6 +207,44 @@ for name, result in privacy.items():
         f"{bound.n_members:,} + {bound.n_nonmembers:,} held-out rows). It bounds ε from below "
         "only: a small value does not show that the data is private."
     )
+
+claims = {name: r.dp_claim for name, r in privacy.items() if r.dp_claim is not None}
+if claims or any("dp_claim" in r.errors for r in privacy.values()):
+    st.subheader("Claimed privacy guarantee")
+    phantom = get_info("phantom_share")
+    st.caption(
+        "If the generator is (ε, δ)-DP, no membership test can flag training rows more than "
+        "e^ε times as often as holdout rows, plus δ (Kairouz et al. 2015). The attacks' "
+        "operating points certify an ε from below; a certified ε above the claimed one "
+        "contradicts the claim. One training set can refute a claim, never prove it. "
+        f"{phantom.label.capitalize()}: {phantom.meaning} ({phantom.citation})."
+    )
+    for name, result in privacy.items():
+        claim = result.dp_claim
+        st.markdown(f"**{markdown_text(name)}**")
+        if claim is None:
+            _tile(st, name, "dp_claim")  # the judgement says why (the test failed)
+            continue
+        shown = fig.dp_claim_text(claim)
+        col_claim, col_bound, col_excess, col_phantom = st.columns(4)
+        col_claim.metric(
+            "claimed guarantee", shown.claimed,
+            help="The (ε, δ) the generator is said to satisfy, as entered (--claimed-epsilon, "
+            "--claimed-delta).",
+        )  # fmt: skip
+        col_bound.metric(
+            "ε certified by the attacks", shown.certified,
+            help="The largest ε the attacks' operating points prove (a lower bound on the "
+            f"generator's true ε). {metric_help('dp_claim_excess')}",
+        )  # fmt: skip
+        col_excess.metric(
+            metric_label("dp_claim_excess"), shown.excess, help=metric_help("dp_claim_excess")
+        )
+        _tile(col_excess, name, "dp_claim")
+        col_phantom.metric(
+            metric_label("phantom_share"), shown.phantom_share, help=metric_help("phantom_share")
+        )
+        st.caption(shown.evidence)
 
 persons = {name: r.person_level for name, r in privacy.items() if r.person_level is not None}
 if persons:

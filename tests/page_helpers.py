@@ -13,12 +13,20 @@ import app_state
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
-def run_page(page: str, review, *, timeout: float = 180, run_review: bool = True) -> AppTest:
+def run_page(
+    page: str, review, *, timeout: float = 180, run_review: bool = True, options=None
+) -> AppTest:
     """Run the app with ``review`` loaded, press Run review (unless told not to), switch to
-    ``page`` and run it: pages only read the stored results."""
+    ``page`` and run it: pages only read the stored results.
+
+    ``options`` (a ``ReviewOptions``) replaces the session's starting options, as the pages'
+    widgets would (e.g. a claimed ε, a person column, no embedding for a fast review).
+    """
     at = AppTest.from_file(APP, default_timeout=timeout)
     at.session_state[app_state.REVIEW_KEY] = review
     at.session_state[app_state.DEMO_AUTOLOADED_KEY] = True
+    if options is not None:
+        at.session_state["_options"] = options  # app_state's options key
     at.run()
     if run_review:
         at.button(key="run_review").click().run()

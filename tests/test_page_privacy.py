@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import app_state
 from synthreview import demo
-from synthreview.figures.explain import metric_label
+from synthreview.figures.explain import format_metric, format_number, metric_help, metric_label
 from synthreview.figures.text import markdown_text
+from synthreview.io.persons import with_person
+from synthreview.io.tables import align
 from tests.page_helpers import chart_text, run_page, run_page_without_data, with_empty_candidate
+from tests.test_person_level import load_person_table
 
 #: the judgement rules behind the three summary tiles, in the order they are drawn
 SUMMARY_RULES = ("mia_auc", "dcr_share", "audit_copies")
@@ -131,3 +138,107 @@ def test_closest_pairs_mask_training_rows_unless_asked_and_never_when_presenting
         "exact copy",
         "equal cells",
     ]
+
+
+# --- a claimed (ε, δ) guarantee and membership by person -----------------------------------------
+
+CLAIM = "Claimed privacy guarantee"
+PERSONS = "Membership by person"
+
+
+def _verdict(at, rule: str, name: str) -> str:
+    """The judgement's verdict of ``rule`` for candidate ``name`` (the stored summary's)."""
+    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    return summary.verdicts[name][rule].verdict
+
+
+def test_a_claimed_guarantee_shows_claim_certified_bound_and_phantom_share():
+    """Two candidates of 200 Adult rows (a near copy, a fresh sample), no embedding: each shows
+    the claim as entered, the ε the attacks certify, the phantom share (registry label and
+    tooltip) and the judgement's dp_claim verdict; no person column, no person section."""
+    full = demo.tables(seed=0, n_train=200)
+    review = replace(full, synthetic={n: full.synthetic[n] for n in ("noisy_copy", "fresh_sample")})
+    options = replace(app_state.initial_options(review), embedding="none",
+                      claimed_epsilon=1.0, claimed_delta=1e-5)  # fmt: skip
+    at = run_page("pages/privacy.py", review, options=options, timeout=240)
+    assert not at.exception and not at.error
+    headings = [h.value for h in at.subheader]
+    assert CLAIM in headings and PERSONS not in headings
+    assert at.number_input(key="privacy_claimed_epsilon").value == 1.0
+    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    tiles = [(m.label, m.value, m.help) for m in at.metric]
+    shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    for name in review.candidates:
+        claim = summary.report.candidates[name].privacy.dp_claim
+        assert claim is not None and claim.claimed_delta == 1e-5
+        assert ("claimed guarantee", "ε = 1, δ = 1e-05") in [t[:2] for t in tiles]
+        assert ("ε certified by the attacks", f"ε ≥ {claim.certified_epsilon:.2f}") in [
+            t[:2] for t in tiles
+        ]
+        phantom = format_metric("phantom_share", claim.phantom_share)
+        assert phantom != "None"
+        assert (metric_label("phantom_share"), phantom, metric_help("phantom_share")) in tiles
+        verdict = _verdict(at, "dp_claim", name)
+        assert verdict in ("pass", "fail")
+        assert f":{'green' if verdict == 'pass' else 'red'}-background[{verdict.upper()}]" in shown
+    assert sum(t[0] == "claimed guarantee" for t in tiles) == len(review.candidates)
+    assert any("Amin et al., arXiv 2606.16952" in text for text in shown)
+    assert sum(text.startswith("Operating point of the ") for text in shown) == 2
+    # the near copy contradicts ε = 1 (its verdict reason says so); a fresh sample does not
+    assert _verdict(at, "dp_claim", "noisy_copy") == "fail"
+    assert _verdict(at, "dp_claim", "fresh_sample") == "pass"
+    assert any("the evidence contradicts the claim" in text for text in shown)
+
+
+def test_the_claim_is_entered_on_the_page_and_delta_needs_an_epsilon(review):
+    """The expander sets the review's claimed (ε, δ); δ is disabled until an ε is entered (the
+    options refuse a δ alone). Nothing is computed: the page stops before the results."""
+    at = run_page("pages/privacy.py", review, run_review=False)
+    assert not at.exception
+    epsilon, delta = (at.number_input(key=k) for k in ("privacy_claimed_epsilon",
+                                                       "privacy_claimed_delta"))  # fmt: skip
+    assert epsilon.value is None and delta.disabled
+    assert at.session_state["_options"].claimed_epsilon is None
+    epsilon.set_value(2.0).run()
+    at.number_input(key="privacy_claimed_delta").set_value(1e-6).run()
+    options = at.session_state["_options"]
+    assert (options.claimed_epsilon, options.claimed_delta) == (2.0, 1e-6)
+    assert not at.exception and not at.number_input(key="privacy_claimed_delta").disabled
+
+
+def test_membership_by_person_shows_person_auc_and_tpr_beside_the_row_level():
+    """120 people of the coded hourly CGM table (tests/test_person_level.py), their first three
+    hours each (three attack rounds keep the review fast): training, holdout and fresh people,
+    and a candidate of the fresh people plus 6 copied training people. The person section shows
+    each attack's person-level AUC and TPR at 1 % FPR as the engine computed them; no claim was
+    made, so no claim section."""
+    table = load_person_table().groupby("person").head(3).reset_index(drop=True)
+    people = np.array(sorted(table["person"].unique()))
+    np.random.default_rng(0).shuffle(people)
+    train, hold, fresh = people[:48], people[48:84], people[84:120]
+
+    def rows(who):
+        return table[table["person"].isin(who)].reset_index(drop=True)
+
+    copied = pd.concat([rows(fresh), rows(train[:6])], ignore_index=True)
+    review = with_person(align(rows(train), {"copy6": copied}, holdout=rows(hold)), "person")
+    options = replace(app_state.initial_options(review), embedding="none", person="person")
+    at = run_page("pages/privacy.py", review, options=options, timeout=240)
+    assert not at.exception and not at.error
+    headings = [h.value for h in at.subheader]
+    assert PERSONS in headings and CLAIM not in headings
+    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    tables = [d.value for d in at.dataframe if "person AUC" in d.value.columns]
+    assert len(tables) == len(review.candidates)  # one per candidate, in review order
+    for name, shown in zip(review.candidates, tables, strict=True):
+        person = summary.report.candidates[name].privacy.person_level
+        ran = [a for a in person.attacks if a.error is None]
+        assert ran and len(shown) == len(person.attacks)
+        assert list(shown["person AUC"]) == [format_number(a.auc) for a in person.attacks]
+        assert list(shown["person TPR @1% FPR"]) == [
+            format_number(a.tpr_at_fpr_1pct) for a in person.attacks
+        ]
+        cells = shown.to_numpy().ravel().tolist()
+        assert not any(c is None or c == "None" or isinstance(c, float) for c in cells)
+    text = " ".join(m.value for m in at.markdown)
+    assert "rows grouped by `person`" in text and "48 training and 36 holdout people" in text

@@ -82,8 +82,8 @@ def _hourly(frame: pd.DataFrame) -> pd.DataFrame:
     return out[(rows >= 3) & (rows <= 10)].reset_index(drop=True)
 
 
-@pytest.fixture(scope="module")
-def person_table() -> pd.DataFrame:
+def load_person_table() -> pd.DataFrame:
+    """The coded hourly CGM table of the module docstring (also read by the Privacy page test)."""
     bokeh = pd.read_csv(resources.files("synthreview") / "datasets" / "cgm_one_subject.csv.gz")
     iglu = pd.read_csv(DATA / "cgm_iglu_5_subjects.csv")
     frame = pd.concat(
@@ -95,6 +95,11 @@ def person_table() -> pd.DataFrame:
         ignore_index=True,
     )  # fmt: skip
     return _hourly(frame)
+
+
+@pytest.fixture(scope="module")
+def person_table() -> pd.DataFrame:
+    return load_person_table()
 
 
 def _split(table: pd.DataFrame, seed: int = 0) -> dict[str, pd.DataFrame]:

@@ -10,6 +10,7 @@ written (dataframe cells are plain text).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -142,6 +143,60 @@ def attack_table(reports: Mapping[str, object], *, policy: Policy | None = None)
     if len(table):
         table = table.sort_values(["TPR @ FPR 1%", "AUC"], ascending=False, na_position="last")
     return table.reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class ClaimText:
+    """A tested (ε, δ)-DP claim as the Privacy page writes it (registry number formats).
+
+    Attributes
+    ----------
+    claimed : str
+        ``"ε = 1, δ = 1e-05"``: the claim as given.
+    certified : str
+        ``"ε ≥ 1.84"``: the ε the attacks certify (a lower bound).
+    excess : str
+        The certified ε beyond the claim (``dp_claim_excess``'s format).
+    phantom_share : str
+        ``phantom_share`` in its format; ``n/a`` when the operating point flags no member.
+    evidence : str
+        The operating point behind the bound: attack, rates and their bounds, the tests run.
+    """
+
+    claimed: str
+    certified: str
+    excess: str
+    phantom_share: str
+    evidence: str
+
+
+def dp_claim_text(claim) -> ClaimText:
+    """Words for a :class:`~synthreview.metrics.privacy.dp_claim.DPClaimTest`.
+
+    Whether the evidence contradicts the claim is the judgement's (rule ``dp_claim``), not
+    written here.
+    """
+    claimed = (
+        f"ε = {format_number(claim.claimed_epsilon, 'g')}, "
+        f"δ = {format_number(claim.claimed_delta, 'g')}"
+    )
+    against = ", ".join(attack_label(a) for a in claim.contradicting)
+    evidence = (
+        f"Operating point of the {attack_label(claim.attack)} attack: it flags "
+        f"{claim.disclosures:,} of {claim.n_members:,} training rows, TPR "
+        f"{format_number(claim.tpr)} (at least {format_number(claim.tpr_lower)}) against FPR "
+        f"{format_number(claim.fpr)} of {claim.n_nonmembers:,} holdout rows (at most "
+        f"{format_number(claim.fpr_upper)}); bounds at {claim.confidence:.0%} over "
+        f"{claim.n_tests:,} attack operating points together (Clopper-Pearson, Bonferroni)."
+        + (f" Attacks contradicting the claim: {against}." if against else "")
+    )
+    return ClaimText(
+        claimed=claimed,
+        certified=f"ε ≥ {format_metric('dp_claim_excess', claim.certified_epsilon)}",
+        excess=format_metric("dp_claim_excess", claim.excess),
+        phantom_share=format_metric("phantom_share", claim.phantom_share),
+        evidence=evidence,
+    )
 
 
 #: the WP29 risks measured once per candidate (inference is measured per secret column)
