@@ -17,8 +17,10 @@ import pytest
 
 import synthreview as sr
 from synthreview.errors import ConfigError
-from synthreview.judgement.policy import load_policy, parse_policy
-from synthreview.judgement.verdicts import DECISION_STYLE
+from synthreview.judgement.policy import apply_policy, load_policy, parse_policy
+from synthreview.judgement.verdicts import DECISION_STYLE, VERDICT_STYLE
+from synthreview.metrics.privacy.attack_stats import summarize_attack
+from synthreview.metrics.privacy.dp_claim import dp_claim_test
 from synthreview.options import ReviewOptions
 from synthreview.release.html import key_figures, render_html
 from synthreview.release.signoff import DECISIONS, sign_off
@@ -430,3 +432,33 @@ def test_a_glucose_record_keeps_its_clinical_sections():
     assert "Glycemia risk index" in section and "AGP band distance: 40 mg/dL" in section
     assert "<h3>&lt;b&gt;cgm&lt;/b&gt;</h3>" in section and "<b>cgm</b>" not in page
     assert page.index('id="decision"') < page.index("Glucose: clinical consensus")
+
+
+def test_a_claimed_guarantee_is_filed_with_its_bound_verdict_and_phantom_share():
+    """A tested (ε, δ) claim gets its own block (claim, certified ε, contradiction, the
+    dp_claim verdict filed, phantom share), the candidate name escaped; no claim, no block."""
+    rng = np.random.default_rng(0)
+    members, others = rng.normal(2.0, 1.0, 300), rng.normal(0.0, 1.0, 300)
+    leak = summarize_attack(
+        "distance", np.r_[members, others], np.r_[np.ones(300, bool), np.zeros(300, bool)],
+        n_bootstrap=10,
+    )  # fmt: skip
+    claim = dp_claim_test([leak], epsilon=1.0, delta=1e-5)
+    assert claim.contradicted and claim.certified_epsilon > 1.0
+    evil = HOSTILE[0]
+    content = _content()
+    content["candidates"][evil] = {"privacy": {"dp_claim": claim.to_dict()}}
+    content["verdicts"] = {evil: apply_policy(load_policy(), content["candidates"][evil]).to_dict()}
+    page = render_html(content, [])
+    block = page[page.index("<h2>Claimed privacy guarantee</h2>") :]
+    block = block[: block.index("</section>")]
+    assert "<h3>&lt;script&gt;alert(1)&lt;/script&gt;</h3>" in block and evil not in page
+    assert "ε = 1, δ = 1e-05" in block
+    assert f"ε ≥ {claim.certified_epsilon:.4g}" in block
+    assert f"<td>{claim.excess:.4g}</td>" in block
+    assert "<td>yes (distance)" in block  # the evidence contradicts the claim
+    fail = VERDICT_STYLE["fail"].label  # the verdict filed in the record, not a second reading
+    assert re.search(rf"rule dp_claim: <span class=\"badge\"[^>]*>{fail}</span>", block)
+    assert f"<td>{claim.phantom_share:.4g}</td>" in block
+    assert "Amin et al., arXiv 2606.16952" in page
+    assert "Claimed privacy guarantee" not in render_html(_content(), [])

@@ -231,6 +231,23 @@ def person_levels(content: Mapping[str, object]) -> list[tuple[str, dict[str, ob
     return found
 
 
+def dp_claims(content: Mapping[str, object]) -> list[tuple[str, dict[str, object]]]:
+    """``(candidate, privacy.dp_claim)`` of every candidate whose review tested a claimed ε.
+
+    Each entry gains ``verdict``: the record's ``dp_claim`` rule verdict (None when the record
+    holds no verdicts), so the block states the judgement filed, not a second reading.
+    """
+    verdicts = _mapping(content.get("verdicts"))
+    found = []
+    for name, entry in _mapping(content.get("candidates")).items():
+        claim = _mapping(_mapping(_mapping(entry).get("privacy")).get("dp_claim"))
+        if claim:
+            rules = _mapping(_mapping(verdicts.get(name)).get("rules"))
+            verdict = _mapping(rules.get("dp_claim")) or None
+            found.append((str(name), {**claim, "verdict": verdict}))
+    return found
+
+
 def key_figures(content: Mapping[str, object]) -> list[go.Figure]:
     """The figures ``report.html`` shows, built from ``report.json`` content alone.
 
@@ -346,6 +363,7 @@ def render_html(
         failures=section_failures(content),
         shadows=shadow_attacks(content),
         persons=person_levels(content),
+        claims=dp_claims(content),
         figures=figure_markup(figures),
         versions=content.get("versions") or versions(),
         **glucose_context(_mapping(content["candidates"])),
