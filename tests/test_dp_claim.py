@@ -7,6 +7,7 @@ the Clopper-Pearson arithmetic is checked by hand.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 from pathlib import Path
@@ -171,3 +172,30 @@ def test_cli_refuses_a_bad_claim_with_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "option claimed_epsilon must be a finite number >= 0" in err and "got -1.0" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_cli_tests_a_claim_and_files_it(tmp_path):
+    """``--claimed-epsilon 1 --claimed-delta 1e-5`` on a small table: the review runs (no exit
+    2) and report.json carries the claim test with its δ, judged by rule dp_claim; report.html
+    files it in its own block."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"age": rng.integers(18, 80, 120), "hours": rng.integers(10, 60, 120),
+                          "sex": ["F", "M"] * 60})  # fmt: skip
+    for i, name in enumerate(("train", "holdout", "synthetic")):
+        frame.iloc[i * 40 : (i + 1) * 40].to_csv(tmp_path / f"{name}.csv", index=False)
+    out = tmp_path / "out"
+    args = ["review", "--real", str(tmp_path / "train.csv"), "--holdout",
+            str(tmp_path / "holdout.csv"), "--synthetic", str(tmp_path / "synthetic.csv"),
+            "--out", str(out), "--quiet", "--embedding", "none", "--sections", "privacy",
+            "--claimed-epsilon", "1", "--claimed-delta", "1e-5"]  # fmt: skip
+    # privacy alone cannot release (the required fidelity rules are incomplete: 3) unless a
+    # privacy rule fails (1); never a refusal of the input (2)
+    assert main(args) in (1, 3)
+    report = json.loads((out / "report.json").read_text())
+    claim = report["candidates"]["synthetic"]["privacy"]["dp_claim"]
+    assert claim["claimed_epsilon"] == 1.0 and claim["claimed_delta"] == 1e-5
+    assert claim["n_tests"] > 0 and claim["certified_epsilon"] >= 0.0
+    assert report["options"]["claimed_delta"] == 1e-5
+    rule = report["verdicts"]["synthetic"]["rules"]["dp_claim"]
+    assert rule["verdict"] in ("pass", "fail") and "claimed ε = 1, δ = 1e-05" in rule["reason"]
+    assert "Claimed privacy guarantee" in (out / "report.html").read_text()
