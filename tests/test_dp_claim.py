@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,14 +17,13 @@ from scipy.stats import beta
 
 from synthreview.cli import main
 from synthreview.errors import ConfigError
-from synthreview.io.tables import align, read_table
+from synthreview.io.tables import align
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.metrics.privacy.attack_stats import summarize_attack
 from synthreview.metrics.privacy.dp_claim import certified_epsilon, dp_claim_test
 from synthreview.options import ReviewOptions, validate_options
 from synthreview.review import evaluate
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from tests.credit_split import german_credit_split, noisy_copy
 
 
 def test_certified_epsilon_by_hand():
@@ -89,23 +86,10 @@ def test_bad_arguments_are_named(kwargs, message):
 @pytest.fixture(scope="module")
 def credit():
     """German credit: 300 training, 300 holdout; a fresh sample and a noisy copy, ε = 1 claimed."""
-    table = read_table(DATA / "german_credit.csv", role="real")
-    order = np.random.default_rng(0).permutation(table.n_rows)
-
-    def rows(part, name, role):
-        return replace(table, name=name, role=role,
-                       frame=table.frame.iloc[part].reset_index(drop=True),
-                       raw=table.raw.iloc[part].reset_index(drop=True))  # fmt: skip
-
     n = 300
-    real, holdout = rows(order[:n], "real", "real"), rows(order[n : 2 * n], "holdout", "holdout")
-    fresh = rows(order[2 * n : 3 * n], "fresh", "synthetic")
-    schema = align(real, {"fresh": fresh}, holdout=holdout).schema
-    rng = np.random.default_rng(2)
-    noisy = real.frame.copy()
-    for col in schema.numeric:
-        values = noisy[col].astype(float)
-        noisy[col] = values + rng.normal(0.0, 0.01 * values.std(ddof=0), n)
+    split = german_credit_split(n)
+    real, holdout, fresh, schema = split.real, split.holdout, split.fresh, split.schema
+    noisy = noisy_copy(real.frame, schema.numeric, 2)
     review = align(real, {"fresh": fresh, "noisy": noisy}, holdout=holdout, schema=schema)
     options = ReviewOptions(max_attack=n, claimed_epsilon=1.0)
     report = evaluate(review, sections=["privacy"], options=options, seed=0)

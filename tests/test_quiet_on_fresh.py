@@ -10,15 +10,13 @@ bound and the re-attack's multiplicity correction are checked against hand-compu
 from __future__ import annotations
 
 import math
-from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import beta, norm
 
-from synthreview.io.tables import align, read_table
+from synthreview.io.tables import align
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.metrics.privacy.wp29 import (
     WP29Report,
@@ -30,8 +28,8 @@ from synthreview.release.pipeline import audit_candidate
 from synthreview.release.reattack import compare_attacks, widened_upper
 from synthreview.release.verdicts import copy_excess, judge_audited
 from synthreview.review import evaluate
+from tests.credit_split import german_credit_split, noisy_copy
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 PRIVACY_RULES = (
     "mia_auc",
     "mia_tpr_at_fpr_1pct",
@@ -112,35 +110,17 @@ def test_reattack_is_corrected_for_the_number_of_attacks():
         widened_upper(0.5, (0.4, 0.6), n_comparisons=0)
 
 
-def _noisy(frame: pd.DataFrame, numeric, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    out = frame.copy()
-    for col in numeric:
-        values = pd.to_numeric(out[col], errors="coerce").astype(float)
-        out[col] = values + rng.normal(0.0, 0.01 * values.std(ddof=0), len(values))
-    return out
-
-
 @pytest.fixture(scope="module")
 def judged():
     """German credit split into 300 training, 300 holdout, 300 fresh rows; three candidates."""
-    table = read_table(DATA / "german_credit.csv", role="real")
-    order = np.random.default_rng(0).permutation(table.n_rows)
-
-    def rows(part, name, role):
-        return replace(table, name=name, role=role,
-                       frame=table.frame.iloc[part].reset_index(drop=True),
-                       raw=table.raw.iloc[part].reset_index(drop=True))  # fmt: skip
-
     n = 300
-    real, holdout = rows(order[:n], "real", "real"), rows(order[n : 2 * n], "holdout", "holdout")
-    fresh = rows(order[2 * n : 3 * n], "fresh", "synthetic")
-    schema = align(real, {"fresh": fresh}, holdout=holdout).schema
+    split = german_credit_split(n)
+    real, holdout, fresh, schema = split.real, split.holdout, split.fresh, split.schema
     planted = pd.concat([fresh.frame.iloc[: n - 3], real.frame.iloc[:3]], ignore_index=True)
     candidates = {
         "fresh": fresh,
         "planted_1": planted.iloc[np.random.default_rng(1).permutation(n)],  # 3 of 300 rows
-        "noisy": _noisy(real.frame, schema.numeric, 2),
+        "noisy": noisy_copy(real.frame, schema.numeric, 2),
     }
     review = align(real, candidates, holdout=holdout, schema=schema)
     report = evaluate(review, sections=["privacy"], options=ReviewOptions(max_attack=n), seed=0)

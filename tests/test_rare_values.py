@@ -4,20 +4,15 @@ rare training values, which the attack sees above chance; a fresh real sample st
 
 from __future__ import annotations
 
-from dataclasses import replace
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from synthreview.encoding import TabularEncoder
 from synthreview.generators.tables import gaussian_copula
-from synthreview.io.tables import align, read_table
 from synthreview.metrics.privacy.membership import ATTACK_LABELS, ATTACKS, membership_inference
 from synthreview.metrics.privacy.rare_values import rare_value_samples
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from tests.credit_split import german_credit_split
 
 
 def test_scores_count_reproduced_rare_values_by_hand():
@@ -60,18 +55,9 @@ def test_the_attack_is_in_the_ensemble_with_a_label():
 @pytest.fixture(scope="module")
 def credit():
     """German credit split into 300 training, 300 holdout and 300 fresh rows, plus a copula."""
-    table = read_table(DATA / "german_credit.csv", role="real")
-    order = np.random.default_rng(0).permutation(table.n_rows)
-
-    def rows(part, name, role):
-        return replace(table, name=name, role=role,
-                       frame=table.frame.iloc[part].reset_index(drop=True),
-                       raw=table.raw.iloc[part].reset_index(drop=True))  # fmt: skip
-
     n = 300
-    real, holdout = rows(order[:n], "real", "real"), rows(order[n : 2 * n], "holdout", "holdout")
-    fresh = rows(order[2 * n : 3 * n], "fresh", "synthetic")
-    schema = align(real, {"fresh": fresh}, holdout=holdout).schema
+    split = german_credit_split(n)
+    real, holdout, fresh, schema = split.real, split.holdout, split.fresh, split.schema
     copula = gaussian_copula(real.frame, schema=schema, seed=1)
     encoder = TabularEncoder(schema).fit(real.frame)
     return real.frame, holdout.frame, {"fresh": fresh.frame, "copula": copula}, encoder

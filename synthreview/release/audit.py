@@ -301,7 +301,9 @@ def apply_thresholds(audit: pd.DataFrame, thresholds: Thresholds) -> pd.DataFram
     calibration = audit.attrs.get("calibration") or {}
     trace_rules = audit.attrs.get("trace_rules") or {}
     rules = _all_rules(audit)
-    out = audit[[c for c in audit.columns if c not in (*rules, "reasons", "removed")]].copy()
+    # the person rule's column goes too: an audit re-judged without grouping must not keep it
+    dropped = (*rules, PERSON_RULE, "reasons", "removed")
+    out = audit[[c for c in audit.columns if c not in dropped]].copy()
     n = len(out)
     off = np.zeros(n, dtype=bool)
     fired: dict[str, np.ndarray] = {}

@@ -325,6 +325,19 @@ def _bootstrap_intervals(
     }
 
 
+def _scores_with_intervals(
+    precision, recall, samples, x, state, draws, grid, seed, n_bootstrap
+) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
+    """IPα, IRβ and authenticity of one set (synthetic or holdout rows) and their intervals."""
+    points = {
+        "ip_alpha": precision.integrated,
+        "ir_beta": recall.integrated,
+        "authenticity": float(samples.authentic.mean()),
+    }
+    ci = _bootstrap_intervals(x, state, draws, grid, points, seed=seed, n_bootstrap=n_bootstrap)
+    return points, ci
+
+
 def evaluate_fidelity(
     real_z: np.ndarray,
     synthetic_z: np.ndarray,
@@ -398,13 +411,8 @@ def evaluate_fidelity(
     if real is not None and synthetic is not None and schema is not None:
         features = feature_distances(real, synthetic, schema=schema)
         combos = pairwise_unique_combinations(real, synthetic, schema=schema)
-    points = {
-        "ip_alpha": precision.integrated,
-        "ir_beta": recall.integrated,
-        "authenticity": float(samples.authentic.mean()),
-    }
-    ci = _bootstrap_intervals(
-        synth_x, state, real_draws, grid, points, seed=seed, n_bootstrap=n_bootstrap
+    points, ci = _scores_with_intervals(
+        precision, recall, samples, synth_x, state, real_draws, grid, seed, n_bootstrap
     )
     return FidelityReport(
         **points,
@@ -440,13 +448,8 @@ def _real_side(real_x, hold_x, center, k, prdc_k, grid, seed, n_bootstrap):
         h_prec, h_rec, holdout_samples, _, h_state = _evaluate_source(
             real_x, real_cd, center, hold_x, real_nn, index, k, grid, prdc_k
         )
-        points = {
-            "ip_alpha": h_prec.integrated,
-            "ir_beta": h_rec.integrated,
-            "authenticity": float(holdout_samples.authentic.mean()),
-        }
-        ci = _bootstrap_intervals(
-            hold_x, h_state, draws, grid, points, seed=seed, n_bootstrap=n_bootstrap
+        points, ci = _scores_with_intervals(
+            h_prec, h_rec, holdout_samples, hold_x, h_state, draws, grid, seed, n_bootstrap
         )
         reference = FidelityReference(**points, alpha_precision_curve=h_prec,
                                       beta_recall_curve=h_rec, ci=ci)  # fmt: skip

@@ -121,7 +121,7 @@ class DCRResult:
     @property
     def n_synthetic(self) -> int:
         """Synthetic rows measured."""
-        return int(len(self.synthetic_to_train))
+        return len(self.synthetic_to_train)
 
     @property
     def holdout_copies(self) -> int:
