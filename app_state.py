@@ -232,6 +232,13 @@ def get_review() -> Review | None:
     return st.session_state.get(REVIEW_KEY)
 
 
+#: every page: a static table's cells wrap, so a wide table fits the window instead of scrolling
+#: sideways (tables for reading go through ``figures.explain.reading_table`` and ``st.table``)
+TABLE_CSS = """<style>
+[data-testid="stTable"] :is(td, th) { overflow-wrap: anywhere; }
+</style>"""
+
+
 def page_start() -> None:
     """What every page does first: continue a requested review run, then draw the sidebar
     status. Pages call it (through :func:`require_review`), not ``app.py``: Streamlit's
@@ -241,6 +248,7 @@ def page_start() -> None:
         # a widget's value is dropped on a page that does not draw it; presentation mode is
         # switched on the Overview and must hold on every page (Streamlit's documented re-set)
         st.session_state[PRESENTATION_KEY] = st.session_state[PRESENTATION_KEY]
+    st.html(TABLE_CSS)
     if presentation_mode():
         page_switcher()
     execute_pending_run()

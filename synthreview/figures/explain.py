@@ -14,6 +14,7 @@ from numbers import Real
 
 import pandas as pd
 
+from synthreview.figures.text import markdown_text
 from synthreview.metrics.info import MetricInfo
 from synthreview.metrics.registry import REGISTRY, get
 
@@ -100,6 +101,25 @@ def numbers_as_text(table: pd.DataFrame, formats: dict[str, str] | None = None) 
     for column in shown.columns:
         if shown[column].dtype == object or isinstance(shown[column].dtype, pd.StringDtype):
             shown[column] = shown[column].astype(object).where(shown[column].notna(), MISSING)
+    return shown
+
+
+def reading_table(table: pd.DataFrame, formats: dict[str, str] | None = None) -> pd.DataFrame:
+    """``table`` for ``st.table``: numbers as :func:`numbers_as_text`, text Markdown-escaped.
+
+    A static table's cells wrap (``app_state.TABLE_CSS``), so a wide table fits a 1280 px
+    screen instead of scrolling sideways as a data grid does; ``st.table`` renders its cells and
+    headers as Markdown, so every text cell, index label and column name (user text: candidate,
+    column and attack names, raw values) goes through :func:`~synthreview.figures.text.
+    markdown_text`. Number cells are left as written (digits, sign, point, comma).
+    """
+    floats = {c for c in table.columns if pd.api.types.is_float_dtype(table[c])}
+    shown = numbers_as_text(table, formats)
+    for column in shown.columns:
+        if column not in floats:
+            shown[column] = [markdown_text(v) for v in shown[column]]
+    shown.columns = [markdown_text(c) for c in shown.columns]
+    shown.index = [markdown_text(i) for i in shown.index]
     return shown
 
 
