@@ -12,7 +12,12 @@ import streamlit as st
 
 import app_state
 from synthreview.errors import ConfigError
-from synthreview.figures.audit import before_after_bars, fidelity_curves, rule_overlap_bars
+from synthreview.figures.audit import (
+    before_after_bars,
+    fidelity_curves,
+    reattack_reading_table,
+    rule_overlap_bars,
+)
 from synthreview.figures.privacy import row_pair
 from synthreview.judgement.verdicts import DECISION_STYLE, OUTCOMES
 
@@ -77,20 +82,6 @@ def _threshold_lines(thresholds) -> list[str]:
             f"Drop windows of memorised subjects: {on(thresholds.drop_memorised_subjects)}",
         ]
     return lines
-
-
-def _reattack_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """The re-attack rows in five columns (value with its 95 % interval): fits 1280 px."""
-    return pd.DataFrame(
-        {
-            "AUC before": frame["auc_before"] + " (" + frame["auc_before_ci"] + ")",
-            "AUC after": frame["auc_after"] + " (" + frame["auc_after_ci"] + ")",
-            "TPR at 1 % FPR before": frame["tpr_before"] + " (" + frame["tpr_before_ci"] + ")",
-            "TPR at 1 % FPR after": frame["tpr_after"] + " (" + frame["tpr_after_ci"] + ")",
-            "worse than before": ["yes" if w else "no" for w in frame["worse"]],
-        },
-        index=frame.index,
-    )
 
 
 def _decision_line(decision) -> None:
@@ -296,10 +287,8 @@ if curated is not None and curated.report is not None:
         "(Ganev & De Cristofaro, arXiv 2312.05114)."
     )
     if curated.reattack is not None and curated.reattack.attacks:
-        st.dataframe(
-            _reattack_table(app_state.reattack_frame(curated.reattack)),
-            key="audit_privacy_table",
-        )
+        # a static table whose cells wrap: it fits 1280 px (one row per attack)
+        st.table(reattack_reading_table(app_state.reattack_frame(curated.reattack)))
     elif curated.reattack is not None:
         st.text(curated.reattack.note)
 

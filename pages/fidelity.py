@@ -76,16 +76,14 @@ st.plotly_chart(
 
 st.subheader("Precision, recall, density and coverage (Naeem et al. 2020, k = 5)")
 st.dataframe(
-    fig.prdc_table(reports),
+    fig.prdc_text_table(reports),
     hide_index=True,
     key="fidelity_prdc",
     column_config={
-        column: st.column_config.NumberColumn(
-            explain.metric_label(f"prdc_{column}"),
-            help=explain.metric_help(f"prdc_{column}"),
-            format="%.3f",
+        column: st.column_config.TextColumn(
+            explain.metric_label(f"prdc_{column}"), help=explain.metric_help(f"prdc_{column}")
         )
-        for column in ("precision", "recall", "density", "coverage")
+        for column in fig.PRDC_SCORES
     },
 )
 
@@ -134,7 +132,7 @@ features = reports[name].features
 if features is None:
     st.info("Per-feature distances need the raw tables; none were computed.")
 else:
-    st.dataframe(features, hide_index=True, key="fidelity_features")
+    st.dataframe(fig.feature_text_table(features), hide_index=True, key="fidelity_features")
     combos = reports[name].combinations
     if combos is not None:
         st.caption(

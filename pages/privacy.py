@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-import pandas as pd
 import streamlit as st
 
 import app_state
@@ -17,7 +16,6 @@ from synthreview.figures.explain import (
     format_number,
     metric_help,
     metric_label,
-    numbers_as_text,
 )
 from synthreview.figures.text import markdown_text
 from synthreview.generators.plugin import load_generator
@@ -37,25 +35,11 @@ st.caption(
     "ℓ-diversity), Hide-and-Seek challenge seekers, Eiring (2022) ROC reporting."
 )
 
-
-#: attack-table columns written in their registry metric's format
-ATTACK_FORMATS = {
-    "AUC": "mia_auc",
-    "TPR @ FPR 1%": "mia_tpr_at_fpr_1pct",
-    "TPR @ FPR 0.1%": "mia_tpr_at_fpr_01pct",
-    "advantage": "mia_advantage",
-    "holdout-only AUC": "mia_auc",
-}
 #: the DCR caveat, said once on the page (the tiles' tooltips leave it out)
 DCR_CAVEAT = (
     "DCR share is a warning only, never a reason to refuse: distance-based shares are not "
     "evidence of membership risk (The DCR Delusion, arXiv 2505.01524)."
 )
-
-
-def _shown(table, formats=None):
-    """``table`` with every number written as the reviewer reads it (``0.527``, ``n/a``)."""
-    return numbers_as_text(table, formats)
 
 
 def _light(verdict: str) -> str:
@@ -183,16 +167,9 @@ for tab, (name, result) in zip(st.tabs(tab_labels), privacy.items(), strict=True
         # one under the other, full width: every attack's legend line fits at 1280 px
         st.plotly_chart(fig.roc_overlay(result), key=f"privacy_roc_{name}")
         st.plotly_chart(fig.roc_overlay(result, log_scale=True), key=f"privacy_roc_log_{name}")
-        # this candidate's attacks only (its errors are shown above): narrow enough for 1280 px
-        attacks = fig.attack_table({name: result}, policy=policy).drop(
-            columns=["candidate", "error"]
-        )
-        st.dataframe(
-            _shown(attacks, ATTACK_FORMATS),
-            hide_index=True,
-            key=f"privacy_attacks_{name}",
-            column_config={"attack": st.column_config.TextColumn("attack", pinned=True)},
-        )
+        # this candidate's attacks only (its errors are shown above), in a static table whose
+        # cells wrap: it fits 1280 px
+        st.table(fig.attack_reading_table(result, policy=policy))
 
 st.subheader("Empirical ε lower bound")
 for name, result in privacy.items():
@@ -269,22 +246,7 @@ if persons:
                 else "The candidate has no person ids: the audit curates rows one by one."
             )
         )
-        table = pd.DataFrame(
-            [
-                {
-                    "attack": fig.attack_label(a.attack),
-                    "person AUC": a.auc,
-                    "person TPR @1% FPR": a.tpr_at_fpr_1pct,
-                    "95% CI": f"{a.tpr_at_fpr_1pct_ci[0]:.3f}-{a.tpr_at_fpr_1pct_ci[1]:.3f}",
-                    "person TPR @0.1% FPR": a.tpr_at_fpr_01pct,
-                    "row AUC": getattr(rows.get(a.attack), "auc", math.nan),
-                    "row TPR @1% FPR": getattr(rows.get(a.attack), "tpr_at_fpr_1pct", math.nan),
-                    "error": a.error or "",
-                }
-                for a in person.attacks
-            ]
-        )
-        st.dataframe(_shown(table), hide_index=True, key=f"privacy_person_{name}")
+        st.table(fig.person_reading_table(person, rows))
 
 st.subheader("Singling out, linkability, inference (WP29)")
 st.caption(
@@ -292,14 +254,9 @@ st.caption(
     "each attack runs on training rows, on holdout rows (control) and as a random guess; risk "
     "= (attack - control) / (1 - control), 0 = nothing learned about training people."
 )
-wp29 = fig.wp29_table(privacy)
+wp29 = fig.wp29_reading_table(privacy)
 if len(wp29):
-    st.dataframe(
-        _shown(wp29),
-        hide_index=True,
-        key="privacy_wp29",
-        column_config={"candidate": st.column_config.TextColumn("candidate", pinned=True)},
-    )
+    st.table(wp29, hide_index=True)
 else:
     # skip reasons may quote column names: shown as text
     reasons = sorted({r.skipped.get("wp29", "no result") for r in privacy.values()})
@@ -308,32 +265,34 @@ else:
 st.subheader("Most exposed training records")
 st.caption(
     "Training rows the attacks single out most confidently (p-value = share of non-members "
-    "scoring at least as high). Numbers are shown as decile intervals and rare levels masked."
+    "scoring at least as high). Numbers are shown as decile intervals and rare levels masked. "
+    "One column per record, most exposed first."
 )
-for tab, (name, result) in zip(st.tabs(tab_labels), privacy.items(), strict=True):
+n_exposed = st.slider("Records shown", 1, 50, fig.RECORDS_PER_TABLE, key="privacy_vuln_n")
+for tab, result in zip(st.tabs(tab_labels), privacy.values(), strict=True):
     with tab:
-        st.dataframe(
-            _shown(fig.vulnerable_table(result)), hide_index=True, key=f"privacy_vuln_{name}"
-        )
+        exposed = fig.vulnerable_reading_tables(result, n=n_exposed)
+        if not exposed:
+            st.info("No list of exposed records: no attack scored the training rows.")
+        for part in exposed:
+            st.table(part)
 
 st.subheader("Distance to closest record")
 st.plotly_chart(fig.dcr_histogram(privacy), key="privacy_dcr")
 
 st.subheader("Disclosure risk")
-inference = fig.attribute_inference_table(privacy)
-if len(inference):
-    st.dataframe(_shown(inference), hide_index=True, key="privacy_attribute")
+if len(fig.attribute_inference_table(privacy)):
+    st.table(fig.attribute_inference_reading_table(privacy))
 else:
     reasons = {r.skipped.get("attribute_inference") for r in privacy.values()} - {None}
     why = "; ".join(sorted(reasons)) or "not run"
     st.info(markdown_text(f"Attribute inference: {why}."))
-diversity = fig.l_diversity_table(privacy)
-if len(diversity):
+if len(fig.l_diversity_table(privacy)):
     st.markdown(
         f"ℓ-diversity of regression-tree leaves (ℓ = {options.l_diversity}): share of synthetic "
         "values in leaves with fewer than ℓ distinct values; lower is better."
     )
-    st.dataframe(_shown(diversity), hide_index=True, key="privacy_ldiversity")
+    st.table(fig.l_diversity_reading_table(privacy), hide_index=True)
 
 if review.kind != "table":
     st.stop()
@@ -398,18 +357,7 @@ for name, shadow in shadowed.items():
         f"{shadow.candidate_false_alarms.n} holdout targets are called members.{state}"
     )
     _tile(st, name, "shadow_tpr_at_fpr_1pct")
-    rows = pd.DataFrame(
-        {
-            "target": [f"{t.table} row {t.row}" for t in shadow.targets],
-            "in training": [t.member for t in shadow.targets],
-            "chosen": [t.chosen for t in shadow.targets],
-            "AUC": [t.auc for t in shadow.targets],
-            "TPR at FPR 0": [t.tpr.value for t in shadow.targets],
-            "score on the candidate": [t.candidate_score for t in shadow.targets],
-            "called a member": [t.candidate_called for t in shadow.targets],
-        }
-    )
-    st.dataframe(_shown(rows), hide_index=True, key=f"privacy_shadow_{name}")
+    st.table(fig.shadow_reading_table(shadow))
 
 st.subheader("Closest pairs: the riskiest synthetic rows beside their nearest training row")
 with_dcr = [name for name, r in privacy.items() if r.dcr is not None]

@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from synthreview.figures import fidelity as fig
-from synthreview.figures.explain import holdout_gap
+from synthreview.figures.explain import format_metric, holdout_gap
 from synthreview.judgement.verdicts import VERDICT_STYLE
 from synthreview.metrics.fidelity.features import pca_projection
 from synthreview.metrics.fidelity.section import evaluate_fidelity
@@ -47,6 +47,23 @@ def test_tables_and_histograms():
     assert len(scores) == 6 and (scores["holdout reference"] != "n/a").all()
     assert set(scores["score"]) == {"IPα", "IRβ", "authenticity"}  # labels, not ids
     assert list(fig.prdc_table(reports)["candidate"]) == ["good", "copy"]
+    # the page's PRDC grid: scores as text in the registry's format, never float noise
+    prdc, shown = fig.prdc_table(reports), fig.prdc_text_table(reports)
+    for score in fig.PRDC_SCORES:
+        assert list(shown[score]) == [format_metric(f"prdc_{score}", v) for v in prdc[score]]
+        assert all(len(v.split(".")[-1]) <= 3 for v in shown[score])
+    features = pd.DataFrame(
+        {
+            "column": ["x", "y"],
+            "kind": ["numeric", "categorical"],
+            "wasserstein": [0.0123456789, np.nan],
+            "tvd": [np.nan, 1 / 3],
+        }
+    )
+    assert fig.feature_text_table(features).to_dict("list") == {
+        "column": ["x", "y"], "kind": ["numeric", "categorical"],
+        "wasserstein": ["0.012", "n/a"], "tvd": ["n/a", "0.333"],
+    }  # fmt: skip
     histogram = fig.authenticity_histogram(reports)
     assert [t.name for t in histogram.data] == [fig.REFERENCE, "good", "copy"]
     overlay = fig.feature_overlay(

@@ -17,6 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import app_state
+from synthreview.figures.text import markdown_text
 from synthreview.io.tables import align, read_table
 from synthreview.options import ReviewOptions
 from synthreview.review import CandidateResult, Report, describe_inputs
@@ -177,9 +178,12 @@ def test_confirm_dialog_then_downloads(patched):
     assert len(at.get("plotly_chart")) == 4  # overlaps, α curve, β curve, before/after bars
     labels = {m.label: m.value for m in at.metric}
     assert {"Verdict as submitted", "Verdict after curation"} <= set(labels)
-    reattack = next(d.value for d in at.dataframe if "AUC after" in d.value)
+    # a static table whose cells wrap (it fits 1280 px), labels and cells Markdown-escaped
+    reattack = next(t.value for t in at.table if "AUC after" in t.value)
     assert list(reattack.index) == ["nn"] and len(reattack.columns) == 5
+    assert markdown_text("TPR at 1 % FPR after") in reattack.columns
     assert all(isinstance(c, str) and "None" not in c for c in reattack.to_numpy().ravel())
+    assert reattack[markdown_text("worse than before")].isin(["yes", "no"]).all()
     # changing a threshold withdraws the confirmation of those thresholds, not the record
     at.select_slider(key="audit_level").set_value(0.02).run()
     assert any("appear once they are confirmed" in c.value for c in at.caption)

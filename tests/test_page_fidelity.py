@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
@@ -33,6 +35,11 @@ def test_fidelity_page_shows_scores_curves_and_tables(review):
     assert any("α-Precision" in chart_text(chart) for chart in charts)
     assert any("holdout reference" in chart_text(chart) for chart in charts)
     assert len(at.dataframe) >= 2  # PRDC and per-feature table
+    # numbers as text in the registry's format: a grid's cells show no float noise
+    for grid in at.dataframe[:2]:
+        numbers = grid.value.drop(columns=["candidate", "k", "column", "kind"], errors="ignore")
+        cells = numbers.to_numpy().ravel()
+        assert all(re.fullmatch(r"n/a|-?[\d,]+(\.\d{1,3})?", c) for c in cells), numbers
     column = review.schema.numeric[0]
     at.selectbox(key="fidelity_feature_column").set_value(column).run()
     assert not at.exception

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -11,15 +12,22 @@ from streamlit.testing.v1 import AppTest
 
 import app_state
 from synthreview import demo
-from synthreview.figures.explain import format_metric, format_number, metric_help, metric_label
-from synthreview.figures.text import markdown_text
+from synthreview.figures.explain import format_metric, metric_help, metric_label
+from synthreview.figures.text import WORD_JOINER, markdown_text
 from synthreview.io.persons import with_person
 from synthreview.io.tables import align
 from tests.page_helpers import chart_text, run_page, run_page_without_data, with_empty_candidate
 from tests.test_person_level import load_person_table
 
+#: five or more decimals: a number written with float noise (``0.9663333333333334``)
+FLOAT_NOISE = re.compile(r"\d\.\d{5,}")
 #: the judgement rules behind the three summary tiles, in the order they are drawn
 SUMMARY_RULES = ("mia_auc", "dcr_share", "audit_copies")
+
+
+def _unescaped(cell: object) -> str:
+    """A table cell as the reader sees it (no Markdown escapes, no word joiners)."""
+    return str(cell).replace("\\", "").replace(WORD_JOINER, "")
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +54,10 @@ def test_privacy_page_shows_roc_dcr_tables_and_closest_pairs(review):
     assert sum("chance" in spec for spec in specs) == 2 * len(review.candidates)  # ROC + log view
     assert any("AUC" in spec for spec in specs)
     assert any("holdout → train" in spec for spec in specs)
-    assert len(at.dataframe) >= 5  # attacks, WP29, vulnerable records, l-diversity, pairs
+    # static tables whose cells wrap (they fit 1280 px): attacks per candidate, WP29, most
+    # exposed records, disclosure risk; data grids: the closest pairs and the chosen pair
+    assert len(at.table) >= 2 * len(review.candidates) + 2
+    assert len(at.dataframe) == 2
     at.selectbox(key="privacy_pairs_candidate").set_value(review.candidates[-1]).run()
     assert not at.exception
     column = review.schema.numeric[0]
@@ -100,12 +111,27 @@ def test_summary_verdicts_are_the_judgement_and_copies_fail(review):
     assert tiles["fresh_with_copies"][2] == "fail"
     assert tiles["fresh_sample"][2] != "fail"
     # tables: numbers as the registry writes them (no float noise, no None); labels, not ids
-    for frame in at.dataframe[:-1]:  # the last is the closest pairs (a Styler, 3 decimals)
-        cells = frame.value.to_numpy().ravel().tolist()
-        assert not any(isinstance(c, float) for c in cells), frame.value.dtypes
-        assert not any(c is None or c == "None" for c in cells)
-    attacks = at.dataframe[0].value["attack"]  # the attack table comes first
-    assert not {"nn_seeker", "gan_leaks_cal", "nndr"} & set(attacks)
+    frames = [t.value for t in at.table] + [at.dataframe[0].value]  # not the pair (a Styler)
+    for frame in frames:
+        cells = frame.to_numpy().ravel().tolist()
+        assert not any(isinstance(c, float) for c in cells), frame.dtypes
+        assert not any(c is None or c in ("None", "nan") for c in cells)
+        assert not any(FLOAT_NOISE.search(_unescaped(c)) for c in cells), frame
+    attacks = at.table[0].value  # the attack table comes first, one row per attack
+    assert markdown_text("AUC (95 % CI)") in attacks.columns
+    assert not {"nn_seeker", "gan_leaks_cal", "nndr"} & set(attacks.index)
+    # the most exposed records: one column per record, fields as rows, numbers masked as the
+    # training column's decile interval (escaped: st.table renders Markdown)
+    exposed = [t.value for t in at.table if str([*t.value.columns, ""][0]).startswith("row ")]
+    assert len(exposed) == len(review.candidates)  # 5 records: one table per candidate
+    for frame in exposed:
+        assert len(frame.columns) == 5
+        assert list(frame.index[:2]) == [markdown_text("p-value"), "attack"]
+        masked = [c for c in map(markdown_text, review.schema.numeric) if c in frame.index]
+        assert masked
+        for column in masked:
+            cells = frame.loc[column]
+            assert all(c.startswith("\\[") or c.startswith("\\(") for c in cells), cells
 
 
 @pytest.mark.slow
@@ -228,15 +254,17 @@ def test_membership_by_person_shows_person_auc_and_tpr_beside_the_row_level():
     headings = [h.value for h in at.subheader]
     assert PERSONS in headings and CLAIM not in headings
     (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
-    tables = [d.value for d in at.dataframe if "person AUC" in d.value.columns]
+    tables = [t.value for t in at.table if "person AUC" in t.value.columns]
     assert len(tables) == len(review.candidates)  # one per candidate, in review order
     for name, shown in zip(review.candidates, tables, strict=True):
         person = summary.report.candidates[name].privacy.person_level
         ran = [a for a in person.attacks if a.error is None]
         assert ran and len(shown) == len(person.attacks)
-        assert list(shown["person AUC"]) == [format_number(a.auc) for a in person.attacks]
-        assert list(shown["person TPR @1% FPR"]) == [
-            format_number(a.tpr_at_fpr_1pct) for a in person.attacks
+        assert list(shown["person AUC"]) == [
+            format_metric("person_mia_auc", a.auc) for a in person.attacks
+        ]
+        assert list(shown[markdown_text("person TPR @1% FPR")]) == [
+            format_metric("person_mia_tpr_at_fpr_1pct", a.tpr_at_fpr_1pct) for a in person.attacks
         ]
         cells = shown.to_numpy().ravel().tolist()
         assert not any(c is None or c == "None" or isinstance(c, float) for c in cells)

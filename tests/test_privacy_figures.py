@@ -9,6 +9,8 @@ import pytest
 
 from synthreview.encoding import TabularEncoder
 from synthreview.figures import privacy as fig
+from synthreview.figures.explain import format_metric, format_number
+from synthreview.figures.text import markdown_text
 from synthreview.io.schema import Schema
 from synthreview.judgement.policy import load_policy, parse_policy
 from synthreview.judgement.verdicts import VERDICT_STYLE
@@ -136,3 +138,64 @@ def test_wp29_table_uses_registry_labels_and_formats(reports):
     cells = table.drop(columns="attacks").to_numpy().ravel()
     assert all(isinstance(c, str) and "None" not in c and "nan" not in c for c in cells)
     assert len(table.columns) <= 5
+
+
+def test_reading_tables_write_numbers_and_escape_text(reports):
+    """What the page hands to st.table: one row per attack (its label, not its id, as the
+    index), numbers in the registry's format, text Markdown-escaped, no n/a column."""
+    _, by_name = reports
+    report = by_name["copy"]
+    attacks = fig.attack_reading_table(report)
+    assert len(attacks) == len(report.membership_inference)
+    assert set(attacks.index) == {markdown_text(fig.attack_label(a.attack))
+                                  for a in report.membership_inference}  # fmt: skip
+    tpr = markdown_text("TPR @ FPR 1%")
+    expected = sorted((a.tpr_at_fpr_1pct for a in report.membership_inference), reverse=True)
+    assert list(attacks[tpr]) == [format_metric("mia_tpr_at_fpr_1pct", v) for v in expected]
+    auc = attacks[markdown_text("AUC (95 % CI)")]
+    assert all(" \\(" in c and "nan" not in c for c in auc)
+    for table in (attacks, fig.wp29_reading_table(by_name),
+                  fig.attribute_inference_reading_table(by_name),
+                  fig.l_diversity_reading_table(by_name)):  # fmt: skip
+        cells = table.to_numpy().ravel().tolist()
+        assert all(isinstance(c, str) and c not in ("None", "nan") for c in cells), table
+    inference = fig.attribute_inference_reading_table(by_name)
+    assert list(inference.index) == ["copy", "fresh"]
+
+
+def test_most_exposed_records_read_as_columns_and_stay_masked(reports):
+    """One column per record (most exposed first), fields as rows, five records a table; the
+    values are the engine's masked ones (decile intervals), escaped for Markdown."""
+    real, by_name = reports
+    found = by_name["copy"].vulnerable
+    tables = fig.vulnerable_reading_tables(by_name["copy"], n=7)
+    assert [len(t.columns) for t in tables] == [5, 2]
+    assert [c for t in tables for c in t.columns] == [f"row {r}" for r in found.rows[:7]]
+    first = tables[0]
+    assert list(first.index) == [markdown_text("p-value"), "attack", "age", "sex"]
+    ages = first.loc["age"]
+    assert all(a.startswith("\\[") for a in ages)  # an interval, never the raw value
+    raw = {markdown_text(str(v)) for v in real["age"].iloc[found.rows[:5]]}
+    assert not raw & set(ages)
+    p_values = [format_number(p) for p in found.p_value[:5]]
+    assert list(first.loc[markdown_text("p-value")]) == p_values
+    assert fig.vulnerable_reading_tables(by_name["copy"], n=0) == []
+
+
+def test_person_and_shadow_tables_are_moved_off_the_page():
+    """Built here, not on the page: the person table drops an empty error column, the shadow
+    table answers yes/no."""
+    from types import SimpleNamespace as NS
+
+    attack = NS(attack="nndr", auc=0.61234567, tpr_at_fpr_1pct=0.05, tpr_at_fpr_1pct_ci=(0.01,
+                0.1), tpr_at_fpr_01pct=0.0, error=None)  # fmt: skip
+    row = NS(auc=0.5555555, tpr_at_fpr_1pct=0.02)
+    person = fig.person_reading_table(NS(attacks=[attack]), {"nndr": row})
+    assert list(person.index) == [markdown_text(fig.attack_label("nndr"))]
+    assert "error" not in person.columns
+    assert person.iloc[0].tolist()[:3] == ["0.612", "0.050", markdown_text("0.010 to 0.100")]
+    target = NS(table="real", row=3, member=True, chosen="exposed", auc=0.75, tpr=NS(value=0.5),
+                candidate_score=0.123456, candidate_called=False)  # fmt: skip
+    shadow = fig.shadow_reading_table(NS(targets=[target]))
+    assert list(shadow.index) == ["real row 3"]
+    assert shadow.iloc[0].tolist() == ["yes", "exposed", "0.750", "0.500", "0.123", "no"]

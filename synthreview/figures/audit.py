@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from synthreview.figures.explain import reading_table
 from synthreview.figures.style import (
     HOLDOUT_COLOR,
     IDEAL_COLOR,
@@ -194,3 +195,20 @@ def fidelity_curves(candidates: Mapping[str, Any], *, curve: str = "alpha") -> g
     fig.update_xaxes(title=axis, range=[0, 1])
     fig.update_yaxes(title="precision" if curve == "alpha" else "recall", range=[0, 1.02])
     return _legend_right(apply_style(fig, title=title))
+
+
+def reattack_reading_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The re-attack after curation for ``st.table``: one row per attack (``frame``'s index,
+    ``app_state.reattack_frame``: numbers already as text), each value with its 95 % interval
+    in one cell, so five columns fit 1280 px; labels and cells Markdown-escaped."""
+    table = pd.DataFrame(
+        {
+            "AUC before": frame["auc_before"] + " (" + frame["auc_before_ci"] + ")",
+            "AUC after": frame["auc_after"] + " (" + frame["auc_after_ci"] + ")",
+            "TPR at 1 % FPR before": frame["tpr_before"] + " (" + frame["tpr_before_ci"] + ")",
+            "TPR at 1 % FPR after": frame["tpr_after"] + " (" + frame["tpr_after_ci"] + ")",
+            "worse than before": ["yes" if w else "no" for w in frame["worse"]],
+        },
+        index=frame.index,
+    )
+    return reading_table(table)

@@ -17,7 +17,14 @@ import plotly.graph_objects as go
 from pandas.io.formats.style import Styler
 from plotly.subplots import make_subplots
 
-from synthreview.figures.explain import MISSING, format_metric, holdout_gap, metric_label
+from synthreview.figures.explain import (
+    MISSING,
+    format_metric,
+    format_number,
+    holdout_gap,
+    metric_label,
+    numbers_as_text,
+)
 from synthreview.figures.style import (
     HOLDOUT_COLOR,
     IDEAL_COLOR,
@@ -155,6 +162,29 @@ def prdc_table(reports: Mapping[str, object]) -> pd.DataFrame:
     return pd.DataFrame(
         rows, columns=["candidate", "precision", "recall", "density", "coverage", "k"]
     )
+
+
+#: the PRDC scores, each written in its registry metric's format (``prdc_<score>``)
+PRDC_SCORES = ("precision", "recall", "density", "coverage")
+
+
+def prdc_text_table(reports: Mapping[str, object]) -> pd.DataFrame:
+    """:func:`prdc_table` with the scores as text in their registry formats (``0.967``, never
+    ``0.9663333333333334``; ``n/a`` when missing): a data grid's cells, and what a browser
+    reads from them, show the value as given."""
+    table = prdc_table(reports).astype({score: float for score in PRDC_SCORES})
+    return numbers_as_text(table, {score: f"prdc_{score}" for score in PRDC_SCORES})
+
+
+def feature_text_table(features: pd.DataFrame) -> pd.DataFrame:
+    """Per-feature distances (``feature_distances``) with every number as text to three
+    decimals (``n/a`` where a measure does not apply): no float noise in the grid, and the
+    distances (all on 0 to 1) still sort by a click on the header."""
+    shown = features.copy()
+    for column in shown.columns:
+        if pd.api.types.is_float_dtype(shown[column]):
+            shown[column] = [format_number(v, ".3f") for v in features[column]]
+    return shown
 
 
 #: the three scores of Alaa et al. (2022) in the order they are shown

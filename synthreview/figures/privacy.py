@@ -4,7 +4,10 @@ Builders take :class:`~synthreview.metrics.privacy.section.PrivacyReport` object
 candidate)
 and return plotly figures, DataFrames or pandas Stylers; no Streamlit here. Candidate names are
 drawn as text in figures (:func:`synthreview.figures.text.plot_text`); tables keep them as
-written (dataframe cells are plain text).
+written (dataframe cells are plain text). The ``*_reading_table`` builders return what the page
+hands to ``st.table``: numbers as text in the registry's formats, every text cell, header and
+index label Markdown-escaped (:func:`~synthreview.figures.explain.reading_table`), few enough
+columns (or records as columns) that the wrapping static table reads at 1280 px.
 """
 
 from __future__ import annotations
@@ -17,9 +20,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from pandas.io.formats.style import Styler
 
-from synthreview.figures.explain import MISSING, format_metric, format_number, metric_label
+from synthreview.figures.explain import (
+    MISSING,
+    format_metric,
+    format_number,
+    metric_label,
+    reading_table,
+)
 from synthreview.figures.style import HOLDOUT_COLOR, VERDICT_COLORS, apply_style, palette
-from synthreview.figures.text import plot_text
+from synthreview.figures.text import markdown_text, plot_text
 from synthreview.judgement.policy import Policy, load_policy, verdict_for_value
 from synthreview.judgement.verdicts import SEVERITY
 from synthreview.judgement.verdicts import style as verdict_style
@@ -145,6 +154,93 @@ def attack_table(reports: Mapping[str, object], *, policy: Policy | None = None)
     return table.reset_index(drop=True)
 
 
+#: attack-table columns written in their registry metric's format
+ATTACK_FORMATS = {
+    "TPR @ FPR 1%": "mia_tpr_at_fpr_1pct",
+    "TPR @ FPR 0.1%": "mia_tpr_at_fpr_01pct",
+    "advantage": "mia_advantage",
+    "holdout-only AUC": "mia_auc",
+}
+
+
+def attack_reading_table(report, *, policy: Policy | None = None) -> pd.DataFrame:
+    """One candidate's attacks for ``st.table``, riskiest first, one row per attack (its label
+    is the index): AUC with its 95 % interval in one cell, the TPRs, advantage, holdout-only
+    AUC, challenge accuracy (when an attack measured one) and the policy's verdict. The
+    attacks' errors are not a column: the page shows each above the table."""
+    policy = policy or load_policy()
+    attacks = list(report.membership_inference)
+    auc = [
+        f"{format_metric('mia_auc', a.auc)} ({format_metric('mia_auc', a.auc_ci[0])} to "
+        f"{format_metric('mia_auc', a.auc_ci[1])})"
+        for a in attacks
+    ]
+    table = pd.DataFrame(
+        {
+            "AUC (95 % CI)": auc,
+            "TPR @ FPR 1%": [a.tpr_at_fpr_1pct for a in attacks],
+            "TPR @ FPR 0.1%": [a.tpr_at_fpr_01pct for a in attacks],
+            "advantage": [a.advantage for a in attacks],
+            "holdout-only AUC": [a.reference_auc for a in attacks],
+            "challenge accuracy": [a.challenge_accuracy for a in attacks],
+            "verdict": [attack_verdict(a, policy=policy) for a in attacks],
+            "_auc": [a.auc for a in attacks],
+        },
+        index=pd.Index([attack_label(a.attack) for a in attacks], name="attack"),
+    )
+    numbers = ["TPR @ FPR 1%", "TPR @ FPR 0.1%", "advantage", "holdout-only AUC",
+               "challenge accuracy", "_auc"]  # fmt: skip
+    table = table.astype({c: float for c in numbers})
+    # riskiest first, as attack_table orders them
+    table = table.sort_values(["TPR @ FPR 1%", "_auc"], ascending=False, na_position="last")
+    table = table.drop(columns="_auc")
+    if table["challenge accuracy"].isna().all():  # measured by the Hide-and-Seek seekers only
+        table = table.drop(columns="challenge accuracy")
+    return reading_table(table, ATTACK_FORMATS)
+
+
+def person_reading_table(person, rows: Mapping[str, object]) -> pd.DataFrame:
+    """Person-level attacks beside the row-level ones of the same attack, for ``st.table``.
+
+    ``person`` is a candidate's ``person_level`` result, ``rows`` its row-level attacks by
+    attack name. One row per attack (label as index); an ``error`` column only when an attack
+    failed.
+    """
+    tpr = "person_mia_tpr_at_fpr_1pct"
+    table = pd.DataFrame(
+        {
+            "person AUC": [a.auc for a in person.attacks],
+            "person TPR @1% FPR": [a.tpr_at_fpr_1pct for a in person.attacks],
+            "95% CI": [
+                f"{format_metric(tpr, a.tpr_at_fpr_1pct_ci[0])} to "
+                f"{format_metric(tpr, a.tpr_at_fpr_1pct_ci[1])}"
+                for a in person.attacks
+            ],
+            "person TPR @0.1% FPR": [a.tpr_at_fpr_01pct for a in person.attacks],
+            "row AUC": [getattr(rows.get(a.attack), "auc", np.nan) for a in person.attacks],
+            "row TPR @1% FPR": [
+                getattr(rows.get(a.attack), "tpr_at_fpr_1pct", np.nan) for a in person.attacks
+            ],
+            "error": [a.error or "" for a in person.attacks],
+        },
+        index=pd.Index([attack_label(a.attack) for a in person.attacks], name="attack"),
+    )
+    table = table.astype({c: float for c in PERSON_FORMATS})
+    if not table["error"].astype(bool).any():
+        table = table.drop(columns="error")
+    return reading_table(table, PERSON_FORMATS)
+
+
+#: person-table columns written in their registry metric's format
+PERSON_FORMATS = {
+    "person AUC": "person_mia_auc",
+    "person TPR @1% FPR": "person_mia_tpr_at_fpr_1pct",
+    "person TPR @0.1% FPR": "person_mia_tpr_at_fpr_01pct",
+    "row AUC": "mia_auc",
+    "row TPR @1% FPR": "mia_tpr_at_fpr_1pct",
+}
+
+
 @dataclass(frozen=True)
 class ClaimText:
     """A tested (ε, δ)-DP claim as the Privacy page writes it (registry number formats).
@@ -240,6 +336,11 @@ def wp29_table(reports: Mapping[str, object]) -> pd.DataFrame:
     return table.reset_index(drop=True)
 
 
+def wp29_reading_table(reports: Mapping[str, object]) -> pd.DataFrame:
+    """:func:`wp29_table` for ``st.table`` (text escaped; the page hides the 0..n index)."""
+    return reading_table(wp29_table(reports))
+
+
 def vulnerable_table(report) -> pd.DataFrame:
     """The most exposed training records: position, p-value, attack and masked values."""
     found = getattr(report, "vulnerable", None)
@@ -252,6 +353,40 @@ def vulnerable_table(report) -> pd.DataFrame:
     if found.values is not None:
         table = pd.concat([table, found.values.reset_index(drop=True)], axis=1)
     return table
+
+
+#: records per static table of the most exposed records: their masked values stay readable
+RECORDS_PER_TABLE = 5
+
+
+def vulnerable_reading_tables(
+    report, *, n: int = RECORDS_PER_TABLE, per_table: int = RECORDS_PER_TABLE
+) -> list[pd.DataFrame]:
+    """The ``n`` most exposed training records for ``st.table``, fields as rows and records as
+    columns (``row 17``), ``per_table`` records per table: one column per record instead of one
+    per data column, so a table with many columns reads on a projector.
+
+    The values are the engine's, masked (decile intervals, rare levels as "(rare)"): nothing
+    here unmasks them. p-values are written without float noise; attack labels, data column
+    names and values are Markdown-escaped (a data column named ``attack`` stays its own row).
+    """
+    found = getattr(report, "vulnerable", None)
+    k = 0 if found is None else min(max(int(n), 0), len(found.rows))
+    if k == 0:
+        return []
+    fields = [markdown_text("p-value"), "attack"]
+    lines = [
+        [format_number(float(p)) for p in found.p_value[:k]],
+        [markdown_text(attack_label(a)) for a in found.attack[:k]],
+    ]
+    values = found.values
+    for i in range(0 if values is None else values.shape[1]):
+        fields.append(markdown_text(values.columns[i]))
+        lines.append([MISSING if pd.isna(v) else markdown_text(v) for v in values.iloc[:k, i]])
+    records = [markdown_text(f"row {r}") for r in found.rows[:k]]
+    table = pd.DataFrame(lines, index=fields, columns=records)
+    step = max(int(per_table), 1)
+    return [table.iloc[:, i : i + step] for i in range(0, k, step)]
 
 
 def attribute_inference_table(reports: Mapping[str, object]) -> pd.DataFrame:
@@ -269,6 +404,19 @@ def attribute_inference_table(reports: Mapping[str, object]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def attribute_inference_reading_table(reports: Mapping[str, object]) -> pd.DataFrame:
+    """:func:`attribute_inference_table` for ``st.table``, one row per candidate (the index);
+    the risk ratio in its registry format."""
+    table = attribute_inference_table(reports)
+    if not len(table):
+        return reading_table(table)
+    table = table.set_index("candidate")
+    numbers = ["trained on synthetic", "trained on holdout", "ratio (synthetic / holdout)",
+               "risk ratio (> 1 = added risk)"]  # fmt: skip
+    table = table.astype({c: float for c in numbers})
+    return reading_table(table, {"risk ratio (> 1 = added risk)": "attribute_inference_risk"})
+
+
 def l_diversity_table(reports: Mapping[str, object]) -> pd.DataFrame:
     """ℓ-diversity per candidate and numeric column (share of values in leaves with < ℓ)."""
     frames = []
@@ -279,6 +427,32 @@ def l_diversity_table(reports: Mapping[str, object]) -> pd.DataFrame:
         return pd.DataFrame(columns=["candidate", "column", "share_below_l", "l"])
     table = pd.concat(frames, ignore_index=True)
     return table[["candidate", "column", "share_below_l", "n_leaves", "n_leaves_below_l", "l"]]
+
+
+def l_diversity_reading_table(reports: Mapping[str, object]) -> pd.DataFrame:
+    """:func:`l_diversity_table` for ``st.table`` in words (the page hides the 0..n index)."""
+    table = l_diversity_table(reports).rename(columns={
+        "share_below_l": "share of values in leaves below ℓ", "n_leaves": "leaves",
+        "n_leaves_below_l": "leaves below ℓ", "l": "ℓ",
+    })  # fmt: skip
+    return reading_table(table.astype({"share of values in leaves below ℓ": float}))
+
+
+def shadow_reading_table(shadow) -> pd.DataFrame:
+    """The shadow-model attack per target record for ``st.table`` (the target is the index)."""
+    targets = shadow.targets
+    table = pd.DataFrame(
+        {
+            "in training": ["yes" if t.member else "no" for t in targets],
+            "chosen": [t.chosen for t in targets],
+            "AUC": [float(t.auc) for t in targets],
+            "TPR at FPR 0": [float(t.tpr.value) for t in targets],
+            "score on the candidate": [float(t.candidate_score) for t in targets],
+            "called a member": ["yes" if t.candidate_called else "no" for t in targets],
+        },
+        index=pd.Index([f"{t.table} row {t.row}" for t in targets], name="target"),
+    )
+    return reading_table(table, {"AUC": "shadow_auc"})
 
 
 def riskiest_rows(report, *, authentic: np.ndarray | None = None, n: int = 10) -> np.ndarray:
