@@ -16,7 +16,6 @@ from synthreview.figures.explain import numbers_as_text
 from synthreview.figures.text import markdown_text
 from synthreview.metrics.glucose.clinical import EPISODE_LABELS
 from synthreview.metrics.glucose.consensus import CONSENSUS_METRICS
-from synthreview.metrics.glucose.glycemic import glycemic_table
 from synthreview.metrics.glucose.motifs import (
     DEFAULT_MOTIF_LENGTH,
     DEFAULT_TOLERANCE_MG_DL,
@@ -129,19 +128,10 @@ st.caption(
 )
 
 
-def _mark(value: float) -> str:
-    significant = isinstance(value, float) and math.isfinite(value) and value < ALPHA
-    return "background-color: #f8d7da" if significant else ""
-
-
-for tab, (name, result) in zip(_tabs(results), results.items(), strict=True):
+# static tables whose cells wrap (app_state.TABLE_CSS): they fit 1280 px without scrolling
+for tab, result in zip(_tabs(results), results.values(), strict=True):
     with tab:
-        table = glycemic_table(result.metrics, result.holdout_metrics, alpha=ALPHA)
-        p_columns = [c for c in ("p_value", "mannwhitney_p", "holdout_p_value") if c in table]
-        styled = table.style.map(_mark, subset=p_columns).format(
-            {c: "{:.3g}" for c in ("real", "synthetic", "holdout", *p_columns) if c in table}
-        )
-        st.dataframe(styled, hide_index=True, key=f"glucose_glycemic_{name}")
+        st.table(fig.comparison_table(result.metrics, result.holdout_metrics, alpha=ALPHA))
 
 st.subheader("Clinical consensus: time in ranges, variability, risk")
 st.caption(
@@ -152,38 +142,26 @@ st.caption(
 )
 
 
-def _table(rows, reference, labels, key):
-    table = glycemic_table(rows, reference, alpha=ALPHA, labels=labels)
-    p_columns = [c for c in ("p_value", "mannwhitney_p", "holdout_p_value") if c in table]
-    styled = table.style.map(_mark, subset=p_columns).format(
-        {c: "{:.3g}" for c in ("real", "synthetic", "holdout", *p_columns) if c in table}
-    )
-    st.dataframe(styled, hide_index=True, key=key)
+def _table(rows, reference, labels):
+    st.table(fig.comparison_table(rows, reference, alpha=ALPHA, labels=labels))
 
 
 clinical = {name: r for name, r in results.items() if r.clinical is not None}
-for tab, (name, result) in zip(_tabs(clinical), clinical.items(), strict=True):
+for tab, result in zip(_tabs(clinical), clinical.values(), strict=True):
     with tab:
         ref = result.holdout_clinical
-        _table(result.clinical.consensus, ref.consensus if ref else None, CONSENSUS_METRICS,
-               f"glucose_consensus_{name}")  # fmt: skip
+        _table(result.clinical.consensus, ref.consensus if ref else None, CONSENSUS_METRICS)
         st.markdown("**Hypo- and hyperglycemic episodes** (≥ 15 minutes beyond the threshold, "
                     "ended by ≥ 15 minutes back)")  # fmt: skip
-        _table(result.clinical.episodes, ref.episodes if ref else None, EPISODE_LABELS,
-               f"glucose_episodes_{name}")  # fmt: skip
-        day, night = st.columns(2)
-        with day:
-            st.markdown("**Day (06:00–24:00)**")
-            _table(result.clinical.day, ref.day if ref else None, CONSENSUS_METRICS,
-                   f"glucose_day_{name}")  # fmt: skip
-        with night:
-            st.markdown("**Night (00:00–06:00)**")
-            _table(result.clinical.night, ref.night if ref else None, CONSENSUS_METRICS,
-                   f"glucose_night_{name}")  # fmt: skip
+        _table(result.clinical.episodes, ref.episodes if ref else None, EPISODE_LABELS)
+        # day and night one below the other: seven columns do not fit half a 1280 px page
+        st.markdown("**Day (06:00–24:00)**")
+        _table(result.clinical.day, ref.day if ref else None, CONSENSUS_METRICS)
+        st.markdown("**Night (00:00–06:00)**")
+        _table(result.clinical.night, ref.night if ref else None, CONSENSUS_METRICS)
         if result.clinical.subjects is not None:
             st.markdown("**Per subject** (all days of a subject together)")
-            _table(result.clinical.subjects, ref.subjects if ref else None, CONSENSUS_METRICS,
-                   f"glucose_subjects_{name}")  # fmt: skip
+            _table(result.clinical.subjects, ref.subjects if ref else None, CONSENSUS_METRICS)
 
 if clinical:
     st.subheader("Ambulatory glucose profile")
@@ -194,16 +172,8 @@ if clinical:
     profiles.update({n: r.agp["synthetic"] for n, r in clinical.items()})
     st.plotly_chart(fig.agp_overlay(profiles), key="glucose_agp")
     reference_distance = first.holdout_clinical.agp_distance if first.holdout_clinical else None
-    st.dataframe(
-        pd.DataFrame(
-            [{"source": n, "AGP band distance (mg/dL)": r.clinical.agp_distance}
-             for n, r in clinical.items()]
-            + ([{"source": "holdout (reference)", "AGP band distance (mg/dL)": reference_distance}]
-               if reference_distance is not None else [])
-        ),
-        hide_index=True,
-        key="glucose_agp_distance",
-    )  # fmt: skip
+    st.table(fig.agp_distance_table({n: r.clinical.agp_distance for n, r in clinical.items()},
+                                    reference_distance))  # fmt: skip
     st.caption(
         "5, 25, 50, 75 and 95 % percentiles of glucose in 15-minute bins of the day, all days "
         "stacked. The distance is the mean gap between the five curves of real and each source; "
@@ -288,8 +258,7 @@ if fidelity:
         "traces (centre = mean real embedding). Curves on the green diagonal are ideal."
     )
     # IRβ beyond the holdout reads amber ("suspicious"), never as an improvement
-    st.dataframe(fidelity_fig.styled_score_table(fidelity), hide_index=True,
-                 key="glucose_fidelity")  # fmt: skip
+    st.table(fig.fidelity_table(fidelity_fig.score_table(fidelity)), hide_index=True)
     st.plotly_chart(fidelity_fig.precision_recall_curves(fidelity), key="glucose_curves")
     st.plotly_chart(fidelity_fig.authenticity_histogram(fidelity), key="glucose_authenticity")
 
@@ -301,11 +270,16 @@ if privacy:
         "traces: the Hide-and-Seek seekers on the traces themselves (nearest neighbour, GRU "
         "classifier) and the tabular attacks on the embedding. AUC 0.5 is ideal (chance)."
     )
+    attacks = privacy_fig.attack_table(privacy)
     for tab, (name, result) in zip(_tabs(privacy), privacy.items(), strict=True):
         with tab:
             st.plotly_chart(privacy_fig.roc_overlay(result), key=f"glucose_roc_{name}")
-    st.dataframe(numbers_as_text(privacy_fig.attack_table(privacy).drop(columns="error")),
-                 hide_index=True, key="glucose_attacks")  # fmt: skip
+            main, more = fig.attack_tables(attacks, name)
+            if not main.empty:
+                st.table(main)  # riskiest attack first
+                st.caption("More figures of the same attacks: TPR at 0.1 % FPR, the membership "
+                           "advantage and the challenge accuracy.")  # fmt: skip
+                st.table(more)
 elif review.holdout is None:
     st.warning("No holdout traces: membership attacks need them as non-members.")
 
@@ -321,7 +295,8 @@ if not per_person.empty:
         "one of its windows is closer to a synthetic trace than a fifth of the holdout's median "
         "distance; the audit can drop every synthetic window drawn from such a subject."
     )
-    st.dataframe(numbers_as_text(per_person), hide_index=True, key="glucose_subject_privacy")
+    # one row per measure, one column per candidate: it grows down, not sideways
+    st.table(fig.subject_privacy_reading(per_person))
     for name, memorised in zip(per_person["candidate"], per_person["memorised subjects"],
                                strict=True):  # fmt: skip
         if memorised != "none":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -30,11 +31,25 @@ def test_glucose_page_shows_heatmaps_tables_and_clarke_grid(review):
     assert any("heatmap" in s for s in specs)
     assert sum("Clarke error grid" in s for s in specs) == len(review.candidates)
     assert any("zone boundaries" in s for s in specs)
-    # per candidate: glycemic, consensus, episodes, day, night tables and Clarke zones; plus
-    # AGP distances, motifs, point accuracy, fidelity scores, attacks, per-person privacy,
-    # per-subject rows, plausibility
+    # static tables (cells wrap, nothing scrolls sideways at 1280 px): per candidate glycemic,
+    # consensus, episodes, day, night and two attack tables; plus AGP distances, fidelity
+    # scores, per-person privacy. Data grids: Clarke zones per candidate; motifs, point
+    # accuracy, per-subject rows, plausibility
+    n = len(review.candidates)
     subheaders = [h.value for h in at.subheader]
-    assert len(at.dataframe) == 6 * len(review.candidates) + 8
+    assert len(at.table) == 7 * n + 3
+    assert len(at.dataframe) == n + 4
+    shown = [str(v) for t in at.table for v in [*t.value.index, *t.value.to_numpy().ravel()]]
+    noise = [v for v in shown if re.search(r"\d\.\d{5,}", v)]
+    assert not noise, noise[:5]
+    assert not {"True", "False", "true", "false", "nan", "None"} & set(shown)
+    glycemic = at.table[0].value
+    assert glycemic.index[0] == markdown_text("Mean glucose (mg/dL)")
+    assert set(glycemic[markdown_text("differs from real (p < 0.05)")]) <= {"yes", "no"}
+    assert re.fullmatch(r"\d+\.\d", glycemic.iloc[0, 0]), glycemic.iloc[0, 0]  # 138.3
+    # per person: one row per measure, one column per candidate
+    per_person = at.table[-1].value
+    assert list(per_person.columns) == [markdown_text(c) for c in review.candidates]
     assert "Privacy per person" in subheaders and "Plausibility of the traces" in subheaders
     assert "Clinical consensus: time in ranges, variability, risk" in subheaders
     assert "Ambulatory glucose profile" in subheaders

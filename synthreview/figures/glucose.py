@@ -4,21 +4,39 @@ Every builder takes result objects or trace arrays and returns a ``plotly.graph_
 styled with :func:`synthreview.figures.style.apply_style`. Sources are coloured like the rest
 of the dashboard: real blue, holdout grey, candidates from :func:`palette`. Source and model
 names and titles are drawn as text (:func:`synthreview.figures.text.plot_text`).
+
+The page's tables are built here too, for ``st.table``: numbers written without float noise,
+every text cell, index label and header Markdown-escaped (a static table renders Markdown), and
+each table narrow enough to read at 1280 px without scrolling sideways (``app_state.TABLE_CSS``
+makes its cells wrap).
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping, Sequence
+from numbers import Real
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from pandas.io.formats.style import Styler
 from plotly.subplots import make_subplots
 from sklearn.decomposition import PCA
 
 from synthreview.embeddings.lstm_autoencoder import fill_gaps
+from synthreview.figures.explain import (
+    MISSING,
+    SUSPICIOUS_READING,
+    format_number,
+    numbers_as_text,
+    reading_table,
+)
 from synthreview.figures.style import apply_style, source_color
-from synthreview.figures.text import plot_text, plot_texts
+from synthreview.figures.text import markdown_text, plot_text, plot_texts
+from synthreview.judgement.verdicts import style as verdict_style
+from synthreview.metrics.glucose.glycemic import glycemic_table
 
 #: the fixed colour scale of every heatmap (GlucoSynth appendix C.1), mg/dL
 HEATMAP_RANGE_MG_DL = (40.0, 400.0)
@@ -367,3 +385,165 @@ def plausibility_table(results: Mapping[str, object]) -> pd.DataFrame:
                      range_label: p.reference_outside_range_share,
                      rate_label: p.reference_implausible_rate_share}  # fmt: skip
     return pd.DataFrame([*rows, reference] if reference else rows)
+
+
+# --- tables for st.table ------------------------------------------------------------------------
+#: a cell that is only a number (or a range of two) as the helpers below write it: no Markdown
+#: can hide in it, so it is shown as written (an escaped ``.`` would carry a WORD JOINER)
+_NUMBER_TEXT = re.compile(
+    r"[-+]?\d[\d,]*(\.\d+)?(e[-+]?\d+)?( %)?( to [-+]?\d[\d,]*(\.\d+)?(e[-+]?\d+)?( %)?)?"
+)
+#: a significant difference from real (p below alpha): the fail colour of the verdicts
+SIGNIFICANT_CSS = verdict_style("fail").css()
+
+
+def _cell_text(value: object) -> str:
+    """One cell for ``st.table``: number text as written, ``n/a``, or Markdown-escaped text."""
+    text = str(value)
+    return text if text == MISSING or _NUMBER_TEXT.fullmatch(text) else markdown_text(text)
+
+
+def _escaped(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (cells already text) with its cells, index and headers safe for ``st.table``."""
+    shown = frame.astype(object).map(_cell_text)
+    shown.index = [_cell_text(i) for i in frame.index]
+    shown.columns = [_cell_text(c) for c in frame.columns]
+    return shown
+
+
+def mean_text(value: object) -> str:
+    """A mean as a reviewer reads it: ``138.3``, ``2,346``, ``36.54``, ``0.640``, ``n/a``."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        return format_number(value)
+    number = float(value)
+    if abs(number) >= 1000:
+        return f"{number:,.0f}"
+    if abs(number) >= 100:
+        return f"{number:.1f}"
+    return format_number(number)
+
+
+def comparison_table(
+    rows: Sequence[object],
+    reference: Sequence[object] | None = None,
+    *,
+    alpha: float = 0.05,
+    labels: Mapping[str, tuple[str, ...]] | None = None,
+) -> Styler:
+    """Per-trace metric means of real and a candidate with their tests, for ``st.table``.
+
+    ``rows`` and ``reference`` (holdout vs real) are the comparisons
+    :func:`~synthreview.metrics.glucose.glycemic.glycemic_table` reads; ``labels`` maps a metric
+    to ``(label, unit, ...)``. One row per metric, labelled ``"Mean glucose (mg/dL)"``; means
+    read ``138.3``, p-values ``0.640``; ``differs from real`` reads yes/no (Welch p < ``alpha``)
+    and every p below ``alpha`` is painted in the fail colour.
+    """
+    table = glycemic_table(rows, reference, alpha=alpha, labels=labels)
+    units = table["unit"].fillna("").astype(str)
+    index = [f"{m} ({u})" if u else str(m) for m, u in zip(table["metric"], units, strict=True)]
+    p_columns = {"p_value": "Welch p", "mannwhitney_p": "Mann–Whitney p",
+                 "holdout_p_value": "holdout vs real p"}  # fmt: skip
+    columns = {"real": "real", "synthetic": "synthetic", "p_value": "Welch p",
+               "mannwhitney_p": "Mann–Whitney p",
+               "significant": f"differs from real (p < {alpha:g})", "holdout": "holdout",
+               "holdout_p_value": "holdout vs real p"}  # fmt: skip
+    columns = {k: v for k, v in columns.items() if k in table}
+    text = pd.DataFrame(index=range(len(table)))
+    for key, header in columns.items():
+        values = table[key].tolist()
+        if key == "significant":
+            text[header] = ["yes" if v else "no" for v in values]
+        elif key in p_columns:
+            text[header] = [format_number(v) for v in values]
+        else:
+            text[header] = [mean_text(v) for v in values]
+    text.index = index
+    marks = pd.DataFrame("", index=text.index, columns=text.columns)
+    for key, header in p_columns.items():
+        if key in table:
+            p = pd.to_numeric(table[key], errors="coerce").to_numpy(dtype=float)
+            marks[header] = np.where(p < alpha, SIGNIFICANT_CSS, "")
+    if "significant" in table:
+        marks[columns["significant"]] = np.where(table["significant"], SIGNIFICANT_CSS, "")
+    shown = _escaped(text)
+    marks.index, marks.columns = shown.index, shown.columns
+    return shown.style.apply(lambda _: marks, axis=None)
+
+
+def agp_distance_table(
+    distances: Mapping[str, float], reference: float | None = None
+) -> pd.DataFrame:
+    """AGP band distance per source (mg/dL) for ``st.table``, the holdout reference last."""
+    rows = dict(distances)
+    if reference is not None:
+        rows["holdout (reference)"] = reference
+    frame = pd.DataFrame({"AGP band distance (mg/dL)": pd.Series(rows, dtype=float)})
+    return reading_table(frame.rename_axis(None))
+
+
+#: a holdout gap's words (``explain.HoldoutGap.reading``) as the verdict whose colour it takes
+_GAP_READING = {"(better)": "pass", "(worse)": "fail", f"({SUSPICIOUS_READING})": "warn"}
+
+
+def fidelity_table(scores: pd.DataFrame) -> Styler:
+    """The fidelity scores (``figures.fidelity.score_table``, all text) for ``st.table``.
+
+    Each ``vs holdout`` cell takes the colour of its reading: better green, worse red,
+    suspicious (beyond a fresh real sample) amber. Show it with ``hide_index=True``.
+    """
+    shown = _escaped(scores.reset_index(drop=True))
+    marks = pd.DataFrame("", index=shown.index, columns=shown.columns)
+    if "vs holdout" in scores:
+        readings = scores["vs holdout"].astype(str).tolist()
+        marks[_cell_text("vs holdout")] = [
+            next((verdict_style(v).css() for end, v in _GAP_READING.items() if r.endswith(end)),
+                 "")
+            for r in readings
+        ]  # fmt: skip
+    return shown.style.apply(lambda _: marks, axis=None)
+
+
+#: the trace seekers (``metrics.glucose.seekers``) in words; ``attack_table`` writes their ids
+TRACE_ATTACK_LABELS = {
+    "trace_nn_seeker": "Hide-and-Seek NN seeker on traces",
+    "trace_gru_seeker": "Hide-and-Seek GRU seeker on traces",
+}
+#: the membership columns a meeting reads; the rest go to a second table
+ATTACK_MAIN = ("AUC", "AUC 95% CI", "holdout-only AUC", "TPR @ FPR 1%", "verdict")
+ATTACK_MORE = ("TPR @ FPR 0.1%", "advantage", "challenge accuracy")
+
+
+def attack_tables(attacks: pd.DataFrame, candidate: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One candidate's rows of ``figures.privacy.attack_table`` as two tables for ``st.table``.
+
+    Indexed by attack (the trace seekers in words), riskiest first: the first holds what a
+    meeting reads (AUC with its interval, the holdout-only reference, TPR at 1 % FPR, verdict),
+    the second the remaining figures. The interval reads ``0.481 to 0.532``.
+    """
+    if "candidate" not in attacks:  # no candidate had an attack
+        return pd.DataFrame(), pd.DataFrame()
+    rows = attacks[attacks["candidate"] == candidate]
+    rows = rows.set_index(rows["attack"].replace(TRACE_ATTACK_LABELS)).rename_axis(None)
+    rows = rows.drop(columns=[c for c in ("candidate", "attack", "error") if c in rows])
+    if "AUC 95% CI" in rows:
+        rows["AUC 95% CI"] = [
+            re.sub(r"^\[\s*(\S+),\s*(\S+)\s*\]$", r"\1 to \2", str(v)) for v in rows["AUC 95% CI"]
+        ]
+    numbers = numbers_as_text(rows)
+    main = _escaped(numbers[[c for c in ATTACK_MAIN if c in numbers]])
+    more = _escaped(numbers[[c for c in ATTACK_MORE if c in numbers]])
+    return main, more
+
+
+def subject_privacy_reading(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`subject_privacy_table`'s ``table`` for ``st.table``: one row per measure, one
+    column per candidate (a meeting has more measures than candidates, so the table grows down).
+
+    Empty when ``table`` is.
+    """
+    if table.empty:
+        return table
+    shown = numbers_as_text(table).set_index("candidate")
+    shown = shown.astype(object).map(str).T
+    shown.columns.name = None
+    return _escaped(shown)
