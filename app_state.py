@@ -235,7 +235,8 @@ def get_review() -> Review | None:
 #: every page: a static table's cells wrap, so a wide table fits the window instead of scrolling
 #: sideways (tables for reading go through ``figures.explain.reading_table`` and ``st.table``)
 TABLE_CSS = """<style>
-[data-testid="stTable"] :is(td, th) { overflow-wrap: anywhere; }
+[data-testid="stTable"] :is(td, th), [data-testid="stTable"] :is(td, th) * {
+  white-space: normal !important; overflow-wrap: anywhere !important; }
 </style>"""
 
 

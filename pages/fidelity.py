@@ -132,7 +132,7 @@ features = reports[name].features
 if features is None:
     st.info("Per-feature distances need the raw tables; none were computed.")
 else:
-    st.dataframe(fig.feature_text_table(features), hide_index=True, key="fidelity_features")
+    st.table(fig.feature_text_table(features))  # wraps: fits 1280 px with many columns
     combos = reports[name].combinations
     if combos is not None:
         st.caption(

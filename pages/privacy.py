@@ -373,10 +373,7 @@ columns = review.schema.analysed
 synthetic, real = review.synthetic[name].frame, review.real.frame
 st.caption("Order: exact copies first, then rows the fidelity section judged unauthentic, then "
            "the smallest distance.")  # fmt: skip
-st.dataframe(
-    fig.closest_pairs(synthetic, real, privacy[name], rows=rows, columns=columns),
-    hide_index=True, key="privacy_pairs",
-)  # fmt: skip
+st.table(fig.closest_pairs_reading(synthetic, real, privacy[name], rows=rows, columns=columns))
 st.checkbox(
     "Show raw training rows", value=False, key=app_state.RAW_ROWS_KEY,
     disabled=app_state.presentation_mode(),

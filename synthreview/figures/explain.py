@@ -119,7 +119,9 @@ def reading_table(table: pd.DataFrame, formats: dict[str, str] | None = None) ->
         if column not in floats:
             shown[column] = [markdown_text(v) for v in shown[column]]
     shown.columns = [markdown_text(c) for c in shown.columns]
-    shown.index = [markdown_text(i) for i in shown.index]
+    name = table.index.name
+    shown.index = pd.Index([markdown_text(i) for i in shown.index],
+                           name=None if name is None else markdown_text(name))  # fmt: skip
     return shown
 
 

@@ -33,7 +33,7 @@ from synthreview.figures.style import (
     palette,
     source_color,
 )
-from synthreview.figures.text import plot_text, plot_texts
+from synthreview.figures.text import markdown_text, plot_text, plot_texts
 from synthreview.judgement.verdicts import style as verdict_style
 
 REFERENCE = "holdout reference"
@@ -177,14 +177,20 @@ def prdc_text_table(reports: Mapping[str, object]) -> pd.DataFrame:
 
 
 def feature_text_table(features: pd.DataFrame) -> pd.DataFrame:
-    """Per-feature distances (``feature_distances``) with every number as text to three
-    decimals (``n/a`` where a measure does not apply): no float noise in the grid, and the
-    distances (all on 0 to 1) still sort by a click on the header."""
-    shown = features.copy()
-    for column in shown.columns:
-        if pd.api.types.is_float_dtype(shown[column]):
-            shown[column] = [format_number(v, ".3f") for v in features[column]]
-    return shown
+    """Per-feature distances (``feature_distances``) for ``st.table``, one row per column.
+
+    Every distance (all on 0 to 1) to three decimals, ``n/a`` where a measure does not apply;
+    names Markdown-escaped, since ``st.table`` renders its cells. A static table wraps, so a
+    table with many columns fits 1280 px where a data grid scrolled sideways."""
+    shown = {}
+    for column in features.columns:
+        values = features[column]
+        if pd.api.types.is_float_dtype(values):
+            shown[markdown_text(column)] = [format_number(v, ".3f") for v in values]
+        else:
+            shown[markdown_text(column)] = [markdown_text(v) for v in values]
+    table = pd.DataFrame(shown)
+    return table.set_index(table.columns[0]) if len(table.columns) else table
 
 
 #: the three scores of Alaa et al. (2022) in the order they are shown

@@ -489,6 +489,14 @@ def closest_pairs(
     )
 
 
+def closest_pairs_reading(
+    synthetic: pd.DataFrame, real: pd.DataFrame, report, *, rows: np.ndarray, columns: list[str]
+) -> pd.DataFrame:
+    """:func:`closest_pairs` for ``st.table`` (wraps at 1280 px), one line per synthetic row."""
+    return reading_table(closest_pairs(synthetic, real, report, rows=rows, columns=columns)
+                         .set_index("synthetic row"))  # fmt: skip
+
+
 def closest_pair(
     synthetic: pd.DataFrame,
     real: pd.DataFrame,

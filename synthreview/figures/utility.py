@@ -267,7 +267,9 @@ def _diverging(z: np.ndarray) -> float:
 def correlation_heatmaps(correlation: CorrelationError, *, name: str = "synthetic") -> go.Figure:
     """Real, synthetic and difference (synthetic - real) Pearson correlation matrices."""
     diff = correlation.difference.to_numpy()
-    titles = plot_texts(("real", name, f"difference ({name} − real)"))
+    # short subplot titles: three side by side at 789 px leave ~230 px each, and a long name
+    # beside "difference (name - real)" overprinted its neighbour; the name is in the title
+    titles = ("real", "candidate", "candidate − real")
     fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.08)
     labels = plot_texts(correlation.real.columns)
     bound = _diverging(diff)
@@ -296,7 +298,8 @@ def correlation_heatmaps(correlation: CorrelationError, *, name: str = "syntheti
             col=col,
         )
         fig.update_yaxes(autorange="reversed", row=1, col=col, showticklabels=col == 1)
-    return apply_style(fig, title=f"Pearson correlations, MAE {correlation.mae:.3f}", height=430)
+    title = f"Pearson correlations of {name}, MAE {correlation.mae:.3f}"
+    return apply_style(fig, title=title, height=430)
 
 
 def k_marginal_bars(reports: Mapping[str, object]) -> go.Figure:
