@@ -387,8 +387,10 @@ st.caption(
      "Numbers as the training column's decile interval, levels shared by fewer than 10 training "
      "rows as (rare). ") + "Highlighted cells are equal in both rows."
 )  # fmt: skip
-st.dataframe(
-    fig.closest_pair(synthetic, real, privacy[name], row=pick, columns=columns,
-                     numeric=review.schema.numeric, raw=shown_raw),
-    key="privacy_pair",
-)  # fmt: skip
+pair = fig.closest_pair(synthetic, real, privacy[name], row=pick, columns=columns,
+                        numeric=review.schema.numeric, raw=shown_raw)  # fmt: skip
+# fixed widths: long column names and levels (German credit) made the grid wider than 1280 px
+widths = {c: st.column_config.TextColumn(width="medium") for c in pair.data.columns}
+widths["_index"] = st.column_config.TextColumn(width="medium")
+widths["equal"] = st.column_config.TextColumn(width="small")
+st.dataframe(pair, key="privacy_pair", column_config=widths)
