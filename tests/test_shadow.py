@@ -341,9 +341,12 @@ def test_privacy_page_names_a_generator_and_shows_the_attack(review):
     shown = " ".join(m.value for m in at.markdown)
     assert f"{markdown_text(BUILTIN + ':memorise')}," in shown  # escaped, as every user text
     assert "2 targets × 4 shadows" in shown
-    tables = [d.value for d in at.dataframe if "called a member" in d.value.columns]
+    # a static table (cells wrap at 1280 px), its labels Markdown-escaped, the target as index
+    tables = [t.value for t in at.table if markdown_text("called a member") in t.value.columns]
     assert len(tables) == 1 and len(tables[0]) == 2
-    assert {"target", "in training", "AUC", "TPR at FPR 0"} <= set(tables[0].columns)
+    wanted = {markdown_text(c) for c in ("in training", "AUC", "TPR at FPR 0")}
+    assert wanted <= set(tables[0].columns)
+    assert all("row" in str(i) for i in tables[0].index)
 
 
 def test_no_generator_is_not_applicable_even_when_missing_rules_fail(tmp_path):
