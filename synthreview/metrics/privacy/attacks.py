@@ -44,7 +44,9 @@ one-hot levels); KDEs in the principal components that keep 95 % of the syntheti
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextvars
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from typing import Any
 
@@ -56,7 +58,7 @@ from sklearn.ensemble import ExtraTreesClassifier
 from threadpoolctl import threadpool_limits
 
 from synthreview.encoding import canonical_order
-from synthreview.grouped_search import GroupedReference
+from synthreview.grouped_search import GroupedReference, blas_threads
 from synthreview.metrics.privacy.gower import same_tuple_nearest
 from synthreview.neighbors import nearest
 
@@ -72,6 +74,7 @@ __all__ = [
     "native_categories",
     "no_box_scores",
     "radius_counts",
+    "thread_map",
 ]
 
 NO_BOX_ATTACKS = (
@@ -161,6 +164,27 @@ def encoded_nearest(
         rest = nearest(query[~certified], reference, k=k)
         dist[~certified], index[~certified] = rest.distances, rest.indices
     return dist, index
+
+
+def thread_map(fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+    """``[fn(item) for item in items]`` on the engine's threads, BLAS and OpenMP one thread each.
+
+    For independent pieces of work that release the GIL (tree fits, mixture fits) and ran
+    single-threaded before: every piece runs with one BLAS and one OpenMP thread whatever the
+    thread count, so it gives what it gave run alone (a BLAS product's rounding can change
+    with its thread count: a piece that ran multi-threaded BLAS does not belong here). The
+    thread count is the current BLAS limit
+    (:func:`~synthreview.grouped_search.blas_threads`, bounded by the review's engine); every
+    piece runs in a copy of the caller's context (engine, ...).
+    """
+    items = list(items)
+    threads = min(len(items), blas_threads())
+    with threadpool_limits(limits=1):
+        if threads <= 1:
+            return [fn(item) for item in items]
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            futures = [pool.submit(contextvars.copy_context().run, fn, item) for item in items]
+            return [f.result() for f in futures]
 
 
 _KDE_BLOCK = 256  # query rows per block: block x data float32 stays near the CPU caches
@@ -543,17 +567,24 @@ class NoBoxInputs:
         synthetic, _ = self._sample(synthetic, 3)
         fold = np.random.default_rng([self.seed, 4]).integers(0, n_folds, len(attack))
         scores = np.empty(len(attack))
-        for k in range(n_folds):
+
+        def fit_fold(k: int) -> np.ndarray | None:
             keep = np.ones(len(reference), bool)
             keep[self.own[(fold == k) & (self.own >= 0)]] = False
             x = np.vstack([synthetic, reference[keep]])
             y = np.r_[np.ones(len(synthetic)), np.zeros(int(keep.sum()))]
             # classes weighted equally: the prior odds must not depend on the set sizes
             weight = np.where(y == 1, 0.5 / len(synthetic), 0.5 / keep.sum()) * len(y)
-            with threadpool_limits(limits=1, user_api="openmp"):
-                model = clone(estimator).fit(x, y, sample_weight=weight)
-                if (fold == k).any():
-                    scores[fold == k] = model.predict_proba(attack[fold == k])[:, 1]
+            model = clone(estimator).fit(x, y, sample_weight=weight)
+            if (fold == k).any():
+                return model.predict_proba(attack[fold == k])[:, 1]
+            return None
+
+        # the folds' fits are independent (the tree builder releases the GIL): one per
+        # thread, each single-threaded as before, so the scores do not change
+        for k, found in enumerate(thread_map(fit_fold, range(n_folds))):
+            if found is not None:
+                scores[fold == k] = found
         return scores
 
 
