@@ -1139,7 +1139,7 @@ def preview_audit(name: str, thresholds: Thresholds) -> CandidateAudit | None:
     cache = st.session_state.setdefault(AUDIT_PREVIEW_KEY, {})
     key = (review_digest(review), seed(), get_options(), name, thresholds)
     if key not in cache:
-        cache[key] = audit_candidate(summary.report, name, thresholds)
+        cache[key] = audit_candidate(summary.report, name, thresholds, review=review)
     return cache[key]
 
 

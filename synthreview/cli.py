@@ -54,6 +54,7 @@ from synthreview.release.signing import (
     verify_files,
 )
 from synthreview.review import SECTIONS, evaluate
+from synthreview.sampling import DEFAULT_SAMPLE_ROWS
 
 EXIT_CODES = f"""exit codes:
   {EXIT_RELEASE}  every candidate may be released (each rule the policy requires was computed and
@@ -121,6 +122,19 @@ def _parser() -> argparse.ArgumentParser:
         "--scheduler",
         help="Dask scheduler address (tcp://host:8786): run the review (candidates as tasks, "
         "sharded neighbour searches) and its audit there",
+    )
+    review.add_argument(
+        "--sample-rows",
+        type=int,
+        default=DEFAULT_SAMPLE_ROWS,
+        metavar="N",
+        help="above N rows per table, population statistics are estimated on random samples "
+        f"of N rows (default {DEFAULT_SAMPLE_ROWS:,}); the audit still judges every row",
+    )
+    review.add_argument(
+        "--exact",
+        action="store_true",
+        help="estimate every statistic on every row, at any size (no sampling)",
     )
     review.add_argument(
         "--approximate",
@@ -368,6 +382,7 @@ def run_review(args: argparse.Namespace) -> int:
         shadow_models=args.shadow_models,
         shadow_targets=args.shadow_targets,
         shadow_time_limit=args.shadow_time_limit,
+        sample_rows=None if args.exact else args.sample_rows,
     )
     validate_options(review, options, args.sections, args.device)
 

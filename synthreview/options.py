@@ -19,6 +19,7 @@ from synthreview.generators.plugin import load_generator
 from synthreview.io.persons import check_person_column
 from synthreview.io.schema import Review
 from synthreview.metrics.utility.regression import parse_formula
+from synthreview.sampling import DEFAULT_SAMPLE_ROWS, check_sample_rows
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,10 @@ class ReviewOptions:
         the ``dp_claim`` rule fails a candidate whose attacks contradict it. None: no claim.
     claimed_delta : float
         The claim's δ, in [0, 1).
+    sample_rows : int or None
+        Rows per table above which the population statistics are estimated on a random sample
+        of this many rows (:mod:`synthreview.sampling`; the report says so, the audit still
+        judges every row). None: every row (the CLI's ``--exact``).
     """
 
     embedding: str = "oneclass"
@@ -88,6 +93,7 @@ class ReviewOptions:
     person: str | None = None
     claimed_epsilon: float | None = None
     claimed_delta: float = 0.0
+    sample_rows: int | None = DEFAULT_SAMPLE_ROWS
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "groups", tuple(self.groups))
@@ -96,17 +102,18 @@ class ReviewOptions:
                 "motif_length must be >= 2 steps and motif_tolerance > 0 mg/dL; got "
                 f"{self.motif_length!r} and {self.motif_tolerance!r}"
             )
+        check_sample_rows(self.sample_rows)
         if self.embedding not in ("oneclass", "none"):
             raise ConfigError(f"embedding must be 'oneclass' or 'none'; got {self.embedding!r}")
 
 
 #: options each section's numbers depend on (the rest of ReviewOptions does not change them)
 SECTION_OPTIONS = {
-    "fidelity": ("embedding", "n_bootstrap"),
-    "privacy": ("embedding", "sensitive", "l_diversity", "max_attack", "generator",
+    "fidelity": ("embedding", "n_bootstrap", "sample_rows"),
+    "privacy": ("embedding", "sample_rows", "sensitive", "l_diversity", "max_attack", "generator",
                 "shadow_models", "shadow_targets", "shadow_time_limit", "person",
                 "claimed_epsilon", "claimed_delta"),
-    "utility": ("target", "groups", "formula"),
+    "utility": ("target", "groups", "formula", "sample_rows"),
     "glucose": ("max_attack", "n_bootstrap", "motif_length", "motif_tolerance"),
 }
 #: sections that apply to each kind of review (``Review.kind``): traces have no utility

@@ -37,6 +37,7 @@ from synthreview.options import (
     validate_options,
 )
 from synthreview.results import to_jsonable
+from synthreview.sampling import Sampling, sample_review
 from synthreview.version import __version__
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,9 @@ class Report:
     #: what loading changed or found (``Review.notices``: encodings, units, unseen categories,
     #: empty columns, ...): they travel with the decisions into report.json
     notices: tuple[Notice, ...] = ()
+    #: how the population statistics were estimated when a table exceeded
+    #: ``options.sample_rows`` (:mod:`synthreview.sampling`); None: on every row
+    sampling: Sampling | None = None
 
     @property
     def embedded(self) -> dict[str, np.ndarray]:
@@ -146,6 +150,8 @@ class Report:
             "candidates": {name: c.to_dict() for name, c in self.candidates.items()},
             # only an approximate search adds this: exact reports keep their exact content
             **({"neighbour_search": list(self.search)} if self.search else {}),
+            # only a sampled review adds this: a review on every row keeps its content
+            **({"sampling": self.sampling.to_dict()} if self.sampling is not None else {}),
         }
 
 
@@ -195,9 +201,14 @@ def prepare(
     device: str = "cpu",
     progress: Progress | None = None,
 ) -> Context:
-    """Fit the encoder and the evaluation embedding on real data and embed every source."""
+    """Fit the encoder and the evaluation embedding on real data and embed every source.
+
+    Above ``options.sample_rows`` rows it does so on the samples :func:`evaluate` estimates
+    the population statistics on (:func:`synthreview.sampling.sample_review`).
+    """
     if review.kind == "traces":
         return Context(encoder=None, embedding=None, encoded={}, embedded={})
+    review, _ = sample_review(review, options.sample_rows, seed=seed, person=options.person)
 
     encoder = TabularEncoder(review.schema).fit(review.real.frame)
     sources = {"real": review.real.frame}
@@ -212,6 +223,31 @@ def prepare(
     )
     embedded = {name: embedding.transform(x) for name, x in encoded.items()}
     return Context(encoder=encoder, embedding=embedding, encoded=encoded, embedded=embedded)
+
+
+def fitted_to(context: Context, review: Review) -> Context:
+    """``context`` with the encoded and embedded rows of ``review``'s tables.
+
+    A source whose rows are missing or of another length (a context prepared on other rows:
+    the samples of a curated candidate, say) is transformed with the context's encoder and
+    embedding, which are never refitted; the rest are kept.
+    """
+    if context.encoder is None or context.embedding is None or review.kind != "table":
+        return context
+    tables = {"real": review.real, **({"holdout": review.holdout} if review.holdout else {})}
+    tables.update(review.synthetic)
+    stale = [
+        name
+        for name, table in tables.items()
+        if name not in context.encoded or len(context.encoded[name]) != table.n_rows
+    ]
+    if not stale:
+        return context
+    encoded, embedded = dict(context.encoded), dict(context.embedded)
+    for name in stale:
+        encoded[name] = context.encoder.transform(tables[name].frame, name=name)
+        embedded[name] = context.embedding.transform(encoded[name])
+    return replace(context, encoded=encoded, embedded=embedded)
 
 
 def shadow_settings(options: ReviewOptions) -> ShadowSettings | None:
@@ -536,6 +572,9 @@ def evaluate(
         sections = ("glucose",) if review.kind == "traces" else TABLE_SECTIONS
     # every option is checked before anything is fitted: a typo must not silently drop a section
     validate_options(review, options, sections, device, seed=seed)
+    inputs = describe_inputs(review)
+    # above options.sample_rows the sections see random samples of the tables
+    review, sampling = sample_review(review, options.sample_rows, seed=seed, person=options.person)
     if review.kind == "traces":
         # trace fidelity and privacy are computed inside the glucose section on the trace embedding
         sections = ("glucose",) if any(s != "utility" for s in sections) else ()
@@ -564,6 +603,8 @@ def evaluate(
         except Exception as exc:  # the embedding failing must not hide utility results
             log.error("preparing the review failed:\n%s", traceback.format_exc())
             errors_all = {"fidelity": error_message(exc), "privacy": error_message(exc)}
+    if context is not None:  # a context prepared on other rows (samples) is brought up to date
+        context = fitted_to(context, review)
     ctx = context or Context(encoder=None, embedding=None, encoded={}, embedded={})
     names = review.candidates
     candidates: dict[str, CandidateResult] = {}
@@ -590,7 +631,7 @@ def evaluate(
     if progress:
         progress(1.0, "done")
     return Report(
-        inputs=describe_inputs(review),
+        inputs=inputs,
         candidates=candidates,
         options=options,
         seed=seed,
@@ -599,4 +640,5 @@ def evaluate(
         context=context,
         search=tuple(check.describe() for check in engine.recall_log),
         notices=tuple(review.notices),
+        sampling=sampling,
     )

@@ -75,6 +75,10 @@ class AuditRecord:
             "overlaps": rule_overlaps(self.audit)[["rules", "n_rows"]].to_dict(orient="records"),
             "copies": self.copies.to_dict(),
             "ratio_space": calibration.get("ratio_space"),
+            # a review estimated on samples audits every row through a faiss index: its
+            # measured recall is part of the record (absent on the exact path)
+            **({"neighbour_search": list(self.audit.attrs["search"])}
+               if self.audit.attrs.get("search") else {}),
         }
 
 

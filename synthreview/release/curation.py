@@ -200,9 +200,12 @@ def curated_context(
         return None
     encoded, embedded = dict(context.encoded), dict(context.embedded)
     for name, curation in curations.items():
+        rows = len(curation.kept_rows) + len(curation.removed_rows)
         for arrays in (encoded, embedded):
-            if name in arrays:
+            if name in arrays and len(arrays[name]) == rows:
                 arrays[name] = np.asarray(arrays[name])[curation.kept_rows]
+            else:  # rows of a sample (a review above options.sample_rows): evaluate redraws
+                arrays.pop(name, None)
     return replace(context, encoded=encoded, embedded=embedded)
 
 

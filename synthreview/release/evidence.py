@@ -47,6 +47,8 @@ class CopyEvidence:
         an exact copy).
     holdout_ratio : ndarray (n_holdout,) or None
         The same ratio for every holdout row: the reference distribution.
+    holdout_train_distance : ndarray (n_holdout,) or None
+        ``d(x_h, x*)`` of every holdout row.
     """
 
     ratio: np.ndarray = field(repr=False)
@@ -54,6 +56,7 @@ class CopyEvidence:
     train_distance: np.ndarray = field(repr=False)
     top_columns: tuple[str, ...] = field(repr=False)
     holdout_ratio: np.ndarray | None = field(default=None, repr=False)
+    holdout_train_distance: np.ndarray | None = field(default=None, repr=False)
 
     def subset(self, rows: np.ndarray) -> CopyEvidence:
         """The evidence of the synthetic rows at ``rows`` (holdout unchanged)."""
@@ -64,6 +67,7 @@ class CopyEvidence:
             self.train_distance[rows],
             tuple(self.top_columns[i] for i in rows),
             self.holdout_ratio,
+            self.holdout_train_distance,
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -140,15 +144,16 @@ def copy_evidence(
     synthetic = np.asarray(synthetic_x, dtype=np.float64)
     ratio, j, d = ratios(synthetic)
     blamed = _blame((synthetic - unique[j]) ** 2, groups, top)
-    holdout_ratio = None
+    holdout_ratio = holdout_d = None
     if holdout_x is not None and len(holdout_x):
-        holdout_ratio = ratios(np.asarray(holdout_x, dtype=np.float64))[0]
+        holdout_ratio, _, holdout_d = ratios(np.asarray(holdout_x, dtype=np.float64))
     return CopyEvidence(
         ratio=ratio,
         nearest_train_row=first[j].astype(np.int64),
         train_distance=d,
         top_columns=tuple(blamed),
         holdout_ratio=holdout_ratio,
+        holdout_train_distance=holdout_d,
     )
 
 

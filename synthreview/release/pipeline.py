@@ -29,6 +29,7 @@ from typing import Literal
 
 import pandas as pd
 
+from synthreview.errors import ConfigError
 from synthreview.io.schema import Review
 from synthreview.judgement.decision import Decision, decide, exit_code
 from synthreview.judgement.policy import Policy, Verdicts, load_policy
@@ -42,12 +43,19 @@ from synthreview.release.audit import (
 )
 from synthreview.release.bundle import AuditRecord, build_release
 from synthreview.release.controls import PlantedControls, planted_controls
-from synthreview.release.curation import CurationResult, curate, evaluate_curated
+from synthreview.release.curation import (
+    CurationResult,
+    curate,
+    curated_review,
+    evaluate_curated,
+)
 from synthreview.release.evidence import copy_evidence_for
 from synthreview.release.reattack import Reattack, compare_attacks
+from synthreview.release.rows import every_row_evidence
 from synthreview.release.signoff import SignOff
 from synthreview.release.verdicts import CopyExcess, copy_excess, judge_audited
 from synthreview.review import Report
+from synthreview.sampling import sample_review
 
 __all__ = [
     "REAL_LOSS_WARNING",
@@ -235,18 +243,41 @@ def policy_key(policy: Policy) -> str:
 
 
 def audit_candidate(
-    report: Report, name: str, thresholds: Thresholds | None = None
+    report: Report,
+    name: str,
+    thresholds: Thresholds | None = None,
+    *,
+    review: Review | None = None,
 ) -> CandidateAudit | None:
     """The per-row audit of candidate ``name`` (``None`` without fidelity or privacy results).
 
     The authenticity ratio is taken in the encoder space of the report's fitted context
     (``evidence.copy_evidence_for``) when there is one; a trace review adds its plausibility and
     memorised-subject rules from the glucose section, on the candidate and on the holdout alike.
+    A report estimated on samples (``report.sampling``) is audited on every row of ``review``
+    (:func:`synthreview.release.rows.every_row_evidence`), which it then needs.
     """
     result = report.candidates[name]
     if result.fidelity is None and result.privacy is None:
         return None
     chosen = thresholds or Thresholds()
+    if report.sampling is not None:
+        if review is None:
+            raise ConfigError(
+                "review must be given to audit a review estimated on samples (every synthetic "
+                "row is judged against every training row); got review=None"
+            )
+        if chosen.mode == "paper":
+            raise ConfigError(
+                "thresholds.mode 'paper' needs the embedding's authenticity flag of every row, "
+                "which a review estimated on samples does not compute; choose 'quantile' or "
+                "'strict', or review every row (sample_rows=None, the CLI's --exact)"
+            )
+        rows = every_row_evidence(review, report, name)
+        audit = audit_table(rows, rows, chosen, copies=rows.copies)
+        audit.attrs["search"] = list(rows.search)
+        reference = holdout_audit(rows, rows, chosen, copies=rows.copies)
+        return CandidateAudit(audit, reference, chosen)
     copies = copy_evidence_for(report, name)
     glucose = result.glucose
     traces = trace_rule_columns(glucose) if glucose is not None else None
@@ -285,7 +316,9 @@ def _curate(
         progress=progress,
     )
     content = after.candidates[name].to_dict()
-    left = audit_candidate(after, name, audit.thresholds)
+    left = audit_candidate(
+        after, name, audit.thresholds, review=curated_review(review, {name: curation})
+    )
     reattack = compare_attacks(report.candidates[name].to_dict(), content)
     verdicts = judge_audited(
         policy,
@@ -355,7 +388,11 @@ def release_candidate(
         and reuse.name == name
         and (reuse.audit is None or reuse.audit.thresholds == chosen)
     )
-    audit = reuse.audit if same and reuse is not None else audit_candidate(report, name, chosen)
+    audit = (
+        reuse.audit
+        if same and reuse is not None
+        else audit_candidate(report, name, chosen, review=review)
+    )
     content = report.candidates[name].to_dict()
     verdicts = judge_audited(
         policy, content, copies=audit.copies if audit is not None else None, kind=report.kind
@@ -537,8 +574,11 @@ def review_release(
         )
     control_table = None
     if controls and review.kind == "table" and review.holdout is not None:
+        planted_in = review
+        if report.sampling is not None:  # planted in the samples the report was fitted on
+            planted_in, _ = sample_review(review, report.options.sample_rows, seed=report.seed)
         control_table = planted_controls(
-            review,
+            planted_in,
             report,
             n_rows=control_rows,
             policy=policy,

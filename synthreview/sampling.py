@@ -1,0 +1,219 @@
+"""Statistics on samples, evidence on every row: the review of tables above a documented size.
+
+An exact k-NN pass over a million real rows against a million others costs about half an
+hour of two cores (issue 26), and a review needs several. The population statistics of a
+review (α-Precision / β-Recall curves, authenticity, PRDC, marginals, the discriminator and ML
+efficacy, attack AUCs and TPR at low FPR, the WP29 risks) are means over rows: a random sample
+of :data:`DEFAULT_SAMPLE_ROWS` rows per table estimates them with a standard error well below
+the policy's margins, so above that size :func:`sample_review` gives the sections a review of
+random samples of every table, and the report says so (:meth:`Sampling.describe`:
+"estimated on 100,000 of 1,000,000 rows").
+
+The intervals the judgement uses then hold the sampling error: each section's bootstrap
+resamples the *sample*, so an interval is the spread of the estimator at the sample's size,
+which is the error of estimating the full tables' value from the sample (the full tables'
+own interval would be narrower). Real, holdout and synthetic are sampled to the same size, so
+a candidate and its holdout reference are still estimated alike (k-NN statistics depend on
+the number of rows).
+
+Per-row decisions are not sampled: the audit (:mod:`synthreview.release.rows`) judges every
+synthetic row against every training row (exact copies by row hashes, near copies and the
+authenticity ratio through a faiss index whose 1-NN recall is measured on the run).
+
+Sampling is free of row order: rows are drawn by rank in
+:func:`synthreview.io.row_hash.value_order`, so a permutation of a file draws the same rows.
+A person-level review (``ReviewOptions.person``) and a trace review are never sampled: a
+sample of rows would split people and days.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from synthreview.errors import ConfigError
+from synthreview.io.row_hash import value_order
+from synthreview.io.schema import LoadedTable, Review
+
+#: rows per table above which population statistics are estimated on a random sample; a
+#: sample this size puts the standard error of a share near 0.5 at 0.0016 and the fidelity
+#: suite of three 100k samples at about a minute of two cores (benchmarks/bench_scale.py)
+DEFAULT_SAMPLE_ROWS = 100_000
+#: smallest sample allowed: below it the holdout quantiles the audit calibrates on at 1 %
+#: rest on fewer than ten rows
+MIN_SAMPLE_ROWS = 1_000
+
+
+@dataclass(frozen=True)
+class TableSample:
+    """The rows of one input table that the population statistics were estimated on.
+
+    Attributes
+    ----------
+    name, role : str
+        As in :class:`~synthreview.io.schema.LoadedTable`.
+    rows_used, rows_total : int
+    positions : ndarray of int64
+        0-based input positions of the sampled rows, ascending (all rows when not sampled).
+    """
+
+    name: str
+    role: str
+    rows_used: int
+    rows_total: int
+    positions: np.ndarray = field(repr=False, compare=False)
+
+    @property
+    def sampled(self) -> bool:
+        """Whether fewer rows than the table holds were used."""
+        return self.rows_used < self.rows_total
+
+    def describe(self) -> str:
+        """``"real: estimated on 100,000 of 1,000,000 rows"`` (or ``"all 300 rows"``)."""
+        if not self.sampled:
+            return f"{self.name}: all {self.rows_total:,} rows"
+        return f"{self.name}: estimated on {self.rows_used:,} of {self.rows_total:,} rows"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "role": self.role,
+            "rows_used": self.rows_used,
+            "rows_total": self.rows_total,
+        }
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How a review's population statistics were estimated (``Report.sampling``).
+
+    Attributes
+    ----------
+    max_rows : int
+        Rows per table above which a table was sampled.
+    seed : int
+        The review's seed (it draws the samples).
+    tables : tuple of TableSample
+        Real, holdout and each candidate, in review order.
+    """
+
+    max_rows: int
+    seed: int
+    tables: tuple[TableSample, ...]
+
+    def table(self, name: str) -> TableSample:
+        """The sample of the source ``name`` (``"real"``, ``"holdout"`` or a candidate)."""
+        for t in self.tables:
+            if (t.name if t.role == "synthetic" else t.role) == name:
+                return t
+        raise KeyError(f"name must be 'real', 'holdout' or a candidate; got {name!r}")
+
+    def describe(self) -> list[str]:
+        """One line per table, as the report and the record print them."""
+        return [t.describe() for t in self.tables]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "max_rows": self.max_rows,
+            "seed": self.seed,
+            "tables": [t.to_dict() for t in self.tables],
+            "note": (
+                "population statistics and their intervals are estimated on random samples of "
+                "the tables above; the audit judges every synthetic row"
+            ),
+        }
+
+
+def check_sample_rows(value: object) -> int | None:
+    """``value`` as a sample size (None: every row), or ConfigError naming the option."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ConfigError(
+            f"option sample_rows must be None (every row) or an integer >= {MIN_SAMPLE_ROWS}; "
+            f"got {value!r} instead"
+        )
+    if value < MIN_SAMPLE_ROWS:
+        raise ConfigError(
+            f"option sample_rows must be None (every row) or an integer >= {MIN_SAMPLE_ROWS}; "
+            f"got {value!r} instead"
+        )
+    return int(value)
+
+
+def sample_positions(table: LoadedTable, n: int, seed: int) -> np.ndarray:
+    """``n`` input positions of ``table`` drawn at random by value rank, ascending.
+
+    The ranks are drawn with ``numpy.random.default_rng((seed, role))`` and mapped to rows
+    through :func:`~synthreview.io.row_hash.value_order`, so the same rows (by content) are
+    drawn from any permutation of the file.
+    """
+    if n >= table.n_rows:
+        return np.arange(table.n_rows, dtype=np.int64)
+    # a stream per role: real and holdout of equal size must not draw the same ranks
+    salt = int.from_bytes(hashlib.sha256(table.role.encode()).digest()[:4], "little")
+    rng = np.random.default_rng([seed, salt])
+    ranks = rng.choice(table.n_rows, size=n, replace=False)
+    return np.sort(value_order(table.frame)[ranks]).astype(np.int64)
+
+
+def _cut(table: LoadedTable, positions: np.ndarray) -> LoadedTable:
+    digest = hashlib.sha256(f"{table.sha256}:sample:".encode())
+    digest.update(positions.tobytes())
+    return replace(
+        table,
+        frame=table.frame.iloc[positions].reset_index(drop=True),
+        raw=table.raw_rows(positions),
+        sha256=digest.hexdigest(),
+        source_format="memory",
+    )
+
+
+def sample_review(
+    review: Review, max_rows: int | None, *, seed: int, person: str | None = None
+) -> tuple[Review, Sampling | None]:
+    """The review the population statistics are estimated on, and how it was drawn.
+
+    Parameters
+    ----------
+    review : Review
+    max_rows : int or None
+        Rows per table above which a table is sampled to this size; None: every row.
+    seed : int
+    person : str, optional
+        The person column of a person-level review: such a review is not sampled.
+
+    Returns
+    -------
+    (Review, Sampling or None)
+        ``review`` itself and None when no table is sampled (traces, person-level reviews,
+        tables at or below ``max_rows``, ``max_rows=None``).
+    """
+    max_rows = check_sample_rows(max_rows)
+    tables = [review.real, *([review.holdout] if review.holdout is not None else [])]
+    tables += list(review.synthetic.values())
+    if (
+        max_rows is None
+        or review.kind != "table"
+        or person is not None
+        or all(t.n_rows <= max_rows for t in tables)
+    ):
+        return review, None
+    positions = {id(t): sample_positions(t, max_rows, seed) for t in tables}
+    samples = tuple(
+        TableSample(t.name, t.role, len(positions[id(t)]), t.n_rows, positions[id(t)])
+        for t in tables
+    )
+
+    def cut(t: LoadedTable) -> LoadedTable:
+        return t if len(positions[id(t)]) == t.n_rows else _cut(t, positions[id(t)])
+
+    sampled = replace(
+        review,
+        real=cut(review.real),
+        holdout=None if review.holdout is None else cut(review.holdout),
+        synthetic={name: cut(t) for name, t in review.synthetic.items()},
+    )
+    return sampled, Sampling(max_rows=max_rows, seed=seed, tables=samples)
