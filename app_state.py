@@ -87,11 +87,13 @@ from synthreview.review import (
     evaluate,
     prepare,
 )
+from synthreview.sampling import Sampling, sample_review
 
 T = TypeVar("T")
 
 # --- session keys (the only place they are spelled) -------------------------------------------
 REVIEW_KEY = "review"
+SAMPLED_REVIEW_KEY = "sampled_review"
 SEED_KEY = "seed"
 PRESENTATION_KEY = "presentation_mode"  # the Overview's toggle; kept on every page (page_start)
 RAW_ROWS_KEY = "show_raw_rows"  # a page's "Show training rows" checkbox (off: rows masked)
@@ -202,7 +204,7 @@ def set_review(review: Review | None) -> None:
     st.session_state[REVIEW_KEY] = review
     for key in (
         _RESULTS_KEY, _LATEST_KEY, _CONTEXTS_KEY, _PROJECTIONS_KEY, _RELEASES_KEY, SUMMARY_KEY,
-        AUDIT_PREVIEW_KEY, AUDIT_CONTROLS_KEY, _VIEWS_KEY, SIGNOFF_KEY,
+        AUDIT_PREVIEW_KEY, AUDIT_CONTROLS_KEY, _VIEWS_KEY, SIGNOFF_KEY, SAMPLED_REVIEW_KEY,
     ):  # fmt: skip
         st.session_state[key] = {}
     st.session_state[AUDIT_CONFIRMED_KEY] = {}
@@ -576,6 +578,7 @@ def stored_report(
         kind=review.kind,
         context=_stored_context(review, options),
         notices=tuple(review.notices),  # what loading changed travels with the decision
+        sampling=sampled_review(options)[1],
     )
     return report, stale
 
@@ -1104,6 +1107,24 @@ def curation_errors() -> dict[str, str]:
         if step is not None and step.error:
             found[name] = step.error
     return found
+
+
+def sampled_review(options: ReviewOptions | None = None) -> tuple[Review, Sampling | None]:
+    """The review the stored statistics are estimated on, and how it was drawn (cached).
+
+    Above ``options.sample_rows`` rows the sections' per-row results (closest pairs) are rows
+    of these samples; ``Sampling`` maps them to the files' rows. Below it: the loaded review.
+    """
+    review = _loaded_review()
+    options = options or get_options()
+    cache = st.session_state.setdefault(SAMPLED_REVIEW_KEY, {})
+    key = (review_digest(review), seed(), options.sample_rows, options.person)
+    if key not in cache:
+        cache.clear()  # samples of one review at a time
+        cache[key] = sample_review(
+            review, options.sample_rows, seed=seed(), person=options.person
+        )
+    return cache[key]
 
 
 def _loaded_review() -> Review:

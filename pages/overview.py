@@ -108,6 +108,8 @@ with st.container(key="overview_slide_0"):
         f"Policy: {markdown_text(policy.name)}. Each line gives the decision and the reason "
         "that decided it; the evidence is below and on the Fidelity, Privacy and Utility pages."
     )
+    if report.sampling is not None:
+        st.caption(markdown_text(report.sampling.sentence()))
 
 for name, candidate in report.candidates.items():
     for section, message in candidate.errors.items():

@@ -370,10 +370,19 @@ samples = getattr(fidelity.get(name), "samples", None)
 authentic = getattr(samples, "authentic", None)
 rows = fig.riskiest_rows(privacy[name], authentic=authentic, n=n_pairs)
 columns = review.schema.analysed
-synthetic, real = review.synthetic[name].frame, review.real.frame
+# the rows the statistics were estimated on (samples of tables above options.sample_rows)
+population, sampling = app_state.sampled_review()
+synthetic, real = population.synthetic[name].frame, population.real.frame
+file_rows = {"synthetic_rows": None, "real_rows": None}
+if sampling is not None:
+    file_rows = {"synthetic_rows": sampling.table(name).positions,
+                 "real_rows": sampling.table("real").positions}  # fmt: skip
+    st.caption("Among the rows of the random samples the statistics were estimated on (row "
+               "numbers as in the files); the Audit page judges every row.")  # fmt: skip
 st.caption("Order: exact copies first, then rows the fidelity section judged unauthentic, then "
            "the smallest distance.")  # fmt: skip
-st.table(fig.closest_pairs_reading(synthetic, real, privacy[name], rows=rows, columns=columns))
+st.table(fig.closest_pairs_reading(synthetic, real, privacy[name], rows=rows, columns=columns,
+                                   **file_rows))  # fmt: skip
 st.checkbox(
     "Show raw training rows", value=False, key=app_state.RAW_ROWS_KEY,
     disabled=app_state.presentation_mode(),
@@ -381,7 +390,11 @@ st.checkbox(
     "the most exposed records (decile intervals, rare levels masked).",
 )  # fmt: skip
 shown_raw = app_state.show_raw_rows()  # never while presenting, whatever the box says
-pick = st.selectbox("Pair (synthetic row)", [int(r) for r in rows], key="privacy_pair_row")
+as_filed = file_rows["synthetic_rows"]
+pick = st.selectbox(
+    "Pair (synthetic row)", [int(r) for r in rows], key="privacy_pair_row",
+    format_func=lambda r: str(r if as_filed is None else int(as_filed[r])),
+)  # fmt: skip
 st.caption(
     ("Raw values as loaded. " if shown_raw else
      "Numbers as the training column's decile interval, levels shared by fewer than 10 training "

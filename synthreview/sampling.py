@@ -114,6 +114,14 @@ class Sampling:
         """One line per table, as the report and the record print them."""
         return [t.describe() for t in self.tables]
 
+    def sentence(self) -> str:
+        """The one line a screen shows: which tables were sampled, and that the audit was not."""
+        parts = "; ".join(t.describe() for t in self.tables if t.sampled)
+        return (
+            f"Population statistics estimated on random samples ({parts}); the audit judges "
+            "every synthetic row against every training row."
+        )
+
     def to_dict(self) -> dict[str, object]:
         return {
             "max_rows": self.max_rows,

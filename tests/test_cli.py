@@ -233,6 +233,7 @@ def no_computing(monkeypatch):
         (["--alpha", "2"], "option --alpha must be in (0, 1)"),
         (["--alpha", "-0.5"], "option --alpha must be in (0, 1)"),
         (["--max-attack", "-5"], "option max_attack must be an integer >= 10"),
+        (["--sample-rows", "10"], "option sample_rows must be None (every row) or an integer"),
         (["--device", "cuda:7"], "option device must be"),
         (["--device", "gpu"], "option device must be"),
     ],

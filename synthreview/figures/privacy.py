@@ -465,12 +465,21 @@ def riskiest_rows(report, *, authentic: np.ndarray | None = None, n: int = 10) -
 
 
 def closest_pairs(
-    synthetic: pd.DataFrame, real: pd.DataFrame, report, *, rows: np.ndarray, columns: list[str]
+    synthetic: pd.DataFrame,
+    real: pd.DataFrame,
+    report,
+    *,
+    rows: np.ndarray,
+    columns: list[str],
+    synthetic_rows: np.ndarray | None = None,
+    real_rows: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """One line per chosen synthetic row: its nearest training row, DCR, copy, equal cells.
 
     Positions and counts only (no cell value), so the list is safe on a shared screen and
     narrow at any number of columns; :func:`closest_pair` shows one pair's cells.
+    ``synthetic_rows`` / ``real_rows`` give the file positions of the frames' rows when they
+    are samples (``synthreview.sampling``): the list names rows as in the files.
     """
     dcr = report.dcr
     lines = []
@@ -478,7 +487,8 @@ def closest_pairs(
         t = int(dcr.nearest_train_index[r])
         same = sum(_same(synthetic[c].iloc[r], real[c].iloc[t]) for c in columns)
         lines.append({
-            "synthetic row": int(r), "nearest training row": t,
+            "synthetic row": int(r if synthetic_rows is None else synthetic_rows[r]),
+            "nearest training row": int(t if real_rows is None else real_rows[t]),
             "DCR": format_number(dcr.synthetic_to_train[r]),
             "exact copy": "yes" if dcr.exact_copy[r] else "no",
             "equal cells": f"{same} of {len(columns)}",
@@ -490,11 +500,19 @@ def closest_pairs(
 
 
 def closest_pairs_reading(
-    synthetic: pd.DataFrame, real: pd.DataFrame, report, *, rows: np.ndarray, columns: list[str]
+    synthetic: pd.DataFrame,
+    real: pd.DataFrame,
+    report,
+    *,
+    rows: np.ndarray,
+    columns: list[str],
+    synthetic_rows: np.ndarray | None = None,
+    real_rows: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """:func:`closest_pairs` for ``st.table`` (wraps at 1280 px), one line per synthetic row."""
-    return reading_table(closest_pairs(synthetic, real, report, rows=rows, columns=columns)
-                         .set_index("synthetic row"))  # fmt: skip
+    pairs = closest_pairs(synthetic, real, report, rows=rows, columns=columns,
+                          synthetic_rows=synthetic_rows, real_rows=real_rows)  # fmt: skip
+    return reading_table(pairs.set_index("synthetic row"))
 
 
 def closest_pair(

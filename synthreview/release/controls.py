@@ -33,6 +33,7 @@ from synthreview.release.evidence import copy_evidence_for
 from synthreview.release.verdicts import copy_excess, judge_audited
 from synthreview.results import to_jsonable
 from synthreview.review import Context, Report, evaluate
+from synthreview.sampling import sample_review
 
 __all__ = ["DEFAULT_SHARES", "ControlRow", "PlantedControls", "planted_controls"]
 
@@ -164,6 +165,8 @@ def planted_controls(
     """
     if review.kind != "table":
         raise ConfigError("planted-leak controls need a table review; got glucose traces")
+    if report.sampling is not None:  # planted in the samples the report was estimated on
+        review, _ = sample_review(review, report.options.sample_rows, seed=report.seed)
     if review.holdout is None or review.holdout.n_rows < 20:
         raise DataError("planted-leak controls need a holdout of at least 20 rows")
     bad = [s for s in shares if not 0.0 <= float(s) <= 0.5]

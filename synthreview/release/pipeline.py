@@ -55,7 +55,6 @@ from synthreview.release.rows import every_row_evidence
 from synthreview.release.signoff import SignOff
 from synthreview.release.verdicts import CopyExcess, copy_excess, judge_audited
 from synthreview.review import Report
-from synthreview.sampling import sample_review
 
 __all__ = [
     "REAL_LOSS_WARNING",
@@ -574,11 +573,8 @@ def review_release(
         )
     control_table = None
     if controls and review.kind == "table" and review.holdout is not None:
-        planted_in = review
-        if report.sampling is not None:  # planted in the samples the report was fitted on
-            planted_in, _ = sample_review(review, report.options.sample_rows, seed=report.seed)
         control_table = planted_controls(
-            planted_in,
+            review,
             report,
             n_rows=control_rows,
             policy=policy,

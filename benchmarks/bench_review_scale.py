@@ -1,0 +1,132 @@
+"""The whole CLI review with ``--curate`` at a million rows (issue 26's done-when; a benchmark).
+
+Writes real, holdout and synthetic Parquet files of ``--rows`` rows × 20 mixed columns (12
+numeric, 8 categorical, a shared latent factor so columns correlate), the synthetic one a
+fresh draw of the same generator with ``--planted`` (default 1 %) of its rows replaced by
+verbatim training rows, then runs
+
+    python -m synthreview review --real ... --holdout ... --synthetic ... --curate --out ...
+
+in a child process under the given sampling (``--sample-rows`` or ``--exact``) and prints its
+wall time, CPU seconds (children's user + system), peak RSS of the child (``ru_maxrss`` of
+children), the decision line, and how many planted rows the audit flagged (``audit.csv``:
+every synthetic row is there). The CPU model, SIMD flags, BLAS kernels and the load are
+printed first (``bench_fidelity.describe_machine``). Threads are bounded by ``--threads``.
+
+    python benchmarks/bench_review_scale.py --rows 200000
+    python benchmarks/bench_review_scale.py --rows 1000000
+    python benchmarks/bench_review_scale.py --rows 200000 --exact      # the exact mode's verdicts
+
+Measured results are in the docstring of :mod:`synthreview.sampling` and the closing notes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench_fidelity import describe_machine  # noqa: E402  (the script's folder is on sys.path)
+
+N_NUMERIC, N_CATEGORICAL, LEVELS = 12, 8, 6
+
+
+def draw(n: int, seed: int) -> pd.DataFrame:
+    """``n`` rows of a fixed 20-column generator (latent factor, skewed and discrete numbers)."""
+    rng = np.random.default_rng(seed)
+    latent = rng.standard_normal(n)
+    columns: dict[str, np.ndarray] = {}
+    for j in range(N_NUMERIC):
+        x = 0.6 * latent + 0.8 * rng.standard_normal(n)
+        if j % 3 == 1:
+            x = np.exp(x)  # skewed
+        elif j % 3 == 2:
+            x = np.round(20 + 5 * x)  # integer-valued (ages, counts)
+        columns[f"num{j}"] = np.round(x, 4)
+    for j in range(N_CATEGORICAL):
+        logits = np.outer(latent, np.linspace(-1, 1, LEVELS)) + rng.gumbel(size=(n, LEVELS))
+        columns[f"cat{j}"] = np.array([f"level{k}" for k in range(LEVELS)])[logits.argmax(1)]
+    return pd.DataFrame(columns)
+
+
+def write_inputs(folder: Path, n: int, planted: float) -> np.ndarray:
+    """Real, holdout and synthetic Parquet files; returns the planted synthetic rows."""
+    real = draw(n, seed=1)
+    real.to_parquet(folder / "real.parquet", index=False)
+    draw(n, seed=2).to_parquet(folder / "holdout.parquet", index=False)
+    synthetic = draw(n, seed=3)
+    rng = np.random.default_rng(4)
+    k = round(planted * n)
+    rows = np.sort(rng.choice(n, size=k, replace=False))
+    synthetic.iloc[rows] = real.iloc[rng.choice(n, size=k, replace=False)].to_numpy()
+    synthetic.to_parquet(folder / "synthetic.parquet", index=False)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--planted", type=float, default=0.01)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--sample-rows", type=int, default=None)
+    parser.add_argument("--exact", action="store_true")
+    parser.add_argument("--keep", type=Path, default=None, help="keep inputs and output here")
+    args = parser.parse_args()
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(args.threads)
+    describe_machine()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        start = time.perf_counter()
+        planted = write_inputs(folder, args.rows, args.planted)
+        print(f"inputs: 3 x {args.rows:,} rows x 20 columns, {len(planted):,} planted copies "
+              f"({time.perf_counter() - start:.1f} s to write)", flush=True)  # fmt: skip
+        out = folder / "out"
+        command = [
+            sys.executable, "-m", "synthreview", "review",
+            "--real", str(folder / "real.parquet"),
+            "--holdout", str(folder / "holdout.parquet"),
+            "--synthetic", str(folder / "synthetic.parquet"),
+            "--target", "cat0", "--curate", "--threads", str(args.threads),
+            "--out", str(out), "--overwrite",
+        ]  # fmt: skip
+        if args.exact:
+            command.append("--exact")
+        elif args.sample_rows is not None:
+            command += ["--sample-rows", str(args.sample_rows)]
+        print(f"load before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        lines = [x for x in done.stdout.splitlines() if ":" in x and "[" not in x[:2]]
+        print("\n".join(lines[-6:]))
+        if done.returncode not in (0, 1, 4):
+            print(done.stderr[-3000:])
+        audit = pd.read_csv(out / "synthetic" / "audit.csv", usecols=["row", "drop_exact_copy",
+                                                                       "removed"])  # fmt: skip
+        flagged = audit.set_index("row").loc[planted, "drop_exact_copy"].astype(bool)
+        print(
+            f"rows {args.rows:,}: exit {done.returncode}, wall {wall:.1f} s, CPU {cpu:.1f} s, "
+            f"peak RSS {after.ru_maxrss / 1024**2:.2f} GB, audit rows {len(audit):,}, "
+            f"removed {int(audit['removed'].sum()):,}, planted flagged {int(flagged.sum()):,} "
+            f"of {len(planted):,}"
+        )
+
+
+if __name__ == "__main__":
+    main()

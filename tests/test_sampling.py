@@ -1,0 +1,169 @@
+"""Statistics on samples, evidence on every row (issue 26 item 2; synthreview.sampling)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthreview.errors import ConfigError
+from synthreview.figures.text import markdown_text
+from synthreview.io.row_hash import value_order
+from synthreview.io.tables import align, table_from_frame
+from synthreview.options import ReviewOptions
+from synthreview.release.audit import Thresholds
+from synthreview.release.pipeline import audit_candidate, review_release
+from synthreview.review import evaluate
+from synthreview.sampling import sample_positions, sample_review
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+N, SAMPLE, PLANTED = 1200, 1000, 30
+
+
+@pytest.fixture(scope="module")
+def leak():
+    """Adult: 1,200 training, 1,200 holdout rows and a candidate of 1,170 fresh rows plus 30
+    verbatim training rows that the 1,000-row real sample does *not* hold."""
+    adult = pd.read_csv(DATA / "adult.csv").sample(3 * N, random_state=0).reset_index(drop=True)
+    real = table_from_frame(adult.iloc[:N].reset_index(drop=True), name="real", role="real")
+    holdout = adult.iloc[N : 2 * N].reset_index(drop=True)
+    in_sample = set(sample_positions(real, SAMPLE, seed=0).tolist())
+    outside = np.array([i for i in range(N) if i not in in_sample])[:PLANTED]
+    fresh = adult.iloc[2 * N : 3 * N - PLANTED]
+    candidate = pd.concat([fresh, real.frame.iloc[outside]], ignore_index=True)
+    review = align(
+        real,
+        {"leak": table_from_frame(candidate, name="leak", role="synthetic")},
+        holdout=table_from_frame(holdout, name="holdout", role="holdout"),
+    )
+    planted = np.arange(N - PLANTED, N)
+    return review, planted
+
+
+OPTIONS = ReviewOptions(sample_rows=SAMPLE, n_bootstrap=20, max_attack=500)
+
+
+@pytest.fixture(scope="module")
+def sampled_report(leak):
+    review, _ = leak
+    return evaluate(review, sections=("fidelity", "privacy"), options=OPTIONS, seed=0)
+
+
+def test_tables_at_or_below_the_size_are_not_sampled(leak):
+    review, _ = leak
+    same, sampling = sample_review(review, N, seed=0)
+    assert same is review and sampling is None
+    assert sample_review(review, None, seed=0) == (review, None)
+    with pytest.raises(ConfigError, match="option sample_rows must be None"):
+        ReviewOptions(sample_rows=10)
+
+
+def test_a_person_level_review_is_not_sampled(leak):
+    review, _ = leak
+    assert sample_review(review, SAMPLE, seed=0, person="age")[1] is None
+
+
+def test_the_sample_is_free_of_row_order(leak):
+    review, _ = leak
+    real = review.real
+    shuffled = replace(real, frame=real.frame.sample(frac=1, random_state=3).reset_index(drop=True))
+
+    def drawn(table):
+        rows = table.frame.iloc[sample_positions(table, SAMPLE, seed=0)].reset_index(drop=True)
+        return rows.iloc[value_order(rows)].reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(drawn(real), drawn(shuffled))
+    assert not drawn(real).equals(drawn(replace(real, role="holdout")))  # a stream per role
+
+
+def test_population_statistics_are_those_of_the_samples(leak, sampled_report):
+    review, _ = leak
+    sampled, sampling = sample_review(review, SAMPLE, seed=0)
+    on_samples = evaluate(
+        sampled, sections=("fidelity", "privacy"), options=replace(OPTIONS, sample_rows=None)
+    )
+    assert (
+        sampled_report.candidates["leak"].to_dict() == on_samples.candidates["leak"].to_dict()
+    )
+    content = sampled_report.to_dict()
+    assert [(t["rows_used"], t["rows_total"]) for t in content["sampling"]["tables"]] == [
+        (SAMPLE, N)
+    ] * 3
+    assert sampling.describe()[0] == "real: estimated on 1,000 of 1,200 rows"
+    # the inputs are the files as given, not the samples
+    assert {i["rows"] for i in content["inputs"]} == {N}
+    assert "sampling" not in on_samples.to_dict()  # a review on every row says nothing
+
+
+def test_the_audit_judges_every_row_and_finds_copies_outside_the_real_sample(
+    leak, sampled_report
+):
+    review, planted = leak
+    # the sampled sections cannot see them: their sources are not in the real sample
+    assert sampled_report.candidates["leak"].privacy.dcr.exact_copies == 0
+    audited = audit_candidate(sampled_report, "leak", review=review)
+    audit = audited.audit
+    assert len(audit) == N and list(audit["row"]) == list(range(N))
+    assert audit.loc[planted, "drop_exact_copy"].all()
+    assert audit.loc[planted, "removed"].all()
+    assert int(audit["drop_exact_copy"].sum()) == PLANTED
+    assert all("1-NN recall" in line for line in audit.attrs["search"])
+    assert len(audited.reference) == SAMPLE  # calibrated on the holdout sample
+    # a fresh real sample's loss stays near the 1 % quantile level of each calibrated rule
+    fresh = audit.iloc[: N - PLANTED]
+    assert fresh["removed"].mean() < 0.05
+
+
+def test_a_sampled_audit_needs_the_review_and_refuses_the_paper_mode(leak, sampled_report):
+    review, _ = leak
+    with pytest.raises(ConfigError, match="review must be given"):
+        audit_candidate(sampled_report, "leak")
+    with pytest.raises(ConfigError, match="paper"):
+        audit_candidate(sampled_report, "leak", Thresholds(mode="paper"), review=review)
+
+
+def test_the_record_says_what_was_sampled_and_what_the_search_measured(leak, sampled_report):
+    review, _ = leak
+    release = review_release(review, sampled_report)
+    html = release.files["report.html"].decode()
+    assert "estimated on" in html and "of 1,200 rows" in html.replace("1200", "1,200")
+    assert "audit search, leak" in html and "1-NN recall" in html
+    decision = release.decisions["leak"]
+    assert decision.outcome == "do_not_release"  # 30 verbatim training rows
+
+
+@pytest.mark.slow
+def test_the_dashboard_says_what_was_sampled_and_names_file_rows(leak):
+    from tests.page_helpers import run_page
+
+    review, _ = leak
+    options = replace(OPTIONS, embedding="none")
+    at = run_page("pages/privacy.py", review, options=options, timeout=400)
+    assert not at.exception, at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "numbers as in the files" in captions
+    _, sampling = sample_review(review, SAMPLE, seed=0)
+    pairs = next(t.value for t in at.table if "nearest training row" in " ".join(t.value.columns))
+    shown = {int(str(r)) for r in pairs.index}
+    assert shown <= set(sampling.table("leak").positions.tolist())
+    # the rows are named as in the files: their cells, read from the files, give the counts
+    synthetic, real = review.synthetic["leak"].frame, review.real.frame
+    columns = review.schema.analysed
+    for row, line in pairs.iterrows():
+        s, t = synthetic.iloc[int(str(row))], real.iloc[int(str(line["nearest training row"]))]
+        same = sum(
+            bool(pd.isna(s[c]) and pd.isna(t[c]))
+            if pd.isna(s[c]) or pd.isna(t[c])
+            else bool(s[c] == t[c])
+            for c in columns
+        )
+        assert line["equal cells"] == f"{same} of {len(columns)}"
+    at = at.switch_page("pages/overview.py").run()
+    assert not at.exception, at.exception
+    overview = " ".join(c.value for c in at.caption)
+    # the line as the record words it (Markdown-escaped, like every text that names a table)
+    assert markdown_text(sampling.sentence()) in overview
+    assert "estimated on random samples" in overview
