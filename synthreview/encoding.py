@@ -109,7 +109,9 @@ class TabularEncoder:
                 values = df[col].astype("string").fillna(MISSING).to_numpy(dtype=object)
                 lookup = dict(zip(self._levels[col], positions, strict=True))
                 rows = np.arange(len(df))
-                cols = np.array([lookup.get(v, -1) for v in values], dtype=np.int64)
+                # one dictionary look-up per distinct value, not per cell (same positions)
+                codes, uniques = pd.factorize(values)
+                cols = np.array([lookup.get(v, -1) for v in uniques], dtype=np.int64)[codes]
                 seen = cols >= 0
                 out[rows[seen], cols[seen]] = 1.0
         return out
