@@ -40,6 +40,7 @@ from scipy.stats import norm
 
 from synthreview.errors import attempt
 from synthreview.io.row_hash import value_order
+from synthreview.metrics.privacy.attacks import thread_map
 from synthreview.metrics.privacy.gower import GowerReference, gower_nearest
 from synthreview.results import to_jsonable
 
@@ -225,8 +226,11 @@ class _Columns:
             else:
                 text = df[c].astype("string").to_numpy(dtype=object, na_value=None)
                 table = levels.setdefault(c, {})
-                codes = [-1 if t is None else table.setdefault(t, len(table)) for t in text]
-                self.values[c] = np.array(codes, dtype=np.int64)
+                # codes in order of first appearance, continuing ``table`` (a level met in an
+                # earlier table keeps its code): what a per-cell setdefault gives, vectorised
+                seen, uniques = pd.factorize(text)  # None -> -1
+                found = [table.setdefault(t, len(table)) for t in uniques]
+                self.values[c] = np.array([*found, -1], dtype=np.int64)[seen]  # -1: the last
 
     def label(self, col: str, code: Any) -> Any:
         """The level text of a categorical code (values of numeric columns pass through)."""
@@ -640,31 +644,46 @@ def wp29_risks(
     synthetic = synthetic[cols].iloc[value_order(synthetic[cols])].reset_index(drop=True)
     if control is not None:
         control = control[cols].iloc[value_order(control[cols])].reset_index(drop=True)
-    errors: dict[str, str] = {}
-
-    def run(name: str, fn):  # one failing risk must not hide the others
-        return attempt(name, errors, fn)
-
-    so = {
-        mode: run(f"singling_out_{mode}", lambda m=mode: singling_out_risk(
-            real, synthetic, control, numeric=numeric, mode=m, n_attacks=n_attacks, seed=seed))
-        for mode in ("univariate", "multivariate")
-    }  # fmt: skip
     # the Gower searches of linkability and every inference attack share one conversion of
     # the synthetic columns (singling out reads the table itself)
     prepared = GowerReference(synthetic)
     half = max(1, len(cols) // 2)
     aux = (tuple(cols[:half]), tuple(cols[half:]))
-    link = None
+    parts: list[tuple[str, Any]] = [
+        (f"singling_out_{mode}", lambda m=mode: singling_out_risk(
+            real, synthetic, control, numeric=numeric, mode=m, n_attacks=n_attacks, seed=seed))
+        for mode in ("univariate", "multivariate")
+    ]  # fmt: skip
     if len(cols) >= 2:
-        link = run("linkability", lambda: linkability_risk(
+        parts.append(("linkability", lambda: linkability_risk(
             real, prepared, control, aux_cols=aux, categorical=categorical,
-            n_attacks=n_inference_attacks, seed=seed))  # fmt: skip
-    inference = {}
-    for secret in list(secrets or cols)[:max_secrets]:
-        result = run(f"inference:{secret}", lambda s=secret: inference_risk(
+            n_attacks=n_inference_attacks, seed=seed)))  # fmt: skip
+    secret_list = list(secrets or cols)[:max_secrets]
+    parts += [
+        (f"inference:{secret}", lambda s=secret: inference_risk(
             real, prepared, control, secret=s, categorical=categorical,
-            n_attacks=n_inference_attacks, seed=seed))  # fmt: skip
+            n_attacks=n_inference_attacks, seed=seed))
+        for secret in secret_list
+    ]  # fmt: skip
+
+    # the parts are independent (each draws from its own generator seeded with ``seed``):
+    # they run side by side on the engine's threads, singling out (Python-bound) next to the
+    # Gower searches (faiss and numpy release the GIL; a Gower search gives the same rows on
+    # any number of threads); errors are recorded in the order the parts are listed
+    def run(part: tuple[str, Any]) -> tuple[Any, dict[str, str]]:
+        own_errors: dict[str, str] = {}  # one failing risk must not hide the others
+        return attempt(part[0], own_errors, part[1]), own_errors
+
+    errors: dict[str, str] = {}
+    found: dict[str, Any] = {}
+    for (name, _), (result, own_errors) in zip(parts, thread_map(run, parts), strict=True):
+        errors.update(own_errors)
+        found[name] = result
+    so = {mode: found[f"singling_out_{mode}"] for mode in ("univariate", "multivariate")}
+    link = found.get("linkability")
+    inference = {}
+    for secret in secret_list:
+        result = found[f"inference:{secret}"]
         if result is not None:
             inference[secret] = result
     return WP29Report(
