@@ -108,20 +108,23 @@ def main() -> None:
         print(f"load before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        # the CLI's progress lines, each with the seconds since the start: the timeline
+        child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        lines = []
+        for line in child.stdout:
+            lines.append(line.rstrip())
+            print(f"{time.perf_counter() - start:8.1f} s  {line.rstrip()}", flush=True)
+        returncode = child.wait()
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        lines = [x for x in done.stdout.splitlines() if ":" in x and "[" not in x[:2]]
-        print("\n".join(lines[-6:]))
-        if done.returncode not in (0, 1, 4):
-            print(done.stderr[-3000:])
         audit = pd.read_csv(out / "synthetic" / "audit.csv", usecols=["row", "drop_exact_copy",
                                                                        "removed"])  # fmt: skip
         flagged = audit.set_index("row").loc[planted, "drop_exact_copy"].astype(bool)
         print(
-            f"rows {args.rows:,}: exit {done.returncode}, wall {wall:.1f} s, CPU {cpu:.1f} s, "
+            f"rows {args.rows:,}: exit {returncode}, wall {wall:.1f} s, CPU {cpu:.1f} s, "
             f"peak RSS {after.ru_maxrss / 1024**2:.2f} GB, audit rows {len(audit):,}, "
             f"removed {int(audit['removed'].sum()):,}, planted flagged {int(flagged.sum()):,} "
             f"of {len(planted):,}"

@@ -92,6 +92,9 @@ class RecallCheck:
         was returned instead.
     floor : float or None
         The recall floor the search was held to.
+    kept_below_floor : bool
+        The search stayed below ``floor`` even widened and its caller could not afford the
+        exact search (``Engine.exact_fallback`` False): the widened approximate result was kept.
     """
 
     index: str
@@ -101,6 +104,7 @@ class RecallCheck:
     widened: int = 1
     exact_fallback: bool = False
     floor: float | None = None
+    kept_below_floor: bool = False
 
     def describe(self) -> str:
         """``"1-NN recall 0.998 on 10000 checked queries (ivf)"``, and what was done when the
@@ -110,6 +114,11 @@ class RecallCheck:
             text += (
                 f"; the approximate search reached {self.first_recall:.3f}, below the floor "
                 f"{self.floor:.3f} even widened {self.widened}x, so the exact search was used"
+            )
+        elif self.kept_below_floor:
+            text += (
+                f"; below the floor {self.floor:.3f} even widened {self.widened}x (first "
+                f"{self.first_recall:.3f}); kept, as the exact search was not affordable"
             )
         elif self.widened > 1:
             text += (
@@ -140,6 +149,13 @@ class Engine:
     recall_log : list
         :class:`RecallCheck` records appended by approximate searches (mutable on purpose:
         the engine is shared by the whole review).
+    recall_sample : int or None
+        Queries an approximate search checks against the exact search (default
+        ``neighbors.RECALL_SAMPLE``).
+    exact_fallback : bool
+        Whether an approximate search still below the recall floor when widened returns the
+        exact result (default) or keeps the widened one and says so (the every-row audit of a
+        million rows, whose exact search would take hours).
     """
 
     threads: int | None = None
@@ -147,6 +163,8 @@ class Engine:
     approximate: str | None = None
     client: Any = None
     recall_log: list[RecallCheck] | None = None
+    recall_sample: int | None = None
+    exact_fallback: bool = True
 
     def __post_init__(self) -> None:
         if self.threads is not None:

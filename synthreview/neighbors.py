@@ -182,8 +182,10 @@ def approximate_knn(
     a query counts as recalled when its approximate nearest row is at the exact minimum
     distance (a tie with another row counts). Below ``recall_floor`` (default
     :data:`RECALL_FLOOR`) the search is repeated :data:`WIDEN` times wider (probed lists or
-    search width), and if it is still below, the exact search's result is returned; the
-    :class:`~synthreview.engine.RecallCheck` says which.
+    search width), and if it is still below, the exact search's result is returned (unless
+    ``engine.exact_fallback`` is False: then the widened result is kept); the
+    :class:`~synthreview.engine.RecallCheck` says which. ``engine.recall_sample`` replaces
+    :data:`RECALL_SAMPLE` when set.
     """
     floor = RECALL_FLOOR if recall_floor is None else recall_floor
     need = k + 1 if exclude_self else k
@@ -200,7 +202,8 @@ def approximate_knn(
         index = faiss.IndexHNSWFlat(d, HNSW_NEIGHBORS)
     index.add(reference)
     rng = np.random.default_rng(0)
-    sample = np.sort(rng.choice(len(query), min(len(query), RECALL_SAMPLE), replace=False))
+    checked = RECALL_SAMPLE if engine.recall_sample is None else engine.recall_sample
+    sample = np.sort(rng.choice(len(query), min(len(query), checked), replace=False))
     # the exact nearest other row of each sampled query: the 2 nearest, minus the row itself
     exact_d, exact_i = exact_knn(reference, query[sample], k=need, exclude_self=False)
     if exclude_self:
@@ -225,6 +228,11 @@ def approximate_knn(
                 RecallCheck(engine.approximate, len(sample), recall, first, widen, False, floor)
             )
             return dist, found
+    if not engine.exact_fallback:
+        engine.recall_log.append(
+            RecallCheck(engine.approximate, len(sample), recall, first, WIDEN, False, floor, True)
+        )
+        return dist, found
     dist, found = exact_knn(reference, query, k=k, exclude_self=exclude_self)
     engine.recall_log.append(
         RecallCheck(engine.approximate, len(sample), recall_of(dist), first, WIDEN, True, floor)

@@ -16,6 +16,7 @@ from synthreview.io.tables import align, table_from_frame
 from synthreview.options import ReviewOptions
 from synthreview.release.audit import Thresholds
 from synthreview.release.pipeline import audit_candidate, review_release
+from synthreview.release.rows import every_row_evidence
 from synthreview.review import evaluate
 from synthreview.sampling import sample_positions, sample_review
 
@@ -110,7 +111,10 @@ def test_the_audit_judges_every_row_and_finds_copies_outside_the_real_sample(
     assert audit.loc[planted, "drop_exact_copy"].all()
     assert audit.loc[planted, "removed"].all()
     assert int(audit["drop_exact_copy"].sum()) == PLANTED
-    assert all("1-NN recall" in line for line in audit.attrs["search"])
+    assert audit.attrs["search"] == [
+        "exact nearest training row of every synthetic row (1,200) and holdout-sample row "
+        "(1,000) among 1,200"
+    ]  # small enough for the exact search
     assert len(audited.reference) == SAMPLE  # calibrated on the holdout sample
     # a fresh real sample's loss stays near the 1 % quantile level of each calibrated rule
     fresh = audit.iloc[: N - PLANTED]
@@ -127,12 +131,23 @@ def test_a_sampled_audit_needs_the_review_and_refuses_the_paper_mode(leak, sampl
 
 def test_the_record_says_what_was_sampled_and_what_the_search_measured(leak, sampled_report):
     review, _ = leak
-    release = review_release(review, sampled_report)
+    release = review_release(review, sampled_report, curate=True)
     html = release.files["report.html"].decode()
     assert "estimated on" in html and "of 1,200 rows" in html.replace("1200", "1,200")
-    assert "audit search, leak" in html and "1-NN recall" in html
-    decision = release.decisions["leak"]
-    assert decision.outcome == "do_not_release"  # 30 verbatim training rows
+    assert "audit search, leak" in html and "exact nearest training row" in html
+    curated = release.candidates["leak"].curated
+    assert curated.report.sampling is not None  # its statistics on samples of the kept rows
+    kept = curated.curation.kept_rows
+    # the curated set's audit is the submitted rows' evidence, numbered as in the curated file
+    left = curated.audit.audit
+    assert list(left["row"]) == list(range(len(kept)))
+    submitted = release.candidates["leak"].audit.audit
+    assert np.array_equal(
+        left["authenticity_ratio"].to_numpy(), submitted["authenticity_ratio"].to_numpy()[kept]
+    )
+    assert not left["exact_copy"].any() and left.attrs["search"]
+    judged = {v.rule: v.verdict for v in curated.verdicts.rules}
+    assert judged["real_records"] == "pass" and judged["audit_copies"] == "pass"
 
 
 @pytest.mark.slow
@@ -167,3 +182,18 @@ def test_the_dashboard_says_what_was_sampled_and_names_file_rows(leak):
     # the line as the record words it (Markdown-escaped, like every text that names a table)
     assert markdown_text(sampling.sentence()) in overview
     assert "estimated on random samples" in overview
+
+
+def test_an_index_above_the_exact_size_flags_every_planted_copy_and_files_its_recall(
+    leak, sampled_report
+):
+    review, planted = leak
+    exact = every_row_evidence(review, sampled_report, "leak", index="exact")
+    ivf = every_row_evidence(review, sampled_report, "leak", index="ivf")
+    assert len(ivf.search) == 3 and all("1-NN recall" in line for line in ivf.search)
+    assert ivf.copies.ratio[planted].max() == 0.0  # every verbatim copy found at distance 0
+    assert ivf.dcr.exact_copy[planted].all() and ivf.dcr.exact_copies == PLANTED
+    # an index never finds a row nearer than the exact search does
+    assert (ivf.copies.train_distance >= exact.copies.train_distance - 1e-9).all()
+    with pytest.raises(ConfigError, match="index must be"):
+        every_row_evidence(review, sampled_report, "leak", index="faiss")

@@ -249,6 +249,22 @@ def _grouped(audit: pd.DataFrame) -> bool:
     return bool((audit.attrs.get("person") or {}).get("grouped")) and "person" in audit
 
 
+def kept_audit(audit: pd.DataFrame, kept_rows: np.ndarray, thresholds: Thresholds) -> pd.DataFrame:
+    """The audit of the rows ``kept_rows`` of ``audit`` as a table of their own (curated).
+
+    Every statistic of a kept row is the submitted row's (same training rows, holdout and
+    encoder), so the curated set's audit is that of its rows, numbered as in the curated file
+    and judged again under ``thresholds``. Person-level audits are not cut this way (a
+    person's rows are judged together): they must be audited again.
+    """
+    if "person" in audit.attrs:
+        raise ConfigError("a person-level audit must be computed again, not cut to kept rows")
+    kept = audit.iloc[np.asarray(kept_rows, dtype=np.int64)].reset_index(drop=True)
+    kept["row"] = np.arange(len(kept), dtype=np.int64)
+    kept.attrs = dict(audit.attrs)
+    return apply_thresholds(kept, thresholds)
+
+
 def holdout_audit(
     fidelity: FidelityReport | None,
     privacy: PrivacyReport | None,
@@ -371,6 +387,8 @@ def apply_thresholds(audit: pd.DataFrame, thresholds: Thresholds) -> pd.DataFram
     out.attrs["trace_rules"] = trace_rules
     if "person" in audit.attrs:
         out.attrs["person"] = audit.attrs["person"]
+    if "search" in audit.attrs:  # what the every-row search of a sampled review measured
+        out.attrs["search"] = audit.attrs["search"]
     out.attrs["thresholds"] = thresholds.to_dict()
     out.attrs["rules"] = {
         r: {"active": r in fired, "threshold": values.get(r), "expected_fpr": expected.get(r)}

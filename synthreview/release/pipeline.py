@@ -38,17 +38,13 @@ from synthreview.release.audit import (
     Thresholds,
     audit_table,
     holdout_audit,
+    kept_audit,
     rule_overlaps,
     rule_summary,
 )
 from synthreview.release.bundle import AuditRecord, build_release
 from synthreview.release.controls import PlantedControls, planted_controls
-from synthreview.release.curation import (
-    CurationResult,
-    curate,
-    curated_review,
-    evaluate_curated,
-)
+from synthreview.release.curation import CurationResult, curate, evaluate_curated
 from synthreview.release.evidence import copy_evidence_for
 from synthreview.release.reattack import Reattack, compare_attacks
 from synthreview.release.rows import every_row_evidence
@@ -315,9 +311,12 @@ def _curate(
         progress=progress,
     )
     content = after.candidates[name].to_dict()
-    left = audit_candidate(
-        after, name, audit.thresholds, review=curated_review(review, {name: curation})
-    )
+    if report.sampling is not None:
+        # every kept row's evidence is its submitted row's: the every-row search is not redone
+        kept = kept_audit(audit.audit, curation.kept_rows, audit.thresholds)
+        left = CandidateAudit(kept, audit.reference, audit.thresholds)
+    else:
+        left = audit_candidate(after, name, audit.thresholds)
     reattack = compare_attacks(report.candidates[name].to_dict(), content)
     verdicts = judge_audited(
         policy,
