@@ -231,6 +231,7 @@ class _Columns:
                 seen, uniques = pd.factorize(text)  # None -> -1
                 found = [table.setdefault(t, len(table)) for t in uniques]
                 self.values[c] = np.array([*found, -1], dtype=np.int64)[seen]  # -1: the last
+        self._equal: dict[tuple[str, Any], np.ndarray] = {}
 
     def label(self, col: str, code: Any) -> Any:
         """The level text of a categorical code (values of numeric columns pass through)."""
@@ -245,6 +246,14 @@ class _Columns:
             categorical = col in self.levels
             if categorical and op in ("==", "!="):
                 value = self.levels[col].get(value, -2) if isinstance(value, str) else value
+            if categorical and op == "==":
+                # a level's rows, kept: multivariate singling out tests tens of thousands of
+                # queries, most with a categorical equality among a few hundred levels
+                m = self._equal.get((col, value))
+                if m is None:
+                    m = self._equal[(col, value)] = v == value
+                out = m.copy() if out is None else np.logical_and(out, m, out=out)
+                continue
             if op in ("isna", "notna", "!="):  # the others are False on a missing cell anyway
                 missing = v < 0 if categorical else np.isnan(v)
             if op == "isna":
