@@ -7,7 +7,7 @@ efficacy, attack AUCs and TPR at low FPR, the WP29 risks) are means over rows: a
 of :data:`DEFAULT_SAMPLE_ROWS` rows per table estimates them with a standard error well below
 the policy's margins, so above that size :func:`sample_review` gives the sections a review of
 random samples of every table, and the report says so (:meth:`Sampling.describe`:
-"estimated on 100,000 of 1,000,000 rows").
+"estimated on 50,000 of 1,000,000 rows").
 
 The intervals the judgement uses then hold the sampling error: each section's bootstrap
 resamples the *sample*, so an interval is the spread of the estimator at the sample's size,
@@ -37,10 +37,13 @@ from synthreview.errors import ConfigError
 from synthreview.io.row_hash import value_order
 from synthreview.io.schema import LoadedTable, Review
 
-#: rows per table above which population statistics are estimated on a random sample; a
-#: sample this size puts the standard error of a share near 0.5 at 0.0016 and the fidelity
-#: suite of three 100k samples at about a minute of two cores (benchmarks/bench_scale.py)
-DEFAULT_SAMPLE_ROWS = 100_000
+#: rows per table above which population statistics are estimated on a random sample: the
+#: standard error of a share near 0.5 is 0.0022 at this size (the policy's margins are 0.02
+#: and wider), SDMetrics caps its reports at the same size, and a review of 100,000-row
+#: samples took 310 s of two cores (fidelity 28 s, privacy 128 s, utility 138 s;
+#: benchmarks/bench_review_scale.py at 200,000 rows), twice with a curation: too long for
+#: the 10 minutes a million-row review with --curate may take
+DEFAULT_SAMPLE_ROWS = 50_000
 #: smallest sample allowed: below it the holdout quantiles the audit calibrates on at 1 %
 #: rest on fewer than ten rows
 MIN_SAMPLE_ROWS = 1_000

@@ -22,8 +22,8 @@ synthetic row against **every** training row:
   real sample the embedding was fitted on.
 
 The holdout reference of the calibrated rules is the holdout *sample* (its rows measured
-against every training row, the same statistic as the synthetic rows'): at 100,000 rows its
-1 % quantile rests on 1,000 rows. Not available on every row: the paper's authenticity flag
+against every training row, the same statistic as the synthetic rows'): at 50,000 rows its
+1 % quantile rests on 500 rows. Not available on every row: the paper's authenticity flag
 in the embedding (the audit refuses the ``paper`` mode on a sampled review) and the distance
 to the nearest holdout row (``holdout_distance`` is left empty).
 """
