@@ -208,7 +208,6 @@ def _log_kernel_sums(
     n = len(wd)
     out = np.empty(len(white_query))
     own = np.full(len(white_query), -1) if own is None else np.asarray(own)
-    threads = blas_threads()
 
     def finish(logk: np.ndarray, half_q_sq: np.ndarray, mine: np.ndarray, at: int) -> None:
         """The elementwise steps of some rows of a block's product, in place (every step is
@@ -223,21 +222,16 @@ def _log_kernel_sums(
         np.exp(logk, out=logk)
         out[at : at + len(logk)] = top + np.log(logk.sum(axis=1, dtype=np.float64))
 
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        for start in range(0, len(white_query), _KDE_BLOCK):
-            q = np.asarray(white_query[start : start + _KDE_BLOCK], np.float32)
-            # the product keeps its 256-row shape and the BLAS threads it always had: its
-            # rounding can depend on both
-            logk = q @ wd.T  # -|q - x|^2 / 2 = q.x - |q|^2 / 2 - |x|^2 / 2
-            half_q_sq = 0.5 * np.einsum("ij,ij->i", q, q)
-            mine = own[start : start + _KDE_BLOCK]
-            parts = [
-                pool.submit(finish, logk[lo : lo + _KDE_ROWS], half_q_sq[lo : lo + _KDE_ROWS],
-                            mine[lo : lo + _KDE_ROWS], start + lo)
-                for lo in range(0, len(q), _KDE_ROWS)
-            ]  # fmt: skip
-            for part in parts:
-                part.result()
+    for start in range(0, len(white_query), _KDE_BLOCK):
+        q = np.asarray(white_query[start : start + _KDE_BLOCK], np.float32)
+        # the product keeps its 256-row shape and the BLAS threads it always had: its rounding
+        # can depend on both
+        logk = q @ wd.T  # -|q - x|^2 / 2 = q.x - |q|^2 / 2 - |x|^2 / 2
+        half_q_sq = 0.5 * np.einsum("ij,ij->i", q, q)
+        mine = own[start : start + _KDE_BLOCK]
+        for lo in range(0, len(q), _KDE_ROWS):
+            finish(logk[lo : lo + _KDE_ROWS], half_q_sq[lo : lo + _KDE_ROWS],
+                   mine[lo : lo + _KDE_ROWS], start + lo)  # fmt: skip
     return out, np.where(own >= 0, n - 1, n)
 
 
