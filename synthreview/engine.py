@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import faiss
@@ -156,6 +156,10 @@ class Engine:
         Whether an approximate search still below the recall floor when widened returns the
         exact result (default) or keeps the widened one and says so (the every-row audit of a
         million rows, whose exact search would take hours).
+    indexes : dict
+        Approximate indexes built by this engine, by (kind, digest of the reference rows):
+        several searches against the same rows (the audit's three against the training rows)
+        train and fill one index (mutable on purpose, like ``recall_log``).
     """
 
     threads: int | None = None
@@ -165,6 +169,7 @@ class Engine:
     recall_log: list[RecallCheck] | None = None
     recall_sample: int | None = None
     exact_fallback: bool = True
+    indexes: dict[tuple[str, str], Any] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.threads is not None:
@@ -177,6 +182,8 @@ class Engine:
             )
         if self.recall_log is None:
             object.__setattr__(self, "recall_log", [])
+        if self.indexes is None:
+            object.__setattr__(self, "indexes", {})
 
     @property
     def on_gpu(self) -> bool:

@@ -35,6 +35,7 @@ import numpy as np
 from synthreview.distributed import map_shards, n_workers, shard_bounds
 from synthreview.engine import Engine, RecallCheck, current_engine
 from synthreview.grouped_search import GROUP_ROWS, GroupedReference, TopK
+from synthreview.memo import array_digest
 
 #: queries whose approximate nearest row is checked against the exact search
 RECALL_SAMPLE = 10_000
@@ -189,18 +190,7 @@ def approximate_knn(
     """
     floor = RECALL_FLOOR if recall_floor is None else recall_floor
     need = k + 1 if exclude_self else k
-    d = reference.shape[1]
-    if engine.approximate == "ivf":
-        n_lists = max(1, min(len(reference) // 39, int(4 * np.sqrt(len(reference)))))
-        index = faiss.IndexIVFFlat(faiss.IndexFlatL2(d), d, n_lists)
-        rng = np.random.default_rng(0)
-        train = reference[
-            np.sort(rng.choice(len(reference), min(len(reference), 64 * n_lists), replace=False))
-        ]
-        index.train(train)
-    else:
-        index = faiss.IndexHNSWFlat(d, HNSW_NEIGHBORS)
-    index.add(reference)
+    index = _index(engine, reference)
     rng = np.random.default_rng(0)
     checked = RECALL_SAMPLE if engine.recall_sample is None else engine.recall_sample
     sample = np.sort(rng.choice(len(query), min(len(query), checked), replace=False))
@@ -238,6 +228,27 @@ def approximate_knn(
         RecallCheck(engine.approximate, len(sample), recall_of(dist), first, WIDEN, True, floor)
     )
     return dist, found
+
+
+def _index(engine: Engine, reference: np.ndarray):
+    """The engine's faiss index of ``reference`` (built and kept on first use)."""
+    key = (engine.approximate, array_digest(reference))
+    if key in engine.indexes:
+        return engine.indexes[key]
+    d = reference.shape[1]
+    if engine.approximate == "ivf":
+        n_lists = max(1, min(len(reference) // 39, int(4 * np.sqrt(len(reference)))))
+        index = faiss.IndexIVFFlat(faiss.IndexFlatL2(d), d, n_lists)
+        rng = np.random.default_rng(0)
+        train = reference[
+            np.sort(rng.choice(len(reference), min(len(reference), 64 * n_lists), replace=False))
+        ]
+        index.train(train)
+    else:
+        index = faiss.IndexHNSWFlat(d, HNSW_NEIGHBORS)
+    index.add(reference)
+    engine.indexes[key] = index
+    return index
 
 
 def _approximate_search(index, query, reference, k, need, exclude_self):
