@@ -115,6 +115,11 @@ class RecallCheck:
                 f"; the approximate search reached {self.first_recall:.3f}, below the floor "
                 f"{self.floor:.3f} even widened {self.widened}x, so the exact search was used"
             )
+        elif self.kept_below_floor and self.widened == 1:
+            text += (
+                f"; below the floor {self.floor:.3f}; kept, as neither a wider nor the exact "
+                "search was affordable"
+            )
         elif self.kept_below_floor:
             text += (
                 f"; below the floor {self.floor:.3f} even widened {self.widened}x (first "
@@ -156,6 +161,10 @@ class Engine:
         Whether an approximate search still below the recall floor when widened returns the
         exact result (default) or keeps the widened one and says so (the every-row audit of a
         million rows, whose exact search would take hours).
+    widen : int or None
+        How much wider an approximate search below the recall floor searches again (default
+        ``neighbors.WIDEN``; 1: not again, as in the every-row audit of a million rows, where
+        a search four times wider took longer than the whole review may).
     indexes : dict
         Approximate indexes built by this engine, by (kind, digest of the reference rows):
         several searches against the same rows (the audit's three against the training rows)
@@ -169,6 +178,7 @@ class Engine:
     recall_log: list[RecallCheck] | None = None
     recall_sample: int | None = None
     exact_fallback: bool = True
+    widen: int | None = None
     indexes: dict[tuple[str, str], Any] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:

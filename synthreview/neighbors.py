@@ -205,7 +205,8 @@ def approximate_knn(
         return float(np.mean(dist[sample, 0] <= exact_d)) if len(sample) else float("nan")
 
     first = None
-    for widen in (1, WIDEN):
+    factor = WIDEN if engine.widen is None else engine.widen
+    for widen in dict.fromkeys((1, factor)):  # (1,) when the engine does not widen
         if engine.approximate == "ivf":
             index.nprobe = min(IVF_PROBES * widen, index.nlist)
         else:
@@ -220,7 +221,7 @@ def approximate_knn(
             return dist, found
     if not engine.exact_fallback:
         engine.recall_log.append(
-            RecallCheck(engine.approximate, len(sample), recall, first, WIDEN, False, floor, True)
+            RecallCheck(engine.approximate, len(sample), recall, first, factor, False, floor, True)
         )
         return dist, found
     dist, found = exact_knn(reference, query, k=k, exclude_self=exclude_self)
