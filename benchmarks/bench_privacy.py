@@ -8,10 +8,28 @@ Run: ``python benchmarks/bench_privacy.py [--with-reference] [--all-attacks] [--
 
 ``--section`` (issue 14, target <= 60 s on the 2-core machine), measured 2026-11-23 back to back
 at load average 2.0: 46.4 s wall, 66 s CPU, peak RSS 0.75 GB (the code before the issue-14
-attack work: 65.8 s, 100 s CPU, in the same minute). Where the time goes (cProfile, one core):
-membership inference ~55 % (Gower and encoded nearest-row searches over 20k pooled attack rows,
-the Monte-Carlo / local-neighbourhood radius pass, two 20k x 10k KDEs, GMM folds, four
-30-tree forest fits), WP29 ~22 % (inference: 15 secrets x 2 x 1000 Gower searches), DCR ~17 %.
+attack work: 65.8 s, 100 s CPU, in the same minute).
+
+Issue 26 ("kernels at the floor", target <= 20 s; not reached). AMD EPYC, 2 usable cores,
+avx2 fma, OpenBLAS 0.3.31 Haswell kernel, 2 BLAS threads. 2026-11-27 baseline (load 0.29
+before, 0.79 after, machine otherwise idle): 37.9 s wall, 51.7 s CPU, peak RSS 0.76 GB. After
+the issue-26 commits every number of the section is bit-identical (fingerprint of every
+attack's scores, ROC, CIs, DCR arrays and WP29 risks at this size and at 5k + 5k vs 12k).
+Measured back to back against the old code (git worktree) while another job held one of the
+two cores, so the threads below had no free core: 11:34, load 2.1-2.7: 42.8 s wall / 48.5 s
+CPU / 0.79 GB vs 41.9 s / 53.2 s / 0.77 GB; 12:00, load 1.8-2.9: 48.2 s / 48.8 s / 0.84 GB vs
+45.2 s / 45.9 s / 0.76 GB; on one thread (engine limited_threads(1), load 1.4-1.8): 38.7 s vs
+38.4 s. The issue-26 changes run independent pieces side by side on the engine's threads
+(attacks.thread_map: the 2 + 2 forest folds, the 4 DOMIAS mixtures, the WP29 risks, the
+l-diversity and attribute-inference trees), which pays only with the second core free:
+wp29_risks alone 5.9 s wall / 10.0 s CPU on 2 threads with the core free vs 10.0 s on one.
+Where the time goes now (cProfile of the main thread, load ~2): membership inference ~60 %
+(the Gower distance attack ~4.5 s, almost all faiss's float32 L1 brute force for the rows the
+same-tuple pass cannot certify; the two 20k x 10k KDEs ~3.5 s, half the 256-row float32
+products that must keep their shape and BLAS threads to keep their rounding; Monte-Carlo /
+local-neighbourhood radius pass and self search ~4.5 s; nearest synthetic rows ~2.7 s; GMMs
+~3.8 s; forests ~4.9 s CPU), WP29 ~19 % (inference: 30 Gower searches, faiss ~3.3 s of
+~6.4 s; multivariate singling out ~2.5 s, ~1 s of it Generator.choice overhead), DCR ~12 %.
 
 ``--mixture``: the issue-14 check that a 90/10 mixture (a fresh Adult sample with 10 % of its
 rows replaced by planted training rows) fails the default policy's privacy rules while the
