@@ -15,7 +15,8 @@ printed first (``bench_fidelity.describe_machine``). Threads are bounded by ``--
 
     python benchmarks/bench_review_scale.py --rows 200000
     python benchmarks/bench_review_scale.py --rows 1000000
-    python benchmarks/bench_review_scale.py --rows 200000 --exact      # the exact mode's verdicts
+    python benchmarks/bench_review_scale.py --rows 200000 --no-curate          # verdicts ...
+    python benchmarks/bench_review_scale.py --rows 200000 --no-curate --exact  # ... and exact
 
 Measured results are in the docstring of :mod:`synthreview.sampling` and the closing notes.
 """
@@ -23,6 +24,7 @@ Measured results are in the docstring of :mod:`synthreview.sampling` and the clo
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -80,6 +82,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--sample-rows", type=int, default=None)
     parser.add_argument("--exact", action="store_true")
+    parser.add_argument("--no-curate", action="store_true", help="judge as submitted only")
     parser.add_argument("--keep", type=Path, default=None, help="keep inputs and output here")
     args = parser.parse_args()
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -98,9 +101,11 @@ def main() -> None:
             "--real", str(folder / "real.parquet"),
             "--holdout", str(folder / "holdout.parquet"),
             "--synthetic", str(folder / "synthetic.parquet"),
-            "--target", "cat0", "--curate", "--threads", str(args.threads),
+            "--target", "cat0", "--threads", str(args.threads),
             "--out", str(out), "--overwrite",
         ]  # fmt: skip
+        if not args.no_curate:
+            command.append("--curate")
         if args.exact:
             command.append("--exact")
         elif args.sample_rows is not None:
@@ -123,6 +128,9 @@ def main() -> None:
         audit = pd.read_csv(out / "synthetic" / "audit.csv", usecols=["row", "drop_exact_copy",
                                                                        "removed"])  # fmt: skip
         flagged = audit.set_index("row").loc[planted, "drop_exact_copy"].astype(bool)
+        # every rule's verdict as submitted: compare a sampled run with an --exact one
+        rules = json.loads((out / "report.json").read_text())["verdicts"]["synthetic"]["rules"]
+        print("verdicts: " + ", ".join(f"{r} {v['verdict']}" for r, v in sorted(rules.items())))
         print(
             f"rows {args.rows:,}: exit {returncode}, wall {wall:.1f} s, CPU {cpu:.1f} s, "
             f"peak RSS {after.ru_maxrss / 1024**2:.2f} GB, audit rows {len(audit):,}, "
