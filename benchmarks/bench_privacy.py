@@ -15,14 +15,15 @@ avx2 fma, OpenBLAS 0.3.31 Haswell kernel, 2 BLAS threads. 2026-11-27 baseline (l
 before, 0.79 after, machine otherwise idle): 37.9 s wall, 51.7 s CPU, peak RSS 0.76 GB. After
 the issue-26 commits every number of the section is bit-identical (fingerprint of every
 attack's scores, ROC, CIs, DCR arrays and WP29 risks at this size and at 5k + 5k vs 12k).
-Measured back to back against the old code (git worktree) while another job held one of the
-two cores, so the threads below had no free core: 11:34, load 2.1-2.7: 42.8 s wall / 48.5 s
-CPU / 0.79 GB vs 41.9 s / 53.2 s / 0.77 GB; 12:00, load 1.8-2.9: 48.2 s / 48.8 s / 0.84 GB vs
-45.2 s / 45.9 s / 0.76 GB; on one thread (engine limited_threads(1), load 1.4-1.8): 38.7 s vs
-38.4 s. The issue-26 changes run independent pieces side by side on the engine's threads
+With the second core mostly free (12:13, load 1.2-1.7): 26.8 s wall / 44.4 s CPU / 0.78 GB,
+then back to back with the old code (git worktree of 54940a8): old 36.3 s / 48.0 s / 0.77 GB,
+new 30.0 s / 48.9 s / 0.79 GB. While another job held one of the two cores the threads had
+no free core and the gain vanished (11:34, load 2.1-2.7: new 42.8 s / 48.5 s vs old 41.9 s /
+53.2 s; 12:00, load 1.8-2.9: 48.2 s vs 45.2 s; engine limited_threads(1): 38.7 s vs 38.4 s).
+The issue-26 changes run independent pieces side by side on the engine's threads
 (attacks.thread_map: the 2 + 2 forest folds, the 4 DOMIAS mixtures, the WP29 risks, the
-l-diversity and attribute-inference trees), which pays only with the second core free:
-wp29_risks alone 5.9 s wall / 10.0 s CPU on 2 threads with the core free vs 10.0 s on one.
+l-diversity and attribute-inference trees; wp29_risks alone 5.9 s wall / 10.0 s CPU on 2
+threads with the core free vs 10.0 s on one) and trim CPU in singling out and the encoder.
 Where the time goes now (cProfile of the main thread, load ~2): membership inference ~60 %
 (the Gower distance attack ~4.5 s, almost all faiss's float32 L1 brute force for the rows the
 same-tuple pass cannot certify; the two 20k x 10k KDEs ~3.5 s, half the 256-row float32
