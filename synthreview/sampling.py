@@ -20,6 +20,11 @@ Per-row decisions are not sampled: the audit (:mod:`synthreview.release.rows`) j
 synthetic row against every training row (exact copies by row hashes, near copies and the
 authenticity ratio through a faiss index whose 1-NN recall is measured on the run).
 
+Measured (``benchmarks/bench_review_scale.py --rows 1000000``: 3 × 1,000,000 rows × 20 mixed
+columns as Parquet, 1 % verbatim training rows planted, the CLI with ``--curate``, 2 cores of
+an AMD EPYC): 530.6 s wall, 760 CPU-s, peak RSS 5.92 GB; every planted row flagged and the
+candidate released after curation.
+
 Sampling is free of row order: rows are drawn by rank in
 :func:`synthreview.io.row_hash.value_order`, so a permutation of a file draws the same rows.
 A person-level review (``ReviewOptions.person``) and a trace review are never sampled: a
