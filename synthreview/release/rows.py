@@ -21,6 +21,9 @@ synthetic row against **every** training row:
 * the α-level of every row in the evaluation embedding, against the centre distances of the
   real sample the embedding was fitted on.
 
+The every-row searches run in this process with their own engine (threads bounded), also
+when the review itself ran on a Dask cluster.
+
 The holdout reference of the calibrated rules is the holdout *sample* (its rows measured
 against every training row, the same statistic as the synthetic rows'): at 50,000 rows its
 1 % quantile rests on 500 rows. Not available on every row: the paper's authenticity flag
