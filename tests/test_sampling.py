@@ -138,6 +138,11 @@ def test_the_record_says_what_was_sampled_and_what_the_search_measured(leak, sam
     curated = release.candidates["leak"].curated
     assert curated.report.sampling is not None  # its statistics on samples of the kept rows
     kept = curated.curation.kept_rows
+    # "after" is the submitted sample less the removed rows, not a new draw
+    drawn = curated.report.sampling.table("leak")
+    submitted = sample_review(review, SAMPLE, seed=0)[1].table("leak").positions
+    assert drawn.rows_total == len(kept) and drawn.rows_used == np.isin(submitted, kept).sum()
+    assert np.array_equal(kept[drawn.positions], submitted[np.isin(submitted, kept)])
     # the curated set's audit is the submitted rows' evidence, numbered as in the curated file
     left = curated.audit.audit
     assert list(left["row"]) == list(range(len(kept)))

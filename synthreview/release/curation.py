@@ -27,6 +27,7 @@ from synthreview.options import ReviewOptions
 from synthreview.release.audit import Thresholds, apply_thresholds
 from synthreview.results import to_jsonable
 from synthreview.review import Context, Progress, Report, evaluate
+from synthreview.sampling import Sampling, TableSample, sample_review
 
 if TYPE_CHECKING:
     from synthreview.release.audit import Thresholds
@@ -241,12 +242,52 @@ def evaluate_curated(
     """
 
     curations = {n: c for n, c in curations.items() if len(c.kept_rows)}
-    return evaluate(
-        curated_review(review, curations),
+    options = options if options is not None else ReviewOptions()
+    curated = curated_review(review, curations)
+    _, sampling = sample_review(review, options.sample_rows, seed=seed, person=options.person)
+    if sampling is not None:
+        curated, drawn = _kept_of_sample(curated, curations, sampling)
+    after = evaluate(
+        curated,
         sections=sections,
-        options=options if options is not None else ReviewOptions(),
+        options=options,
         seed=seed,
         device=device,
         progress=progress,
         context=curated_context(context, curations),
     )
+    if sampling is not None and after.sampling is not None:
+        # the candidates' rows were drawn here: the kept rows of the submitted sample
+        tables = tuple(drawn.get(t.name, t) if t.role == "synthetic" else t
+                       for t in after.sampling.tables)  # fmt: skip
+        after = replace(after, sampling=replace(after.sampling, tables=tables))
+    return after
+
+
+def _kept_of_sample(
+    curated: Review, curations: Mapping[str, CurationResult], sampling: Sampling
+) -> tuple[Review, dict[str, TableSample]]:
+    """The curated candidates cut to the kept rows of the samples the submitted statistics
+    used (a review above ``options.sample_rows``).
+
+    "After curation" is then the submitted sample less the removed rows, as on the exact path
+    (the curated set less the removed rows): an independent new sample would add its own
+    sampling noise to every before/after difference (the re-attack read a classifier attack
+    at 100,000 rows as worse after curation).
+    """
+    synthetic, drawn = {}, {}
+    for name, curation in curations.items():
+        sample = sampling.table(name).positions  # input positions of the submitted sample
+        kept = sample[np.isin(sample, curation.kept_rows)]
+        at = np.searchsorted(curation.kept_rows, kept)  # their positions in the curated file
+        table = curated.synthetic[name]
+        digest = hashlib.sha256(f"{table.sha256}:sample:".encode())
+        digest.update(at.tobytes())
+        synthetic[name] = replace(
+            table,
+            frame=table.frame.iloc[at].reset_index(drop=True),
+            raw=table.raw_rows(at),
+            sha256=digest.hexdigest(),
+        )
+        drawn[name] = TableSample(name, "synthetic", len(at), len(curation.kept_rows), at)
+    return replace(curated, synthetic={**curated.synthetic, **synthetic}), drawn
