@@ -146,12 +146,11 @@ def check_sample_rows(value: object) -> int | None:
     """``value`` as a sample size (None: every row), or ConfigError naming the option."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ConfigError(
-            f"option sample_rows must be None (every row) or an integer >= {MIN_SAMPLE_ROWS}; "
-            f"got {value!r} instead"
-        )
-    if value < MIN_SAMPLE_ROWS:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or value < MIN_SAMPLE_ROWS
+    ):
         raise ConfigError(
             f"option sample_rows must be None (every row) or an integer >= {MIN_SAMPLE_ROWS}; "
             f"got {value!r} instead"
@@ -175,7 +174,8 @@ def sample_positions(table: LoadedTable, n: int, seed: int) -> np.ndarray:
     return np.sort(value_order(table.frame)[ranks]).astype(np.int64)
 
 
-def _cut(table: LoadedTable, positions: np.ndarray) -> LoadedTable:
+def cut_table(table: LoadedTable, positions: np.ndarray) -> LoadedTable:
+    """The rows of ``table`` at ``positions`` as a table of their own (a sample's digest)."""
     digest = hashlib.sha256(f"{table.sha256}:sample:".encode())
     digest.update(positions.tobytes())
     return replace(
@@ -217,19 +217,21 @@ def sample_review(
         or all(t.n_rows <= max_rows for t in tables)
     ):
         return review, None
-    positions = {id(t): sample_positions(t, max_rows, seed) for t in tables}
-    samples = tuple(
-        TableSample(t.name, t.role, len(positions[id(t)]), t.n_rows, positions[id(t)])
+    samples = [
+        TableSample(
+            t.name, t.role, min(max_rows, t.n_rows), t.n_rows, sample_positions(t, max_rows, seed)
+        )
         for t in tables
-    )
-
-    def cut(t: LoadedTable) -> LoadedTable:
-        return t if len(positions[id(t)]) == t.n_rows else _cut(t, positions[id(t)])
-
+    ]
+    cut = [
+        cut_table(t, s.positions) if s.sampled else t
+        for t, s in zip(tables, samples, strict=True)
+    ]
+    n_base = 1 + (review.holdout is not None)
     sampled = replace(
         review,
-        real=cut(review.real),
-        holdout=None if review.holdout is None else cut(review.holdout),
-        synthetic={name: cut(t) for name, t in review.synthetic.items()},
+        real=cut[0],
+        holdout=cut[1] if review.holdout is not None else None,
+        synthetic=dict(zip(review.synthetic, cut[n_base:], strict=True)),
     )
-    return sampled, Sampling(max_rows=max_rows, seed=seed, tables=samples)
+    return sampled, Sampling(max_rows=max_rows, seed=seed, tables=tuple(samples))

@@ -27,7 +27,7 @@ from synthreview.options import ReviewOptions
 from synthreview.release.audit import Thresholds, apply_thresholds
 from synthreview.results import to_jsonable
 from synthreview.review import Context, Progress, Report, evaluate
-from synthreview.sampling import Sampling, TableSample, sample_review
+from synthreview.sampling import Sampling, TableSample, cut_table, sample_review
 
 if TYPE_CHECKING:
     from synthreview.release.audit import Thresholds
@@ -280,14 +280,6 @@ def _kept_of_sample(
         sample = sampling.table(name).positions  # input positions of the submitted sample
         kept = sample[np.isin(sample, curation.kept_rows)]
         at = np.searchsorted(curation.kept_rows, kept)  # their positions in the curated file
-        table = curated.synthetic[name]
-        digest = hashlib.sha256(f"{table.sha256}:sample:".encode())
-        digest.update(at.tobytes())
-        synthetic[name] = replace(
-            table,
-            frame=table.frame.iloc[at].reset_index(drop=True),
-            raw=table.raw_rows(at),
-            sha256=digest.hexdigest(),
-        )
+        synthetic[name] = cut_table(curated.synthetic[name], at)
         drawn[name] = TableSample(name, "synthetic", len(at), len(curation.kept_rows), at)
     return replace(curated, synthetic={**curated.synthetic, **synthetic}), drawn
