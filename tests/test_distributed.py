@@ -25,7 +25,7 @@ from synthreview.metrics.fidelity.scan import real_index, tally
 from synthreview.neighbors import nearest
 from synthreview.options import ReviewOptions
 from synthreview.release.audit import Thresholds
-from synthreview.release.pipeline import review_release
+from synthreview.release.pipeline import audit_candidate, review_release
 from synthreview.review import evaluate
 
 SECTIONS = ("fidelity", "privacy")
@@ -63,6 +63,31 @@ def _review():
 
 def _release(review, report):
     return review_release(review, report, thresholds=THRESHOLDS, curate=True, timestamp=MOMENT)
+
+
+SAMPLED = ReviewOptions(max_attack=100, n_bootstrap=20, sample_rows=1000)
+
+
+def _sampled_tables() -> dict[str, pd.DataFrame]:
+    """Tables above SAMPLED.sample_rows: the review's statistics see 1,000-row samples and its
+    audit every row; ``copy`` holds 300 training rows."""
+    real = _frame(1400, 10)
+    return {"real": real, "holdout": _frame(1300, 11), "fresh": _frame(1200, 12),
+            "copy": pd.concat([_frame(900, 13), real.iloc[:300]], ignore_index=True)}  # fmt: skip
+
+
+def _sampled_review(tables: dict[str, pd.DataFrame]):
+    return sr.align(tables["real"], {"fresh": tables["fresh"], "copy": tables["copy"]},
+                    holdout=tables["holdout"])  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def sampled_in_process():
+    """The in-process sampled review and its curated release (the reference)."""
+    review = _sampled_review(_sampled_tables())
+    report = evaluate(review, sections=SECTIONS, options=SAMPLED, seed=3)
+    assert report.sampling is not None
+    return report, _release(review, report)
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +156,35 @@ def test_review_and_curated_release_on_a_cluster_equal_the_in_process_ones(
     assert current_engine().client is None
     # the audit's copy-evidence searches ran on the client, sharded across the workers
     assert sharded
+    assert _json(remote) == _json(local)
+    assert sorted(remote_release.files) == sorted(local_release.files)
+    for name, content in local_release.files.items():
+        assert remote_release.files[name] == content, name
+
+
+def test_a_sampled_review_and_its_every_row_audit_on_a_cluster_equal_the_in_process_ones(
+    cluster, sampled_in_process, monkeypatch
+):
+    """Statistics on samples as candidate tasks, the every-row audit's exact searches sharded
+    by blocks of training rows on the workers: the report and every filed byte are equal."""
+    local, local_release = sampled_in_process
+    assert local_release.audits["copy"]["removed"].iloc[900:].all(), "every planted row removed"
+    sharded = []
+    map_shards = neighbors.map_shards
+
+    def counted(*args, **kwargs):
+        sharded.append(1)
+        return map_shards(*args, **kwargs)
+
+    monkeypatch.setattr(neighbors, "map_shards", counted)
+    review = _sampled_review(_sampled_tables())
+    with on_cluster(cluster.scheduler_address):
+        remote = evaluate(review, sections=SECTIONS, options=SAMPLED, seed=3)
+        assert not sharded, "two candidates: the statistics ran as candidate tasks"
+        # the every-row audit (1,200 synthetic rows against 1,400 training rows) is sharded
+        audit_candidate(remote, "copy", THRESHOLDS, review=review)
+        assert sharded
+        remote_release = _release(review, remote)
     assert _json(remote) == _json(local)
     assert sorted(remote_release.files) == sorted(local_release.files)
     for name, content in local_release.files.items():
@@ -224,13 +278,18 @@ def _partitioned(frame: pd.DataFrame, folder, parts: int = 2):
 
 
 def test_a_two_process_cluster_on_parquet_partitions_equals_the_in_process_review(
-    in_process, tmp_path
+    in_process, sampled_in_process, tmp_path
 ):
     """Two worker *processes* read the tables' Parquet partitions and run the review; the
-    report equals the in-process one. The workers unpickle the tasks, so they must import
-    synthreview: here from this checkout (PYTHONPATH), on a real cluster because the README
-    has ``pip install .`` run on every machine, the scheduler's included."""
+    report equals the in-process one, for a review on every row and for one on samples with
+    its curated release. The workers unpickle the tasks, so they must import synthreview:
+    here from this checkout (PYTHONPATH), on a real cluster because the README has
+    ``pip install .`` run on every machine, the scheduler's included."""
     _, local, _ = in_process
+    sampled_local, sampled_release = sampled_in_process
+    sampled_folders = {
+        name: _partitioned(t, tmp_path / f"sampled-{name}") for name, t in _sampled_tables().items()
+    }
     real = _frame(300, 0)
     tables = {"real": real, "holdout": _frame(280, 1), "fresh": _frame(250, 2),
               "copy": real.iloc[:200]}  # fmt: skip
@@ -254,6 +313,17 @@ def test_a_two_process_cluster_on_parquet_partitions_equals_the_in_process_revie
             again, sections=SECTIONS, options=OPTIONS, seed=3,
             scheduler=cluster.scheduler_address,
         )  # fmt: skip
+        # the sampled review: read on the workers, its statistics and audit on the cluster
+        read = {
+            name: dd.read_parquet(str(folder)).compute().reset_index(drop=True)
+            for name, folder in sampled_folders.items()
+        }
+        sampled = _sampled_review(read)
+        with on_cluster(cluster.scheduler_address):
+            sampled_remote = evaluate(sampled, sections=SECTIONS, options=SAMPLED, seed=3)
+            sampled_remote_release = _release(sampled, sampled_remote)
     for candidate in remote.candidates.values():
         assert candidate.errors == {}
     assert _json(remote) == _json(local)
+    assert _json(sampled_remote) == _json(sampled_local)
+    assert sampled_remote_release.files == sampled_release.files

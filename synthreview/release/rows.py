@@ -21,8 +21,10 @@ synthetic row against **every** training row:
 * the α-level of every row in the evaluation embedding, against the centre distances of the
   real sample the embedding was fitted on.
 
-The every-row searches run in this process with their own engine (threads bounded), also
-when the review itself ran on a Dask cluster.
+The every-row searches run with their own engine (threads bounded). Inside a Dask cluster
+(:func:`synthreview.engine.on_cluster`) the exact ones run there as blocks of training rows, one
+per worker, merged exactly (:mod:`synthreview.distributed`), so the evidence equals the
+in-process one; an approximate index is built and searched on the client.
 
 The holdout reference of the calibrated rules is the holdout *sample* (its rows measured
 against every training row, the same statistic as the synthetic rows'): at 50,000 rows its
@@ -37,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from synthreview.engine import Engine, available_cores, using
+from synthreview.engine import Engine, available_cores, current_engine, using
 from synthreview.errors import ConfigError
 from synthreview.io.schema import Review
 from synthreview.metrics.fidelity.alpha_beta import alpha_levels, distance_to
@@ -159,6 +161,8 @@ def every_row_evidence(
         recall_sample=RECALL_CHECKED,
         exact_fallback=False,
         widen=1,
+        # the exact searches of a review on a cluster are sharded there (neighbors.nearest)
+        client=current_engine().client,
     )
     with using(engine):
         copies = copy_evidence(real_x, synth_x, hold_x, groups=encoder.groups)
