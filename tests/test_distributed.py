@@ -327,3 +327,26 @@ def test_a_two_process_cluster_on_parquet_partitions_equals_the_in_process_revie
     assert _json(remote) == _json(local)
     assert _json(sampled_remote) == _json(sampled_local)
     assert sampled_remote_release.files == sampled_release.files
+
+
+def test_the_readme_steps_for_parquet_partitions_run_as_written(cluster, tmp_path, monkeypatch):
+    """The README's Python block for partitioned tables, with only the scheduler address
+    replaced by this test cluster's: the workers read the partitions, the review and the
+    curated release run on the cluster."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in readme.split("```python\n")[1:]]
+    (block,) = [b for b in blocks if "dd.read_parquet" in b]
+    assert block.count("tcp://10.0.0.5:8786") == 2
+    real = _frame(300, 0)
+    tables = {"train": real, "holdout": _frame(280, 1),
+              "ctgan": pd.concat([_frame(200, 2), real.iloc[:50]], ignore_index=True)}  # fmt: skip
+    for name, table in tables.items():
+        _partitioned(table, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(block.replace("tcp://10.0.0.5:8786", cluster.scheduler_address), "README", "exec"),
+         scope)  # fmt: skip
+    report, release = scope["report"], scope["release"]
+    assert list(report.candidates) == ["ctgan"]
+    assert report.inputs[0]["rows"] == 300
+    assert release.audits["ctgan"]["removed"].iloc[200:].all(), "the 50 copied rows are removed"
