@@ -16,6 +16,7 @@ from synthreview.io.persons import with_person
 from synthreview.io.schema import KINDS
 from synthreview.io.tables import align, missing_rates, read_table
 from synthreview.io.traces import align_traces, load_traces
+from synthreview.sampling import DEFAULT_SAMPLE_ROWS, MIN_SAMPLE_ROWS, plan_sentence
 
 SOURCES = {
     "demo_tables": "Demo: UCI Adult census tables",
@@ -234,6 +235,26 @@ else:
             app_state.set_review(grouped)
             app_state.set_options(replace(options, person=person))
             st.rerun()
+    st.subheader("Rows for the statistics")
+    options = app_state.get_options()
+    every_row = st.checkbox(
+        "Estimate every statistic on every row (exact; slow above ~200,000 rows)",
+        value=options.sample_rows is None,
+        key="sample_every_row",
+    )
+    wanted = st.number_input(
+        "Rows per table for the population statistics (larger tables are sampled at random)",
+        min_value=MIN_SAMPLE_ROWS,
+        value=options.sample_rows or DEFAULT_SAMPLE_ROWS,
+        step=10_000,
+        disabled=every_row,
+        key="sample_rows",
+    )
+    chosen_rows = None if every_row else int(wanted)
+    st.caption(markdown_text(plan_sentence(review, chosen_rows, person=options.person)))
+    if chosen_rows != options.sample_rows and st.button("Apply", key="apply_sample_rows"):
+        app_state.set_options(replace(options, sample_rows=chosen_rows))
+        st.rerun()
     st.subheader("Missing values")
     st.caption("Share of empty cells per column, in each table.")
     st.dataframe(missing_rates(review).map(share_text), key="missing_rates")

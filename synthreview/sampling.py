@@ -158,6 +158,34 @@ def check_sample_rows(value: object) -> int | None:
     return int(value)
 
 
+def plan_sentence(review: Review, max_rows: int | None, *, person: str | None = None) -> str:
+    """What a review of ``review`` with ``sample_rows=max_rows`` will estimate on samples.
+
+    The sentence the dashboard shows beside its control, before anything is computed; after a
+    run the report's :meth:`Sampling.sentence` says what was done.
+    """
+    max_rows = check_sample_rows(max_rows)
+    tables = [review.real, *([review.holdout] if review.holdout is not None else [])]
+    tables += list(review.synthetic.values())
+    if review.kind != "table":
+        return "Glucose traces are reviewed on every trace (never sampled)."
+    if person is not None:
+        return "A person-level review uses every row (never sampled)."
+    if max_rows is None:
+        return "Every statistic is estimated on every row (exact; slow above ~200,000 rows)."
+    big = [t for t in tables if t.n_rows > max_rows]
+    if not big:
+        return (
+            f"Every table has at most {max_rows:,} rows: every statistic is estimated on every row."
+        )
+    names = ", ".join(t.name if t.role == "synthetic" else t.role for t in big)
+    return (
+        f"Above {max_rows:,} rows a table's population statistics are estimated on a random "
+        f"sample of {max_rows:,} rows ({names}); the audit judges every synthetic row against "
+        "every training row."
+    )
+
+
 def sample_positions(table: LoadedTable, n: int, seed: int) -> np.ndarray:
     """``n`` input positions of ``table`` drawn at random by value rank, ascending.
 
@@ -224,8 +252,7 @@ def sample_review(
         for t in tables
     ]
     cut = [
-        cut_table(t, s.positions) if s.sampled else t
-        for t, s in zip(tables, samples, strict=True)
+        cut_table(t, s.positions) if s.sampled else t for t, s in zip(tables, samples, strict=True)
     ]
     n_base = 1 + (review.holdout is not None)
     sampled = replace(

@@ -8,6 +8,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 import app_state
+from synthreview.sampling import DEFAULT_SAMPLE_ROWS
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 REAL = b"age,sex,income\n" + b"".join(
@@ -103,3 +104,28 @@ def test_sidebar_describes_the_data_loaded_now():
     captions = [c.value for c in at.sidebar.caption]
     assert captions and all("computed in" not in c for c in captions), captions
     assert any("not computed" in c for c in captions), captions
+
+
+def test_rows_for_the_statistics_are_chosen_on_the_data_page():
+    """The sample size of the population statistics (ReviewOptions.sample_rows): the page says
+    what a run will sample before it runs, and Apply stores the choice in the options."""
+    at = _fresh()
+
+    def captions() -> list[str]:  # as the reader sees them (no Markdown escapes, word joiners)
+        return [c.value.replace("\\", "").replace("\u2060", "") for c in at.caption]
+
+    default = DEFAULT_SAMPLE_ROWS
+    assert at.session_state["_options"].sample_rows == default
+    # the demo's tables (5,000 rows) are below the default: every row
+    assert any("at most 50,000 rows" in c for c in captions())
+    assert not [b for b in at.button if b.key == "apply_sample_rows"]
+    at.number_input(key="sample_rows").set_value(1000).run()
+    (plan,) = [c for c in captions() if "random sample of 1,000 rows" in c]
+    assert "real, holdout" in plan and "every synthetic row" in plan
+    at.button(key="apply_sample_rows").click().run()
+    assert not at.exception
+    assert at.session_state["_options"].sample_rows == 1000
+    at.checkbox(key="sample_every_row").check().run()
+    assert any("on every row (exact" in c for c in captions())
+    at.button(key="apply_sample_rows").click().run()
+    assert at.session_state["_options"].sample_rows is None

@@ -18,7 +18,7 @@ from synthreview.release.audit import Thresholds
 from synthreview.release.pipeline import audit_candidate, review_release
 from synthreview.release.rows import every_row_evidence
 from synthreview.review import evaluate
-from synthreview.sampling import sample_positions, sample_review
+from synthreview.sampling import plan_sentence, sample_positions, sample_review
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 N, SAMPLE, PLANTED = 1200, 1000, 30
@@ -65,6 +65,21 @@ def test_tables_at_or_below_the_size_are_not_sampled(leak):
 def test_a_person_level_review_is_not_sampled(leak):
     review, _ = leak
     assert sample_review(review, SAMPLE, seed=0, person="age")[1] is None
+
+
+def test_the_plan_says_before_a_run_what_the_run_samples(leak):
+    """plan_sentence (shown beside the dashboard's control) agrees with sample_review."""
+    review, _ = leak
+    plan = plan_sentence(review, SAMPLE)
+    sampled = sample_review(review, SAMPLE, seed=0)[1]
+    assert [t.name for t in sampled.tables if t.sampled] == ["real", "holdout", "leak"]
+    assert f"random sample of {SAMPLE:,} rows (real, holdout, leak)" in plan
+    assert "every synthetic row" in plan
+    assert f"at most {N:,} rows" in plan_sentence(review, N)
+    assert "never sampled" in plan_sentence(review, SAMPLE, person="age")
+    assert "on every row (exact" in plan_sentence(review, None)
+    with pytest.raises(ConfigError, match="option sample_rows"):
+        plan_sentence(review, 10)
 
 
 def test_the_sample_is_free_of_row_order(leak):
