@@ -5,12 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
+from threadpoolctl import threadpool_limits
 
 from synthreview.io.schema import Schema
 from synthreview.metrics.fidelity.features import (
     feature_distances,
     pairwise_unique_combinations,
     pca_projection,
+    wasserstein_1d,
 )
 
 SCHEMA = Schema({"age": "numeric", "sex": "categorical", "edu": "categorical", "id": "identifier"})
@@ -88,3 +91,20 @@ def test_pairwise_unique_combinations_equal_the_set_definition(levels):
             want = [want[0] + len(r), want[1] + len(s), want[2] + len(s - r)]
     got = pairwise_unique_combinations(real, synthetic, schema=schema)
     assert [got.real, got.synthetic, got.synthetic_not_in_real] == want
+
+
+def test_wasserstein_equals_scipy_and_does_not_depend_on_blas_threads():
+    """The report's Wasserstein distance is SciPy's, and the same bits with one or two BLAS
+    threads (SciPy's own BLAS dot rounds differently with the thread count)."""
+    rng = np.random.default_rng(0)
+    for n, m in ((50_000, 40_000), (7, 3), (1, 1)):
+        u, v = rng.normal(size=n), rng.normal(0.05, 1.2, size=m)
+        assert wasserstein_1d(u, v) == pytest.approx(stats.wasserstein_distance(u, v), rel=1e-12)
+        with threadpool_limits(1):
+            one = wasserstein_1d(u, v)
+        with threadpool_limits(2):
+            two = wasserstein_1d(u, v)
+        assert one == two
+    # hand computation: {0, 1} against {1, 2} moves every unit of mass by 1
+    assert wasserstein_1d(np.array([0.0, 1.0]), np.array([1.0, 2.0])) == 1.0
+    assert wasserstein_1d(np.array([3.0, 1.0]), np.array([1.0, 3.0])) == 0.0
