@@ -310,6 +310,37 @@ def _record_query(syn: _Columns, numeric: set[str], medians: dict, row: int, col
     return tuple(out)
 
 
+#: predicate cells (queries x rows) counted in one pass of :func:`_record_counts`
+_CHUNK_CELLS = 1 << 22
+
+
+def _record_counts(
+    syn: _Columns, numeric: set[str], medians: dict, rows: np.ndarray, picked: np.ndarray, cols
+) -> np.ndarray:
+    """Rows of ``syn`` matched by each record query, all queries at once.
+
+    Query ``i`` is ``_record_query(syn, numeric, medians, rows[i], [cols[j] for j in
+    picked[i]])``; ``syn.count`` of it, for every ``i``: the same comparisons, as
+    (queries x rows) boolean blocks, one per column.
+    """
+    match = np.ones((len(rows), syn.n), dtype=bool)
+    for j, col in enumerate(cols):
+        which = np.flatnonzero((picked == j).any(axis=1))
+        if not len(which):
+            continue
+        v = syn.values[col]
+        value = v[rows[which]]
+        if col in numeric:
+            # isna for a missing value, else >= or <= by the value's side of the median
+            above = value > medians[col]
+            m = np.where(above[:, None], v >= value[:, None], v <= value[:, None])
+            m[np.isnan(value)] = np.isnan(v)
+        else:
+            m = v == value[:, None]  # a missing cell is code -1 on both sides: isna
+        match[which] &= m
+    return np.count_nonzero(match, axis=1)
+
+
 def _random_query(syn: _Columns, numeric: set[str], uniques: dict, cols, rng) -> tuple:
     out = []
     for col in sorted(cols):
@@ -372,26 +403,37 @@ def singling_out_risk(
     found: list[tuple] = []
     seen: set[tuple] = set()
     if mode == "univariate":
-        candidates = iter(_univariate_queries(syn, numeric, rng))
+        for q in _univariate_queries(syn, numeric, rng):
+            if len(found) >= n_attacks:
+                break
+            if q not in seen and syn.count(q) == 1:
+                seen.add(q)
+                found.append(q)
     else:
         medians = {c: np.nanmedian(syn.values[c]) if syn.n else np.nan for c in numeric}
         limit = max_attempts or 50 * n_attacks
-        candidates = (
-            _record_query(
-                syn,
-                numeric,
-                medians,
-                int(rng.integers(syn.n)),
-                rng.choice(cols, width, replace=False),
-            )
-            for _ in range(limit)
-        )
-    for q in candidates:
-        if len(found) >= n_attacks:
-            break
-        if q not in seen and syn.count(q) == 1:
-            seen.add(q)
-            found.append(q)
+        # record queries are drawn in chunks and counted together (_record_counts), then taken
+        # in draw order as one at a time did: the same queries, the same draws (nothing draws
+        # after this loop), without ~20,000 separate masks (demo: 25,000 attempts at most)
+        chunk = max(16, _CHUNK_CELLS // max(syn.n, 1))
+        done = 0
+        while done < limit and len(found) < n_attacks:
+            size = min(chunk, limit - done)
+            done += size
+            draws = [
+                (int(rng.integers(syn.n)), rng.choice(len(cols), width, replace=False))
+                for _ in range(size)
+            ]
+            rows = np.array([row for row, _ in draws], dtype=np.int64)
+            picked = np.array([c for _, c in draws], dtype=np.int64).reshape(size, width)
+            counts = _record_counts(syn, numeric, medians, rows, picked, cols)
+            for i in np.flatnonzero(counts == 1):
+                if len(found) >= n_attacks:
+                    break
+                q = _record_query(syn, numeric, medians, int(rows[i]), [cols[j] for j in picked[i]])
+                if q not in seen:
+                    seen.add(q)
+                    found.append(q)
     success = np.zeros(len(found), bool)
     hit_rows = np.full(len(found), -1)
     for i, q in enumerate(found):
@@ -420,6 +462,7 @@ def linkability_risk(
     n_attacks: int = 2000,
     confidence: float = 0.95,
     seed: int = 0,
+    targets: dict | None = None,
 ) -> RiskEstimate:
     """Linkability risk: do both column halves of a record point at the same synthetic row?
 
@@ -427,7 +470,8 @@ def linkability_risk(
     target it takes the nearest synthetic row (Gower) on each half, and links the two halves
     when that row is the same. Baseline: two random synthetic rows. ``synthetic`` may be a
     :class:`~synthreview.metrics.privacy.gower.GowerReference` shared with other attacks
-    (its column conversions are made once).
+    (its column conversions are made once); ``targets``, a dict shared with them too, keeps
+    the conversions of the target rows (:func:`_target_rows`).
     """
     prepared = _prepared(synthetic)
     synthetic = prepared.table
@@ -440,9 +484,8 @@ def linkability_risk(
         found = []
         for half in (a, b):
             cats = [c for c in half if c in set(categorical)]
-            found.append(
-                gower_nearest(table[half].iloc[rows], prepared.select(half), categorical=cats)[1]
-            )
+            query = _target_rows(table, rows, half, targets)
+            found.append(gower_nearest(query, prepared.select(half), categorical=cats)[1])
         return found[0] == found[1]
 
     rows = _targets(len(real), n_attacks, rng)
@@ -458,6 +501,27 @@ def linkability_risk(
 
 def _prepared(synthetic: pd.DataFrame | GowerReference) -> GowerReference:
     return synthetic if isinstance(synthetic, GowerReference) else GowerReference(synthetic)
+
+
+def _target_rows(
+    table: pd.DataFrame, rows: np.ndarray, columns: Sequence[str], shared: dict | None
+) -> pd.DataFrame | GowerReference:
+    """``table``'s target ``rows`` on ``columns``, the query of a Gower search.
+
+    With ``shared`` (one dict per :func:`wp29_risks` call) the rows are prepared once as a
+    :class:`~synthreview.metrics.privacy.gower.GowerReference`: linkability and every
+    inference attack draw the same targets (same seed, same table sizes) and only change the
+    columns, so each column's conversion is made once instead of up to 21 times. The entry
+    holds ``table`` and serves only that very table (its id keys the dict while it lives).
+    """
+    if shared is None:
+        return table[list(columns)].iloc[rows]
+    key = (id(table), rows.tobytes())
+    found = shared.get(key)
+    if found is None or found[0] is not table:
+        # a thread racing here prepares the same rows; either copy gives the same values
+        found = shared[key] = (table, GowerReference(table.iloc[rows]))
+    return found[1].select(columns)
 
 
 def _guess_right(guess: np.ndarray, secret: np.ndarray, numeric: bool, tolerance: float):
@@ -483,12 +547,15 @@ def inference_risk(
     tolerance: float = 0.05,
     confidence: float = 0.95,
     seed: int = 0,
+    targets: dict | None = None,
 ) -> RiskEstimate:
     """Inference risk for ``secret``: guess it from the nearest synthetic row on ``aux_cols``.
 
     A categorical guess is right when equal; a numeric one when within ``tolerance`` of the
     guess (relative). Baseline: the secret of a random synthetic row. ``synthetic`` may be a
-    :class:`~synthreview.metrics.privacy.gower.GowerReference` shared with other attacks.
+    :class:`~synthreview.metrics.privacy.gower.GowerReference` shared with other attacks, and
+    ``targets`` a dict shared with them that keeps the target rows' conversions (as in
+    :func:`linkability_risk`).
     """
     prepared = _prepared(synthetic)
     synthetic = prepared.table
@@ -500,7 +567,8 @@ def inference_risk(
     is_numeric = secret not in set(categorical)
 
     def attack(table: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
-        idx = gower_nearest(table[aux].iloc[rows], prepared.select(aux), categorical=cats)[1]
+        query = _target_rows(table, rows, aux, targets)
+        idx = gower_nearest(query, prepared.select(aux), categorical=cats)[1]
         guess = synthetic[secret].to_numpy()[idx]
         return _guess_right(guess, table[secret].to_numpy()[rows], is_numeric, tolerance)
 
@@ -656,6 +724,9 @@ def wp29_risks(
     # the Gower searches of linkability and every inference attack share one conversion of
     # the synthetic columns (singling out reads the table itself)
     prepared = GowerReference(synthetic)
+    # ... and the target rows of training and control one conversion each: every Gower attack
+    # draws the same targets and changes only its columns
+    targets: dict = {}
     half = max(1, len(cols) // 2)
     aux = (tuple(cols[:half]), tuple(cols[half:]))
     parts: list[tuple[str, Any]] = [
@@ -666,12 +737,12 @@ def wp29_risks(
     if len(cols) >= 2:
         parts.append(("linkability", lambda: linkability_risk(
             real, prepared, control, aux_cols=aux, categorical=categorical,
-            n_attacks=n_inference_attacks, seed=seed)))  # fmt: skip
+            n_attacks=n_inference_attacks, seed=seed, targets=targets)))  # fmt: skip
     secret_list = list(secrets or cols)[:max_secrets]
     parts += [
         (f"inference:{secret}", lambda s=secret: inference_risk(
             real, prepared, control, secret=s, categorical=categorical,
-            n_attacks=n_inference_attacks, seed=seed))
+            n_attacks=n_inference_attacks, seed=seed, targets=targets))
         for secret in secret_list
     ]  # fmt: skip
 
