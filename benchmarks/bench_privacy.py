@@ -32,6 +32,21 @@ local-neighbourhood radius pass and self search ~4.5 s; nearest synthetic rows ~
 ~3.8 s; forests ~4.9 s CPU), WP29 ~19 % (inference: 30 Gower searches, faiss ~3.3 s of
 ~6.4 s; multivariate singling out ~2.5 s, ~1 s of it Generator.choice overhead), DCR ~12 %.
 
+Issue 26, second pass (1a7bee3, a208135; same machine and BLAS): WP29's Gower attacks keep
+their target rows' conversions (a query ``GowerReference``: linkability and the 15 inference
+attacks search the same targets on different columns), and multivariate singling out draws
+its columns by position (the same draws; plain-string queries). Every number is still
+bit-identical (fingerprint of every array and float of evaluate_privacy on 4 demo candidates
+and on this 50k case, equal to 0372640's). Back to back with a git worktree of 0372640,
+2026-11-27 15:43-15:45, load average 1.2-1.9 (the other core partly busy): demo ctgan
+candidate (5k + 5k vs 5k, ``/tmp/w/steps.py ctgan privacy``) 8.09 / 8.03 s -> 7.50 / 7.27 s,
+its WP29 step 3.04 / 3.18 s -> 2.40 / 2.37 s; ``--section`` here 30.4 s (48.7 s CPU) -> 29.7 s
+(48.8 s CPU), within noise: at 50k WP29 is kernel-bound. wp29_risks at 50k on one thread
+(cProfile, load ~1.5): 11.9 s, of it faiss L1 search 3.6 s, multivariate singling out ~3 s
+(masks of 50k rows; counting the queries in (queries x rows) blocks did more memory passes,
+3.4 s), same-tuple pass 1.25 s, reference-side L1 embedding 0.6 s (rebuilt per search: the
+next candidate to keep per column, as the target rows now are).
+
 ``--mixture``: the issue-14 check that a 90/10 mixture (a fresh Adult sample with 10 % of its
 rows replaced by planted training rows) fails the default policy's privacy rules while the
 fresh sample alone does not (10k training, 10k holdout, 10k synthetic rows).
