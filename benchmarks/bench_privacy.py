@@ -32,7 +32,8 @@ local-neighbourhood radius pass and self search ~4.5 s; nearest synthetic rows ~
 ~3.8 s; forests ~4.9 s CPU), WP29 ~19 % (inference: 30 Gower searches, faiss ~3.3 s of
 ~6.4 s; multivariate singling out ~2.5 s, ~1 s of it Generator.choice overhead), DCR ~12 %.
 
-Issue 26, second pass (1a7bee3, a208135; same machine and BLAS): WP29's Gower attacks keep
+Issue 26, second pass (1a7bee3, a208135; same AMD EPYC, 2 cores, avx2 fma, OpenBLAS 0.3.31
+Haswell kernel, 2 BLAS threads): WP29's Gower attacks keep
 their target rows' conversions (a query ``GowerReference``: linkability and the 15 inference
 attacks search the same targets on different columns), and multivariate singling out draws
 its columns by position (the same draws; plain-string queries). Every number is still
