@@ -43,10 +43,11 @@ and on this 50k case, equal to 0372640's). Back to back with a git worktree of 0
 candidate (5k + 5k vs 5k, ``/tmp/w/steps.py ctgan privacy``) 8.09 / 8.03 s -> 7.50 / 7.27 s,
 its WP29 step 3.04 / 3.18 s -> 2.40 / 2.37 s; ``--section`` here 30.4 s (48.7 s CPU) -> 29.7 s
 (48.8 s CPU), within noise: at 50k WP29 is kernel-bound. wp29_risks at 50k on one thread
-(cProfile, load ~1.5): 11.9 s, of it faiss L1 search 3.6 s, multivariate singling out ~3 s
-(masks of 50k rows; counting the queries in (queries x rows) blocks did more memory passes,
-3.4 s), same-tuple pass 1.25 s, reference-side L1 embedding 0.6 s (rebuilt per search: the
-next candidate to keep per column, as the target rows now are).
+(cProfile, load ~1.5, with a trial that counted singling out's queries in (queries x rows)
+blocks): 11.9 s, of it faiss L1 search 3.6 s, those blocks 3.4 s (more memory passes than one
+mask of 50k rows per query, ~2.5 s above: not kept), same-tuple pass 1.25 s, reference-side
+L1 embedding 0.6 s (rebuilt per search: the next candidate to keep per column, as the target
+rows now are).
 
 ``--mixture``: the issue-14 check that a 90/10 mixture (a fresh Adult sample with 10 % of its
 rows replaced by planted training rows) fails the default policy's privacy rules while the
