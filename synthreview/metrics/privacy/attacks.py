@@ -169,13 +169,13 @@ def encoded_nearest(
 def thread_map(fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
     """``[fn(item) for item in items]`` on the engine's threads, BLAS and OpenMP one thread each.
 
-    For independent pieces of work that release the GIL (tree fits, mixture fits) and ran
-    single-threaded before: every piece runs with one BLAS and one OpenMP thread whatever the
-    thread count, so it gives what it gave run alone (a BLAS product's rounding can change
-    with its thread count: a piece that ran multi-threaded BLAS does not belong here). The
-    thread count is the current BLAS limit
-    (:func:`~synthreview.grouped_search.blas_threads`, bounded by the review's engine); every
-    piece runs in a copy of the caller's context (engine, ...).
+    For independent pieces of work that release the GIL (tree fits, mixture fits, blocks of a
+    product): every piece runs with one BLAS and one OpenMP thread whatever the thread count,
+    so it gives the same bits with any thread bound, run alone or side by side (a BLAS
+    product's rounding, and an OpenMP k-means', changes with its thread count). The thread
+    count is the current BLAS limit (:func:`~synthreview.grouped_search.blas_threads`,
+    bounded by the review's engine); every piece runs in a copy of the caller's context
+    (engine, ...).
     """
     items = list(items)
     threads = min(len(items), blas_threads())
@@ -183,8 +183,20 @@ def thread_map(fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
         if threads <= 1:
             return [fn(item) for item in items]
         with ThreadPoolExecutor(max_workers=threads) as pool:
-            futures = [pool.submit(contextvars.copy_context().run, fn, item) for item in items]
+            futures = [
+                pool.submit(contextvars.copy_context().run, _one_openmp_thread, fn, item)
+                for item in items
+            ]
             return [f.result() for f in futures]
+
+
+def _one_openmp_thread(fn: Callable[[Any], Any], item: Any) -> Any:
+    # OpenMP's thread count is a per-thread setting: the limit set above holds in the calling
+    # thread only, and a pool thread starts with the machine's default (an OpenMP k-means
+    # inside a mixture fit then ran 2 threads beside another fit, and its rounding differed
+    # from a 1-thread review's); BLAS's limit is process-wide and already holds here
+    with threadpool_limits(limits=1, user_api="openmp"):
+        return fn(item)
 
 
 _KDE_BLOCK = 256  # query rows per block: block x data float32 stays near the CPU caches
@@ -222,16 +234,19 @@ def _log_kernel_sums(
         np.exp(logk, out=logk)
         out[at : at + len(logk)] = top + np.log(logk.sum(axis=1, dtype=np.float64))
 
-    for start in range(0, len(white_query), _KDE_BLOCK):
+    def block(start: int) -> None:
         q = np.asarray(white_query[start : start + _KDE_BLOCK], np.float32)
-        # the product keeps its 256-row shape and the BLAS threads it always had: its rounding
-        # can depend on both
+        # one BLAS thread per 256-row block (thread_map), the blocks side by side: a product
+        # split across BLAS threads rounded differently with the thread count, so the KDE
+        # attacks' scores (and the report's bytes) changed with --threads
         logk = q @ wd.T  # -|q - x|^2 / 2 = q.x - |q|^2 / 2 - |x|^2 / 2
         half_q_sq = 0.5 * np.einsum("ij,ij->i", q, q)
         mine = own[start : start + _KDE_BLOCK]
         for lo in range(0, len(q), _KDE_ROWS):
             finish(logk[lo : lo + _KDE_ROWS], half_q_sq[lo : lo + _KDE_ROWS],
                    mine[lo : lo + _KDE_ROWS], start + lo)  # fmt: skip
+
+    thread_map(block, range(0, len(white_query), _KDE_BLOCK))
     return out, np.where(own >= 0, n - 1, n)
 
 
@@ -252,12 +267,15 @@ def gaussian_kde_logpdf(
     query = np.asarray(query, np.float64)
     n, d = data.shape
     factor = n ** (-1.0 / (d + 4))
-    cov = np.atleast_2d(np.cov(data, rowvar=False)) * factor**2
-    # a constant direction (e.g. a level never seen) would make the kernel singular
-    cov = cov + np.eye(d) * 1e-10 * max(np.trace(cov) / d, 1e-12)
-    chol = np.linalg.cholesky(cov)
-    white_data = np.linalg.solve(chol, data.T).T
-    white_query = np.linalg.solve(chol, query.T).T
+    # one BLAS/LAPACK thread: the covariance product and the solves round differently when
+    # split across threads, and the scores must not depend on the thread count
+    with threadpool_limits(limits=1):
+        cov = np.atleast_2d(np.cov(data, rowvar=False)) * factor**2
+        # a constant direction (e.g. a level never seen) would make the kernel singular
+        cov = cov + np.eye(d) * 1e-10 * max(np.trace(cov) / d, 1e-12)
+        chol = np.linalg.cholesky(cov)
+        white_data = np.linalg.solve(chol, data.T).T
+        white_query = np.linalg.solve(chol, query.T).T
     log_norm = -0.5 * d * np.log(2 * np.pi) - np.log(np.diag(chol)).sum()
     log_sum, count = _log_kernel_sums(white_query, white_data, own)
     return log_sum - np.log(count) + log_norm
@@ -488,10 +506,14 @@ class NoBoxInputs:
             return None
         # full SVD: a fractional n_dims (share of variance) needs every singular value
         pca = PCA(n_components=self.n_dims, svd_solver="full", random_state=self.seed)
-        return pca.fit(self._sample(self.synthetic_x, 1)[0])
+        with threadpool_limits(limits=1):  # LAPACK's rounding depends on its threads
+            return pca.fit(self._sample(self.synthetic_x, 1)[0])
 
     def _project(self, x: np.ndarray) -> np.ndarray:
-        return x if self._projection is None else self._projection.transform(x)
+        if self._projection is None:
+            return x
+        with threadpool_limits(limits=1):  # a product split across threads rounds otherwise
+            return self._projection.transform(x)
 
     @cached_property
     def _density_data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
