@@ -27,7 +27,7 @@ threads with the core free vs 10.0 s on one) and trim CPU in singling out and th
 Where the time goes now (cProfile of the main thread, load ~2): membership inference ~60 %
 (the Gower distance attack ~4.5 s, almost all faiss's float32 L1 brute force for the rows the
 same-tuple pass cannot certify; the two 20k x 10k KDEs ~3.5 s, half the 256-row float32
-products that must keep their shape and BLAS threads to keep their rounding; Monte-Carlo /
+products, whose shape must stay (their rounding depends on it); Monte-Carlo /
 local-neighbourhood radius pass and self search ~4.5 s; nearest synthetic rows ~2.7 s; GMMs
 ~3.8 s; forests ~4.9 s CPU), WP29 ~19 % (inference: 30 Gower searches, faiss ~3.3 s of
 ~6.4 s; multivariate singling out ~2.5 s, ~1 s of it Generator.choice overhead), DCR ~12 %.
@@ -48,6 +48,16 @@ blocks): 11.9 s, of it faiss L1 search 3.6 s, those blocks 3.4 s (more memory pa
 mask of 50k rows per query, ~2.5 s above: not kept), same-tuple pass 1.25 s, reference-side
 L1 embedding 0.6 s (rebuilt per search: the next candidate to keep per column, as the target
 rows now are).
+
+Thread independence (2026-11-27, after the second pass): thread_map's pool threads ran with
+the machine's OpenMP thread count (OpenMP's limit is per thread; the mixtures' k-means), and
+the KDE products, covariance, solves and PCA projection with multi-threaded BLAS, so the
+density, DOMIAS-KDE and LOGAN-KDE scores differed between a 1- and a 2-thread review (and a
+Dask worker's). Now each piece runs one BLAS and one OpenMP thread (the KDE's 256-row blocks
+side by side on the engine's threads), which changes those attacks' last digits once and makes
+them equal for any thread bound (``tests/test_thread_independence.py``; a 60k three-section
+review equal with 1 and 2 threads). ``--section`` after it: 27.2 s wall, 44.0 s CPU, 0.78 GB
+(load 0.40 before, 0.90 after, 16:00): no slower.
 
 ``--mixture``: the issue-14 check that a 90/10 mixture (a fresh Adult sample with 10 % of its
 rows replaced by planted training rows) fails the default policy's privacy rules while the
