@@ -420,9 +420,8 @@ def _candidate_task(
     """A candidate's review on a worker: its searches run in this task; the real side comes
     from the review's :class:`~synthreview.distributed.ClusterMemo`.
 
-    ``threads`` is the review's own bound: float32 BLAS products (the KDE attacks) round
-    differently with another thread count (OpenBLAS splits the product by threads), so the
-    task runs with the bound of the in-process review to give its numbers.
+    ``threads`` is the review's own bound, kept on the worker; the numbers do not depend on it
+    (``tests/test_thread_independence.py``), so the task gives the in-process review's.
     """
     review = shared.review
     traces = None
