@@ -136,19 +136,25 @@ def test_candidate_tasks_equal_the_in_process_review_and_share_the_real_side(
         assert list(client.list_datasets()) == []
 
 
-def test_review_and_curated_release_on_a_cluster_equal_the_in_process_ones(
-    cluster, in_process, monkeypatch
-):
-    review, local, local_release = in_process
-    assert len(local_release.curations) == 2, "both candidates are re-evaluated after curation"
-    sharded = []
+@pytest.fixture
+def sharded(monkeypatch) -> list[int]:
+    """One entry per sharded search (``neighbors.map_shards`` call) from here on."""
+    calls: list[int] = []
     map_shards = neighbors.map_shards
 
     def counted(*args, **kwargs):
-        sharded.append(1)
+        calls.append(1)
         return map_shards(*args, **kwargs)
 
     monkeypatch.setattr(neighbors, "map_shards", counted)
+    return calls
+
+
+def test_review_and_curated_release_on_a_cluster_equal_the_in_process_ones(
+    cluster, in_process, sharded
+):
+    review, local, local_release = in_process
+    assert len(local_release.curations) == 2, "both candidates are re-evaluated after curation"
     with on_cluster(cluster.scheduler_address) as engine:
         assert current_engine().client is engine.client is not None
         remote = evaluate(review, sections=SECTIONS, options=OPTIONS, seed=3)
@@ -163,20 +169,12 @@ def test_review_and_curated_release_on_a_cluster_equal_the_in_process_ones(
 
 
 def test_a_sampled_review_and_its_every_row_audit_on_a_cluster_equal_the_in_process_ones(
-    cluster, sampled_in_process, monkeypatch
+    cluster, sampled_in_process, sharded
 ):
     """Statistics on samples as candidate tasks, the every-row audit's exact searches sharded
     by blocks of training rows on the workers: the report and every filed byte are equal."""
     local, local_release = sampled_in_process
     assert local_release.audits["copy"]["removed"].iloc[900:].all(), "every planted row removed"
-    sharded = []
-    map_shards = neighbors.map_shards
-
-    def counted(*args, **kwargs):
-        sharded.append(1)
-        return map_shards(*args, **kwargs)
-
-    monkeypatch.setattr(neighbors, "map_shards", counted)
     review = _sampled_review(_sampled_tables())
     with on_cluster(cluster.scheduler_address):
         remote = evaluate(review, sections=SECTIONS, options=SAMPLED, seed=3)

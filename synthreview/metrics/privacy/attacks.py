@@ -45,6 +45,7 @@ one-hot levels); KDEs in the principal components that keep 95 % of the syntheti
 from __future__ import annotations
 
 import contextvars
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
@@ -55,7 +56,7 @@ from scipy.optimize import minimize_scalar
 from sklearn.base import clone
 from sklearn.decomposition import PCA
 from sklearn.ensemble import ExtraTreesClassifier
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from synthreview.encoding import canonical_order
 from synthreview.grouped_search import GroupedReference, blas_threads
@@ -166,6 +167,23 @@ def encoded_nearest(
     return dist, index
 
 
+@functools.cache
+def threadpools() -> ThreadpoolController:
+    """The BLAS and OpenMP libraries of this process, found once (a look-up scans every loaded
+    shared library, ~6 ms; a limit set through the found controller costs ~0.03 ms, which a
+    piece of work as small as one 256-row KDE block can afford)."""
+    return ThreadpoolController()
+
+
+def single_threaded(user_api: str | None = None) -> Any:
+    """Context manager: BLAS and OpenMP (or only ``user_api``) limited to one thread inside.
+
+    For work whose result must not depend on the thread count: a BLAS product or LAPACK
+    factorisation split across threads, or an OpenMP reduction, rounds differently.
+    """
+    return threadpools().limit(limits=1, user_api=user_api)
+
+
 def thread_map(fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
     """``[fn(item) for item in items]`` on the engine's threads, BLAS and OpenMP one thread each.
 
@@ -179,7 +197,7 @@ def thread_map(fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
     """
     items = list(items)
     threads = min(len(items), blas_threads())
-    with threadpool_limits(limits=1):
+    with single_threaded():
         if threads <= 1:
             return [fn(item) for item in items]
         with ThreadPoolExecutor(max_workers=threads) as pool:
@@ -195,7 +213,7 @@ def _one_openmp_thread(fn: Callable[[Any], Any], item: Any) -> Any:
     # thread only, and a pool thread starts with the machine's default (an OpenMP k-means
     # inside a mixture fit then ran 2 threads beside another fit, and its rounding differed
     # from a 1-thread review's); BLAS's limit is process-wide and already holds here
-    with threadpool_limits(limits=1, user_api="openmp"):
+    with single_threaded("openmp"):
         return fn(item)
 
 
@@ -269,7 +287,7 @@ def gaussian_kde_logpdf(
     factor = n ** (-1.0 / (d + 4))
     # one BLAS/LAPACK thread: the covariance product and the solves round differently when
     # split across threads, and the scores must not depend on the thread count
-    with threadpool_limits(limits=1):
+    with single_threaded():
         cov = np.atleast_2d(np.cov(data, rowvar=False)) * factor**2
         # a constant direction (e.g. a level never seen) would make the kernel singular
         cov = cov + np.eye(d) * 1e-10 * max(np.trace(cov) / d, 1e-12)
@@ -506,13 +524,13 @@ class NoBoxInputs:
             return None
         # full SVD: a fractional n_dims (share of variance) needs every singular value
         pca = PCA(n_components=self.n_dims, svd_solver="full", random_state=self.seed)
-        with threadpool_limits(limits=1):  # LAPACK's rounding depends on its threads
+        with single_threaded():  # LAPACK's rounding depends on its threads
             return pca.fit(self._sample(self.synthetic_x, 1)[0])
 
     def _project(self, x: np.ndarray) -> np.ndarray:
         if self._projection is None:
             return x
-        with threadpool_limits(limits=1):  # a product split across threads rounds otherwise
+        with single_threaded():  # a product split across threads rounds otherwise
             return self._projection.transform(x)
 
     @cached_property
