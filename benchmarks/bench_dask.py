@@ -27,8 +27,11 @@ the 200k review from Parquet partitions"): ``--rows 200000 --parquet 4 --threads
 fidelity privacy utility`` (statistics on 50,000-row samples): in-process 212.2 s, peak 1.16 GB
 (load 1.68 -> 1.02); cluster 149.3 s + 5.6 s start-up, client 1.01 GB, workers 0.88 and 0.90 GB
 (load 1.09 -> 2.57); **reports equal**. With ``--threads 2`` the first 200k run's reports
-differed: some numbers depended on the thread count (the per-column Wasserstein distance,
-since fixed, and the density and KDE attacks; see the closing note of that session).
+differed: some numbers depended on the thread count (the per-column Wasserstein distance and
+the density and KDE attacks, fixed since: ``tests/test_thread_independence.py``). After the
+fix, ``--threads 2``: in-process 143.8 s, 1.36 GB (load 1.35 -> 2.19); cluster 158.4 s + 5.3 s
+start-up, client 1.01 GB, workers 0.92 / 0.99 GB (load 2.10 -> 3.77); **reports equal**, and
+equal to the ``--threads 1`` report (the same sha256).
 ``--rows 3000 --sample-rows 1000 --parquet 2 --release --bootstrap 20``: reports and every
 released file equal.
 """
