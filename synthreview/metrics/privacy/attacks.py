@@ -45,7 +45,6 @@ one-hot levels); KDEs in the principal components that keep 95 % of the syntheti
 from __future__ import annotations
 
 import contextvars
-import functools
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
@@ -56,9 +55,9 @@ from scipy.optimize import minimize_scalar
 from sklearn.base import clone
 from sklearn.decomposition import PCA
 from sklearn.ensemble import ExtraTreesClassifier
-from threadpoolctl import ThreadpoolController
 
 from synthreview.encoding import canonical_order
+from synthreview.engine import single_threaded
 from synthreview.grouped_search import GroupedReference, blas_threads
 from synthreview.metrics.privacy.gower import same_tuple_nearest
 from synthreview.neighbors import nearest
@@ -165,23 +164,6 @@ def encoded_nearest(
         rest = nearest(query[~certified], reference, k=k)
         dist[~certified], index[~certified] = rest.distances, rest.indices
     return dist, index
-
-
-@functools.cache
-def threadpools() -> ThreadpoolController:
-    """The BLAS and OpenMP libraries of this process, found once (a look-up scans every loaded
-    shared library, ~6 ms; a limit set through the found controller costs ~0.03 ms, which a
-    piece of work as small as one 256-row KDE block can afford)."""
-    return ThreadpoolController()
-
-
-def single_threaded(user_api: str | None = None) -> Any:
-    """Context manager: BLAS and OpenMP (or only ``user_api``) limited to one thread inside.
-
-    For work whose result must not depend on the thread count: a BLAS product or LAPACK
-    factorisation split across threads, or an OpenMP reduction, rounds differently.
-    """
-    return threadpools().limit(limits=1, user_api=user_api)
 
 
 def thread_map(fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:

@@ -49,9 +49,9 @@ from sklearn.base import clone
 from sklearn.decomposition import PCA
 from sklearn.mixture import GaussianMixture
 from sklearn.model_selection import StratifiedKFold
-from threadpoolctl import threadpool_limits
 
 from synthreview.encoding import canonical_order
+from synthreview.engine import single_threaded
 from synthreview.errors import DataError, error_message
 from synthreview.metrics.privacy.attack_stats import (
     AttackResult,
@@ -235,7 +235,7 @@ def density_scores(
     # only adds overhead here, and its reduction order depends on the thread count, so the
     # scores (and the report's bytes) would differ between a 1- and a 2-thread run or a cluster
     # task and the in-process review
-    with threadpool_limits(limits=1):
+    with single_threaded():
         pca = PCA(n_components=n_dims, random_state=seed).fit(
             synthetic_x[canonical_order(synthetic_x)]
         )
