@@ -21,7 +21,7 @@ new 30.0 s / 48.9 s / 0.79 GB. While another job held one of the two cores the t
 no free core and the gain vanished (11:34, load 2.1-2.7: new 42.8 s / 48.5 s vs old 41.9 s /
 53.2 s; 12:00, load 1.8-2.9: 48.2 s vs 45.2 s; engine limited_threads(1): 38.7 s vs 38.4 s).
 The issue-26 changes run independent pieces side by side on the engine's threads
-(attacks.thread_map: the 2 + 2 forest folds, the 4 DOMIAS mixtures, the WP29 risks, the
+(engine.thread_map: the 2 + 2 forest folds, the 4 DOMIAS mixtures, the WP29 risks, the
 l-diversity and attribute-inference trees; wp29_risks alone 5.9 s wall / 10.0 s CPU on 2
 threads with the core free vs 10.0 s on one) and trim CPU in singling out and the encoder.
 Where the time goes now (cProfile of the main thread, load ~2): membership inference ~60 %

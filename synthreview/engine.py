@@ -16,9 +16,11 @@ and restores the previous settings on exit.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -248,6 +250,48 @@ def single_threaded(user_api: str | None = None) -> Any:
     limit is per thread: set it in the thread that does the work.
     """
     return threadpools().limit(limits=1, user_api=user_api)
+
+
+def blas_threads() -> int:
+    """Threads this process's BLAS may use now (the smallest limit among its BLAS libraries).
+
+    :func:`limited_threads` sets it; the grouped search's stage one and :func:`thread_map` run
+    that many threads of their own, with BLAS single-threaded inside each.
+    """
+    found = threadpools().select(user_api="blas").info()
+    return max(1, min((lib["num_threads"] for lib in found), default=1))
+
+
+def thread_map(fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+    """``[fn(item) for item in items]`` on the engine's threads, BLAS and OpenMP one thread each.
+
+    For independent pieces of work that release the GIL (tree fits, mixture fits, cross-
+    validation folds, blocks of a product): every piece runs with one BLAS and one OpenMP
+    thread whatever the thread count, so it gives the same bits with any thread bound, run
+    alone or side by side (a BLAS product's rounding, and an OpenMP k-means', changes with its
+    thread count). The thread count is the current BLAS limit (:func:`blas_threads`, bounded
+    by the review's engine); every piece runs in a copy of the caller's context (engine, ...).
+    """
+    items = list(items)
+    threads = min(len(items), blas_threads())
+    with single_threaded():
+        if threads <= 1:
+            return [fn(item) for item in items]
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            futures = [
+                pool.submit(contextvars.copy_context().run, _one_openmp_thread, fn, item)
+                for item in items
+            ]
+            return [f.result() for f in futures]
+
+
+def _one_openmp_thread(fn: Callable[[Any], Any], item: Any) -> Any:
+    # OpenMP's thread count is a per-thread setting: the limit set above holds in the calling
+    # thread only, and a pool thread starts with the machine's default (an OpenMP k-means
+    # inside a mixture fit then ran 2 threads beside another fit, and its rounding differed
+    # from a 1-thread review's); BLAS's limit is process-wide and already holds here
+    with single_threaded("openmp"):
+        return fn(item)
 
 
 @contextmanager

@@ -59,7 +59,6 @@ So the one-directional passes cost about 1.4 faiss passes, the self passes about
 
 from __future__ import annotations
 
-import functools
 import itertools
 import threading
 from collections import deque
@@ -68,9 +67,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
-from threadpoolctl import ThreadpoolController
 
-from synthreview.engine import current_engine
+from synthreview.engine import blas_threads, current_engine, single_threaded
 
 #: reference rows per group: stage one does not depend on it, stage two grows with it and
 #: the candidate lists shrink with it; 300–800 rows per group measured best at 50k
@@ -94,22 +92,6 @@ QUERY_BATCH = 65536
 SELF_MINIMA_BYTES = 1 << 28
 #: last-row entry of a padding column: [q, 1] · [0, PAD] = PAD, larger than any limit
 _PAD = np.float32(np.finfo(np.float32).max / 4)
-
-
-@functools.cache
-def _blas() -> ThreadpoolController:
-    """The BLAS libraries loaded with numpy (found once: a look-up scans every shared library,
-    ~6 ms; their thread limits are read live)."""
-    return ThreadpoolController().select(user_api="blas")
-
-
-def blas_threads() -> int:
-    """Threads this process's BLAS may use now (the smallest limit among its BLAS libraries).
-
-    :func:`synthreview.engine.limited_threads` sets it; stage one runs that many threads of
-    its own with BLAS single-threaded inside each.
-    """
-    return max(1, min((lib["num_threads"] for lib in _blas().info()), default=1))
 
 
 def group_minima(
@@ -174,7 +156,7 @@ def group_minima(
                 )
 
     helpers = max(0, min(threads, -(-n // tile_queries)) - 1)
-    with _blas().limit(limits=1):
+    with single_threaded("blas"):
         if not helpers:
             work()
         else:
@@ -249,7 +231,7 @@ def self_group_minima(
                     out[bounds[g] : bounds[g + 1], a] = across[at : at + bounds[g + 1] - bounds[g]]
 
     helpers = max(0, min(threads, n_groups) - 1)
-    with _blas().limit(limits=1):
+    with single_threaded("blas"):
         if not helpers:
             work()
         else:
@@ -466,7 +448,7 @@ class GroupedReference:
 
         rows_per_step = 8 * STAGE_ONE_ROWS if self._on_gpu else STAGE_ONE_ROWS
         starts = range(0, len(query), rows_per_step)
-        with _blas().limit(limits=1):
+        with single_threaded("blas"):
             found = list(_ordered_map(stage_one, starts, 1 if self._on_gpu else threads))
         cand_q = np.concatenate([f[0] for f in found])
         cand_g = np.concatenate([f[1] for f in found])
@@ -490,7 +472,7 @@ class GroupedReference:
             for first in range(0, len(pos), step)
         )
         # one block is too small to share: BLAS single-threaded, the items spread on threads
-        with _blas().limit(limits=1):
+        with single_threaded("blas"):
             yield from _ordered_map(stage_two, items, threads)
 
     def knn(

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from synthreview import grouped_search
-from synthreview.engine import limited_threads
-from synthreview.grouped_search import GroupedReference, blas_threads, group_minima
+from synthreview.engine import blas_threads, limited_threads
+from synthreview.grouped_search import GroupedReference, group_minima
 
 #: (tile_queries, tile_groups): one row, uneven tiles, tiles wider than every group, defaults
 TILES = [(1, 1), (3, 2), (7, 5), (16, 100), (None, None)]

@@ -44,9 +44,7 @@ one-hot levels); KDEs in the principal components that keep 95 % of the syntheti
 
 from __future__ import annotations
 
-import contextvars
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
@@ -57,8 +55,8 @@ from sklearn.decomposition import PCA
 from sklearn.ensemble import ExtraTreesClassifier
 
 from synthreview.encoding import canonical_order
-from synthreview.engine import single_threaded
-from synthreview.grouped_search import GroupedReference, blas_threads
+from synthreview.engine import single_threaded, thread_map
+from synthreview.grouped_search import GroupedReference
 from synthreview.metrics.privacy.gower import same_tuple_nearest
 from synthreview.neighbors import nearest
 
@@ -74,7 +72,6 @@ __all__ = [
     "native_categories",
     "no_box_scores",
     "radius_counts",
-    "thread_map",
 ]
 
 NO_BOX_ATTACKS = (
@@ -164,39 +161,6 @@ def encoded_nearest(
         rest = nearest(query[~certified], reference, k=k)
         dist[~certified], index[~certified] = rest.distances, rest.indices
     return dist, index
-
-
-def thread_map(fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
-    """``[fn(item) for item in items]`` on the engine's threads, BLAS and OpenMP one thread each.
-
-    For independent pieces of work that release the GIL (tree fits, mixture fits, blocks of a
-    product): every piece runs with one BLAS and one OpenMP thread whatever the thread count,
-    so it gives the same bits with any thread bound, run alone or side by side (a BLAS
-    product's rounding, and an OpenMP k-means', changes with its thread count). The thread
-    count is the current BLAS limit (:func:`~synthreview.grouped_search.blas_threads`,
-    bounded by the review's engine); every piece runs in a copy of the caller's context
-    (engine, ...).
-    """
-    items = list(items)
-    threads = min(len(items), blas_threads())
-    with single_threaded():
-        if threads <= 1:
-            return [fn(item) for item in items]
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            futures = [
-                pool.submit(contextvars.copy_context().run, _one_openmp_thread, fn, item)
-                for item in items
-            ]
-            return [f.result() for f in futures]
-
-
-def _one_openmp_thread(fn: Callable[[Any], Any], item: Any) -> Any:
-    # OpenMP's thread count is a per-thread setting: the limit set above holds in the calling
-    # thread only, and a pool thread starts with the machine's default (an OpenMP k-means
-    # inside a mixture fit then ran 2 threads beside another fit, and its rounding differed
-    # from a 1-thread review's); BLAS's limit is process-wide and already holds here
-    with single_threaded("openmp"):
-        return fn(item)
 
 
 _KDE_BLOCK = 256  # query rows per block: block x data float32 stays near the CPU caches

@@ -21,8 +21,8 @@ import pandas as pd
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from synthreview.encoding import TabularEncoder
+from synthreview.engine import thread_map
 from synthreview.errors import ConfigError
-from synthreview.metrics.privacy.attacks import thread_map
 from synthreview.results import to_jsonable
 
 

@@ -51,7 +51,7 @@ from sklearn.mixture import GaussianMixture
 from sklearn.model_selection import StratifiedKFold
 
 from synthreview.encoding import canonical_order
-from synthreview.engine import single_threaded
+from synthreview.engine import single_threaded, thread_map
 from synthreview.errors import DataError, error_message
 from synthreview.metrics.privacy.attack_stats import (
     AttackResult,
@@ -66,7 +66,6 @@ from synthreview.metrics.privacy.attacks import (
     forest_classifier,
     native_categories,
     no_box_scores,
-    thread_map,
 )
 from synthreview.metrics.privacy.gower import gower_nearest
 from synthreview.metrics.privacy.rare_values import rare_value_samples

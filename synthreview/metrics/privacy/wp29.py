@@ -38,9 +38,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from synthreview.engine import thread_map
 from synthreview.errors import attempt
 from synthreview.io.row_hash import value_order
-from synthreview.metrics.privacy.attacks import thread_map
 from synthreview.metrics.privacy.gower import GowerReference, gower_nearest
 from synthreview.results import to_jsonable
 

@@ -41,8 +41,8 @@ from sklearn.metrics import (
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
-from threadpoolctl import threadpool_limits
 
+from synthreview.engine import single_threaded, thread_map
 from synthreview.errors import ConfigError, DataError, UndefinedMetricWarning
 from synthreview.io.schema import Schema
 from synthreview.memo import Memo, remember
@@ -145,8 +145,10 @@ def discriminator_auc(
     )
     folds = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
     # OpenMP threads spin-wait when cores are shared: 140 s instead of 2.7 s measured on a busy
-    # 2-core machine, so the boosting runs single-threaded
-    with threadpool_limits(limits=1, user_api="openmp"):
+    # 2-core machine, so the boosting runs single-threaded; the folds one after another (side
+    # by side on two threads took 2.4-2.6 s instead of 1.9-2.0 s at 5,000 rows a class: the
+    # boosting's split search is Python holding the GIL)
+    with single_threaded("openmp"):
         proba = cross_val_predict(model, x.to_numpy(), y, cv=folds, method="predict_proba")
     return DiscriminatorResult(
         auc=float(roc_auc_score(y, proba[:, 1])), n_per_class=n, n_splits=n_splits
@@ -260,43 +262,60 @@ def _fit_score(train, test, *, schema, target, features, task, positive, seed) -
     x_train, y_train = _xy(train, schema, target, features, task)
     x_test, y_test = _xy(test, schema, target, features, task)
     metrics = CLASSIFICATION_METRICS if task == "classification" else REGRESSION_METRICS
-    out = {}
-    for name, model in _models(task, seed).items():
-        pipe = Pipeline([("prep", _preprocessing(schema, features)), ("model", clone(model))])
-        if task == "classification" and len(set(y_train)) < 2:
+    models = _models(task, seed)
+    if task == "classification" and len(set(y_train)) < 2:
+        for name in models:
             warnings.warn(
                 f"'{target}' has a single class in a training set; {name} cannot be fitted.",
                 UndefinedMetricWarning,
                 stacklevel=3,
             )
-            out.update({(name, m): math.nan for m in metrics})
-            continue
-        if task == "regression":
-            pipe.fit(x_train, y_train)
-            pred = pipe.predict(x_test)
-            out[(name, "rmse")] = float(root_mean_squared_error(y_test, pred))
-            out[(name, "r2")] = float(r2_score(y_test, pred))
-            continue
-        # classes as integer codes in sorted order (the order scikit-learn gives the labels):
-        # the same fits, but AdaBoost's 50 trees no longer each sort an object array of labels
-        # (a quarter of the utility section at 50,000 rows)
-        labels, codes = np.unique(y_train, return_inverse=True)
-        pipe.fit(x_train, codes)
-        pred = labels[pipe.predict(x_test)]
-        proba = pd.DataFrame(pipe.predict_proba(x_test), columns=labels[pipe.classes_])
-        out[(name, "accuracy")] = float(accuracy_score(y_test, pred))
-        if positive is not None:
-            score = proba[positive] if positive in proba else np.zeros(len(y_test))
-            out[(name, "roc_auc")] = float(roc_auc_score(y_test == positive, score))
-            out[(name, "f1")] = float(f1_score(y_test == positive, pred == positive))
-        else:
-            labels = sorted(set(y_test))
-            scores = proba.reindex(columns=labels, fill_value=0.0).to_numpy()
-            scores = scores / np.clip(scores.sum(axis=1, keepdims=True), 1e-12, None)
-            out[(name, "roc_auc")] = float(
-                roc_auc_score(y_test, scores, multi_class="ovr", average="macro", labels=labels)
-            )
-            out[(name, "f1")] = float(f1_score(y_test, pred, average="macro"))
+        return {(name, m): math.nan for name in models for m in metrics}
+
+    def scores(item: tuple[str, object]) -> dict:
+        name, model = item
+        pipe = Pipeline([("prep", _preprocessing(schema, features)), ("model", clone(model))])
+        return _scores(name, pipe, x_train, y_train, x_test, y_test, task=task, positive=positive)
+
+    # the models' fits are independent: side by side on the engine's threads, each with one
+    # BLAS/OpenMP thread (spin-waiting threads on shared cores made logistic regression 7.5 s
+    # instead of 1.4 s on Adult, measured on a busy 2-core machine; and one thread per fit keeps
+    # its rounding whatever the thread bound)
+    out = {}
+    for found in thread_map(scores, models.items()):
+        out.update(found)
+    return out
+
+
+def _scores(name, pipe, x_train, y_train, x_test, y_test, *, task, positive) -> dict:
+    """``{(name, metric): value}`` of ``pipe`` fitted on the training and scored on the test set."""
+    out = {}
+    if task == "regression":
+        pipe.fit(x_train, y_train)
+        pred = pipe.predict(x_test)
+        out[(name, "rmse")] = float(root_mean_squared_error(y_test, pred))
+        out[(name, "r2")] = float(r2_score(y_test, pred))
+        return out
+    # classes as integer codes in sorted order (the order scikit-learn gives the labels):
+    # the same fits, but AdaBoost's 50 trees no longer each sort an object array of labels
+    # (a quarter of the utility section at 50,000 rows)
+    labels, codes = np.unique(y_train, return_inverse=True)
+    pipe.fit(x_train, codes)
+    pred = labels[pipe.predict(x_test)]
+    proba = pd.DataFrame(pipe.predict_proba(x_test), columns=labels[pipe.classes_])
+    out[(name, "accuracy")] = float(accuracy_score(y_test, pred))
+    if positive is not None:
+        score = proba[positive] if positive in proba else np.zeros(len(y_test))
+        out[(name, "roc_auc")] = float(roc_auc_score(y_test == positive, score))
+        out[(name, "f1")] = float(f1_score(y_test == positive, pred == positive))
+    else:
+        labels = sorted(set(y_test))
+        scores = proba.reindex(columns=labels, fill_value=0.0).to_numpy()
+        scores = scores / np.clip(scores.sum(axis=1, keepdims=True), 1e-12, None)
+        out[(name, "roc_auc")] = float(
+            roc_auc_score(y_test, scores, multi_class="ovr", average="macro", labels=labels)
+        )
+        out[(name, "f1")] = float(f1_score(y_test, pred, average="macro"))
     return out
 
 
@@ -347,20 +366,13 @@ def ml_efficacy(
     kwargs = dict(
         schema=schema, target=target, features=features, task=task, positive=positive, seed=seed
     )
-    # single-threaded BLAS/OpenMP: spin-waiting threads on shared cores made logistic regression
-    # 7.5 s instead of 1.4 s on Adult (measured on a busy 2-core machine)
-    with threadpool_limits(limits=1):
-        tstr = _fit_score(synthetic, holdout, **kwargs)
-        trtr = remember(
-            memo,
-            (
-                "trtr",
-                frame_digest(real),
-                frame_digest(holdout),
-                repr(sorted(kwargs.items(), key=str)),
-            ),
-            lambda: _fit_score(real, holdout, **kwargs),
-        )
+    # each model's fit runs single-threaded (_fit_score)
+    tstr = _fit_score(synthetic, holdout, **kwargs)
+    trtr = remember(
+        memo,
+        ("trtr", frame_digest(real), frame_digest(holdout), repr(sorted(kwargs.items(), key=str))),
+        lambda: _fit_score(real, holdout, **kwargs),
+    )
     scores = tuple(
         EfficacyScore(model=m, metric=k, tstr=v, trtr=trtr[(m, k)]) for (m, k), v in tstr.items()
     )
