@@ -158,6 +158,27 @@ def check_sample_rows(value: object) -> int | None:
     return int(value)
 
 
+def _tables(review: Review) -> list[LoadedTable]:
+    """Real, holdout (when given) and every candidate, in the order the samples are filed."""
+    tables = [review.real, *([review.holdout] if review.holdout is not None else [])]
+    return tables + list(review.synthetic.values())
+
+
+def sampled_tables(
+    review: Review, max_rows: int | None, *, person: str | None = None
+) -> list[LoadedTable]:
+    """The tables a review with ``sample_rows=max_rows`` estimates on samples (may be none).
+
+    The one rule :func:`sample_review` and :func:`plan_sentence` share: tables above
+    ``max_rows`` rows of a table review; none of a trace review, of a person-level review
+    (``person`` given) or with ``max_rows=None``.
+    """
+    max_rows = check_sample_rows(max_rows)
+    if max_rows is None or review.kind != "table" or person is not None:
+        return []
+    return [t for t in _tables(review) if t.n_rows > max_rows]
+
+
 def plan_sentence(review: Review, max_rows: int | None, *, person: str | None = None) -> str:
     """What a review of ``review`` with ``sample_rows=max_rows`` will estimate on samples.
 
@@ -165,25 +186,22 @@ def plan_sentence(review: Review, max_rows: int | None, *, person: str | None = 
     run the report's :meth:`Sampling.sentence` says what was done.
     """
     max_rows = check_sample_rows(max_rows)
-    tables = [review.real, *([review.holdout] if review.holdout is not None else [])]
-    tables += list(review.synthetic.values())
+    big = sampled_tables(review, max_rows, person=person)
+    if big:
+        names = ", ".join(t.name if t.role == "synthetic" else t.role for t in big)
+        return (
+            f"Above {max_rows:,} rows a table's population statistics are estimated on a random "
+            f"sample of {max_rows:,} rows ({names}); the audit judges every synthetic row "
+            "against every training row."
+        )
+    # why nothing is sampled
     if review.kind != "table":
         return "Glucose traces are reviewed on every trace (never sampled)."
     if person is not None:
         return "A person-level review uses every row (never sampled)."
     if max_rows is None:
         return "Every statistic is estimated on every row (exact; slow above ~200,000 rows)."
-    big = [t for t in tables if t.n_rows > max_rows]
-    if not big:
-        return (
-            f"Every table has at most {max_rows:,} rows: every statistic is estimated on every row."
-        )
-    names = ", ".join(t.name if t.role == "synthetic" else t.role for t in big)
-    return (
-        f"Above {max_rows:,} rows a table's population statistics are estimated on a random "
-        f"sample of {max_rows:,} rows ({names}); the audit judges every synthetic row against "
-        "every training row."
-    )
+    return f"Every table has at most {max_rows:,} rows: every statistic is estimated on every row."
 
 
 def sample_positions(table: LoadedTable, n: int, seed: int) -> np.ndarray:
@@ -236,15 +254,9 @@ def sample_review(
         tables at or below ``max_rows``, ``max_rows=None``).
     """
     max_rows = check_sample_rows(max_rows)
-    tables = [review.real, *([review.holdout] if review.holdout is not None else [])]
-    tables += list(review.synthetic.values())
-    if (
-        max_rows is None
-        or review.kind != "table"
-        or person is not None
-        or all(t.n_rows <= max_rows for t in tables)
-    ):
+    if not sampled_tables(review, max_rows, person=person):
         return review, None
+    tables = _tables(review)
     samples = [
         TableSample(
             t.name, t.role, min(max_rows, t.n_rows), t.n_rows, sample_positions(t, max_rows, seed)
