@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -97,15 +98,25 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    review.add_argument("--real", required=True, type=Path, help="real (training) file")
+    review.add_argument(
+        "--real",
+        required=True,
+        type=Path,
+        help="real (training) file, or folder of Parquet partition files (*.parquet, *.pq)",
+    )
     review.add_argument(
         "--synthetic",
         required=True,
         action="append",
         type=Path,
-        help="synthetic candidate file; repeat for several (name = file stem)",
+        help="synthetic candidate file or folder of Parquet partitions; repeat for several "
+        "(name = file or folder stem)",
     )
-    review.add_argument("--holdout", type=Path, help="holdout file (same population, unseen)")
+    review.add_argument(
+        "--holdout",
+        type=Path,
+        help="holdout file or folder of Parquet partitions (same population, unseen)",
+    )
     review.add_argument("--traces", action="store_true", help="inputs are glucose (CGM) traces")
     review.add_argument(
         "--seed", type=_seed, default=0, help=f"seeds every random step (0 to {MAX_SEED})"
@@ -121,7 +132,8 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument(
         "--scheduler",
         help="Dask scheduler address (tcp://host:8786): run the review (candidates as tasks, "
-        "sharded neighbour searches) and its audit there",
+        "sharded neighbour searches) and its audit there; the workers read input folders of "
+        "Parquet partitions (at the same path on every worker)",
     )
     review.add_argument(
         "--sample-rows",
@@ -279,12 +291,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load_review(args: argparse.Namespace) -> Review:
-    """Load and validate the files named on the command line.
+def load_review(args: argparse.Namespace, *, client: Any = None) -> Review:
+    """Load and validate the files (or folders of Parquet partitions) named on the command line.
 
     Every loading notice (an encoding fallback, a unit conversion, unseen categories, ...) is
     printed to stderr as ``notice: TABLE: message``, whatever ``--quiet`` says: it may change
-    what the decision means. report.json keeps them too (``Report.notices``).
+    what the decision means. report.json keeps them too (``Report.notices``). With ``client``
+    (the ``--scheduler`` cluster's) the partitions of a folder are read by its workers; the
+    tables are the same as when they are read here (``io.tables.read_table``).
     """
     if args.traces:
         # names default to the file stem, as for tables; align_traces makes repeats unique
@@ -293,9 +307,11 @@ def load_review(args: argparse.Namespace) -> Review:
         candidates = [load_traces(p) for p in args.synthetic]
         review = align_traces(real, candidates, holdout=holdout)
     else:
-        real_table = read_table(args.real, role="real")
-        holdout_table = read_table(args.holdout, role="holdout") if args.holdout else None
-        tables = [read_table(p, role="synthetic") for p in args.synthetic]
+        real_table = read_table(args.real, role="real", client=client)
+        holdout_table = (
+            read_table(args.holdout, role="holdout", client=client) if args.holdout else None
+        )
+        tables = [read_table(p, role="synthetic", client=client) for p in args.synthetic]
         review = align(real_table, tables, holdout=holdout_table)
     for notice in review.notices:
         print(f"notice: {notice.table}: {notice.message}", file=sys.stderr)
@@ -363,36 +379,38 @@ def run_review(args: argparse.Namespace) -> int:
     key = signing_key(args)  # key and passphrase checked before computing (exit 2)
     if args.register is not None:
         check_register(args.register)  # an unreachable, locked or newer register: exit 2 now
-    review = load_review(args)
-    if args.person is not None:
-        review = with_person(review, args.person)  # the column becomes an identifier
-    options = ReviewOptions(
-        embedding=args.embedding,
-        target=args.target,
-        sensitive=args.sensitive,
-        person=args.person,
-        claimed_epsilon=args.claimed_epsilon,
-        claimed_delta=args.claimed_delta,
-        groups=tuple(args.groups or ()),
-        formula=args.formula,
-        max_attack=args.max_attack,
-        motif_length=args.motif_length,
-        motif_tolerance=args.motif_tolerance,
-        generator=args.generator,
-        shadow_models=args.shadow_models,
-        shadow_targets=args.shadow_targets,
-        shadow_time_limit=args.shadow_time_limit,
-        sample_rows=None if args.exact else args.sample_rows,
-    )
-    validate_options(review, options, args.sections, args.device)
 
     def progress(fraction: float, message: str) -> None:
         if not args.quiet:
             print(f"[{fraction:6.1%}] {message}", file=sys.stderr)
 
-    # one cluster (when given) for the review and its release: the audit's copy-evidence
-    # searches and the curated re-evaluation run there too
-    with on_cluster(args.scheduler):
+    # one cluster (when given) for reading the inputs, the review and its release: the workers
+    # read folders of Parquet partitions, and the audit's copy-evidence searches and the
+    # curated re-evaluation run there too
+    with on_cluster(args.scheduler) as engine:
+        review = load_review(args, client=engine.client)
+        if args.person is not None:
+            review = with_person(review, args.person)  # the column becomes an identifier
+        options = ReviewOptions(
+            embedding=args.embedding,
+            target=args.target,
+            sensitive=args.sensitive,
+            person=args.person,
+            claimed_epsilon=args.claimed_epsilon,
+            claimed_delta=args.claimed_delta,
+            groups=tuple(args.groups or ()),
+            formula=args.formula,
+            max_attack=args.max_attack,
+            motif_length=args.motif_length,
+            motif_tolerance=args.motif_tolerance,
+            generator=args.generator,
+            shadow_models=args.shadow_models,
+            shadow_targets=args.shadow_targets,
+            shadow_time_limit=args.shadow_time_limit,
+            sample_rows=None if args.exact else args.sample_rows,
+        )
+        validate_options(review, options, args.sections, args.device)
+
         report = evaluate(
             review,
             sections=args.sections,
@@ -412,7 +430,9 @@ def run_review(args: argparse.Namespace) -> int:
             policy=policy,
             thresholds=_thresholds(args, report),
             curate=args.curate,
-            sources=args.synthetic,  # curated rows are copied from these files byte for byte
+            # a CSV candidate's curated rows are copied from its file byte for byte; a Parquet
+            # file's or folder's are written from its cells
+            sources=args.synthetic,
             params=vars_for_manifest(args),
             device=args.device,
             progress=progress,

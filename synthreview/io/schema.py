@@ -279,7 +279,8 @@ class LoadedTable:
         :attr:`raw` gives them as a DataFrame. The curated export is cut from them so kept rows
         are written back unchanged.
     sha256 : str
-        Digest of the file's bytes (or of the frame when built in memory).
+        Digest of the file's bytes (or of the frame when built in memory; for a folder of
+        Parquet partitions, :func:`synthreview.io.parquet.folder_sha256` of its files).
     source_format : str
         ``"csv"``, ``"tsv"``, ``"parquet"`` or ``"memory"``.
     delimiter : str or None

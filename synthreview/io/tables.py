@@ -24,7 +24,6 @@ import gzip
 import hashlib
 import io
 import os
-import re
 import tempfile
 import zlib
 from collections.abc import Mapping, Sequence
@@ -35,6 +34,7 @@ import pandas as pd
 
 from synthreview.errors import DataError
 from synthreview.io.overlap import overlap_notices
+from synthreview.io.parquet import PARQUET_MAGIC, ParquetFrames, read_parquet, read_parquet_folder
 from synthreview.io.schema import LoadedTable, Notice, Review, Schema
 from synthreview.io.table_rules import (
     MAX_COLUMNS,
@@ -51,23 +51,19 @@ from synthreview.io.table_rules import (
     name_candidates,
 )
 from synthreview.io.textfile import (
-    EXACT_INTEGER_LIMIT,
     decode_text,
     parse_delimited,
     read_decimal_commas,
     read_header,
     scan_text_file,
     sniff_delimiter,
-    type_text_column,
 )
 
 MAX_BYTES = 2 * 1024**3
 _ROLES = ("real", "holdout", "synthetic")
-_PANDAS_INDEX = re.compile(r"__index_level_\d+__")
 _GZIP = b"\x1f\x8b"
 _GZIP_MIN_BYTES = 18  # a 10-byte header, an empty deflate block and the 8-byte trailer
 _GUNZIP_CHUNK = 1 << 20
-_PARQUET = b"PAR1"
 _UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
 
 
@@ -79,43 +75,71 @@ def read_table(
     max_bytes: int = MAX_BYTES,
     max_columns: int | None = MAX_COLUMNS,
     describe: str = "{role} table {name!r}",
+    client: Any = None,
 ) -> LoadedTable:
-    """Read a CSV, TSV or Parquet table from a path or a file-like object.
+    """Read a CSV, TSV or Parquet table, or a folder of Parquet partitions.
 
     Parameters
     ----------
     source : str, path, binary file-like (e.g. a Streamlit ``UploadedFile``) or bytes
         Parquet is recognised by its ``PAR1`` magic bytes, gzip-compressed text by its magic
         bytes; anything else is read as delimited text (delimiter sniffed among
-        ``, ; TAB |``).
+        ``, ; TAB |``). A path to a folder reads the Parquet partition files directly in it
+        (``*.parquet``, ``*.pq``; names starting with ``_`` or ``.`` skipped) as one table:
+        partitions in name order with runs of digits compared as numbers (``part.2`` before
+        ``part.10``), rows in file order, every partition with the same columns and types;
+        the table equals the one a single Parquet file holding those rows gives
+        (:mod:`synthreview.io.parquet`).
     name : str, optional
-        Display name; defaults to the file stem (``"table"`` when the source has no name).
+        Display name; defaults to the file (or folder) stem (``"table"`` when the source has no
+        name).
     role : {"real", "holdout", "synthetic"}
     max_bytes : int, default 2 GiB
-        Sources larger than this are refused before they are read.
+        Sources larger than this are refused before they are read (a folder: its partition
+        files together).
     max_columns : int or None, default :data:`~synthreview.io.table_rules.MAX_COLUMNS`
         Tables with more columns are refused as soon as the header is read (None: no limit).
     describe : str
         How error messages name the source; ``{role}`` and ``{name}`` are filled in.
+    client : distributed.Client, optional
+        A folder's partitions are read by this client's workers (one task per partition, at
+        the same path, so every worker must see the folder there) and gathered here; files
+        are always read here. The table, digest included, is the same either way.
 
     Returns
     -------
     LoadedTable
         ``frame`` holds typed values (see the module docstring), ``written`` (``raw``) the cells
         as written (for Parquet: the columns as stored), ``sha256`` the digest of the source
-        bytes.
+        bytes; for a folder, the sha256 of the lines ``"<sha256 of the file>  <file name>\\n"``
+        of its partitions in the order above (what ``sha256sum`` prints for them), so a
+        changed, added, removed or renamed partition changes it
+        (:func:`synthreview.io.parquet.folder_sha256`).
 
     Raises
     ------
     DataError
         Empty, header-only, single-row, too large, too wide, binary, ragged or unparseable
         input, duplicated column names, infinite numbers (column and row named) and nested
-        Parquet types (list, struct, map). The message names the table.
+        Parquet types (list, struct, map); for a folder also: no partition files, a file that
+        is not named like Parquet or a sub-folder (named), and partitions whose columns or
+        types differ (the first such partition and column named). The message names the
+        table.
     """
     if role not in _ROLES:
         raise ValueError(f"role must be one of {list(_ROLES)}; got {role!r} instead")
     label = name or _stem(source)
     what = describe.format(role=role, name=label)
+    if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
+        folder = read_parquet_folder(
+            source,
+            what=what,
+            label=label,
+            max_bytes=max_bytes,
+            max_columns=max_columns,
+            client=client,
+        )
+        return _parquet_table(folder.frames, label, role, what, folder.sha256)
     suffix = Path(str(getattr(source, "name", source) if not isinstance(source, bytes) else ""))
     suffix_text = "".join(suffix.suffixes[-2:]).lower() if suffix.suffixes else ""
     data = _read_bytes(source, what, max_bytes)
@@ -163,19 +187,9 @@ def _read_source(
         parse_encoding = encoding
     else:
         digest = digest or hashlib.sha256(data).hexdigest()
-        if data[:4] == _PARQUET:
-            raw, frame, notices = _read_parquet(data, what, label, max_columns)
-            check_rows(frame, what)
-            check_finite(frame, what, raw)
-            return LoadedTable(
-                name=label,
-                role=role,
-                frame=frame,
-                raw=raw,
-                sha256=digest,
-                source_format="parquet",
-                notices=tuple(notices),
-            )
+        if data[:4] == PARQUET_MAGIC:
+            parquet = read_parquet(data, what=what, label=label, max_columns=max_columns)
+            return _parquet_table(parquet, label, role, what, digest)
         if not data[:4096].strip() and not data.strip():  # full strip only when the head is blank
             raise DataError(f"{what} is empty; expected a header row and data rows")
         text, head, encoding, notices = decode_text(data, what, label)
@@ -208,6 +222,23 @@ def _read_source(
         delimiter=delimiter,
         encoding=encoding,
         notices=tuple(notices),
+    )
+
+
+def _parquet_table(
+    parquet: ParquetFrames, label: str, role: str, what: str, digest: str
+) -> LoadedTable:
+    """A Parquet file's or folder's frames, checked as every table's are, as a LoadedTable."""
+    check_rows(parquet.frame, what)
+    check_finite(parquet.frame, what, parquet.raw)
+    return LoadedTable(
+        name=label,
+        role=role,
+        frame=parquet.frame,
+        raw=parquet.raw,
+        sha256=digest,
+        source_format="parquet",
+        notices=parquet.notices,
     )
 
 
@@ -352,10 +383,6 @@ def _read_bytes(source: Any, what: str, max_bytes: int) -> bytes | None:
         size = len(source)
     elif isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        if path.is_dir():
-            raise DataError(
-                f"{what}: {str(path)!r} is a folder; expected a CSV, TSV or Parquet file"
-            )
         if not path.is_file():
             raise DataError(f"{what}: no file at {str(path)!r}")
         size = path.stat().st_size
@@ -377,7 +404,7 @@ def _read_bytes(source: Any, what: str, max_bytes: int) -> bytes | None:
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as fh:
             magic = fh.read(4)
-        if magic[:2] in (_GZIP, *_UTF16_MARKS) or magic == _PARQUET:
+        if magic[:2] in (_GZIP, *_UTF16_MARKS) or magic == PARQUET_MAGIC:
             return Path(source).read_bytes()
         return None  # plain text: read_table streams it
     if hasattr(source, "getvalue"):
@@ -426,62 +453,6 @@ def _gunzip(data: bytes, what: str, max_bytes: int) -> str:
         os.unlink(path)
         raise
     return path
-
-
-def _read_parquet(
-    data: bytes, what: str, label: str, max_columns: int | None
-) -> tuple[pd.DataFrame, pd.DataFrame, list[Notice]]:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    try:
-        handle = pq.ParquetFile(io.BytesIO(data))
-        schema = handle.schema_arrow
-    except Exception as exc:  # pyarrow raises several unrelated types for damaged files
-        raise DataError(f"{what} cannot be read as Parquet: {exc}") from exc
-    # pandas' stored index is not data: a RangeIndex is metadata only, other indexes are
-    # columns named "__index_level_<i>__"
-    keep = [f for f in schema if not _PANDAS_INDEX.fullmatch(f.name)]
-    check_width(len(keep), what, max_columns)
-    for f in keep:
-        if pa.types.is_nested(f.type):
-            raise DataError(
-                f"{what} column {f.name!r} has the nested Parquet type {f.type}; expected one "
-                "value per cell (numbers, text, booleans or dates): flatten it first"
-            )
-        if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type):
-            raise DataError(
-                f"{what} column {f.name!r} holds raw bytes ({f.type}); expected numbers, text, "
-                "booleans or dates"
-            )
-    try:
-        arrow = handle.read(columns=[f.name for f in keep])
-    except Exception as exc:
-        raise DataError(f"{what} cannot be read as Parquet: {exc}") from exc
-    names = [str(c) for c in arrow.column_names]
-    notices = check_header(names, what, label)
-    for i, f in enumerate(arrow.schema):
-        # int64 beyond 2**53 would round in float64 (the typed dtype): such IDs stay text
-        if pa.types.is_integer(f.type) and arrow.num_rows:
-            bounds = pc.min_max(arrow.column(i))
-            low, high = bounds["min"].as_py(), bounds["max"].as_py()
-            if low is not None and max(abs(low), abs(high)) > EXACT_INTEGER_LIMIT:
-                arrow = arrow.set_column(i, f.name, pc.cast(arrow.column(i), pa.string()))
-    raw = arrow.to_pandas(ignore_metadata=True)
-    raw.columns = names
-    typed: dict[str, pd.Series] = {}
-    for col in names:
-        s = raw[col]
-        if pd.api.types.is_bool_dtype(s):
-            typed[col] = s.astype("str").where(s.notna())
-        elif pd.api.types.is_numeric_dtype(s):
-            typed[col] = s.astype("float64")
-        elif pd.api.types.is_datetime64_any_dtype(s):
-            typed[col] = s
-        else:
-            typed[col] = type_text_column(s.astype("str").where(s.notna(), ""))
-    return raw, pd.DataFrame(typed, index=raw.index), notices
 
 
 __all__ = [

@@ -18,8 +18,9 @@ re-written in the input's dialect (same delimiter, encoding and line end; only c
 quotes are quoted), so exactly those rows differ from the input, by the added quote, and
 :data:`ESCAPE_STATEMENT` (in ``report.json`` and the manifest) says so. ``removed.csv`` puts its
 row number and reasons before the input's bytes. A last input row without a line end gets the
-file's line end when another row follows it. Without the input file (Parquet, UTF-16, an
-in-memory table) the rows are written from their cells as written (UTF-8, commas, LF).
+file's line end when another row follows it. Without the input file (Parquet, a folder of
+Parquet partitions, UTF-16, an in-memory table) the rows are written from their cells as
+written (UTF-8, commas, LF).
 """
 
 from __future__ import annotations
@@ -258,8 +259,14 @@ def _source_bytes(source: str | os.PathLike[str] | bytes) -> bytes:
 
 
 def _find_source(sha256: str, sources: Iterable[str | os.PathLike[str] | bytes]) -> bytes | None:
-    """The decompressed content of the source whose file digest is ``sha256``, if any."""
+    """The decompressed content of the source whose file digest is ``sha256``, if any.
+
+    A folder (of Parquet partitions) is skipped: its digest is not one file's, and Parquet
+    rows are written from their cells, never copied.
+    """
     for source in sources:
+        if not isinstance(source, bytes) and Path(source).is_dir():
+            continue
         raw = source if isinstance(source, bytes) else Path(source).read_bytes()
         if sha256 and hashlib.sha256(raw).hexdigest() == sha256:
             return _source_bytes(raw)

@@ -713,7 +713,10 @@ def _inode(path: Path) -> tuple[int, int] | None:
 
 
 def _size(path: Path) -> int:
+    """Bytes of an input file, or of the files directly in an input folder (Parquet partitions)."""
     try:
+        if path.is_dir():
+            return sum(p.stat().st_size for p in path.iterdir() if p.is_file())
         return path.stat().st_size if path.is_file() else 0
     except OSError:
         return 0

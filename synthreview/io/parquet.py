@@ -1,0 +1,455 @@
+"""Parquet input: one file's bytes, or a folder of Parquet partition files, as one table.
+
+:func:`synthreview.io.tables.read_table` reads both through this module, so a folder goes
+through exactly the checks a single file does (columns, nested and binary types, integers
+beyond 2**53, the typed and written frames) and gives the table that a single file holding the
+same rows, in the same order, gives.
+
+A folder of partitions
+    The Parquet files directly in the folder (names ending in ``.parquet`` or ``.pq``, as
+    ``dask.dataframe.to_parquet`` and pyarrow write them) are its partitions; names starting
+    with ``_`` or ``.`` (``_metadata``, ``_SUCCESS``, ``.part-0.parquet.crc``) are metadata,
+    skipped as dask and pyarrow skip them. Any other file or a sub-folder is refused, naming
+    it. The partitions are read in name order with runs of digits compared as numbers
+    (``part.2`` before ``part.10``, the order ``dask.dataframe.read_parquet`` uses), their rows
+    in file order, and must all hold the same columns with the same Arrow types in the same
+    order (text as ``string`` in some partitions and ``large_string`` in others is joined as
+    ``large_string``). The folder's digest (:func:`folder_sha256`) is the sha256 of the lines
+    ``"<sha256 of the file's bytes>  <file name>\\n"``, one per partition in that order:
+    ``sha256sum`` run inside the folder on the partitions in that order prints exactly those
+    lines, so piping them into ``sha256sum`` again gives the digest.
+
+On a Dask cluster
+    :func:`read_parquet_folder` with ``client=`` sends one :func:`read_partition` task per
+    partition to the workers, which read and check the files (so the folder must be readable
+    at the same path on every worker, as for ``dask.dataframe.read_parquet``), and gathers
+    their Arrow tables on the client. Both ways run the same function on every partition and
+    turn the gathered Arrow table into frames on the caller's machine, so the table (frames,
+    dtypes and digest) does not depend on where the partitions were read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from synthreview.errors import DataError
+from synthreview.io.schema import Notice
+from synthreview.io.table_rules import check_header, check_width
+from synthreview.io.textfile import EXACT_INTEGER_LIMIT, type_text_column
+
+#: the first (and last) four bytes of every Parquet file
+PARQUET_MAGIC = b"PAR1"
+#: file name endings of Parquet partition files in a folder
+PARTITION_SUFFIXES = (".parquet", ".pq")
+# the index a writer stored beside the data, never data itself: pandas' non-range indexes
+# ("__index_level_<i>__") and dask's unnamed index ("__null_dask_index__", written by
+# dask.dataframe.to_parquet unless write_index=False)
+_STORED_INDEX = re.compile(r"__index_level_\d+__|__null_dask_index__")
+_DIGITS = re.compile(r"(\d+)")
+_NAMED = 5  # files a message names before "and N more"
+
+
+@dataclass(frozen=True)
+class ParquetFrames:
+    """A Parquet table as the loader hands it on.
+
+    Attributes
+    ----------
+    raw : pandas.DataFrame
+        The columns as stored (Arrow types converted by pyarrow; integers beyond 2**53 as
+        text).
+    frame : pandas.DataFrame
+        The typed values (:mod:`synthreview.io.tables` module docstring).
+    notices : tuple of Notice
+        Header notices (a column without a name, a name with a line break).
+    """
+
+    raw: pd.DataFrame
+    frame: pd.DataFrame
+    notices: tuple[Notice, ...]
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One partition file as read (on a worker or locally), before its rows are joined.
+
+    Attributes
+    ----------
+    name : str
+        The file's name inside its folder.
+    sha256 : str
+        Digest of the file's bytes.
+    size : int
+        Bytes read.
+    table : pyarrow.Table
+        Its data columns (stored indexes dropped), checked as a single file's are.
+    """
+
+    name: str
+    sha256: str
+    size: int
+    table: pa.Table
+
+
+@dataclass(frozen=True)
+class ParquetFolder:
+    """A folder of Parquet partitions read as one table.
+
+    Attributes
+    ----------
+    frames : ParquetFrames
+        The joined rows, as a single file holding them in the same order gives them.
+    sha256 : str
+        :func:`folder_sha256` of the partitions.
+    partitions : tuple of str
+        The partition file names, in the order their rows were joined.
+    size : int
+        Bytes of all partition files.
+    """
+
+    frames: ParquetFrames
+    sha256: str
+    partitions: tuple[str, ...]
+    size: int
+
+
+def read_parquet(data: bytes, *, what: str, label: str, max_columns: int | None) -> ParquetFrames:
+    """The table in the bytes of one Parquet file.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes (starting with :data:`PARQUET_MAGIC`).
+    what : str
+        How error messages name the source (``"real table 'train'"``).
+    label : str
+        The table's name, for notices.
+    max_columns : int or None
+        Tables with more data columns are refused before any row is read (None: no limit).
+
+    Raises
+    ------
+    DataError
+        Unreadable Parquet, too many columns, nested (list, struct, map) or binary columns,
+        duplicated column names.
+    """
+    return parquet_frames(_arrow_table(data, what, max_columns), what=what, label=label)
+
+
+def parquet_frames(arrow: pa.Table, *, what: str, label: str) -> ParquetFrames:
+    """The written and typed frames of a checked Arrow table (one file's or a folder's rows)."""
+    import pyarrow.compute as pc
+
+    names = [str(c) for c in arrow.column_names]
+    notices = check_header(names, what, label)
+    for i, f in enumerate(arrow.schema):
+        # int64 beyond 2**53 would round in float64 (the typed dtype): such IDs stay text.
+        # Decided on the whole table, so every partition of a folder is typed alike
+        if pa.types.is_integer(f.type) and arrow.num_rows:
+            bounds = pc.min_max(arrow.column(i))
+            low, high = bounds["min"].as_py(), bounds["max"].as_py()
+            if low is not None and max(abs(low), abs(high)) > EXACT_INTEGER_LIMIT:
+                arrow = arrow.set_column(i, f.name, pc.cast(arrow.column(i), pa.string()))
+    raw = arrow.to_pandas(ignore_metadata=True)
+    raw.columns = names
+    typed: dict[str, pd.Series] = {}
+    for col in names:
+        s = raw[col]
+        if pd.api.types.is_bool_dtype(s):
+            typed[col] = s.astype("str").where(s.notna())
+        elif pd.api.types.is_numeric_dtype(s):
+            typed[col] = s.astype("float64")
+        elif pd.api.types.is_datetime64_any_dtype(s):
+            typed[col] = s
+        else:
+            typed[col] = type_text_column(s.astype("str").where(s.notna(), ""))
+    frame = pd.DataFrame(typed, index=raw.index)
+    return ParquetFrames(raw=raw, frame=frame, notices=tuple(notices))
+
+
+def _arrow_table(data: bytes, what: str, max_columns: int | None) -> pa.Table:
+    """The data columns of one Parquet file's bytes, its schema checked before any row is read."""
+    import pyarrow.parquet as pq
+
+    try:
+        handle = pq.ParquetFile(io.BytesIO(data))
+        schema = handle.schema_arrow
+    except Exception as exc:  # pyarrow raises several unrelated types for damaged files
+        raise DataError(f"{what} cannot be read as Parquet: {exc}") from exc
+    # a stored index is not data: a RangeIndex is metadata only, other indexes are columns
+    keep = [f for f in schema if not _STORED_INDEX.fullmatch(f.name)]
+    check_width(len(keep), what, max_columns)
+    for f in keep:
+        if pa.types.is_nested(f.type):
+            raise DataError(
+                f"{what} column {f.name!r} has the nested Parquet type {f.type}; expected one "
+                "value per cell (numbers, text, booleans or dates): flatten it first"
+            )
+        if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type):
+            raise DataError(
+                f"{what} column {f.name!r} holds raw bytes ({f.type}); expected numbers, text, "
+                "booleans or dates"
+            )
+    try:
+        return handle.read(columns=[f.name for f in keep])
+    except Exception as exc:
+        raise DataError(f"{what} cannot be read as Parquet: {exc}") from exc
+
+
+# ---------------------------------------------------------------------------------------------
+# folders of partitions
+
+
+def partition_order(name: str) -> tuple[list[int | str], str]:
+    """Sort key of a partition file name: runs of digits compared as numbers, then the name."""
+    # re.split with a group alternates text and digit runs, so positions compare like with like
+    parts = _DIGITS.split(name)
+    return [int(p) if i % 2 else p for i, p in enumerate(parts)], name
+
+
+def partition_files(
+    folder: str | os.PathLike[str], *, what: str, max_bytes: int
+) -> tuple[Path, ...]:
+    """The Parquet partition files of ``folder``, in the order their rows are joined.
+
+    Nothing is read; the folder is listed and its files' sizes summed.
+
+    Raises
+    ------
+    DataError
+        An empty folder (or one holding only metadata files), a sub-folder, a file that is not
+        named like a Parquet file (named, the first five), or partitions larger than
+        ``max_bytes`` together.
+    """
+    root = Path(folder)
+    try:
+        entries = sorted(root.iterdir(), key=lambda p: partition_order(p.name))
+    except OSError as exc:
+        raise DataError(f"{what}: the folder {str(root)!r} cannot be listed: {exc}") from exc
+    # names starting with "_" or "." are writers' metadata (dask, pyarrow and Spark skip them)
+    entries = [p for p in entries if not p.name.startswith(("_", "."))]
+    folders = [p.name for p in entries if p.is_dir()]
+    if folders:
+        raise DataError(
+            f"{what}: {str(root)!r} holds the folder(s) {_some(folders)}; expected Parquet "
+            f"partition files ({_suffixes()}) directly in the folder (nested or hive-style "
+            "partition folders are not read)"
+        )
+    others = [p.name for p in entries if not p.name.lower().endswith(PARTITION_SUFFIXES)]
+    if others:
+        raise DataError(
+            f"{what}: {str(root)!r} is a folder holding files that are not Parquet "
+            f"partitions: {_some(others)}; expected only Parquet partition files "
+            f"({_suffixes()}; names starting with '_' or '.' are skipped)"
+        )
+    if not entries:
+        raise DataError(
+            f"{what}: {str(root)!r} is a folder; expected a CSV, TSV or Parquet file, or a "
+            f"folder of Parquet partition files ({_suffixes()}); got an empty folder"
+        )
+    size = sum(p.stat().st_size for p in entries)
+    if size > max_bytes:
+        raise DataError(
+            f"{what}: the {len(entries)} partition files in {str(root)!r} hold {size:,} bytes; "
+            f"the limit is {max_bytes:,} bytes"
+        )
+    return tuple(entries)
+
+
+def read_partition(
+    path: str | os.PathLike[str], *, what: str, max_bytes: int, max_columns: int | None
+) -> Partition:
+    """Read and check one partition file (the task a worker runs; also run locally).
+
+    Parameters
+    ----------
+    path : str or path
+        The partition file, at a path this machine can read.
+    what : str
+        How error messages name the table; the partition's file name is added.
+    max_bytes : int
+        The file is refused when larger (it may have grown since the folder was listed).
+    max_columns : int or None
+        As :func:`read_parquet`.
+
+    Raises
+    ------
+    DataError
+        The file cannot be read here, is too large, does not start with the Parquet magic
+        bytes, or fails a check of :func:`read_parquet`; the message names the partition.
+    """
+    path = Path(path)
+    where = f"{what}: partition {path.name!r}"
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DataError(
+            f"{where} cannot be read at {str(path)!r} ({exc.strerror or exc}); on a Dask "
+            "cluster every worker must see the folder at this path"
+        ) from exc
+    if len(data) > max_bytes:
+        raise DataError(f"{where} is {len(data):,} bytes; the limit is {max_bytes:,} bytes")
+    if data[:4] != PARQUET_MAGIC:
+        raise DataError(
+            f"{where} is named like a Parquet file but does not start with the Parquet magic "
+            "bytes 'PAR1'; the file is damaged or not Parquet"
+        )
+    table = _arrow_table(data, where, max_columns)
+    return Partition(path.name, hashlib.sha256(data).hexdigest(), len(data), table)
+
+
+def folder_sha256(partitions: Sequence[tuple[str, str]]) -> str:
+    """The digest of a folder of partitions: sha256 of ``"<sha256>  <name>\\n"`` per partition.
+
+    Parameters
+    ----------
+    partitions : sequence of (name, sha256)
+        Every partition's file name and the hex sha256 of its bytes, in the order their rows
+        are joined (:func:`partition_order`): what ``sha256sum`` prints for them, in order.
+    """
+    lines = "".join(f"{digest}  {name}\n" for name, digest in partitions)
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
+def read_parquet_folder(
+    folder: str | os.PathLike[str],
+    *,
+    what: str,
+    label: str,
+    max_bytes: int,
+    max_columns: int | None,
+    client: Any = None,
+) -> ParquetFolder:
+    """Read a folder of Parquet partitions as one table (module docstring).
+
+    Parameters
+    ----------
+    folder : str or path
+        The folder; its partition files are listed on this machine.
+    what, label : str
+        How messages and notices name the table.
+    max_bytes : int
+        Limit on the partition files' bytes together.
+    max_columns : int or None
+        As :func:`read_parquet`.
+    client : distributed.Client, optional
+        The partitions are read by its workers, one task per partition, at the same path
+        (:func:`read_partition`); without one they are read here. The result is the same.
+
+    Returns
+    -------
+    ParquetFolder
+
+    Raises
+    ------
+    DataError
+        Everything :func:`partition_files` and :func:`read_partition` refuse, and partitions
+        whose columns differ (the first differing partition and column named).
+    """
+    files = partition_files(folder, what=what, max_bytes=max_bytes)
+    options = {"what": what, "max_bytes": max_bytes, "max_columns": max_columns}
+    if client is None:
+        parts = [read_partition(path, **options) for path in files]
+    else:
+        # pure=False: a file may change between two reads, so equal paths must not share a key
+        futures = client.map(read_partition, [str(p) for p in files], pure=False, **options)
+        try:
+            parts = client.gather(futures)
+        finally:
+            for future in futures:
+                future.release()
+    size = sum(p.size for p in parts)
+    if size > max_bytes:  # the files grew after they were listed
+        raise DataError(
+            f"{what}: the {len(parts)} partition files in {str(folder)!r} hold {size:,} bytes; "
+            f"the limit is {max_bytes:,} bytes"
+        )
+    schema = _common_schema(parts, what)
+    # pandas metadata differs between partitions (each stores its own row range) and is not
+    # read (to_pandas(ignore_metadata=True)): only names and types must agree
+    arrow = pa.concat_tables([p.table.cast(schema) for p in parts])
+    return ParquetFolder(
+        frames=parquet_frames(arrow, what=what, label=label),
+        sha256=folder_sha256([(p.name, p.sha256) for p in parts]),
+        partitions=tuple(p.name for p in parts),
+        size=size,
+    )
+
+
+def _common_schema(parts: Sequence[Partition], what: str) -> pa.Schema:
+    """The first partition's columns (nullable, no metadata); every partition must match."""
+    first = parts[0]
+    expected = first.table.schema
+    names = expected.names
+    for part in parts[1:]:
+        got = part.table.schema
+        for i in range(max(len(expected), len(got))):
+            want = expected.field(i) if i < len(expected) else None
+            have = got.field(i) if i < len(got) else None
+            if want is not None and have is not None and want.name == have.name:
+                if want.type != have.type and not _both_text(want.type, have.type):
+                    raise DataError(
+                        f"{what}: partition {part.name!r} column {have.name!r} is "
+                        f"{have.type}; expected {want.type} as in partition {first.name!r} "
+                        "(every partition must hold the same columns with the same types)"
+                    )
+                continue
+            if have is None or (want is not None and want.name not in got.names):
+                assert want is not None  # the longer schema's column is the missing one
+                problem = f"lacks column {want.name!r} of partition {first.name!r}"
+            elif want is None or have.name not in names:
+                problem = f"has column {have.name!r}, which partition {first.name!r} lacks"
+            else:  # the same names in another order
+                problem = (
+                    f"has column {have.name!r} in position {i + 1}, where partition "
+                    f"{first.name!r} has {want.name!r}"
+                )
+            raise DataError(
+                f"{what}: partition {part.name!r} {problem}; expected the same columns in the "
+                "same order in every partition"
+            )
+    # text stored as string by one writer and large_string by another is the same text (both
+    # read as str): joined as large_string, which holds any of them
+    text = {f.name for part in parts for f in part.table.schema if pa.types.is_large_string(f.type)}
+    return pa.schema(
+        [pa.field(f.name, pa.large_string() if f.name in text else f.type) for f in expected]
+    )
+
+
+def _both_text(a: pa.DataType, b: pa.DataType) -> bool:
+    return all(pa.types.is_string(t) or pa.types.is_large_string(t) for t in (a, b))
+
+
+def _suffixes() -> str:
+    return ", ".join(f"*{s}" for s in PARTITION_SUFFIXES)
+
+
+def _some(names: Sequence[str]) -> str:
+    shown = ", ".join(repr(n) for n in names[:_NAMED])
+    return shown + (f" and {len(names) - _NAMED} more" if len(names) > _NAMED else "")
+
+
+__all__ = [
+    "PARQUET_MAGIC",
+    "PARTITION_SUFFIXES",
+    "ParquetFolder",
+    "ParquetFrames",
+    "Partition",
+    "folder_sha256",
+    "parquet_frames",
+    "partition_files",
+    "partition_order",
+    "read_parquet",
+    "read_parquet_folder",
+    "read_partition",
+]

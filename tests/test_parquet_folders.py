@@ -1,0 +1,483 @@
+"""Tables stored as folders of Parquet partitions (issue #26, item 4).
+
+A folder reads as the single Parquet file holding the same rows (frames, dtypes, cells as
+stored), under a digest of its partitions; bad folders exit 2 naming the role and the problem;
+the CLI on folders writes the report and released files it writes for single files; and with
+``--scheduler`` the workers read the partitions and the review is the same, byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from distributed import Client, LocalCluster
+from distributed.diagnostics.plugin import SchedulerPlugin
+from distributed.utils import key_split
+
+from synthreview.cli import main
+from synthreview.errors import DataError
+from synthreview.io.parquet import folder_sha256
+from synthreview.io.tables import read_table
+
+# ---------------------------------------------------------------------------------------------
+# data
+
+
+def _table(n: int, seed: int) -> pd.DataFrame:
+    """Numbers (with a missing value), text (with a missing value), flags and dates."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, n),
+            "hours": rng.normal(40, 8, n).round(1),
+            "sex": rng.choice(["F", "M"], n),
+            "city": rng.choice(["Oslo", "Lima", "Pune", "Kyiv"], n),
+            "smoker": rng.choice([True, False], n),
+            "visit": pd.Timestamp("2024-01-01") + pd.to_timedelta(rng.integers(0, 365, n), "D"),
+        }
+    )
+    frame.loc[3, "hours"] = np.nan
+    frame.loc[5, "city"] = None
+    return frame
+
+
+def _partitioned(frame: pd.DataFrame, folder: Path, parts: int = 3) -> Path:
+    """``frame`` as ``parts`` Parquet files of consecutive rows, named as dask names them."""
+    folder.mkdir(parents=True)
+    for i, rows in enumerate(np.array_split(np.arange(len(frame)), parts)):
+        frame.iloc[rows].to_parquet(folder / f"part.{i}.parquet", index=False)
+    return folder
+
+
+def _digest(folder: Path, names: list[str]) -> str:
+    """The documented folder digest, computed here from its definition (``sha256sum``'s lines)."""
+    lines = "".join(
+        f"{hashlib.sha256((folder / n).read_bytes()).hexdigest()}  {n}\n" for n in names
+    )
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+def _same_table(folder, single) -> None:
+    pd.testing.assert_frame_equal(folder.frame, single.frame)
+    pd.testing.assert_frame_equal(folder.raw, single.raw)
+    assert list(folder.frame.dtypes) == list(single.frame.dtypes)
+    assert list(folder.raw.dtypes) == list(single.raw.dtypes)
+    assert folder.source_format == single.source_format == "parquet"
+    assert folder.notices == single.notices
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+def test_a_folder_of_three_partitions_reads_as_the_single_file(tmp_path):
+    frame = _table(90, 0)
+    # an ID beyond 2**53 in one partition only: the whole column stays text, as in one file
+    frame["account"] = np.arange(90, dtype=np.int64)
+    frame.loc[70, "account"] = 2**60
+    frame.to_parquet(tmp_path / "train.parquet", index=False)
+    folder = _partitioned(frame, tmp_path / "train")
+    single = read_table(tmp_path / "train.parquet", role="real")
+    read = read_table(folder, role="real")
+    _same_table(read, single)
+    assert read.name == single.name == "train"
+    assert read.frame["account"].iloc[70] == str(2**60), "no rounding through float64"
+    assert read.sha256 == _digest(folder, ["part.0.parquet", "part.1.parquet", "part.2.parquet"])
+    assert read.sha256 != single.sha256
+
+
+def test_partitions_are_joined_in_numeric_name_order_and_metadata_files_skipped(tmp_path):
+    """``part.2`` before ``part.10`` (dask's order); ``_metadata``, ``_SUCCESS`` and dot files
+    are writers' metadata and are neither read nor digested."""
+    frame = _table(60, 1)
+    frame.to_parquet(tmp_path / "t.parquet", index=False)
+    folder = tmp_path / "t"
+    folder.mkdir()
+    blocks = np.array_split(np.arange(60), 3)
+    for name, rows in zip(["part.2.parquet", "part.10.parquet", "part.11.pq"], blocks, strict=True):
+        frame.iloc[rows].to_parquet(folder / name, index=False)
+    (folder / "_SUCCESS").write_bytes(b"")
+    (folder / "_common_metadata").write_bytes(b"not read")
+    (folder / ".part.2.parquet.crc").write_bytes(b"\x00\x01")
+    read = read_table(folder)
+    _same_table(read, read_table(tmp_path / "t.parquet"))
+    assert read.sha256 == _digest(folder, ["part.2.parquet", "part.10.parquet", "part.11.pq"])
+    (folder / "_SUCCESS").write_bytes(b"changed")
+    assert read_table(folder).sha256 == read.sha256
+
+
+def test_a_folder_written_by_dask_reads_as_the_frame_written_as_one_file(tmp_path):
+    """``dask.dataframe.to_parquet`` stores its index as ``__null_dask_index__``: not data."""
+    import dask.dataframe as dd
+
+    frame = _table(80, 2)
+    dd.from_pandas(frame, npartitions=3).to_parquet(tmp_path / "ctgan")
+    assert len(list((tmp_path / "ctgan").glob("*.parquet"))) == 3
+    frame.to_parquet(tmp_path / "ctgan.parquet", index=False)
+    read = read_table(tmp_path / "ctgan", role="synthetic")
+    assert list(read.frame.columns) == list(frame.columns)
+    pd.testing.assert_frame_equal(
+        read.frame, read_table(tmp_path / "ctgan.parquet", role="synthetic").frame
+    )
+
+
+def test_the_folder_digest_is_stable_and_follows_every_partition(tmp_path):
+    frame = _table(90, 3)
+    folder = _partitioned(frame, tmp_path / "t")
+    first = read_table(folder).sha256
+    assert read_table(folder).sha256 == first
+    assert folder_sha256([(p.name, hashlib.sha256(p.read_bytes()).hexdigest())
+                          for p in sorted(folder.iterdir())]) == first  # fmt: skip
+    # one partition's bytes change (one value): a different digest
+    changed = frame.iloc[30:60].copy()
+    changed.iloc[0, 0] += 1
+    changed.to_parquet(folder / "part.1.parquet", index=False)
+    second = read_table(folder).sha256
+    assert second != first
+    # the same bytes under another name: the name is part of the digest
+    (folder / "part.2.parquet").rename(folder / "part.3.parquet")
+    assert read_table(folder).sha256 not in (first, second)
+
+
+def test_partitions_larger_than_the_limit_together_are_refused(tmp_path):
+    folder = _partitioned(_table(90, 4), tmp_path / "t")
+    total = sum(p.stat().st_size for p in folder.iterdir())
+    biggest = max(p.stat().st_size for p in folder.iterdir())
+    assert biggest < total - 1
+    with pytest.raises(DataError, match=rf"3 partition files .* hold {total:,} bytes; the limit"):
+        read_table(folder, role="holdout", max_bytes=total - 1)
+    assert read_table(folder, max_bytes=total).frame.shape == (90, 6)
+
+
+def test_a_nested_column_in_one_partition_is_refused_naming_it(tmp_path):
+    folder = _partitioned(_table(60, 5), tmp_path / "t", parts=2)
+    nested = pa.table({"age": [1, 2], "tags": [[1], [2, 3]]})
+    pq.write_table(nested, folder / "part.2.parquet")
+    with pytest.raises(DataError, match=r"partition 'part.2.parquet' column 'tags' has the nested"):
+        read_table(folder)
+
+
+# ---------------------------------------------------------------------------------------------
+# bad folders on the command line: exit 2, role and problem named, nothing written
+
+
+@pytest.fixture
+def no_computing(monkeypatch):
+    """Every section and the embedding raise: a bad input must stop the run before them."""
+
+    def never(*args, **kwargs):
+        raise AssertionError("computed despite a bad input")
+
+    for name in ("evaluate_fidelity", "evaluate_privacy", "evaluate_utility", "prepare"):
+        monkeypatch.setattr(f"synthreview.review.{name}", never)
+
+
+def _empty(folder: Path) -> None:
+    folder.mkdir()
+
+
+def _with_text_files(folder: Path) -> None:
+    _partitioned(_table(60, 6), folder)
+    (folder / "notes.txt").write_text("written by hand")
+    (folder / "part.3.csv").write_text("age\n1\n")
+
+
+def _with_other_types(folder: Path) -> None:
+    frame = _table(60, 6)
+    _partitioned(frame, folder, parts=2)
+    other = frame.iloc[:10].assign(age=frame["age"].iloc[:10].astype(str))
+    other.to_parquet(folder / "part.2.parquet", index=False)
+
+
+def _with_a_missing_column(folder: Path) -> None:
+    frame = _table(60, 6)
+    _partitioned(frame, folder, parts=2)
+    frame.iloc[:10].drop(columns="city").to_parquet(folder / "part.2.parquet", index=False)
+
+
+def _with_a_subfolder(folder: Path) -> None:
+    _partitioned(_table(60, 6), folder)
+    (folder / "year=2024").mkdir()
+
+
+def _with_a_damaged_partition(folder: Path) -> None:
+    _partitioned(_table(60, 6), folder)
+    (folder / "part.1.parquet").write_bytes(b"age,hours\n1,2\n")
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (_empty, r"'[^']*ctgan' is a folder; expected a CSV, TSV or Parquet file, or a folder of "
+                 r"Parquet partition files \(\*\.parquet, \*\.pq\); got an empty folder"),
+        (_with_text_files, r"is a folder holding files that are not Parquet partitions: "
+                           r"'notes.txt', 'part.3.csv'; expected only Parquet partition files"),
+        (_with_other_types, r"partition 'part.2.parquet' column 'age' is (large_)?string; "
+                            r"expected int64 as in partition 'part.0.parquet'"),
+        (_with_a_missing_column, r"partition 'part.2.parquet' lacks column 'city' of partition "
+                                 r"'part.0.parquet'; expected the same columns"),
+        (_with_a_subfolder, r"holds the folder\(s\) 'year=2024'; expected Parquet partition "
+                            r"files .* directly in the folder"),
+        (_with_a_damaged_partition, r"partition 'part.1.parquet' is named like a Parquet file "
+                                    r"but does not start with the Parquet magic bytes"),
+    ],
+)  # fmt: skip
+def test_a_bad_folder_exits_2_naming_the_role_and_the_problem(
+    tmp_path, capsys, no_computing, make, message
+):
+    real = _partitioned(_table(60, 7), tmp_path / "train")
+    make(tmp_path / "ctgan")
+    out = tmp_path / "out"
+    argv = ["review", "--real", str(real), "--synthetic", str(tmp_path / "ctgan"),
+            "--out", str(out), "--quiet"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: synthetic table 'ctgan'"), err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert re.search(message, err), err
+    # neither --out nor its temporary folder beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ctgan", "train"]
+
+
+def test_a_bad_holdout_folder_names_the_holdout(tmp_path, capsys, no_computing):
+    real = _partitioned(_table(60, 7), tmp_path / "train")
+    (tmp_path / "holdout").mkdir()
+    argv = ["review", "--real", str(real), "--holdout", str(tmp_path / "holdout"),
+            "--synthetic", str(real), "--out", str(tmp_path / "out"), "--quiet"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: holdout table 'holdout':") and "empty folder" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# the CLI on folders, in process and on a cluster
+
+TABLES = ("train", "holdout", "ctgan")
+FAST = ["--sections", "fidelity", "--curate", "--embedding", "none", "--max-attack", "100"]
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory) -> Path:
+    """Each table as one Parquet file (``files/NAME.parquet``) and as a folder of three
+    partitions (``folders/NAME/``); ``ctgan`` holds 50 training rows, which the audit removes."""
+    root = tmp_path_factory.mktemp("stored")
+    train = _table(300, 10)
+    ctgan = pd.concat([_table(250, 12), train.iloc[:50]], ignore_index=True)
+    (root / "files").mkdir()
+    for name, frame in zip(TABLES, (train, _table(300, 11), ctgan), strict=True):
+        frame.to_parquet(root / "files" / f"{name}.parquet", index=False)
+        _partitioned(frame, root / "folders" / name)
+    return root
+
+
+def _review(stored: Path, kind: str, out: Path, *extra: str) -> int:
+    paths = {
+        name: stored / kind / (f"{name}.parquet" if kind == "files" else name) for name in TABLES
+    }
+    return main(
+        ["review", "--real", str(paths["train"]), "--holdout", str(paths["holdout"]),
+         "--synthetic", str(paths["ctgan"]), "--out", str(out), "--quiet", *FAST, *extra]
+    )  # fmt: skip
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+class _Fixed(datetime):
+    """The clock of the release files, stopped: two runs' files may be compared byte for byte."""
+
+    @classmethod
+    def now(cls, tz=None):
+        return cls(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+def _run(stored: Path, kind: str, out: Path, *extra: str) -> tuple[int, dict[str, bytes]]:
+    with pytest.MonkeyPatch.context() as patch:
+        for module in ("bundle", "export"):
+            patch.setattr(f"synthreview.release.{module}.datetime", _Fixed)
+        code = _review(stored, kind, out, *extra)
+    return code, _files(out)
+
+
+@pytest.fixture(scope="module")
+def folder_run(stored, tmp_path_factory) -> tuple[int, dict[str, bytes]]:
+    """The review of the three folders, in this process."""
+    return _run(stored, "folders", tmp_path_factory.mktemp("runs") / "folders")
+
+
+def _digests(report: bytes) -> list[str]:
+    return [entry["sha256"] for entry in json.loads(report)["inputs"]]
+
+
+def test_folders_give_the_report_and_released_files_of_single_files(stored, folder_run, tmp_path):
+    """Only the inputs' digests and paths differ, wherever they are written; the curated rows
+    of a folder are written as those of a single Parquet file."""
+    code, folders = folder_run
+    assert code == 1, "the 50 copied training rows fail the candidate"
+    file_code, files = _run(stored, "files", tmp_path / "out")
+    assert file_code == code
+    assert sorted(files) == sorted(folders)
+    assert {"ctgan/curated.csv", "ctgan/curated.parquet", "ctgan/removed.csv"} <= set(files)
+    same = dict(zip(_digests(folders["report.json"]), _digests(files["report.json"]), strict=True))
+    assert len(set(same)) == 3 and not set(same) & set(same.values())
+    for name in TABLES:
+        same[str(stored / "folders" / name)] = str(stored / "files" / f"{name}.parquet")
+    outs = [json.loads(run["manifest.json"])["parameters"]["out"] for run in (folders, files)]
+    same[outs[0]] = outs[1]
+    # the curated set's digest is derived from its input's
+    curated = [json.loads(run["report.json"])["curation"]["ctgan"] for run in (folders, files)]
+    same[curated[0]["sha256"]] = curated[1]["sha256"]
+    for name, content in folders.items():
+        for folder_value, file_value in same.items():
+            content = content.replace(folder_value.encode(), file_value.encode())
+        if name in ("manifest.json", "COMPLETE.json"):
+            # they list every output's digest, and the report's hold the inputs' digests
+            a, b = _without_report_digests(content), _without_report_digests(files[name])
+            assert a == b, name
+        else:
+            assert content == files[name], name
+    report = json.loads(folders["report.json"])
+    assert report["curation"]["ctgan"]["n_removed"] >= 50
+    assert report["inputs"][2]["sha256"] == _digest(
+        stored / "folders" / "ctgan", [f"part.{i}.parquet" for i in range(3)]
+    )
+
+
+def _without_report_digests(listing: bytes) -> dict:
+    """A manifest or completion marker without the entries of the files that hold the inputs'
+    digests (report.json, report.html and, listed in the marker, manifest.json)."""
+    content = json.loads(listing)
+    for files in (content.get("outputs"), content.get("files")):
+        for name in ("report.json", "report.html", "manifest.json"):
+            if files is not None:
+                files.pop(name, None)
+    return content
+
+
+class _PartitionReads(SchedulerPlugin):
+    """The ``read_partition`` tasks the scheduler saw finish, with the worker that ran each."""
+
+    def __init__(self) -> None:
+        self.done: list[tuple[str, str]] = []
+
+    def transition(self, key, start, finish, *args, **kwargs):
+        if finish == "memory" and key_split(key) == "read_partition":
+            self.done.append((str(key), kwargs.get("worker")))
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    # two single-threaded workers in this process (as tests/test_distributed.py's cluster):
+    # the partitions really spread over two workers, and nothing forks
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as local:
+        yield local
+
+
+def test_with_a_scheduler_the_workers_read_the_partitions_and_nothing_changes(
+    stored, folder_run, cluster, tmp_path
+):
+    code, local = folder_run
+    reads = _PartitionReads()
+    cluster.scheduler.add_plugin(reads, name="partition-reads")
+    try:
+        remote_code, remote = _run(
+            stored, "folders", tmp_path / "out", "--scheduler", cluster.scheduler_address
+        )
+    finally:
+        cluster.scheduler.remove_plugin(name="partition-reads")
+    # three partitions of each of the three tables, read by the cluster's workers
+    assert len(reads.done) == 9 and len({key for key, _ in reads.done}) == 9
+    assert {worker for _, worker in reads.done} <= set(cluster.scheduler.workers)
+    assert remote_code == code
+    assert sorted(remote) == sorted(local)
+    for name in sorted(set(local) - {"manifest.json", "COMPLETE.json"}):
+        assert remote[name] == local[name], name
+    # the manifest records the options (--scheduler and --out among them); nothing else differs
+    local_manifest, remote_manifest = (json.loads(f["manifest.json"]) for f in (local, remote))
+    assert local_manifest["parameters"]["scheduler"] is None
+    assert remote_manifest["parameters"]["scheduler"] == cluster.scheduler_address
+    for key in ("scheduler", "out"):
+        remote_manifest["parameters"][key] = local_manifest["parameters"][key]
+    assert remote_manifest == local_manifest
+
+
+def test_read_on_two_worker_processes_equals_the_local_read(tmp_path):
+    """Workers in other processes (the tables travel pickled): frames, dtypes and digest as
+    read here, strings and dates included."""
+    frame = _table(120, 20)
+    folder = _partitioned(frame, tmp_path / "t")
+    local = read_table(folder, role="synthetic")
+    root = str(Path(__file__).resolve().parents[1])
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        env={"PYTHONPATH": root},
+    ) as cluster, Client(cluster) as client:  # fmt: skip
+        reads = _PartitionReads()
+        cluster.scheduler.add_plugin(reads)  # the scheduler runs in this process
+        remote = read_table(folder, role="synthetic", client=client)
+        workers = set(cluster.scheduler.workers)
+    assert len(reads.done) == 3 and {worker for _, worker in reads.done} <= workers
+    _same_table(remote, local)
+    assert remote.sha256 == local.sha256
+
+
+def test_a_csv_candidate_beside_a_folder_candidate_keeps_its_rows_byte_for_byte(stored, tmp_path):
+    """The curated rows of a CSV candidate are copied from its file, found by digest among the
+    sources; a folder among them (listed first here) is passed over, not read as a file."""
+    fresh = tmp_path / "fresh.csv"
+    lines = ["age,hours,sex,city,smoker,visit"] + [
+        f"{30 + i % 40},{35 + i % 9}.50,{'FM'[i % 2]},Oslo,{i % 3 == 0},2024-03-{1 + i % 28:02d}"
+        for i in range(200)
+    ]
+    fresh.write_bytes(("\r\n".join(lines) + "\r\n").encode())
+    out = tmp_path / "out"
+    folders = stored / "folders"
+    code = main(
+        ["review", "--real", str(folders / "train"), "--holdout", str(folders / "holdout"),
+         "--synthetic", str(folders / "ctgan"), "--synthetic", str(fresh), "--out", str(out),
+         "--quiet", *FAST]
+    )  # fmt: skip
+    assert code in (1, 3, 4), code
+    curated = (out / "fresh" / "curated.csv").read_bytes()
+    assert curated.startswith(lines[0].encode() + b"\r\n"), "the input's own line ends"
+    assert set(curated.split(b"\r\n")[1:-1]) <= {line.encode() for line in lines[1:]}
+    assert (out / "ctgan" / "curated.parquet").is_file()
+
+
+def test_the_readme_command_for_folders_runs_as_written(stored, cluster, tmp_path, monkeypatch):
+    """The README's CLI example on folders, with only the scheduler address replaced by this
+    test cluster's (and the fidelity section alone, to keep it fast): the workers read the
+    partitions and the review folder is written."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in readme.split("```bash\n")[1:]]
+    (block,) = [b for b in blocks if "--real train/" in b]
+    argv = shlex.split(block.replace("\\\n", " "))
+    assert argv[:3] == ["python", "-m", "synthreview"]
+    for name in TABLES:
+        shutil.copytree(stored / "folders" / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    reads = _PartitionReads()
+    cluster.scheduler.add_plugin(reads, name="readme-reads")
+    try:
+        argv = [a.replace("tcp://10.0.0.5:8786", cluster.scheduler_address) for a in argv[3:]]
+        code = main([*argv, "--quiet", *FAST])
+    finally:
+        cluster.scheduler.remove_plugin(name="readme-reads")
+    assert code == 1 and len(reads.done) == 9
+    report = json.loads((tmp_path / "review" / "report.json").read_text())
+    assert [i["name"] for i in report["inputs"]] == ["train", "holdout", "ctgan"]
