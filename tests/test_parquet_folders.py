@@ -481,3 +481,19 @@ def test_the_readme_command_for_folders_runs_as_written(stored, cluster, tmp_pat
     assert code == 1 and len(reads.done) == 9
     report = json.loads((tmp_path / "review" / "report.json").read_text())
     assert [i["name"] for i in report["inputs"]] == ["train", "holdout", "ctgan"]
+
+
+def test_a_column_missing_in_every_row_of_one_partition_takes_the_others_type(tmp_path):
+    """A writer stores a column with no value in its partition as Arrow's ``null`` type: the
+    folder still reads as the single file holding the same rows."""
+    frame = _table(90, 11)
+    frame.loc[30:59, "city"] = None  # the whole middle partition
+    frame.loc[30:59, "hours"] = np.nan
+    folder = _partitioned(frame, tmp_path / "t")
+    middle = pq.read_table(folder / "part.1.parquet")
+    at = middle.schema.get_field_index("city")
+    middle = middle.set_column(at, "city", pa.nulls(len(middle)))  # as a writer with no values
+    pq.write_table(middle, folder / "part.1.parquet")
+    assert pq.read_schema(folder / "part.1.parquet").field("city").type == pa.null()
+    frame.to_parquet(tmp_path / "t.parquet", index=False)
+    _same_table(read_table(folder), read_table(tmp_path / "t.parquet"))

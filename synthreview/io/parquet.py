@@ -14,7 +14,9 @@ A folder of partitions
     (``part.2`` before ``part.10``, the order ``dask.dataframe.read_parquet`` uses), their rows
     in file order, and must all hold the same columns with the same Arrow types in the same
     order (text as ``string`` in some partitions and ``large_string`` in others is joined as
-    ``large_string``). The folder's digest (:func:`folder_sha256`) is the sha256 of the lines
+    ``large_string``; a column missing on every row of a partition, which its writer stores as
+    Arrow's ``null`` type, takes the other partitions' type). The folder's digest
+    (:func:`folder_sha256`) is the sha256 of the lines
     ``"<sha256 of the file's bytes>  <file name>\\n"``, one per partition in that order:
     ``sha256sum`` run inside the folder on the partitions in that order prints exactly those
     lines, so piping them into ``sha256sum`` again gives the digest.
@@ -397,7 +399,7 @@ def _common_schema(parts: Sequence[Partition], what: str) -> pa.Schema:
             want = expected.field(i) if i < len(expected) else None
             have = got.field(i) if i < len(got) else None
             if want is not None and have is not None and want.name == have.name:
-                if want.type != have.type and not _both_text(want.type, have.type):
+                if not _joinable(want.type, have.type):
                     raise DataError(
                         f"{what}: partition {part.name!r} column {have.name!r} is "
                         f"{have.type}; expected {want.type} as in partition {first.name!r} "
@@ -418,12 +420,26 @@ def _common_schema(parts: Sequence[Partition], what: str) -> pa.Schema:
                 f"{what}: partition {part.name!r} {problem}; expected the same columns in the "
                 "same order in every partition"
             )
-    # text stored as string by one writer and large_string by another is the same text (both
-    # read as str): joined as large_string, which holds any of them
-    text = {f.name for part in parts for f in part.table.schema if pa.types.is_large_string(f.type)}
-    return pa.schema(
-        [pa.field(f.name, pa.large_string() if f.name in text else f.type) for f in expected]
-    )
+    return pa.schema([pa.field(name, _joined_type(parts, name)) for name in names])
+
+
+def _joinable(a: pa.DataType, b: pa.DataType) -> bool:
+    """Whether partitions typed ``a`` and ``b`` hold one column: the same type, text as string
+    in one and large_string in another, or a partition where the column is missing on every row
+    (Arrow's ``null`` type: a writer cannot tell its type from no values)."""
+    return a == b or pa.types.is_null(a) or pa.types.is_null(b) or _both_text(a, b)
+
+
+def _joined_type(parts: Sequence[Partition], name: str) -> pa.DataType:
+    """The type column ``name`` is joined as: its partitions' type where some value is present;
+    text as ``large_string`` if any partition stored it so (it holds any of them)."""
+    types = [p.table.schema.field(name).type for p in parts]
+    present = [t for t in types if not pa.types.is_null(t)]
+    if not present:
+        return pa.null()
+    if any(pa.types.is_large_string(t) for t in present):
+        return pa.large_string()
+    return present[0]
 
 
 def _both_text(a: pa.DataType, b: pa.DataType) -> bool:
