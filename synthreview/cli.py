@@ -7,6 +7,7 @@ that decided it and why.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,9 +17,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from synthreview.engine import on_cluster
 from synthreview.errors import ConfigError, SynthreviewError
+from synthreview.io.parquet import folder_digest
 from synthreview.io.persons import with_person
 from synthreview.io.schema import Review
-from synthreview.io.tables import align, read_table
+from synthreview.io.tables import MAX_BYTES, align, read_table
 from synthreview.io.traces import align_traces, load_traces
 from synthreview.judgement.decision import (
     EXIT_BAD_INPUT,
@@ -524,7 +526,8 @@ def _record_parsers(sub: argparse._SubParsersAction) -> None:
         type=Path,
         default=(),
         metavar="FILE",
-        help="input files to check too, matched to the record by file name (stem)",
+        help="input files (or folders of Parquet partitions) to check too, matched to the "
+        "record by file name (stem)",
     )
     register = sub.add_parser(
         "register",
@@ -587,22 +590,29 @@ def run_keygen(args: argparse.Namespace) -> int:
     return EXIT_RELEASE
 
 
-def _input_files(paths: Sequence[Path]) -> dict[str, bytes]:
-    files: dict[str, bytes] = {}
+def _input_digests(paths: Sequence[Path]) -> dict[str, str]:
+    """sha256 of each input given to ``verify --inputs``: a file's bytes, or a folder of Parquet
+    partitions' digest (as the review recorded it)."""
+    digests: dict[str, str] = {}
     for path in paths:
-        if path.name in files:
+        if path.name in digests:
             raise ConfigError(
                 f"option --inputs names {path.name!r} twice; got {list(map(str, paths))}"
             )
-        files[path.name] = read_key_file(path, what="option --inputs")
-    return files
+        if path.is_dir():
+            what = f"option --inputs folder {str(path)!r}"
+            digests[path.name] = folder_digest(path, what=what, max_bytes=MAX_BYTES)
+        else:
+            data = read_key_file(path, what="option --inputs")
+            digests[path.name] = hashlib.sha256(data).hexdigest()
+    return digests
 
 
 def run_verify(args: argparse.Namespace) -> int:
     """``synthreview verify DIR --key PUB``: exit 0 verified, 1 failed, 2 bad arguments."""
     key = load_public_key(read_key_file(args.key, what="option --key"))
-    inputs = _input_files(args.inputs)
-    result = verify_files(read_folder(args.dir), key, inputs=inputs)
+    inputs = _input_digests(args.inputs)
+    result = verify_files(read_folder(args.dir), key, input_digests=inputs)
     if not result.ok:
         for problem in result.problems:
             print(f"FAILED {problem}", file=sys.stderr)

@@ -29,6 +29,7 @@ from synthreview.cli import main
 from synthreview.errors import DataError
 from synthreview.io.parquet import folder_sha256
 from synthreview.io.tables import read_table
+from synthreview.release.signing import generate_keys
 
 # ---------------------------------------------------------------------------------------------
 # data
@@ -497,3 +498,21 @@ def test_a_column_missing_in_every_row_of_one_partition_takes_the_others_type(tm
     assert pq.read_schema(folder / "part.1.parquet").field("city").type == pa.null()
     frame.to_parquet(tmp_path / "t.parquet", index=False)
     _same_table(read_table(folder), read_table(tmp_path / "t.parquet"))
+
+
+def test_a_signed_review_of_folders_verifies_against_the_folders(stored, tmp_path, capsys):
+    """``verify --inputs`` takes a folder input as the review recorded it (its partitions'
+    digest) and names it when one partition changed."""
+    keys = generate_keys(tmp_path / "keys")
+    code = _review(stored, "folders", tmp_path / "out", "--sign", str(keys.private))
+    assert code == 1
+    folders = [str(stored / "folders" / name) for name in TABLES]
+    verify = ["verify", str(tmp_path / "out"), "--key", str(keys.public), "--inputs"]
+    assert main([*verify, *folders]) == 0
+    assert "3 inputs checked" in capsys.readouterr().out
+    changed = tmp_path / "ctgan"
+    shutil.copytree(stored / "folders" / "ctgan", changed)
+    part = pd.read_parquet(changed / "part.1.parquet")
+    part.iloc[:1].to_parquet(changed / "part.1.parquet", index=False)
+    assert main([*verify, *folders[:2], str(changed)]) == 1
+    assert "ctgan: sha256 differs from the signed record's input 'ctgan'" in capsys.readouterr().err

@@ -323,6 +323,26 @@ def folder_sha256(partitions: Sequence[tuple[str, str]]) -> str:
     return hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
+def folder_digest(folder: str | os.PathLike[str], *, what: str, max_bytes: int) -> str:
+    """:func:`folder_sha256` of the partition files of ``folder``, read here in blocks.
+
+    The digest a review records for a table given as that folder (``synthreview verify
+    --inputs`` checks a folder against it); nothing is parsed. Raises as
+    :func:`partition_files`.
+    """
+    found = []
+    for path in partition_files(folder, what=what, max_bytes=max_bytes):
+        try:
+            with path.open("rb") as f:
+                digest = hashlib.file_digest(f, "sha256")  # in blocks, never the whole file
+        except OSError as exc:
+            raise DataError(
+                f"{what}: partition {path.name!r} cannot be read ({exc.strerror or exc})"
+            ) from exc
+        found.append((path.name, digest.hexdigest()))
+    return folder_sha256(found)
+
+
 def read_parquet_folder(
     folder: str | os.PathLike[str],
     *,
@@ -461,6 +481,7 @@ __all__ = [
     "ParquetFolder",
     "ParquetFrames",
     "Partition",
+    "folder_digest",
     "folder_sha256",
     "parquet_frames",
     "partition_files",

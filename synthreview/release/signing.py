@@ -547,6 +547,7 @@ def verify_files(
     public_key: Ed25519PublicKey,
     *,
     inputs: Mapping[str, bytes] | None = None,
+    input_digests: Mapping[str, str] | None = None,
 ) -> Verification:
     """Check a review folder given as ``{relative path: bytes}`` against its signed statement.
 
@@ -560,6 +561,10 @@ def verify_files(
     inputs : mapping of str to bytes, optional
         Input files to check too, ``{file name: bytes}``; each is matched by its stem (or its
         whole name) to an ``input:ROLE:NAME`` subject.
+    input_digests : mapping of str to str, optional
+        Inputs given by their sha256 (hex) instead of their bytes, matched the same way: a
+        table given as a folder of Parquet partitions, whose recorded digest is
+        :func:`synthreview.io.parquet.folder_digest`.
 
     Returns
     -------
@@ -601,12 +606,13 @@ def verify_files(
         listed = [FileDigest(n, _sha256(bytes(d)), len(d)) for n, d in files.items() if n != MARKER]
         if bytes(files[MARKER]) != marker_bytes(listed):
             problems.append(f"{MARKER}: does not list the folder's files as they are")
-    for name, data in sorted((inputs or {}).items()):
-        problems.extend(_check_input(name, data, recorded))
+    given = {name: _sha256(bytes(data)) for name, data in (inputs or {}).items()}
+    for name, digest in sorted({**given, **(input_digests or {})}.items()):
+        problems.extend(_check_input(name, digest, recorded))
     return Verification(tuple(problems), wanted, statement, _sha256(envelope.payload))
 
 
-def _check_input(name: str, data: bytes, recorded: Mapping[str, str]) -> list[str]:
+def _check_input(name: str, digest: str, recorded: Mapping[str, str]) -> list[str]:
     stem = Path(name).stem
     matches = {
         subject: digest
@@ -615,7 +621,7 @@ def _check_input(name: str, data: bytes, recorded: Mapping[str, str]) -> list[st
     }
     if not matches:
         return [f"{name}: no input named {stem!r} in the signed record"]
-    if _sha256(bytes(data)) not in matches.values():
+    if digest not in matches.values():
         return [f"{name}: sha256 differs from the signed record's input {stem!r}"]
     return []
 
