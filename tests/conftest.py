@@ -12,6 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from distributed import LocalCluster
 
 from tests.e2e_utils import wait_for_app_run
 
@@ -49,6 +50,16 @@ def _healthy(url: str) -> bool:
             return response.read().strip() == b"ok"
     except OSError:
         return False
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two single-threaded Dask workers in this process (one cluster per test module): the
+    shards and partition reads really spread over two workers, and nothing forks."""
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as local:
+        yield local
 
 
 @pytest.fixture(scope="session")

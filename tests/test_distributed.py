@@ -34,15 +34,6 @@ MOMENT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 THRESHOLDS = Thresholds()
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    # two single-threaded workers in this process: the shards really split, nothing forks
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
-    ) as local:
-        yield local
-
-
 def _frame(n: int, seed: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     return pd.DataFrame(

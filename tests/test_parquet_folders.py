@@ -379,16 +379,6 @@ class _PartitionReads(SchedulerPlugin):
             self.done.append((str(key), kwargs.get("worker")))
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    # two single-threaded workers in this process (as tests/test_distributed.py's cluster):
-    # the partitions really spread over two workers, and nothing forks
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
-    ) as local:
-        yield local
-
-
 def test_with_a_scheduler_the_workers_read_the_partitions_and_nothing_changes(
     stored, folder_run, cluster, tmp_path
 ):
