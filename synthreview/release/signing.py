@@ -546,7 +546,6 @@ def verify_files(
     files: Mapping[str, bytes],
     public_key: Ed25519PublicKey,
     *,
-    inputs: Mapping[str, bytes] | None = None,
     input_digests: Mapping[str, str] | None = None,
 ) -> Verification:
     """Check a review folder given as ``{relative path: bytes}`` against its signed statement.
@@ -558,13 +557,10 @@ def verify_files(
     public_key : Ed25519PublicKey
         The signer's key (:func:`load_public_key`); the envelope must carry a signature with its
         :func:`key_id` that verifies.
-    inputs : mapping of str to bytes, optional
-        Input files to check too, ``{file name: bytes}``; each is matched by its stem (or its
-        whole name) to an ``input:ROLE:NAME`` subject.
     input_digests : mapping of str to str, optional
-        Inputs given by their sha256 (hex) instead of their bytes, matched the same way: a
-        table given as a folder of Parquet partitions, whose recorded digest is
-        :func:`synthreview.io.parquet.folder_digest`.
+        Inputs to check too, ``{file name: sha256 hex}``: a file's digest is that of its bytes,
+        a folder of Parquet partitions' is :func:`synthreview.io.parquet.folder_digest`. Each is
+        matched by its stem (or its whole name) to an ``input:ROLE:NAME`` subject.
 
     Returns
     -------
@@ -606,8 +602,7 @@ def verify_files(
         listed = [FileDigest(n, _sha256(bytes(d)), len(d)) for n, d in files.items() if n != MARKER]
         if bytes(files[MARKER]) != marker_bytes(listed):
             problems.append(f"{MARKER}: does not list the folder's files as they are")
-    given = {name: _sha256(bytes(data)) for name, data in (inputs or {}).items()}
-    for name, digest in sorted({**given, **(input_digests or {})}.items()):
+    for name, digest in sorted((input_digests or {}).items()):
         problems.extend(_check_input(name, digest, recorded))
     return Verification(tuple(problems), wanted, statement, _sha256(envelope.payload))
 
