@@ -20,8 +20,27 @@ def wait_for_app_run(page, timeout_ms: int = 120_000) -> None:
 
 
 def open_page(page, title: str) -> None:
-    """Navigate with the sidebar (keeps the session, unlike a URL change)."""
-    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+    """Navigate with the sidebar (keeps the session, unlike a URL change).
+
+    Like Run review's, a click that lands while Streamlit redraws the sidebar can be lost (the
+    link is replaced under the pointer): the app stays on the page it showed, and a later step
+    waits for something that page never draws (a CI run lost "Overview" this way after a
+    Load files rerun). So the click is repeated, up to three times, until the browser's
+    address is the link's.
+    """
+    link = page.get_by_test_id("stSidebarNav").get_by_role("link", name=title, exact=True)
+    for _ in range(3):
+        wait_for_app_run(page)
+        target = link.get_attribute("href")
+        if page.url == target:
+            break
+        link.click()
+        try:
+            page.wait_for_url(target, timeout=30_000)
+            break
+        except PlaywrightTimeoutError:  # the click was lost: click again
+            continue
+    expect(page).to_have_url(link.get_attribute("href"))
     wait_for_app_run(page)
 
 
