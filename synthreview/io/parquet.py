@@ -15,8 +15,11 @@ A folder of partitions
     in file order, and must all hold the same columns with the same Arrow types in the same
     order (text as ``string`` in some partitions and ``large_string`` in others is joined as
     ``large_string``; a column missing on every row of a partition, which its writer stores as
-    Arrow's ``null`` type, takes the other partitions' type). The folder's digest
-    (:func:`folder_sha256`) is the sha256 of the lines
+    Arrow's ``null`` type, takes the other partitions' type; a categorical column, stored as
+    a dictionary per partition, may list other categories in each: its cells are the single
+    file's, and only the written frame's category order is the order of first appearance
+    across partitions, which no output depends on, cells being written as text). The
+    folder's digest (:func:`folder_sha256`) is the sha256 of the lines
     ``"<sha256 of the file's bytes>  <file name>\\n"``, one per partition in that order:
     ``sha256sum`` run inside the folder on the partitions in that order prints exactly those
     lines, so piping them into ``sha256sum`` again gives the digest.
