@@ -121,3 +121,43 @@ def test_records_follow_quotes_and_a_mismatched_source_is_refused():
     wrong = replace(curation, source_sha256=hashlib.sha256(other).hexdigest())
     with pytest.raises(DataError, match="expected its 2 rows"):
         curated_csv_bytes(wrong, sources=[other])
+
+
+def test_a_release_of_several_candidates_hashes_each_source_once(tmp_path, monkeypatch):
+    """build_release finds every curated candidate's own file among the sources after hashing
+    each source once (not once per candidate and file), and each candidate gets its bytes."""
+    from synthreview.release import bundle
+    from synthreview.release.export import source_index
+
+    paths = {}
+    for name, data in {"a": CASES["crlf"][0], "b": CASES["semicolon"][0]}.items():
+        paths[name] = tmp_path / f"{name}.csv"
+        paths[name].write_bytes(data)
+    (tmp_path / "other.csv").write_bytes(b"id\n1\n2\n")
+    curations = {}
+    for name, path in paths.items():
+        table = read_table(str(path), role="synthetic")
+        curations[name] = curate(table, _audit(table.n_rows, [1]))
+    sources = [tmp_path / "other.csv", paths["a"], paths["b"], tmp_path]  # a folder: skipped
+    assert set(source_index(sources)) == {c.source_sha256 for c in curations.values()} | {
+        hashlib.sha256(b"id\n1\n2\n").hexdigest()
+    }
+    opened = []
+    real_digest = hashlib.file_digest
+
+    def counting(handle, digest):
+        opened.append(handle.name)
+        return real_digest(handle, digest)
+
+    monkeypatch.setattr(hashlib, "file_digest", counting)
+    report = {"candidates": {"a": {}, "b": {}}, "inputs": [], "seed": 0}
+    files = bundle.build_release(report, curations=curations, sources=sources)
+    # three files hashed for the index, then each candidate's own file once per CSV written
+    assert sorted(opened[:3]) == sorted(str(p) for p in sources[:3])
+    assert sorted(opened[3:]) == sorted([str(paths["a"])] * 2 + [str(paths["b"])] * 2)
+    for name, path in paths.items():
+        data, delimiter = path.read_bytes(), ("," if name == "a" else ";")
+        rows = _rows(data, delimiter)
+        kept = [rows[0]] + [rows[1 + i] for i in curations[name].kept_rows]
+        assert files[f"{name}/curated.csv"] == b"".join(kept)
+        assert files[f"{name}/removed.csv"].endswith(rows[2])

@@ -34,6 +34,7 @@ from synthreview.release.export import (
     manifest,
     removed_csv_bytes,
     safe_name,
+    source_index,
 )
 from synthreview.release.html import key_figures, render_html
 from synthreview.release.reattack import Reattack
@@ -185,16 +186,20 @@ def build_release(
     for name in [*(audits or {}), *(curations or {})]:
         if name not in names:
             names.append(name)
+    # every source hashed once, not once per curated candidate and file
+    by_digest = source_index(sources) if curations and sources else {}
     for name, folder in folder_names(names).items():
         if audits and name in audits:
             files[f"{folder}/audit.csv"] = audit_csv_bytes(audits[name].audit)
         if curations and name in curations:
+            own = by_digest.get(curations[name].source_sha256)
+            own_source = () if own is None else (own,)
             files[f"{folder}/curated.csv"] = curated_csv_bytes(
-                curations[name], schema=schema, sources=sources
+                curations[name], schema=schema, sources=own_source
             )
             files[f"{folder}/curated.parquet"] = curated_parquet_bytes(curations[name])
             files[f"{folder}/removed.csv"] = removed_csv_bytes(
-                curations[name], schema=schema, sources=sources
+                curations[name], schema=schema, sources=own_source
             )
     run_params = {
         "options": report_dict.get("options"),

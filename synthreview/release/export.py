@@ -63,6 +63,7 @@ __all__ = [
     "manifest",
     "removed_csv_bytes",
     "safe_name",
+    "source_index",
     "versions",
 ]
 
@@ -258,18 +259,43 @@ def _source_bytes(source: str | os.PathLike[str] | bytes) -> bytes:
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
-def _find_source(sha256: str, sources: Iterable[str | os.PathLike[str] | bytes]) -> bytes | None:
-    """The decompressed content of the source whose file digest is ``sha256``, if any.
+def source_index(
+    sources: Iterable[str | os.PathLike[str] | bytes],
+) -> dict[str, str | os.PathLike[str] | bytes]:
+    """Each input file among ``sources`` under the sha256 of its bytes as stored.
 
-    A folder (of Parquet partitions) is skipped: its digest is not one file's, and Parquet
-    rows are written from their cells, never copied.
+    That digest is the one a loaded table records (``LoadedTable.sha256``, a curation's
+    ``source_sha256``), so a release that writes several candidates hashes every source once
+    and hands each candidate its own file, instead of every candidate hashing them all. Files
+    are hashed in blocks, never held in memory. A folder (of Parquet partitions) is skipped:
+    its digest is not one file's, and Parquet rows are written from their cells, never copied.
     """
+    index: dict[str, str | os.PathLike[str] | bytes] = {}
     for source in sources:
-        if not isinstance(source, bytes) and Path(source).is_dir():
-            continue
-        raw = source if isinstance(source, bytes) else Path(source).read_bytes()
-        if sha256 and hashlib.sha256(raw).hexdigest() == sha256:
-            return _source_bytes(raw)
+        digest = _file_sha256(source)
+        if digest is not None:
+            index.setdefault(digest, source)
+    return index
+
+
+def _file_sha256(source: str | os.PathLike[str] | bytes) -> str | None:
+    """sha256 of a source's bytes as stored; None for a folder."""
+    if isinstance(source, bytes):
+        return hashlib.sha256(source).hexdigest()
+    if Path(source).is_dir():
+        return None
+    with open(source, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _find_source(sha256: str, sources: Iterable[str | os.PathLike[str] | bytes]) -> bytes | None:
+    """The decompressed content of the source whose file digest is ``sha256``, if any (folders
+    skipped, as in :func:`source_index`)."""
+    if not sha256:
+        return None
+    for source in sources:
+        if _file_sha256(source) == sha256:
+            return _source_bytes(source)
     return None
 
 
