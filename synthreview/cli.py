@@ -304,9 +304,9 @@ def load_review(args: argparse.Namespace, *, client: Any = None) -> Review:
     """
     if args.traces:
         # names default to the file stem, as for tables; align_traces makes repeats unique
-        real = load_traces(args.real)
-        holdout = load_traces(args.holdout) if args.holdout else None
-        candidates = [load_traces(p) for p in args.synthetic]
+        real = load_traces(args.real, client=client)
+        holdout = load_traces(args.holdout, client=client) if args.holdout else None
+        candidates = [load_traces(p, client=client) for p in args.synthetic]
         review = align_traces(real, candidates, holdout=holdout)
     else:
         real_table = read_table(args.real, role="real", client=client)

@@ -540,3 +540,79 @@ def test_categorical_partitions_with_differing_category_lists_read_as_the_single
     )
     assert read.notices == single.notices
     assert read.frame["city"].isna().sum() == frame["city"].isna().sum() == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# glucose traces
+
+
+def _readings(subjects: int, days: int, seed: int) -> pd.DataFrame:
+    """Long CGM readings every 5 minutes: id, time, glucose (mg/dL), with a short gap."""
+    rng = np.random.default_rng(seed)
+    times = pd.date_range("2024-01-01", periods=288 * days, freq="5min")
+    frames = [
+        pd.DataFrame(
+            {
+                "id": f"s{s}",
+                "time": times,
+                "glucose": (120 + 35 * np.sin(np.arange(len(times)) / 40 + s)).round()
+                + rng.integers(-6, 7, len(times)),
+            }
+        )
+        for s in range(subjects)
+    ]
+    readings = pd.concat(frames, ignore_index=True)
+    readings.loc[100:103, "glucose"] = np.nan  # filled by interpolation, as in a file
+    return readings
+
+
+def _same_traces(a, b) -> None:
+    np.testing.assert_array_equal(a.values, b.values)
+    pd.testing.assert_frame_equal(a.meta, b.meta)
+    assert (a.step_minutes, a.name, a.source_format) == (b.step_minutes, b.name, b.source_format)
+    assert a.notices == b.notices
+    pd.testing.assert_frame_equal(a.dropped, b.dropped)
+
+
+def test_traces_from_folders_equal_traces_from_single_files_and_workers_read_them(
+    tmp_path, cluster
+):
+    """``review --traces`` takes folders of Parquet partitions as it takes tables: the traces
+    are those of the single file of the same readings, under the folder's digest, and with a
+    cluster its workers read the partitions."""
+    import argparse
+
+    from synthreview.cli import load_review
+    from synthreview.io.traces import load_traces
+
+    paths = {}
+    for role, seed in (("real", 0), ("holdout", 1), ("gen", 2)):
+        readings = _readings(4, 3, seed)
+        paths[role] = _partitioned(readings, tmp_path / role)
+        readings.to_parquet(tmp_path / f"{role}.parquet", index=False)
+    for role, folder in paths.items():
+        from_folder = load_traces(folder)
+        single = load_traces(tmp_path / f"{role}.parquet")
+        _same_traces(from_folder, single)
+        names = [f"part.{i}.parquet" for i in range(3)]
+        assert from_folder.sha256 == _digest(folder, names) != single.sha256
+    args = argparse.Namespace(
+        traces=True, real=paths["real"], holdout=paths["holdout"], synthetic=[paths["gen"]]
+    )
+    local = load_review(args)
+    reads = _PartitionReads()
+    cluster.scheduler.add_plugin(reads, name="trace-reads")
+    try:
+        with Client(cluster) as client:
+            remote = load_review(args, client=client)
+    finally:
+        cluster.scheduler.remove_plugin(name="trace-reads")
+    assert len(reads.done) == 9, "three partitions of each of the three inputs"
+    assert remote.kind == local.kind == "traces"
+    for got, want in (
+        (remote.real, local.real),
+        (remote.holdout, local.holdout),
+        (remote.synthetic["gen"], local.synthetic["gen"]),
+    ):
+        pd.testing.assert_frame_equal(got.frame, want.frame)
+        assert got.sha256 == want.sha256

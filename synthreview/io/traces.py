@@ -216,13 +216,15 @@ def load_traces(
     step_minutes: int = 5,
     name: str | None = None,
     max_bytes: int = MAX_BYTES,
+    client: Any = None,
 ) -> Traces:
     """Load CGM readings into regular, equally long traces in mg/dL.
 
     Parameters
     ----------
     source : path, binary file-like, bytes or DataFrame
-        CSV, TSV or Parquet (see :func:`synthreview.io.tables.read_table`).
+        CSV, TSV or Parquet, or a folder of Parquet partitions (see
+        :func:`synthreview.io.tables.read_table`).
     id_col, time_col, glucose_col : str, optional
         Column names; recognised from common names when not given (``id``/``subject``/...,
         ``time``/``timestamp``/``datetime``/..., ``gl``/``glucose``/``sgv``/``value``/...).
@@ -241,6 +243,11 @@ def load_traces(
         Grid step; for wide files, taken from ``"HH:MM"`` headers when they have them.
     name : str, optional
         Defaults to the file stem.
+    max_bytes : int, default 2 GiB
+        Sources larger than this are refused before they are read.
+    client : distributed.Client, optional
+        A folder's partitions are read by its workers (as :func:`read_table`); the traces are
+        the same as when they are read here.
 
     Returns
     -------
@@ -280,6 +287,7 @@ def load_traces(
             max_bytes=max_bytes,
             max_columns=MAX_TRACE_COLUMNS,
             describe="traces {name!r}",
+            client=client,
         )
         frame, label, digest = table.frame, table.name, table.sha256
         source_format, notices = table.source_format, list(table.notices)
