@@ -12,6 +12,7 @@ from synthreview import demo
 from synthreview.errors import ConfigError, DataError
 from synthreview.figures.explain import MISSING
 from synthreview.figures.text import markdown_text
+from synthreview.io.parquet import uploaded_folder, uploaded_folders
 from synthreview.io.persons import with_person
 from synthreview.io.schema import KINDS
 from synthreview.io.tables import align, missing_rates, read_table
@@ -78,12 +79,36 @@ if source in ("demo_tables", "demo_traces"):
 else:
     is_traces = source == "upload_traces"
     kinds = ["csv", "tsv", "txt", "parquet"]
-    col_real, col_hold, col_syn = st.columns(3)
-    real_file = col_real.file_uploader("Real (training)", type=kinds, key="real_upload")
-    holdout_file = col_hold.file_uploader("Holdout (optional)", type=kinds, key="holdout_upload")
-    synthetic_files = col_syn.file_uploader(
-        "Synthetic candidates", type=kinds, accept_multiple_files=True, key="synthetic_upload"
+    as_folders = st.checkbox(
+        "Each table is a folder of Parquet partitions (as dask or Spark write them)",
+        key="folder_uploads",
+        help="Pick a folder for each table; add one folder per synthetic candidate. Each folder "
+        "is read as the single Parquet file holding its partitions' rows, under the digest the "
+        "command line records for it.",
     )
+    col_real, col_hold, col_syn = st.columns(3)
+    if as_folders:
+        # every file of a folder is sent (no type filter): a folder holding other files is
+        # refused naming them, as the command line refuses it
+        real_file = col_real.file_uploader(
+            "Real (training): a folder", accept_multiple_files="directory", key="real_folder"
+        )
+        holdout_file = col_hold.file_uploader(
+            "Holdout (optional): a folder", accept_multiple_files="directory", key="holdout_folder"
+        )
+        synthetic_files = col_syn.file_uploader(
+            "Synthetic candidates: one folder each",
+            accept_multiple_files="directory",
+            key="synthetic_folders",
+        )
+    else:
+        real_file = col_real.file_uploader("Real (training)", type=kinds, key="real_upload")
+        holdout_file = col_hold.file_uploader(
+            "Holdout (optional)", type=kinds, key="holdout_upload"
+        )
+        synthetic_files = col_syn.file_uploader(
+            "Synthetic candidates", type=kinds, accept_multiple_files=True, key="synthetic_upload"
+        )
     if is_traces:
         c1, c2 = st.columns(2)
         max_gap = c1.number_input("Fill gaps up to (minutes)", 0, 240, 30, step=5, key="max_gap")
@@ -94,30 +119,49 @@ else:
         "Load files",
         key="load_files",
         type="primary",
-        disabled=real_file is None or not synthetic_files,
+        disabled=not real_file or not synthetic_files,
     ):
 
         def make():
+            if as_folders:
+                # a browser names each file by its path from the folder picked
+                real = uploaded_folder(
+                    [(f.name, f.getvalue()) for f in real_file], what="real (training) upload"
+                )
+                holdout = (
+                    uploaded_folder(
+                        [(f.name, f.getvalue()) for f in holdout_file], what="holdout upload"
+                    )
+                    if holdout_file
+                    else None
+                )
+                synthetic = uploaded_folders(
+                    [(f.name, f.getvalue()) for f in synthetic_files],
+                    what="synthetic candidates upload",
+                )
+            else:
+                real, holdout, synthetic = real_file, holdout_file, synthetic_files
             if is_traces:
                 kwargs = {"max_gap_minutes": int(max_gap), "max_missing_share": float(max_missing)}
-                real = load_traces(real_file, name="real", **kwargs)
-                holdout = (
-                    load_traces(holdout_file, name="holdout", **kwargs) if holdout_file else None
-                )
+                real_traces = load_traces(real, name="real", **kwargs)
+                holdout_traces = load_traces(holdout, name="holdout", **kwargs) if holdout else None
                 # each candidate is named after its file; align_traces makes repeated names unique
-                candidates = [load_traces(f, **kwargs) for f in synthetic_files]
-                return align_traces(real, candidates, holdout=holdout)
-            real = read_table(real_file, role="real")
-            holdout = read_table(holdout_file, role="holdout") if holdout_file else None
-            candidates = [read_table(f, role="synthetic") for f in synthetic_files]
-            app_state.set_loaded_tables((real, holdout, candidates))
-            # the uploaded files as sent: curated rows are copied from them byte for byte
-            app_state.set_candidate_sources([f.getvalue() for f in synthetic_files])
-            return align(real, candidates, holdout=holdout)
+                candidates = [load_traces(f, **kwargs) for f in synthetic]
+                return align_traces(real_traces, candidates, holdout=holdout_traces)
+            real_table = read_table(real, role="real")
+            holdout_table = read_table(holdout, role="holdout") if holdout else None
+            tables = [read_table(f, role="synthetic") for f in synthetic]
+            app_state.set_loaded_tables((real_table, holdout_table, tables))
+            # the uploaded files as sent: curated rows are copied from them byte for byte (a
+            # folder's rows are written from their cells, as the command line writes them)
+            app_state.set_candidate_sources(
+                [] if as_folders else [f.getvalue() for f in synthetic_files]
+            )
+            return align(real_table, tables, holdout=holdout_table)
 
         with st.spinner("Reading and validating…"):
             _load(make)
-    elif real_file is None or not synthetic_files:
+    elif not real_file or not synthetic_files:
         st.info(
             "Upload at least the real table and one synthetic candidate, then press Load files."
         )

@@ -129,3 +129,87 @@ def test_rows_for_the_statistics_are_chosen_on_the_data_page():
     assert any("on every row (exact" in c for c in captions())
     at.button(key="apply_sample_rows").click().run()
     assert at.session_state["_options"].sample_rows is None
+
+
+def _parquet_parts(csv: bytes, folder: str, parts: int = 2) -> list[tuple[str, bytes, str]]:
+    """``csv``'s rows as ``parts`` Parquet files, named as a browser names a folder's files."""
+    import io
+
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.read_csv(io.BytesIO(csv))
+    sent = []
+    for i, rows in enumerate(np.array_split(np.arange(len(frame)), parts)):
+        buf = io.BytesIO()
+        frame.iloc[rows].to_parquet(buf, index=False)
+        sent.append((f"{folder}/part.{i}.parquet", buf.getvalue(), "application/octet-stream"))
+    return sent
+
+
+def test_folders_of_parquet_partitions_are_uploaded_one_folder_per_candidate():
+    at = _fresh()
+    at.radio(key="data_source").set_value("upload_tables").run()
+    at.checkbox(key="folder_uploads").check().run()
+    assert at.file_uploader(key="real_folder").proto.accept_directory
+    at.file_uploader(key="real_folder").set_value(_parquet_parts(REAL, "train")).run()
+    at.file_uploader(key="synthetic_folders").set_value(
+        _parquet_parts(SYNTHETIC, "ctgan") + _parquet_parts(SYNTHETIC, "copula", 1)
+    ).run()
+    at.button(key="load_files").click().run()
+    assert not at.exception and not at.error
+    review = at.session_state[app_state.REVIEW_KEY]
+    assert review.candidates == ["ctgan", "copula"]
+    assert review.real.name == "train" and review.real.n_rows == 60
+    assert review.synthetic["ctgan"].n_rows == 40
+    assert review.real.source_format == "parquet"
+    assert app_state.SOURCES_KEY in at.session_state
+    assert at.session_state[app_state.SOURCES_KEY] == ()  # folders are written from cells
+
+
+def test_two_folders_for_the_real_table_are_refused_naming_them():
+    at = _fresh()
+    before = at.session_state[app_state.REVIEW_KEY]
+    at.radio(key="data_source").set_value("upload_tables").run()
+    at.checkbox(key="folder_uploads").check().run()
+    at.file_uploader(key="real_folder").set_value(
+        _parquet_parts(REAL, "train") + _parquet_parts(REAL, "other")
+    ).run()
+    at.file_uploader(key="synthetic_folders").set_value(_parquet_parts(SYNTHETIC, "g")).run()
+    at.button(key="load_files").click().run()
+    assert not at.exception
+    (error,) = [e.value for e in at.error]
+    assert "expected one folder" in error and "train" in error and "other" in error
+    assert at.session_state[app_state.REVIEW_KEY] is before
+
+
+def test_glucose_traces_are_uploaded_as_folders_too():
+    import io
+
+    import numpy as np
+    import pandas as pd
+
+    def readings(seed: int, folder: str) -> list[tuple[str, bytes, str]]:
+        rng = np.random.default_rng(seed)
+        times = pd.date_range("2024-01-01", periods=288 * 2, freq="5min")
+        frame = pd.concat(
+            [
+                pd.DataFrame({"id": f"s{s}", "time": times, "glucose": rng.normal(130, 20, 576)})
+                for s in range(3)
+            ],
+            ignore_index=True,
+        )
+        buf = io.BytesIO()
+        frame.to_parquet(buf, index=False)
+        return [(f"{folder}/part.0.parquet", buf.getvalue(), "application/octet-stream")]
+
+    at = _fresh()
+    at.radio(key="data_source").set_value("upload_traces").run()
+    at.checkbox(key="folder_uploads").check().run()
+    at.file_uploader(key="real_folder").set_value(readings(0, "cgm_real")).run()
+    at.file_uploader(key="synthetic_folders").set_value(readings(1, "timegan")).run()
+    at.button(key="load_files").click().run()
+    assert not at.exception and not at.error
+    review = at.session_state[app_state.REVIEW_KEY]
+    assert review.kind == "traces" and review.candidates == ["timegan"]
+    assert review.real.n_rows == 6  # three subjects, two days each

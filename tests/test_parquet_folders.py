@@ -616,3 +616,64 @@ def test_traces_from_folders_equal_traces_from_single_files_and_workers_read_the
     ):
         pd.testing.assert_frame_equal(got.frame, want.frame)
         assert got.sha256 == want.sha256
+
+
+# ---------------------------------------------------------------------------------------------
+# folders uploaded through a browser (the dashboard)
+
+
+def _sent(folder: Path, top: str | None = None) -> list[tuple[str, bytes]]:
+    """The files of ``folder`` as a browser sends a folder upload: path from the picked folder."""
+    top = top or folder.name
+    return [(f"{top}/{p.relative_to(folder).as_posix()}", p.read_bytes()) for p in
+            sorted(folder.rglob("*"), reverse=True) if p.is_file()]  # fmt: skip
+
+
+def test_an_uploaded_folder_reads_as_the_folder_on_disk_digest_included(tmp_path):
+    from synthreview.io.parquet import uploaded_folders
+
+    frame = _table(90, 30)
+    folder = _partitioned(frame, tmp_path / "ctgan")
+    (folder / "_SUCCESS").write_bytes(b"")  # writers' metadata, skipped as on disk
+    (uploaded,) = uploaded_folders(_sent(folder), what="synthetic candidates")
+    assert uploaded.name == "ctgan"
+    read, on_disk = read_table(uploaded, role="synthetic"), read_table(folder, role="synthetic")
+    _same_table(read, on_disk)
+    assert read.name == on_disk.name == "ctgan"
+    assert read.sha256 == on_disk.sha256, "the record names the folder as the CLI would"
+
+
+def test_several_uploaded_folders_are_several_candidates_in_upload_order(tmp_path):
+    from synthreview.io.parquet import uploaded_folders
+
+    second = _sent(_partitioned(_table(60, 31), tmp_path / "copula"))
+    first = _sent(_partitioned(_table(60, 32), tmp_path / "ctgan"))
+    found = uploaded_folders(second + first, what="synthetic candidates")
+    assert [f.name for f in found] == ["copula", "ctgan"]
+    for uploaded in found:
+        _same_table(read_table(uploaded, role="synthetic"), read_table(tmp_path / uploaded.name))
+
+
+BAD_UPLOADS = {
+    "a file on its own": ([("p.parquet", b"PAR1")], r"'p.parquet' was sent as a file, not inside"),
+    "a text file": (
+        [("t/a.txt", b"x"), ("t/p.parquet", b"PAR1")],
+        r"not Parquet partitions: 'a.txt'",
+    ),
+    "a sub-folder": ([("t/sub/p.parquet", b"PAR1")], r"holds the folder\(s\) 'sub'"),
+    "metadata only": ([("t/_metadata", b"x")], r"got an empty folder"),
+    "not Parquet": (
+        [("t/p.parquet", b"text")],
+        r"partition 'p.parquet' is named like a Parquet file",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_UPLOADS))
+def test_a_bad_uploaded_folder_is_refused_naming_the_problem(case):
+    from synthreview.io.parquet import uploaded_folders
+
+    files, message = BAD_UPLOADS[case]
+    with pytest.raises(DataError, match=message):
+        for uploaded in uploaded_folders(files, what="real table"):
+            read_table(uploaded, role="real")

@@ -40,7 +40,7 @@ import io
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -238,37 +238,52 @@ def partition_files(
     """
     root = Path(folder)
     try:
-        entries = sorted(root.iterdir(), key=lambda p: partition_order(p.name))
+        entries = {p.name: p for p in root.iterdir()}
     except OSError as exc:
         raise DataError(f"{what}: the folder {str(root)!r} cannot be listed: {exc}") from exc
+    folders = [name for name, p in entries.items() if p.is_dir()]
+    files = [name for name in entries if name not in folders]
+    names = _checked_listing(files, folders, what=what, where=repr(str(root)))
+    size = sum(entries[name].stat().st_size for name in names)
+    _check_size(size, len(names), what=what, where=repr(str(root)), max_bytes=max_bytes)
+    return tuple(entries[name] for name in names)
+
+
+def _checked_listing(
+    files: Sequence[str], folders: Sequence[str], *, what: str, where: str
+) -> list[str]:
+    """The partition file names among a folder's ``files`` in join order (module docstring);
+    ``folders`` are its sub-folders. ``where`` names the folder in messages."""
     # names starting with "_" or "." are writers' metadata (dask, pyarrow and Spark skip them)
-    entries = [p for p in entries if not p.name.startswith(("_", "."))]
-    folders = [p.name for p in entries if p.is_dir()]
+    files = sorted((n for n in files if not n.startswith(("_", "."))), key=partition_order)
+    folders = sorted((n for n in folders if not n.startswith(("_", "."))), key=partition_order)
     if folders:
         raise DataError(
-            f"{what}: {str(root)!r} holds the folder(s) {_some(folders)}; expected Parquet "
+            f"{what}: {where} holds the folder(s) {_some(folders)}; expected Parquet "
             f"partition files ({_suffixes()}) directly in the folder (nested or hive-style "
             "partition folders are not read)"
         )
-    others = [p.name for p in entries if not p.name.lower().endswith(PARTITION_SUFFIXES)]
+    others = [n for n in files if not n.lower().endswith(PARTITION_SUFFIXES)]
     if others:
         raise DataError(
-            f"{what}: {str(root)!r} is a folder holding files that are not Parquet "
+            f"{what}: {where} is a folder holding files that are not Parquet "
             f"partitions: {_some(others)}; expected only Parquet partition files "
             f"({_suffixes()}; names starting with '_' or '.' are skipped)"
         )
-    if not entries:
+    if not files:
         raise DataError(
-            f"{what}: {str(root)!r} is a folder; expected a CSV, TSV or Parquet file, or a "
+            f"{what}: {where} is a folder; expected a CSV, TSV or Parquet file, or a "
             f"folder of Parquet partition files ({_suffixes()}); got an empty folder"
         )
-    size = sum(p.stat().st_size for p in entries)
+    return files
+
+
+def _check_size(size: int, count: int, *, what: str, where: str, max_bytes: int) -> None:
     if size > max_bytes:
         raise DataError(
-            f"{what}: the {len(entries)} partition files in {str(root)!r} hold {size:,} bytes; "
+            f"{what}: the {count} partition files in {where} hold {size:,} bytes; "
             f"the limit is {max_bytes:,} bytes"
         )
-    return tuple(entries)
 
 
 def read_partition(
@@ -302,6 +317,13 @@ def read_partition(
             f"{where} cannot be read at {str(path)!r} ({exc.strerror or exc}); on a Dask "
             "cluster every worker must see the folder at this path"
         ) from exc
+    return _partition(path.name, data, where=where, max_bytes=max_bytes, max_columns=max_columns)
+
+
+def _partition(
+    name: str, data: bytes, *, where: str, max_bytes: int, max_columns: int | None
+) -> Partition:
+    """One partition's bytes checked and read (a file on disk, or a file of an upload)."""
     if len(data) > max_bytes:
         raise DataError(f"{where} is {len(data):,} bytes; the limit is {max_bytes:,} bytes")
     if data[:4] != PARQUET_MAGIC:
@@ -310,7 +332,7 @@ def read_partition(
             "bytes 'PAR1'; the file is damaged or not Parquet"
         )
     table = _arrow_table(data, where, max_columns)
-    return Partition(path.name, hashlib.sha256(data).hexdigest(), len(data), table)
+    return Partition(name, hashlib.sha256(data).hexdigest(), len(data), table)
 
 
 def folder_sha256(partitions: Sequence[tuple[str, str]]) -> str:
@@ -393,12 +415,14 @@ def read_parquet_folder(
         finally:
             for future in futures:
                 future.release()
+    # the files may have grown after they were listed
     size = sum(p.size for p in parts)
-    if size > max_bytes:  # the files grew after they were listed
-        raise DataError(
-            f"{what}: the {len(parts)} partition files in {str(folder)!r} hold {size:,} bytes; "
-            f"the limit is {max_bytes:,} bytes"
-        )
+    _check_size(size, len(parts), what=what, where=repr(str(folder)), max_bytes=max_bytes)
+    return _joined(parts, what=what, label=label)
+
+
+def _joined(parts: Sequence[Partition], *, what: str, label: str) -> ParquetFolder:
+    """The partitions' rows as one table, in their order, under the folder digest."""
     schema = _common_schema(parts, what)
     # pandas metadata differs between partitions (each stores its own row range) and is not
     # read (to_pandas(ignore_metadata=True)): only names and types must agree
@@ -407,8 +431,98 @@ def read_parquet_folder(
         frames=parquet_frames(arrow, what=what, label=label),
         sha256=folder_sha256([(p.name, p.sha256) for p in parts]),
         partitions=tuple(p.name for p in parts),
-        size=size,
+        size=sum(p.size for p in parts),
     )
+
+
+@dataclass(frozen=True)
+class UploadedFolder:
+    """A folder sent as files, as a browser sends a folder upload (the dashboard's).
+
+    Attributes
+    ----------
+    name : str
+        The folder's name (the table's default name, as a folder on disk gives it).
+    files : tuple of (str, bytes)
+        Each file's path inside the folder (``"part.0.parquet"``; a file of a sub-folder
+        ``"sub/part.0.parquet"``) and its bytes.
+    """
+
+    name: str
+    files: tuple[tuple[str, bytes], ...] = field(repr=False)
+
+
+def uploaded_folders(
+    files: Sequence[tuple[str, bytes]], *, what: str
+) -> tuple[UploadedFolder, ...]:
+    """Files of a folder upload, as ``(relative path, bytes)``, grouped by their top folder.
+
+    A browser names each file of an uploaded folder by its path from the folder it was picked
+    in (``"ctgan/part.0.parquet"``); several folders uploaded into one widget arrive as one
+    list. The folders keep the order of their first file.
+
+    Raises
+    ------
+    DataError
+        A file sent on its own, not inside a folder (named).
+    """
+    grouped: dict[str, list[tuple[str, bytes]]] = {}
+    for path, data in files:
+        top, sep, inside = path.replace("\\", "/").partition("/")
+        if not sep or not top or not inside:
+            raise DataError(
+                f"{what}: {path!r} was sent as a file, not inside a folder; expected folders "
+                f"of Parquet partition files ({_suffixes()})"
+            )
+        grouped.setdefault(top, []).append((inside, data))
+    return tuple(UploadedFolder(name, tuple(found)) for name, found in grouped.items())
+
+
+def uploaded_folder(files: Sequence[tuple[str, bytes]], *, what: str) -> UploadedFolder:
+    """The one folder of a folder upload that must hold one (a real or holdout table).
+
+    Raises
+    ------
+    DataError
+        Files of more than one folder (named), or a file sent on its own.
+    """
+    found = uploaded_folders(files, what=what)
+    if len(found) != 1:
+        raise DataError(
+            f"{what}: expected one folder of Parquet partitions; got {len(found)} folders: "
+            f"{_some([f.name for f in found])}"
+        )
+    return found[0]
+
+
+def read_uploaded_folder(
+    folder: UploadedFolder, *, what: str, label: str, max_bytes: int, max_columns: int | None
+) -> ParquetFolder:
+    """An uploaded folder of Parquet partitions as one table: the same checks, order, table
+    and digest as :func:`read_parquet_folder` gives for the folder on disk.
+
+    Raises
+    ------
+    DataError
+        As :func:`read_parquet_folder`; a file of a sub-folder counts as that sub-folder.
+    """
+    where = repr(folder.name)
+    sub = {path.split("/", 1)[0] for path, _ in folder.files if "/" in path}
+    by_name = {path: data for path, data in folder.files if "/" not in path}
+    names = _checked_listing(list(by_name), sorted(sub), what=what, where=where)
+    size = sum(len(by_name[n]) for n in names)
+    _check_size(size, len(names), what=what, where=where, max_bytes=max_bytes)
+    parts = [
+        _partition(
+            name,
+            by_name[name],
+            where=f"{what}: partition {name!r}",
+            max_bytes=max_bytes,
+            max_columns=max_columns,
+        )
+        for name in names
+    ]
+    return _joined(parts, what=what, label=label)
 
 
 def _common_schema(parts: Sequence[Partition], what: str) -> pa.Schema:
@@ -484,6 +598,7 @@ __all__ = [
     "ParquetFolder",
     "ParquetFrames",
     "Partition",
+    "UploadedFolder",
     "folder_digest",
     "folder_sha256",
     "parquet_frames",
@@ -492,4 +607,7 @@ __all__ = [
     "read_parquet",
     "read_parquet_folder",
     "read_partition",
+    "read_uploaded_folder",
+    "uploaded_folder",
+    "uploaded_folders",
 ]

@@ -34,7 +34,14 @@ import pandas as pd
 
 from synthreview.errors import DataError
 from synthreview.io.overlap import overlap_notices
-from synthreview.io.parquet import PARQUET_MAGIC, ParquetFrames, read_parquet, read_parquet_folder
+from synthreview.io.parquet import (
+    PARQUET_MAGIC,
+    ParquetFrames,
+    UploadedFolder,
+    read_parquet,
+    read_parquet_folder,
+    read_uploaded_folder,
+)
 from synthreview.io.schema import LoadedTable, Notice, Review, Schema
 from synthreview.io.table_rules import (
     MAX_COLUMNS,
@@ -68,7 +75,7 @@ _UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def read_table(
-    source: str | os.PathLike[str] | IO[bytes] | bytes,
+    source: str | os.PathLike[str] | IO[bytes] | bytes | UploadedFolder,
     *,
     name: str | None = None,
     role: str = "real",
@@ -81,15 +88,17 @@ def read_table(
 
     Parameters
     ----------
-    source : str, path, binary file-like (e.g. a Streamlit ``UploadedFile``) or bytes
-        Parquet is recognised by its ``PAR1`` magic bytes, gzip-compressed text by its magic
-        bytes; anything else is read as delimited text (delimiter sniffed among
-        ``, ; TAB |``). A path to a folder reads the Parquet partition files directly in it
-        (``*.parquet``, ``*.pq``; names starting with ``_`` or ``.`` skipped) as one table:
-        partitions in name order with runs of digits compared as numbers (``part.2`` before
-        ``part.10``), rows in file order, every partition with the same columns and types;
-        the table equals the one a single Parquet file holding those rows gives
-        (:mod:`synthreview.io.parquet`).
+    source : str, path, binary file-like, bytes or UploadedFolder
+        A binary file-like may be a Streamlit ``UploadedFile``. Parquet is recognised by its
+        ``PAR1`` magic bytes, gzip-compressed text by its magic bytes; anything else is read
+        as delimited text (delimiter sniffed among ``, ; TAB |``). A path to a folder reads
+        the Parquet partition files directly in it (``*.parquet``, ``*.pq``; names starting
+        with ``_`` or ``.`` skipped) as one table: partitions in name order with runs of
+        digits compared as numbers (``part.2`` before ``part.10``), rows in file order, every
+        partition with the same columns and types; the table equals the one a single Parquet
+        file holding those rows gives (:mod:`synthreview.io.parquet`). An
+        :class:`~synthreview.io.parquet.UploadedFolder` (a browser's folder upload) is read as
+        that folder on disk would be, digest included.
     name : str, optional
         Display name; defaults to the file (or folder) stem (``"table"`` when the source has no
         name).
@@ -130,6 +139,11 @@ def read_table(
         raise ValueError(f"role must be one of {list(_ROLES)}; got {role!r} instead")
     label = name or _stem(source)
     what = describe.format(role=role, name=label)
+    if isinstance(source, UploadedFolder):  # a folder sent by a browser: read here
+        folder = read_uploaded_folder(
+            source, what=what, label=label, max_bytes=max_bytes, max_columns=max_columns
+        )
+        return _parquet_table(folder.frames, label, role, what, folder.sha256)
     if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
         folder = read_parquet_folder(
             source,

@@ -40,6 +40,7 @@ from synthreview.io.cgm_grid import (
     fill_windows,
     to_mg_dl,
 )
+from synthreview.io.parquet import UploadedFolder
 from synthreview.io.schema import LoadedTable, Notice, Review, Schema
 from synthreview.io.tables import MAX_BYTES, read_table
 from synthreview.io.textfile import type_text_column
@@ -203,7 +204,7 @@ class Traces:
 
 
 def load_traces(
-    source: str | os.PathLike[str] | IO[bytes] | bytes | pd.DataFrame,
+    source: str | os.PathLike[str] | IO[bytes] | bytes | UploadedFolder | pd.DataFrame,
     *,
     id_col: str | None = None,
     time_col: str | None = None,
@@ -222,8 +223,8 @@ def load_traces(
 
     Parameters
     ----------
-    source : path, binary file-like, bytes or DataFrame
-        CSV, TSV or Parquet, or a folder of Parquet partitions (see
+    source : path, binary file-like, bytes, UploadedFolder or DataFrame
+        CSV, TSV or Parquet, or a folder of Parquet partitions, on disk or uploaded (see
         :func:`synthreview.io.tables.read_table`).
     id_col, time_col, glucose_col : str, optional
         Column names; recognised from common names when not given (``id``/``subject``/...,
