@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from synthreview.training import Adam
+from synthreview.training import Adam, torch_threads
 
 Progress = Callable[[float, str], None]
 
@@ -88,7 +88,11 @@ class OneClassEmbedding:
         if arr.ndim != 2 or arr.shape[1] != expected:
             raise ValueError(f"x must have shape (n, {expected}); got {arr.shape}")
         out = np.empty((len(arr), len(self.center)), dtype=np.float32)
-        with torch.no_grad():
+        # one intra-op thread, as in training: how torch splits a product across threads
+        # changes its float32 rounding (a 3-thread review embedded rows up to 3.6e-7 apart
+        # from a 2-thread one and moved α-Precision in the 5th digit), and the review must not
+        # depend on the thread count; a 32-unit network gains nothing from threads anyway
+        with torch_threads(1), torch.no_grad():
             for start in range(0, len(arr), batch_size):
                 chunk = torch.from_numpy(np.ascontiguousarray(arr[start : start + batch_size]))
                 out[start : start + len(chunk)] = self.network(chunk).numpy()
@@ -162,14 +166,11 @@ def fit_one_class(
         raise ValueError(f"x_real must be a 2-d array with at least 10 rows; got shape {x.shape}")
     if not np.isfinite(x).all():
         raise ValueError("x_real contains NaN or infinite values; encode missing values first")
-    threads = torch.get_num_threads()
     # a 32-unit MLP gains nothing from intra-op threads, and on a shared 2-core machine two
-    # spinning OpenMP threads made each step 10-50x slower (measured 3.5 ms vs 340 ms per step)
-    torch.set_num_threads(1)
-    try:
+    # spinning OpenMP threads made each step 10-50x slower (measured 3.5 ms vs 340 ms per step);
+    # one thread also keeps the weights independent of the review's thread count
+    with torch_threads(1):
         return _fit(x, seed=seed, device=device, progress=progress, cfg=config)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _fit(x: np.ndarray, *, seed: int, device: str, progress, cfg: OneClassConfig):
