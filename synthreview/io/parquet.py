@@ -48,6 +48,7 @@ import pandas as pd
 import pyarrow as pa
 
 from synthreview.errors import DataError
+from synthreview.io.digest import file_sha256
 from synthreview.io.schema import Notice
 from synthreview.io.table_rules import check_header, check_width
 from synthreview.io.textfile import EXACT_INTEGER_LIMIT, type_text_column
@@ -358,13 +359,12 @@ def folder_digest(folder: str | os.PathLike[str], *, what: str, max_bytes: int) 
     found = []
     for path in partition_files(folder, what=what, max_bytes=max_bytes):
         try:
-            with path.open("rb") as f:
-                digest = hashlib.file_digest(f, "sha256")  # in blocks, never the whole file
+            digest = file_sha256(path)  # in blocks, never the whole file
         except OSError as exc:
             raise DataError(
                 f"{what}: partition {path.name!r} cannot be read ({exc.strerror or exc})"
             ) from exc
-        found.append((path.name, digest.hexdigest()))
+        found.append((path.name, digest))
     return folder_sha256(found)
 
 

@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from synthreview.errors import DataError
+from synthreview.io.digest import file_sha256
 from synthreview.io.schema import Schema
 from synthreview.io.textfile import NA_MARKERS
 from synthreview.release.curation import CurationResult
@@ -284,8 +285,7 @@ def _file_sha256(source: str | os.PathLike[str] | bytes) -> str | None:
         return hashlib.sha256(source).hexdigest()
     if Path(source).is_dir():
         return None
-    with open(source, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+    return file_sha256(source)
 
 
 def _find_source(sha256: str, sources: Iterable[str | os.PathLike[str] | bytes]) -> bytes | None:

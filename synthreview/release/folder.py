@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from synthreview.errors import ConfigError, DataError
+from synthreview.io.digest import file_sha256
 
 #: the completion marker, written last: ``{"format", "version", "files": {path: {sha256, bytes}}}``
 MARKER = "COMPLETE.json"
@@ -695,13 +696,9 @@ def _matches(path: Path, expected: tuple[str, int] | None) -> bool:
     try:
         if path.stat().st_size != size:
             return False
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+        return file_sha256(path) == sha256
     except OSError:
         return False
-    return digest.hexdigest() == sha256
 
 
 def _inode(path: Path) -> tuple[int, int] | None:
