@@ -124,20 +124,18 @@ else:
 
         def make():
             if as_folders:
-                # a browser names each file by its path from the folder picked
-                real = uploaded_folder(
-                    [(f.name, f.getvalue()) for f in real_file], what="real (training) upload"
-                )
+
+                def sent(files):  # a browser names each file by its path from the folder picked
+                    return [(f.name, f.getvalue()) for f in files]
+
+                real = uploaded_folder(sent(real_file), what="real (training) upload")
                 holdout = (
-                    uploaded_folder(
-                        [(f.name, f.getvalue()) for f in holdout_file], what="holdout upload"
-                    )
+                    uploaded_folder(sent(holdout_file), what="holdout upload")
                     if holdout_file
                     else None
                 )
                 synthetic = uploaded_folders(
-                    [(f.name, f.getvalue()) for f in synthetic_files],
-                    what="synthetic candidates upload",
+                    sent(synthetic_files), what="synthetic candidates upload"
                 )
             else:
                 real, holdout, synthetic = real_file, holdout_file, synthetic_files

@@ -242,8 +242,10 @@ def partition_files(
         entries = {p.name: p for p in root.iterdir()}
     except OSError as exc:
         raise DataError(f"{what}: the folder {str(root)!r} cannot be listed: {exc}") from exc
-    folders = [name for name, p in entries.items() if p.is_dir()]
-    files = [name for name in entries if name not in folders]
+    files: list[str] = []
+    folders: list[str] = []
+    for name, path in entries.items():
+        (folders if path.is_dir() else files).append(name)
     names = _checked_listing(files, folders, what=what, where=repr(str(root)))
     size = sum(entries[name].stat().st_size for name in names)
     _check_size(size, len(names), what=what, where=repr(str(root)), max_bytes=max_bytes)
@@ -509,7 +511,7 @@ def read_uploaded_folder(
     where = repr(folder.name)
     sub = {path.split("/", 1)[0] for path, _ in folder.files if "/" in path}
     by_name = {path: data for path, data in folder.files if "/" not in path}
-    names = _checked_listing(list(by_name), sorted(sub), what=what, where=where)
+    names = _checked_listing(list(by_name), list(sub), what=what, where=where)
     size = sum(len(by_name[n]) for n in names)
     _check_size(size, len(names), what=what, where=where, max_bytes=max_bytes)
     parts = [
