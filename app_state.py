@@ -35,6 +35,7 @@ from synthreview.errors import ConfigError, error_message
 from synthreview.figures.explain import MISSING, format_number
 from synthreview.figures.privacy import attack_label
 from synthreview.figures.text import markdown_text
+from synthreview.generators.plugin import installed_generators, load_generator
 from synthreview.io.schema import Review
 from synthreview.judgement.decision import Decision, decide, out_of_date
 from synthreview.judgement.policy import (
@@ -48,7 +49,7 @@ from synthreview.metrics.fidelity.features import pca_projection
 from synthreview.metrics.registry import get as metric_info
 from synthreview.metrics.utility.regression import parse_formula, suggest_formula
 from synthreview.options import SECTION_OPTIONS, ReviewOptions, default_options, section_key
-from synthreview.release.audit import Thresholds
+from synthreview.release.audit import CopyCounts, Thresholds
 from synthreview.release.bundle import folder_names, zip_bytes
 from synthreview.release.controls import PlantedControls, control_table, planted_controls
 from synthreview.release.curation import curate
@@ -66,8 +67,11 @@ from synthreview.release.register import (
     AppendResult,
     append_records,
     default_register,
+    history,
+    parse_register_url,
     records_of_release,
 )
+from synthreview.release.register import Record as RegisterRecord
 from synthreview.release.signing import (
     ENVELOPE_NAME,
     Verification,
@@ -88,6 +92,7 @@ from synthreview.review import (
     prepare,
 )
 from synthreview.sampling import Sampling, sample_review
+from synthreview.serving import ServerSettings, server_settings
 
 T = TypeVar("T")
 
@@ -235,10 +240,15 @@ def get_review() -> Review | None:
 
 
 #: every page: a static table's cells wrap, so a wide table fits the window instead of scrolling
-#: sideways (tables for reading go through ``figures.explain.reading_table`` and ``st.table``)
+#: sideways (tables for reading go through ``figures.explain.reading_table`` and ``st.table``),
+#: and a tile's label and value wrap instead of ending in "..." in a narrow column
 TABLE_CSS = """<style>
 [data-testid="stTable"] :is(td, th), [data-testid="stTable"] :is(td, th) * {
   white-space: normal !important; overflow-wrap: anywhere !important; }
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] *,
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] * {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
+  overflow-wrap: anywhere; }
 </style>"""
 
 
@@ -358,7 +368,15 @@ def get_options() -> ReviewOptions:
 
 def set_options(options: ReviewOptions) -> None:
     """Replace the session's options. Sections that depend on a changed option become stale;
-    nothing is recomputed until the reviewer runs the review again."""
+    nothing is recomputed until the reviewer runs the review again.
+
+    Raises
+    ------
+    ConfigError
+        ``options.generator`` is not a generator this server allows (:func:`allowed_generator`);
+        the session's options are left as they were.
+    """
+    allowed_generator(options.generator)
     st.session_state[_OPTIONS_KEY] = options
 
 
@@ -1147,6 +1165,14 @@ def candidate_release(name: str) -> CandidateRelease | None:
     return None if summary is None else summary.releases.get(name)
 
 
+def copy_counts(name: str) -> CopyCounts | None:
+    """The copies of ``name`` counted once (``release.audit.copy_counts`` on its current
+    release's audit): the Overview, the Privacy tiles and the record state these numbers.
+    ``None`` when out of date or the candidate was not audited."""
+    release = candidate_release(name)
+    return None if release is None or release.audit is None else release.audit.counts
+
+
 def preview_audit(name: str, thresholds: Thresholds) -> CandidateAudit | None:
     """The audit of ``name`` under ``thresholds`` for the Audit page's preview (cached).
 
@@ -1401,33 +1427,79 @@ def signing_error() -> str | None:
     return st.session_state.get(_SIGNING_ERROR_KEY)
 
 
+def settings() -> ServerSettings:
+    """The server's settings (:mod:`synthreview.serving`): read on each call, never from the
+    session, so nothing a browser sends can change them."""
+    return server_settings()
+
+
 def register_location() -> str:
-    """Where the decision register is unless the reviewer names another (``$SYNTHREVIEW_REGISTER``
-    or the user's data folder; ``register.default_register``)."""
-    return default_register()
+    """The decision register this server records in and reads: the operator's setting
+    (``SYNTHREVIEW_REGISTER`` or ``.streamlit/synthreview.toml``), else the default location;
+    shown on the pages, never taken from the browser."""
+    return settings().register or default_register()
+
+
+def register_shown() -> str:
+    """:func:`register_location` as the pages show it (credentials redacted)."""
+    try:
+        return parse_register_url(register_location()).shown
+    except ConfigError as exc:
+        return f"(not usable: {exc})"
 
 
 def record_in_register(
-    files: dict[str, bytes], *, where: str | None = None, key: Ed25519PrivateKey | None = None
+    files: dict[str, bytes], *, key: Ed25519PrivateKey | None = None
 ) -> AppendResult:
-    """Append the decisions of the record ``files`` (:func:`record_builder`) to the register.
+    """Append the decisions of the record ``files`` (:func:`record_builder`) to the server's
+    register (:func:`register_location`).
 
     Parameters
     ----------
     files : dict of str to bytes
         The record as built in this session, signed or not.
-    where : str, optional
-        A register URL or SQLite path; default :func:`register_location`.
     key : Ed25519PrivateKey, optional
         The key that signed ``files``: the records carry its key id.
 
     Raises
     ------
     ConfigError
-        The register cannot be opened, created or written (locked, corrupt, refused, newer).
+        The register cannot be opened, created or written (locked, corrupt, refused, newer, or
+        a file that is not a synthreview register).
     """
-    target = (where or "").strip() or None
-    return append_records(target, records_of_release(files, key=key))
+    return append_records(register_location(), records_of_release(files, key=key))
+
+
+def register_history(
+    *, candidate: str | None = None, inputs_sha256: str | None = None
+) -> list[RegisterRecord]:
+    """The server's register, read only (:func:`register_location`; nothing created or changed).
+
+    Raises
+    ------
+    ConfigError
+        No register yet, a file that is not a synthreview register, or a refused connection.
+    """
+    return history(register_location(), candidate=candidate, inputs_sha256=inputs_sha256)
+
+
+def allowed_generator(spec: str | None) -> None:
+    """Refuse a generator this server does not allow (:mod:`synthreview.serving`): only the
+    installed ones unless the operator opted in to free ``module:function`` names. Nothing is
+    imported for a refused name.
+
+    Raises
+    ------
+    ConfigError
+        ``spec`` is not installed (and free names are not allowed), or cannot be loaded.
+    """
+    if spec is not None:
+        load_generator(spec, allow_paths=settings().allow_generator_paths)
+
+
+def generator_choices() -> list[str]:
+    """The generators the Privacy page offers: the installed ones, by name."""
+    return list(installed_generators())
 
 
 #: the most bytes the files of an uploaded review ZIP may hold once decompressed (zip bombs)

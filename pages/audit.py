@@ -184,6 +184,12 @@ for col, rule in zip(cols, preview, strict=True):
             col.warning(f"This rule would remove {rule.real_loss:.1%} of real data.")
     elif rule.rule != "any" and rule.active:
         col.caption(f"removes {rule.share:.1%}; no holdout reference")
+# the copies counted once, as the Overview, the Privacy page and the record count them
+counts = audit.counts
+with st.container(key="audit_copy_counts"):
+    st.markdown(app_state.escape(counts.sentence()))
+    with st.expander("Copies, counted once"):
+        st.table(pd.DataFrame(counts.rows(), columns=["rows", "count"]).set_index("rows"))
 overlaps = audit.overlaps()
 if overlaps.empty:
     st.info("These thresholds remove no row.")
@@ -273,10 +279,10 @@ if curated is not None:
 if curated is not None and curated.report is not None:
     st.subheader("Before and after curation")
     before = release.content
-    left, right = st.columns(2)
     pair = {name: before, f"{name} (curated)": curated.content}
-    left.plotly_chart(fidelity_curves(pair, curve="alpha"), key="audit_alpha_curve")
-    right.plotly_chart(fidelity_curves(pair, curve="beta"), key="audit_beta_curve")
+    # one under the other at full width: side by side each plot was squeezed below 300 px
+    st.plotly_chart(fidelity_curves(pair, curve="alpha"), key="audit_alpha_curve")
+    st.plotly_chart(fidelity_curves(pair, curve="beta"), key="audit_beta_curve")
     st.plotly_chart(
         before_after_bars({name: before}, {name: curated.content}), key="audit_before_after"
     )
@@ -377,13 +383,20 @@ key = app_state.signing_key()
 build = app_state.record_builder(thresholds, key=key)
 folder = app_state.record_folders()[name]
 downloads = []
-if release.curated is not None:  # the candidate's curated files are in the record
+if release.curated is not None and release.decision.ships:  # only what may ship is shipped
     downloads += [
         ("Curated CSV", f"{folder}/curated.csv", "text/csv", "audit_download_csv"),
         ("Curated Parquet", f"{folder}/curated.parquet", "application/octet-stream",
          "audit_download_parquet"),
-        ("Removed rows (CSV)", f"{folder}/removed.csv", "text/csv", "audit_download_removed"),
     ]  # fmt: skip
+elif release.curated is not None:
+    st.caption(
+        f"No curated file: the decision is {DECISION_STYLE[release.decision.outcome].label}, so "
+        "the record keeps this candidate's audit evidence only."
+    )
+if release.curated is not None:
+    downloads.append(("Removed rows (CSV)", f"{folder}/removed.csv", "text/csv",
+                      "audit_download_removed"))  # fmt: skip
 if release.audit is not None:
     downloads.append(("Audit table (CSV)", f"{folder}/audit.csv", "text/csv",
                       "audit_download_audit"))  # fmt: skip
@@ -423,15 +436,14 @@ with st.container(border=True, key="audit_register"):
         "review of a candidate). Records are never changed; recording the same record twice "
         "adds nothing."
     )
-    where = st.text_input(
-        "Register",
-        value=app_state.register_location(),
-        key="audit_register_where",
-        help="sqlite:///PATH, a file path, or postgresql://USER@HOST:PORT/DB",
+    # the register is the server's setting (docs/security.md): shown, never typed in a browser
+    st.text(f"Register: {app_state.register_shown()}")
+    st.caption(
+        "Set by whoever runs this dashboard (SYNTHREVIEW_REGISTER or .streamlit/synthreview.toml)."
     )
     if st.button("Record in the register", key="audit_register_record"):
         try:
-            recorded = app_state.record_in_register(build(), where=where, key=key)
+            recorded = app_state.record_in_register(build(), key=key)
         except ConfigError as exc:
             st.error(app_state.escape(f"The register was not updated: {exc}"))
         else:

@@ -6,7 +6,13 @@ import streamlit as st
 
 import app_state
 from synthreview.errors import ConfigError
-from synthreview.release.register import changes_frame, default_register, history, history_frame
+from synthreview.figures.explain import reading_table
+from synthreview.release.register import changes_frame, history_frame
+
+#: the register's columns a meeting reads first: decision, meeting decision, sign-off, signature
+FIRST_COLUMNS = (
+    "#", "candidate", "decision", "meeting decision", "signed off by", "signature", "time",
+)  # fmt: skip
 
 
 def _verify_panel() -> None:
@@ -49,14 +55,10 @@ def _register_panel() -> None:
         "as a rule whose verdict changed since the previous review of the same candidate name. "
         "Records are never changed; a later review is a new record that follows the earlier one."
     )
-    where = st.text_input(
-        "Register",
-        value=default_register(),
-        key="history_register",
-        help="sqlite:///PATH, a file path, or postgresql://USER@HOST:PORT/DB (read only here)",
-    )
+    # the register is the server's setting, read only here (docs/security.md): never typed
+    st.text(f"Register: {app_state.register_shown()} (read only)")
     try:
-        records = history(where, create=False)
+        records = app_state.register_history()
     except ConfigError as exc:
         st.info(app_state.escape(str(exc)))
         return
@@ -72,12 +74,21 @@ def _register_panel() -> None:
         ).strip()
     chosen = None if candidate == "all candidates" else candidate
     try:
-        shown = history(where, candidate=chosen, inputs_sha256=digest or None, create=False)
+        shown = app_state.register_history(candidate=chosen, inputs_sha256=digest or None)
     except ConfigError as exc:
         st.error(app_state.escape(str(exc)))
         return
     st.markdown(f"**{len(shown)} decisions**")
-    st.dataframe(history_frame(shown), hide_index=True, key="history_table")
+    frame = history_frame(shown).fillna(
+        {"meeting decision": "not signed off", "signed off by": "nobody"}
+    )
+    # what a meeting looks for first, in a static table whose cells wrap (every column on
+    # screen at 1280 px); the rest of the register one click away
+    with st.container(key="history_table"):
+        st.table(reading_table(frame[list(FIRST_COLUMNS)].set_index("#")))
+    with st.expander("Every register column"):
+        rest = ["#", *(c for c in frame.columns if c not in FIRST_COLUMNS)]
+        st.table(reading_table(frame[rest].set_index("#")))
     st.markdown("**Rule verdicts that changed since the previous review**")
     changes = changes_frame(records, candidate=chosen)
     if changes.empty:

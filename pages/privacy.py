@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import pandas as pd
 import streamlit as st
 
 import app_state
@@ -16,9 +17,9 @@ from synthreview.figures.explain import (
     format_number,
     metric_help,
     metric_label,
+    rule_reading,
 )
 from synthreview.figures.text import markdown_text
-from synthreview.generators.plugin import load_generator
 from synthreview.judgement.policy import RuleVerdict, apply_policy
 from synthreview.metrics.registry import get as get_info
 
@@ -108,10 +109,16 @@ def _rule(name: str, rule: str) -> RuleVerdict | None:
 
 
 def _tile(column, name: str, rule: str) -> None:
-    """The rule's verdict under a tile, with its reason (``n/a`` when the policy skips it)."""
+    """The rule's verdict under a tile: the value it judged, its line and verdict
+    (``figures.explain.rule_reading``), the sentence a point beyond the line needs, the reason
+    (``n/a`` when the policy skips it)."""
     found = _rule(name, rule)
     column.markdown(_light(found.verdict if found is not None else "n/a"))
-    if found is not None and found.reason:
+    if found is None:
+        return
+    reading = rule_reading(found)
+    column.markdown(markdown_text(reading.text))
+    if found.reason:
         column.caption(markdown_text(found.reason))
 
 
@@ -133,16 +140,18 @@ for name, result in privacy.items():
         f"{dcr.share_rows if dcr else 0} rows each); 0.5 is ideal. See the note under Summary.",
     )  # fmt: skip
     _tile(col_share, name, "dcr_share")
-    copies = dcr.exact_copies if dcr is not None else 0
-    reference = dcr.holdout_exact_copy_share if dcr is not None else None
+    # the count the audit_copies rule judges, beside that rule's verdict (counted once:
+    # the Overview, the Audit page and the record state the same numbers)
+    counts = app_state.copy_counts(name)
     col_copies.metric(
-        "exact copies of training rows", f"{copies:,}" if dcr is not None else "n/a",
-        help="Holdout rows that repeat a training row: "
-        f"{format_metric('exact_copy_share', reference)} (real data repeats itself that often). "
-        f"The verdict is the audit's rule on {metric_label('audit_copy_share')}: "
+        "rows flagged as copies", f"{counts.flagged_as_copies:,}" if counts else "n/a",
+        help=f"The verdict is the audit's rule on {metric_label('audit_copy_share')}: "
         f"{get_info('audit_copy_share').meaning}.",
     )  # fmt: skip
     _tile(col_copies, name, "audit_copies")
+    if counts is not None:
+        with col_copies.expander("Copies, counted once"):
+            st.table(pd.DataFrame(counts.rows(), columns=["rows", "count"]).set_index("rows"))
     for part, message in result.errors.items():
         app_state.show_error(message, what=f"{part} of {name}")
 if any(r.dcr is not None for r in privacy.values()):
@@ -305,17 +314,32 @@ st.caption(
     "generator, not the file."
 )
 with st.expander("Generator to attack", expanded=options.generator is not None):
+    choices = app_state.generator_choices()
+    free = app_state.settings().allow_generator_paths
     st.markdown(
-        "Name a Python callable `fit_sample(train, n, seed) -> DataFrame` as `module:function`. "
-        "Nothing is uploaded: **it must be importable on the machine running this dashboard** "
-        "(installed, or on `PYTHONPATH`); the built-in `synthreview.generators.builtin:copula` "
-        "and `synthreview.generators.builtin:memorise` show the two ends. Run the review again "
-        "to attack it."
+        "Pick a generator **installed on the machine running this dashboard**: a Python "
+        "callable `fit_sample(train, n, seed) -> DataFrame` that a package declares as an entry "
+        "point in the `synthreview.generators` group, or a built-in (`copula` and `memorise` "
+        "show the two ends). Nothing is uploaded or typed here: the server's operator installs "
+        "generators, and only the operator can allow free `module:function` names "
+        "(`allow_generator_paths`, docs/security.md). Run the review again to attack it."
     )
-    spec = st.text_input(
-        "Generator (module:function; empty = no shadow attack)",
-        value=options.generator or "", key="privacy_generator",
-    ).strip()  # fmt: skip
+    none = "(no shadow attack)"
+    listed = [none, *choices]
+    current = options.generator
+    if current is not None and current not in choices:
+        listed.append(current)  # a free name the operator allowed, kept on screen
+    picked = st.selectbox(
+        "Generator", listed, index=listed.index(current) if current in listed else 0,
+        key="privacy_generator", format_func=markdown_text,
+    )  # fmt: skip
+    spec = None if picked == none else picked
+    if free:
+        typed = st.text_input(
+            "Or another generator (module:function; allowed by this server's operator)",
+            key="privacy_generator_path",
+        ).strip()  # fmt: skip
+        spec = typed or spec
     col_k, col_t, col_s = st.columns(3)
     n_shadows = col_k.number_input(
         "Shadows per target (K)", min_value=4, max_value=1000, value=options.shadow_models,
@@ -329,16 +353,13 @@ with st.expander("Generator to attack", expanded=options.generator is not None):
         "Time limit (s)", min_value=1.0, max_value=86400.0,
         value=float(options.shadow_time_limit), key="privacy_shadow_s",
     )  # fmt: skip
-    wanted = replace(options, generator=spec or None, shadow_models=int(n_shadows),
+    wanted = replace(options, generator=spec, shadow_models=int(n_shadows),
                      shadow_targets=int(n_targets), shadow_time_limit=float(limit))  # fmt: skip
     if wanted != options:
         try:
-            if wanted.generator is not None:
-                load_generator(wanted.generator)
+            app_state.set_options(wanted)
         except ConfigError as exc:
             app_state.show_error(str(exc), what="The generator")
-        else:
-            app_state.set_options(wanted)
 shadowed = {n: r.shadow for n, r in privacy.items() if r.shadow is not None}
 if not shadowed:
     reasons = {r.errors.get("shadow") or r.skipped.get("shadow") for r in privacy.values()}

@@ -63,7 +63,14 @@ def cluster():
 
 
 @pytest.fixture(scope="session")
-def streamlit_url(tmp_path_factory):
+def server_register(tmp_path_factory) -> Path:
+    """The decision register of the browser tests' server: an operator's setting
+    (``SYNTHREVIEW_REGISTER``), never typed in a browser (docs/security.md)."""
+    return tmp_path_factory.mktemp("register") / "register.sqlite"
+
+
+@pytest.fixture(scope="session")
+def streamlit_url(tmp_path_factory, server_register):
     """Start ``streamlit run app.py`` on a free loopback port; yield its URL; stop it."""
     port = _free_port()
     log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
@@ -81,7 +88,11 @@ def streamlit_url(tmp_path_factory):
         "--client.toolbarMode=minimal",
     ]
     with open(log_path, "w") as log:
-        env = {**os.environ, "SYNTHREVIEW_DEMO_ROWS": str(DEMO_ROWS)}
+        env = {
+            **os.environ,
+            "SYNTHREVIEW_DEMO_ROWS": str(DEMO_ROWS),
+            "SYNTHREVIEW_REGISTER": str(server_register),
+        }
         proc = subprocess.Popen(
             cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
         )

@@ -143,17 +143,20 @@ def _file_the_record(page, *, private_key: Path | None, keyid: str, db: Path) ->
         _upload(page, "audit_signing_key", private_key)
     expect(page.get_by_text(f"Signed with key {keyid}")).to_be_visible()
     expect(page.locator(".st-key-audit_download_envelope button")).to_be_visible()
-    _type(page, "audit_register_where", str(db))
+    # the register is the server's (SYNTHREVIEW_REGISTER, tests/conftest.py): shown, not typed
+    expect(page.locator(".st-key-audit_register").get_by_text(f"Register: {db}")).to_be_visible()
     click_keyed(page, "audit_register_record")
     expect(page.get_by_text(re.compile(r"Recorded 1 decisions \(signed with key"))).to_be_visible()
     expect(page.get_by_test_id("stException")).to_have_count(0)
     return label
 
 
-def test_signed_record_register_and_history_of_a_changed_candidate(meeting, tables, tmp_path):
+def test_signed_record_register_and_history_of_a_changed_candidate(
+    meeting, tables, tmp_path, server_register
+):
     page = meeting
     keys = generate_keys(tmp_path / "keys")
-    db = tmp_path / "register.sqlite"
+    db = server_register
 
     _review(page, tables, tables["first"])
     _file_the_record(page, private_key=keys.private, keyid=keys.keyid, db=db)
@@ -181,7 +184,7 @@ def test_signed_record_register_and_history_of_a_changed_candidate(meeting, tabl
     assert changed.get("audit_copies") == "fail", changed
 
     open_page(page, "History")
-    _type(page, "history_register", str(db))
+    expect(page.get_by_text(f"Register: {db} (read only)")).to_be_visible()
     expect(page.get_by_text("2 decisions", exact=True)).to_be_visible()
     expect(page.get_by_test_id("stDataFrame")).to_have_count(2)  # the records, the changes
     expect(page.get_by_text("No rule verdict changed")).to_have_count(0)

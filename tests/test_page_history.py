@@ -73,7 +73,9 @@ def _texts(at) -> str:
     return "\n".join(t.value for t in at.text)
 
 
-def test_signing_key_signs_every_download_and_the_register_record(confirmed, keys, tmp_path):
+def test_signing_key_signs_every_download_and_the_register_record(
+    confirmed, keys, tmp_path, monkeypatch
+):
     at = confirmed
     assert {b.key for b in at.download_button} == ALL_DOWNLOADS  # unsigned: no signature file
     assert any("not signed" in c.value for c in at.caption)
@@ -85,7 +87,11 @@ def test_signing_key_signs_every_download_and_the_register_record(confirmed, key
     # "Record in the register" builds the record with the session's key: the files it records
     # are the signed files every download comes from
     db = tmp_path / "register.sqlite"
-    at.text_input(key="audit_register_where").input(str(db))
+    monkeypatch.setenv("SYNTHREVIEW_REGISTER", str(db))  # the server's setting, not the browser's
+    at.run()
+    # no field of the page takes a register path or URL
+    assert not [t.label for t in at.text_input if "egister" in t.label or "register" in t.key]
+    assert any(f"Register: {db}" in t.value for t in at.text)
     with patch("app_state.records_of_release", wraps=app_state.records_of_release) as spy:
         at.button(key="audit_register_record").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -142,15 +148,16 @@ def test_bad_key_or_passphrase_leaves_the_downloads_unsigned(confirmed, tmp_path
     assert "audit_download_envelope" in {b.key for b in at.download_button}
 
 
-def test_register_error_is_shown_not_raised(confirmed, tmp_path):
+def test_register_error_is_shown_not_raised(confirmed, tmp_path, monkeypatch):
     at = confirmed
     folder = tmp_path / "a folder"
     folder.mkdir()
-    at.text_input(key="audit_register_where").input(str(folder))  # a folder, not an SQLite file
+    monkeypatch.setenv("SYNTHREVIEW_REGISTER", str(folder))  # a folder, not an SQLite file
     at.button(key="audit_register_record").click().run()
     assert not at.exception
     assert any("The register was not updated" in _plain(e.value) for e in at.error)
-    at.text_input(key="audit_register_where").input("mysql://nowhere/db").run()
+    monkeypatch.setenv("SYNTHREVIEW_REGISTER", "mysql://nowhere/db")
+    at.run()
     at.button(key="audit_register_record").click().run()
     assert any("got the scheme" in _plain(e.value) for e in at.error)
 

@@ -52,7 +52,7 @@ def adult():
 def _attack(real, holdout, generator, *, k=20, t=10, seed=0, limit=600.0, name="memorise"):
     settings = ShadowSettings(f"{BUILTIN}:{name}", n_shadows=k, n_targets=t, time_limit_s=limit)
     return shadow_attack(
-        real, generator(real, len(real), 7), holdout, generator=generator, settings=settings,
+        real, generator(real, len(real), 7), holdout, settings=settings,
         schema=infer_schema(real), seed=seed,
     )  # fmt: skip
 
@@ -150,7 +150,7 @@ def test_row_order_changes_nothing(adult):
     shuffled = real.sample(frac=1.0, random_state=5)  # keeps its index: input positions move
     second = shadow_attack(
         shuffled.reset_index(drop=True), copula(real, len(real), 7), holdout,
-        generator=copula, settings=ShadowSettings(f"{BUILTIN}:copula", 6, 3),
+        settings=ShadowSettings(f"{BUILTIN}:copula", 6, 3),
         schema=infer_schema(real),
     ).to_dict()  # fmt: skip
     for entry in (first, second):
@@ -239,12 +239,10 @@ def test_without_a_generator_the_attack_is_skipped_and_the_rule_is_not_applicabl
     assert rule.verdict == "n/a"
 
 
-def test_a_failing_generator_is_the_attack_s_error_not_the_section_s(review, monkeypatch):
-    import synthreview.generators.builtin as builtin
-
-    monkeypatch.setattr(builtin, "copula", lambda train, n, seed: "not a table")
+def test_a_failing_generator_is_the_attack_s_error_not_the_section_s(review):
     options = ReviewOptions(
-        embedding="none", max_attack=200, n_bootstrap=0, generator=f"{BUILTIN}:copula",
+        embedding="none", max_attack=200, n_bootstrap=0,
+        generator="tests.hostile_generators:not_a_table",
         shadow_models=4, shadow_targets=1,
     )  # fmt: skip
     report = evaluate(review, sections=["privacy"], options=options, seed=0)
@@ -308,16 +306,12 @@ def test_cli_writes_the_attack_into_report_json(files, tmp_path, capsys):
 def test_schema_free_generators_see_every_column(adult):
     # the plugin gets the training table as loaded (all columns), features use analysed ones
     real, holdout = adult
-    seen = []
-
-    def spy(train, n, seed):
-        seen.append(list(train.columns))
-        return memorise(train, n, seed)
-
     schema = Schema({c: k for c, k in infer_schema(real).kinds.items() if c != "race"})
-    shadow_attack(real, real, holdout, generator=spy, schema=schema,
-                  settings=ShadowSettings("x:spy", 4, 1))  # fmt: skip
-    assert len(seen) == 4 and all(cols == list(real.columns) for cols in seen)
+    # the generator raises (an error of the attack) unless its rows carry "race"
+    result = shadow_attack(real, real, holdout, schema=schema,
+                           settings=ShadowSettings("tests.hostile_generators:needs_every_column",
+                                                   4, 1))  # fmt: skip
+    assert result.complete and len(result.targets) == 1
 
 
 # --- the Privacy page ----------------------------------------------------------------------------
@@ -328,9 +322,10 @@ def test_privacy_page_names_a_generator_and_shows_the_attack(review):
     at = run_page("pages/privacy.py", review, timeout=300)
     assert not at.exception
     assert any("no generator given" in i.value for i in at.info)
-    at.text_input(key="privacy_generator").set_value("synthreview_no_such_module:fit").run()
-    assert any("cannot be imported on this machine" in e.value for e in at.error)
-    at.text_input(key="privacy_generator").set_value(f"{BUILTIN}:memorise")
+    # the browser picks an installed generator; it cannot type a module (docs/security.md)
+    assert not [t for t in at.text_input if t.key == "privacy_generator_path"]
+    assert {"copula", "memorise"} <= set(at.selectbox(key="privacy_generator").options)
+    at.selectbox(key="privacy_generator").set_value("memorise")
     at.number_input(key="privacy_shadow_k").set_value(4)
     at.number_input(key="privacy_shadow_t").set_value(2).run()
     assert not at.exception and not at.error
@@ -339,7 +334,7 @@ def test_privacy_page_names_a_generator_and_shows_the_attack(review):
     at = at.switch_page("pages/privacy.py").run()
     assert not at.exception
     shown = " ".join(m.value for m in at.markdown)
-    assert f"{markdown_text(BUILTIN + ':memorise')}," in shown  # escaped, as every user text
+    assert "generator memorise," in shown
     assert "2 targets × 4 shadows" in shown
     # a static table (cells wrap at 1280 px), its labels Markdown-escaped, the target as index
     tables = [t.value for t in at.table if markdown_text("called a member") in t.value.columns]

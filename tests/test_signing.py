@@ -94,7 +94,11 @@ def test_signed_folder_verifies(review_folder, capsys):
     assert {"report.json", "report.html", "manifest.json", ENVELOPE_NAME, MARKER} <= set(
         read_folder(signed)
     )
-    assert any(name.endswith("curated.parquet") for name in read_folder(signed))
+    # the copy is rejected: its audit evidence is signed, and no curated file is written or listed
+    report = json.loads((signed / "report.json").read_bytes())
+    assert report["decisions"]["copy"]["outcome"] == "do_not_release"
+    assert {"copy/audit.csv", "copy/removed.csv"} <= set(read_folder(signed))
+    assert not any("curated." in name for name in read_folder(signed))
     pub = review_folder / "keys" / "synthreview.pub"
     assert _verify_cli(signed, pub) == 0
     assert "verified" in capsys.readouterr().out
@@ -165,7 +169,7 @@ def _flipped(data: bytes, at: int) -> bytes:
 def test_flipping_any_byte_of_any_file_fails_naming_that_file(review_folder, public_key):
     files = read_folder(review_folder / "signed")
     assert verify_files(files, public_key).ok
-    assert len(files) >= 8  # report, html, manifest, audit, curated CSV/Parquet, removed, ...
+    assert len(files) >= 7  # report, html, manifest, audit, removed, envelope, marker
     for name, data in files.items():
         # every byte of the envelope (its base64, key id and JSON structure all matter); the
         # first, middle and last byte of every other file (a digest changes with any byte)
@@ -185,11 +189,11 @@ def test_flipping_any_byte_of_any_file_fails_naming_that_file(review_folder, pub
 def test_changed_file_on_disk_exits_1_naming_it(review_folder, tmp_path, capsys):
     copy = tmp_path / "signed"
     shutil.copytree(review_folder / "signed", copy)
-    path = copy / "copy" / "curated.csv"
+    path = copy / "copy" / "removed.csv"
     path.write_bytes(_flipped(path.read_bytes(), 0))
     assert _verify_cli(copy, review_folder / "keys" / "synthreview.pub") == 1
     err = capsys.readouterr().err
-    assert "copy/curated.csv: sha256 differs" in err and "NOT verified" in err
+    assert "copy/removed.csv: sha256 differs" in err and "NOT verified" in err
 
 
 def test_extra_and_missing_files_fail(review_folder, public_key):
@@ -370,7 +374,7 @@ def test_review_sign_and_register_in_one_command(review_folder, tmp_path):
     assert main(["verify", str(out), "--key", str(review_folder / "keys" / "synthreview.pub")]) == 0
     report = json.loads((out / "report.json").read_text())
     assert main(["history", "--db", str(db)]) == 0
-    records = history(str(db), create=False)
+    records = history(str(db))
     assert {r.candidate: r.outcome for r in records} == {
         n: d["outcome"] for n, d in report["decisions"].items()
     }

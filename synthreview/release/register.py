@@ -22,10 +22,24 @@ Where the register lives (``--db``):
 
 The schema carries its version (table ``schema_version``); :data:`MIGRATIONS` brings an older
 register up to :data:`SCHEMA_VERSION` on first use and a newer one is refused.
+
+The rows form a hash chain, as a transparency log's entries do (Sigstore Rekor): each row stores
+``prev_hash``, the previous row's ``row_hash`` (:data:`GENESIS` for the first), and ``row_hash``,
+the sha256 of its own canonical content (:func:`row_digest`: every column, ``seq`` and
+``prev_hash`` included, as sorted compact JSON). :func:`check_chain` (``synthreview history
+--check``) recomputes it and names the first row that does not match: a row changed in the
+database, a row deleted (the next row's ``prev_hash`` names another row) or a row inserted
+without the tool. A register made before the chain (schema version 1) is chained once when it is
+next written to, and the migration is recorded in ``chain_migrations`` (when, how many rows, the
+head hash then): the chain attests those rows unchanged since that moment, not before. The chain
+is kept inside the database it protects, so whoever can rewrite every row from some point on,
+recomputing each hash, is caught only by comparing the head hash with one kept elsewhere
+(``history --check`` prints it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -55,7 +69,9 @@ from synthreview.release.signing import (
     statement_id,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: ``prev_hash`` of the chain's first row
+GENESIS = "0" * 64
 #: an open register connection
 Connection: TypeAlias = "sqlite3.Connection | psycopg.Connection"
 #: one row as the database returns it
@@ -117,6 +133,16 @@ MIGRATIONS: dict[int, dict[str, tuple[str, ...]]] = {
             _TABLE.format(serial="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"),
             "CREATE INDEX decisions_candidate ON decisions (candidate, seq)",
         ),
+    },
+    # the hash chain; Register.migrate then chains the rows already there (_chain_existing)
+    2: {
+        dialect: (
+            "ALTER TABLE decisions ADD COLUMN prev_hash TEXT",
+            "ALTER TABLE decisions ADD COLUMN row_hash TEXT",
+            "CREATE TABLE chain_migrations (migrated_at TEXT NOT NULL, "
+            "from_version INTEGER NOT NULL, records BIGINT NOT NULL, head TEXT NOT NULL)",
+        )
+        for dialect in ("sqlite", "postgresql")
     },
 }
 
@@ -206,6 +232,48 @@ class AppendResult:
 
     added: tuple[Record, ...]
     already: tuple[Record, ...]
+
+
+@dataclass(frozen=True)
+class ChainMigration:
+    """A register chained when it was migrated: rows before it are attested from then on."""
+
+    migrated_at: str
+    from_version: int
+    records: int
+    head: str
+
+
+@dataclass(frozen=True)
+class ChainCheck:
+    """What :func:`check_chain` found.
+
+    Attributes
+    ----------
+    ok : bool
+        Every row's hashes match and each row follows the one before it.
+    records : int
+        Rows checked.
+    head : str
+        ``row_hash`` of the last row (:data:`GENESIS` for an empty register): compare it with a
+        copy kept outside the database to catch a rewrite of the chain's end.
+    broken_at : int or None
+        ``seq`` of the first row that does not match.
+    problem : str or None
+        What does not match there, in words.
+    migrations : tuple of ChainMigration
+        When rows made before the chain were chained.
+    version : int
+        The register's schema version (below 2: no chain yet).
+    """
+
+    ok: bool
+    records: int
+    head: str
+    broken_at: int | None
+    problem: str | None
+    migrations: tuple[ChainMigration, ...]
+    version: int
 
 
 @dataclass(frozen=True)
@@ -379,6 +447,37 @@ class Register:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (PG_LOCK,))
                 yield conn
 
+    def check_readable(self) -> int:
+        """The schema version of a register opened read only (nothing is created or migrated).
+
+        Raises
+        ------
+        ConfigError
+            The database is not a synthreview register, or its schema is newer than this
+            synthreview reads.
+        """
+        conn = self._connection
+        if self.where.dialect == "sqlite":
+            query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+        else:
+            query = (
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = current_schema()"
+            )
+        refused = _not_a_register(self.where, {str(r[0]) for r in conn.execute(query)})
+        if refused is not None:
+            raise refused
+        row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        found = int(row[0]) if row and row[0] is not None else 0
+        if found > SCHEMA_VERSION:
+            raise ConfigError(
+                f"the register {self.where.shown} has schema version {found}; this synthreview "
+                f"knows versions up to {SCHEMA_VERSION} (upgrade synthreview)"
+            )
+        # an older schema is read as it is (reading never upgrades: the next review recorded
+        # in it does)
+        return found
+
     def migrate(self) -> int:
         """Bring the schema to :data:`SCHEMA_VERSION`; return the version found before."""
         with self._writing() as conn:
@@ -393,10 +492,32 @@ class Register:
             for version in range(found + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS[version][self.where.dialect]:
                     conn.execute(statement)
+                if version == 2:
+                    self._chain_existing(conn, found)
                 conn.execute(
                     self._sql("INSERT INTO schema_version (version) VALUES (?)"), (version,)
                 )
         return found
+
+    def _chain_existing(self, conn: Connection, found: int) -> None:
+        """Chain the rows of a register made before the chain, once, and record that."""
+        rows = conn.execute(f"SELECT {_SELECT} FROM decisions ORDER BY seq").fetchall()
+        head = GENESIS
+        for row in rows:
+            digest = row_digest(row, head)
+            conn.execute(
+                self._sql("UPDATE decisions SET prev_hash = ?, row_hash = ? WHERE seq = ?"),
+                (head, digest, row[0]),
+            )
+            head = digest
+        if found >= 1:
+            conn.execute(
+                self._sql(
+                    "INSERT INTO chain_migrations (migrated_at, from_version, records, head) "
+                    "VALUES (?, ?, ?, ?)"
+                ),
+                (datetime.now(UTC).isoformat(timespec="seconds"), found, len(rows), head),
+            )
 
     def append(self, records: Sequence[Record]) -> AppendResult:
         """Append ``records`` in one transaction; a (review, candidate) already there is kept.
@@ -428,8 +549,81 @@ class Register:
                     ),
                     values,
                 ).fetchone()
+                # the row's hash covers its seq, known only once inserted: set in the same
+                # transaction, under the writers' lock, so no row is ever seen unchained
+                head = self._head(conn, before=int(row[0]))
+                conn.execute(
+                    self._sql("UPDATE decisions SET prev_hash = ?, row_hash = ? WHERE seq = ?"),
+                    (head, row_digest(row, head), row[0]),
+                )
                 added.append(_record(row))
         return AppendResult(tuple(added), tuple(already))
+
+    def _head(self, conn: Connection, *, before: int) -> str:
+        """``row_hash`` of the last row before ``seq`` ``before`` (:data:`GENESIS`: none)."""
+        row = conn.execute(
+            self._sql("SELECT row_hash FROM decisions WHERE seq < ? ORDER BY seq DESC LIMIT 1"),
+            (before,),
+        ).fetchone()
+        return GENESIS if row is None else str(row[0])
+
+    def check_chain(self) -> ChainCheck:
+        """Recompute the hash chain over every row, in ``seq`` order (see the module docstring)."""
+        conn = self._connection
+        row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        version = int(row[0]) if row and row[0] is not None else 0
+        if version < 2:
+            count = conn.execute("SELECT count(*) FROM decisions").fetchone()[0]
+            return ChainCheck(
+                False,
+                int(count),
+                GENESIS,
+                None,
+                f"the register has schema version {version}, made before the hash chain; it is "
+                "chained (once, recorded) when a review is next recorded in it",
+                (),
+                version,
+            )
+        migrations = tuple(
+            ChainMigration(str(m[0]), int(m[1]), int(m[2]), str(m[3]))
+            for m in conn.execute(
+                "SELECT migrated_at, from_version, records, head FROM chain_migrations "
+                "ORDER BY migrated_at"
+            ).fetchall()
+        )
+        rows = conn.execute(
+            f"SELECT {_SELECT}, prev_hash, row_hash FROM decisions ORDER BY seq"
+        ).fetchall()
+        head, last_seq = GENESIS, None
+        for row in rows:
+            *content, prev_hash, row_hash = row
+            seq = int(content[0])
+            if prev_hash != head:
+                after = f"record #{last_seq}" if last_seq is not None else "the chain's start"
+                return ChainCheck(
+                    False,
+                    len(rows),
+                    head,
+                    seq,
+                    f"record #{seq} does not follow {after}: its previous-record hash is "
+                    f"{_short(prev_hash)}, the hash before it is {_short(head)} (a record was "
+                    "deleted or inserted here, or this link was changed)",
+                    migrations,
+                    version,
+                )
+            if row_hash != row_digest(content, prev_hash):
+                return ChainCheck(
+                    False,
+                    len(rows),
+                    head,
+                    seq,
+                    f"record #{seq} does not match its hash {_short(row_hash)}: its content was "
+                    "changed, or it was inserted without synthreview",
+                    migrations,
+                    version,
+                )
+            head, last_seq = row_hash, seq
+        return ChainCheck(True, len(rows), head, None, None, migrations, version)
 
     def history(
         self, *, candidate: str | None = None, inputs_sha256: str | None = None
@@ -455,6 +649,27 @@ class Register:
 
 
 _SELECT = "seq, " + ", ".join(_COLUMNS)
+
+
+def row_digest(row: Row, prev_hash: str) -> str:
+    """sha256 of a row's canonical content: ``seq``, every column and ``prev_hash``.
+
+    The content is sorted compact JSON (UTF-8) of the row as stored; a column that is NULL is
+    left out, so a column added by a later schema version leaves earlier rows' hashes as they
+    were.
+    """
+    content = {
+        name: value
+        for name, value in zip(("seq", *_COLUMNS), row, strict=True)
+        if value is not None
+    }
+    content["prev_hash"] = prev_hash
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _short(digest: object) -> str:
+    return "none" if digest is None else f"{str(digest)[:12]}..."
 
 
 def _values(record: Record, previous: int | None) -> tuple[str | int | None, ...]:
@@ -509,11 +724,58 @@ def _wal_mode(conn: sqlite3.Connection) -> str:
             time.sleep(0.05)
 
 
-def _connect(where: RegisterURL, *, create: bool = True) -> Connection:
+def _sqlite_tables(path: Path) -> set[str]:
+    """The table names of an existing SQLite file, read without changing a byte of it."""
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    try:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        return {str(r[0]) for r in rows}
+    finally:
+        conn.close()
+
+
+def _not_a_register(where: RegisterURL, tables: set[str]) -> ConfigError | None:
+    """Why a database with ``tables`` is not a synthreview register (``None`` when it is)."""
+    missing = sorted({"decisions", "schema_version"} - tables)
+    if not missing:
+        return None
+    return ConfigError(
+        f"{where.shown} is not a synthreview register (it has no {' or '.join(missing)} table); "
+        "nothing was read or changed"
+    )
+
+
+def _connect(where: RegisterURL, *, create: bool = True, read_only: bool = False) -> Connection:
     if where.dialect == "sqlite":
         path = Path(where.target)
-        if not create and not path.is_file():
+        if (read_only or not create) and not path.is_file():
             raise ConfigError(f"no register at {where.shown} yet: register a review first")
+        if read_only:
+            # mode=ro: SQLite itself refuses every write, so a reader never creates tables,
+            # switches the journal mode or leaves a byte of another application's file changed
+            try:
+                conn = sqlite3.connect(
+                    f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=WAIT_SECONDS,
+                    isolation_level=None,
+                )  # fmt: skip
+                conn.execute(f"PRAGMA busy_timeout = {WAIT_SECONDS * 1000}")
+            except (OSError, sqlite3.Error) as exc:
+                raise ConfigError(
+                    f"the register {where.shown} could not be opened as an SQLite file: {exc}"
+                ) from exc
+            return conn
+        if path.is_file() and path.stat().st_size > 0:
+            # an existing file that is not a register is another application's: never add
+            # tables to it or switch its journal mode
+            try:
+                tables = _sqlite_tables(path)
+            except sqlite3.Error as exc:
+                raise ConfigError(
+                    f"the register {where.shown} could not be opened as an SQLite file: {exc}"
+                ) from exc
+            refused = _not_a_register(where, tables) if tables else None
+            if refused is not None:
+                raise refused
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(path, timeout=WAIT_SECONDS, isolation_level=None)
@@ -531,6 +793,12 @@ def _connect(where: RegisterURL, *, create: bool = True) -> Connection:
             )
         return conn
     try:
+        if read_only:
+            # every transaction of this session read only: the server refuses a write
+            return psycopg.connect(
+                where.target, autocommit=True, connect_timeout=WAIT_SECONDS,
+                options="-c default_transaction_read_only=on",
+            )  # fmt: skip
         return psycopg.connect(where.target, autocommit=True, connect_timeout=WAIT_SECONDS)
     except psycopg.Error as exc:
         raise ConfigError(
@@ -539,11 +807,16 @@ def _connect(where: RegisterURL, *, create: bool = True) -> Connection:
 
 
 @contextmanager
-def open_register(url: str | None = None, *, create: bool = True) -> Iterator[Register]:
+def open_register(
+    url: str | None = None, *, create: bool = True, read_only: bool = False
+) -> Iterator[Register]:
     """Open (and create or migrate) the register at ``url`` (default :func:`default_register`).
 
-    With ``create=False`` a missing SQLite file is an error instead of a new register (a
-    reader, such as the dashboard's History page, never leaves an empty register behind).
+    With ``create=False`` a missing SQLite file is an error instead of a new register. With
+    ``read_only=True`` (every reader: the History page, ``synthreview history``) the register
+    is opened read only (SQLite ``mode=ro``; a PostgreSQL session whose transactions are read
+    only), nothing is created or migrated, and a database that is not a synthreview register is
+    refused with a message.
 
     Raises
     ------
@@ -553,11 +826,14 @@ def open_register(url: str | None = None, *, create: bool = True) -> Iterator[Re
         written then.
     """
     where = parse_register_url(url if url is not None else default_register())
-    conn = _connect(where, create=create)
+    conn = _connect(where, create=create, read_only=read_only)
     try:
         register = Register(where, conn)
         try:
-            register.migrate()
+            if read_only:
+                register.check_readable()
+            else:
+                register.migrate()
             yield register
         except (sqlite3.Error, psycopg.Error) as exc:
             raise ConfigError(f"the register {where.shown} failed: {str(exc).strip()}") from exc
@@ -576,14 +852,17 @@ def history(
     *,
     candidate: str | None = None,
     inputs_sha256: str | None = None,
-    create: bool = True,
 ) -> list[Record]:
-    """The register's records (see :meth:`Register.history`).
-
-    ``create`` as for :func:`open_register`.
-    """
-    with open_register(url, create=create) as register:
+    """The register's records (see :meth:`Register.history`), opened read only."""
+    with open_register(url, read_only=True) as register:
         return register.history(candidate=candidate, inputs_sha256=inputs_sha256)
+
+
+def check_chain(url: str | None) -> ChainCheck:
+    """Check the hash chain of the register at ``url`` (see :meth:`Register.check_chain`),
+    opened read only."""
+    with open_register(url, read_only=True) as register:
+        return register.check_chain()
 
 
 def rule_changes(earlier: Record, later: Record) -> tuple[RuleChange, ...]:
