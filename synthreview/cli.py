@@ -550,6 +550,13 @@ def _record_parsers(sub: argparse._SubParsersAction) -> None:
     history.add_argument(
         "--inputs-sha256", metavar="HEX", help="only reviews with an input of this sha256"
     )
+    history.add_argument(
+        "--check",
+        action="store_true",
+        help="verify the register's hash chain instead of listing it: exit 0 when every record "
+        "matches its hash and follows the one before it, 1 naming the first record that does "
+        "not (changed, deleted or inserted)",
+    )
 
 
 _DB_HELP = (
@@ -672,8 +679,30 @@ def _describe(record: Record) -> str:
     )
 
 
+def run_chain_check(args: argparse.Namespace) -> int:
+    """``synthreview history --check``: exit 0 when the hash chain is intact, 1 naming where not."""
+    if args.candidate is not None or args.inputs_sha256 is not None:
+        raise ConfigError(
+            "option --check verifies the whole register; got --candidate or --inputs-sha256 too"
+        )
+    with open_register(args.db) as register:
+        check = register.check_chain()
+    for migration in check.migrations:
+        print(
+            f"chained on migration from schema version {migration.from_version} at "
+            f"{migration.migrated_at}: {migration.records} earlier records, attested from then on"
+        )
+    if not check.ok:
+        print(f"chain NOT intact in {register.where.shown}: {check.problem}", file=sys.stderr)
+        return EXIT_FAIL
+    print(f"chain intact: {check.records} records in {register.where.shown}; head {check.head}")
+    return EXIT_RELEASE
+
+
 def run_history(args: argparse.Namespace) -> int:
     """``synthreview history``: the register's records and the rule verdicts that changed."""
+    if args.check:
+        return run_chain_check(args)
     with open_register(args.db) as register:
         records = register.history(candidate=args.candidate, inputs_sha256=args.inputs_sha256)
         known = {r.seq: r for r in records}

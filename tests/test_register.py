@@ -434,3 +434,126 @@ def test_records_of_a_release_built_in_process_match_its_signed_statement(tmp_pa
     assert check_register(url).dialect == "sqlite" and (tmp_path / "new" / "r.sqlite").exists()
     with pytest.raises(ConfigError, match="refused the connection"):
         check_register(f"postgresql://nobody@127.0.0.1:{_free_port()}/register")
+
+
+# --- the hash chain (issue 37) -------------------------------------------------------------
+
+_FORGE_COLUMNS = (
+    "candidate, outcome, verdict, rule, reason, reviewer, signed_decision, signed_reason, "
+    "policy_name, policy_sha256, inputs, rules, generated_at, recorded_at, keyid, previous"
+)
+# each way of rewriting history behind the tool's back, and the record the check must name
+# (the register holds 2 reviews of 3 candidates and a third of ctgan: records #1..#7; #4 is the
+# latest copula record, so deleting it breaks no ``previous`` reference)
+TAMPERING = {
+    "changed": ("UPDATE decisions SET outcome = 'release', reason = 'fine' WHERE seq = 5", 5),
+    "deleted": ("DELETE FROM decisions WHERE seq = 4", 5),
+    # a forged record linked to the last one, with a hash copied from a genuine record
+    "inserted": (
+        f"INSERT INTO decisions (review_id, {_FORGE_COLUMNS}, prev_hash, row_hash) "
+        f"SELECT 'forged', {_FORGE_COLUMNS}, "
+        "(SELECT row_hash FROM decisions WHERE seq = 7), row_hash FROM decisions WHERE seq = 2",
+        8,
+    ),
+}
+
+
+def _filled(url: str) -> None:
+    append_records(url, records_of(1))
+    append_records(url, records_of(2, flip={"mia_auc"}))
+    append_records(url, records_of(3, candidates=("ctgan",)))
+
+
+def _check_catches(url: str, execute, how: str, capsys) -> None:
+    from synthreview.release.register import check_chain
+
+    _filled(url)
+    intact = check_chain(url)
+    assert intact.ok and intact.records == 7 and intact.broken_at is None
+    assert main(["history", "--db", url, "--check"]) == 0
+    assert "chain intact: 7 records" in capsys.readouterr().out
+    sql, named = TAMPERING[how]
+    execute(sql)
+    broken = check_chain(url)
+    assert not broken.ok and broken.broken_at == named, broken
+    assert main(["history", "--db", url, "--check"]) == 1
+    assert f"record #{named} " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("how", sorted(TAMPERING))
+def test_chain_check_names_the_first_tampered_record_in_sqlite(tmp_path, how, capsys):
+    path = tmp_path / "reg.sqlite"
+
+    def execute(sql: str) -> None:
+        with sqlite3.connect(path) as conn:
+            conn.execute(sql)
+
+    _check_catches(f"sqlite:///{path}", execute, how, capsys)
+
+
+def test_chain_check_names_the_first_tampered_record_in_postgresql(postgres_url, capsys):
+    import psycopg
+
+    for how in sorted(TAMPERING):
+        name = f"chain_{how}_{time.time_ns()}"
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        url = postgres_url.rsplit("/", 1)[0] + f"/{name}"
+
+        def execute(sql: str, url=url) -> None:
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(sql)
+
+        _check_catches(url, execute, how, capsys)
+
+
+def test_chain_rewritten_to_its_end_shows_only_as_another_head(tmp_path):
+    """The limit of a chain kept inside its own database: a rewrite that recomputes every hash
+    from the changed record on passes the check, and only the head hash kept elsewhere differs."""
+    from synthreview.release.register import _SELECT, check_chain, row_digest
+
+    path = tmp_path / "reg.sqlite"
+    _filled(str(path))
+    before = check_chain(str(path)).head
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE decisions SET reason = 'rewritten' WHERE seq = 7")
+        row = conn.execute(f"SELECT {_SELECT}, prev_hash FROM decisions WHERE seq = 7").fetchone()
+        conn.execute(
+            "UPDATE decisions SET row_hash = ? WHERE seq = 7", (row_digest(row[:-1], row[-1]),)
+        )
+    after = check_chain(str(path))
+    assert after.ok and after.head != before
+
+
+def test_register_made_before_the_chain_is_chained_once_when_next_written(tmp_path, capsys):
+    from synthreview.release.register import (
+        _COLUMNS,
+        MIGRATIONS,
+        _values,
+        check_chain,
+    )
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as conn:  # a schema version 1 register with 3 records
+        conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        for statement in MIGRATIONS[1]["sqlite"]:
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_version (version) VALUES (1)")
+        for record in records_of(1):
+            conn.execute(
+                f"INSERT INTO decisions ({', '.join(_COLUMNS)}) VALUES "
+                f"({', '.join('?' * len(_COLUMNS))})",
+                _values(record, None),
+            )
+    append_records(str(path), records_of(2))  # the write that migrates
+    check = check_chain(str(path))
+    assert check.ok and check.records == 6 and check.version == SCHEMA_VERSION
+    (migration,) = check.migrations
+    assert (migration.from_version, migration.records) == (1, 3)
+    append_records(str(path), records_of(3))  # chained once: no second migration
+    assert len(check_chain(str(path)).migrations) == 1
+    assert main(["history", "--db", str(path), "--check"]) == 0
+    assert "chained on migration from schema version 1" in capsys.readouterr().out
+    with sqlite3.connect(path) as conn:  # a record from before the migration is covered too
+        conn.execute("UPDATE decisions SET reason = 'other' WHERE seq = 2")
+    assert check_chain(str(path)).broken_at == 2
