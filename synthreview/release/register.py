@@ -447,6 +447,37 @@ class Register:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (PG_LOCK,))
                 yield conn
 
+    def check_readable(self) -> int:
+        """The schema version of a register opened read only (nothing is created or migrated).
+
+        Raises
+        ------
+        ConfigError
+            The database is not a synthreview register, or its schema is newer than this
+            synthreview reads.
+        """
+        conn = self._connection
+        if self.where.dialect == "sqlite":
+            query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+        else:
+            query = (
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = current_schema()"
+            )
+        refused = _not_a_register(self.where, {str(r[0]) for r in conn.execute(query)})
+        if refused is not None:
+            raise refused
+        row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        found = int(row[0]) if row and row[0] is not None else 0
+        if found > SCHEMA_VERSION:
+            raise ConfigError(
+                f"the register {self.where.shown} has schema version {found}; this synthreview "
+                f"knows versions up to {SCHEMA_VERSION} (upgrade synthreview)"
+            )
+        # an older schema is read as it is (reading never upgrades: the next review recorded
+        # in it does)
+        return found
+
     def migrate(self) -> int:
         """Bring the schema to :data:`SCHEMA_VERSION`; return the version found before."""
         with self._writing() as conn:
@@ -693,11 +724,58 @@ def _wal_mode(conn: sqlite3.Connection) -> str:
             time.sleep(0.05)
 
 
-def _connect(where: RegisterURL, *, create: bool = True) -> Connection:
+def _sqlite_tables(path: Path) -> set[str]:
+    """The table names of an existing SQLite file, read without changing a byte of it."""
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    try:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        return {str(r[0]) for r in rows}
+    finally:
+        conn.close()
+
+
+def _not_a_register(where: RegisterURL, tables: set[str]) -> ConfigError | None:
+    """Why a database with ``tables`` is not a synthreview register (``None`` when it is)."""
+    missing = sorted({"decisions", "schema_version"} - tables)
+    if not missing:
+        return None
+    return ConfigError(
+        f"{where.shown} is not a synthreview register (it has no {' or '.join(missing)} table); "
+        "nothing was read or changed"
+    )
+
+
+def _connect(where: RegisterURL, *, create: bool = True, read_only: bool = False) -> Connection:
     if where.dialect == "sqlite":
         path = Path(where.target)
-        if not create and not path.is_file():
+        if (read_only or not create) and not path.is_file():
             raise ConfigError(f"no register at {where.shown} yet: register a review first")
+        if read_only:
+            # mode=ro: SQLite itself refuses every write, so a reader never creates tables,
+            # switches the journal mode or leaves a byte of another application's file changed
+            try:
+                conn = sqlite3.connect(
+                    f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=WAIT_SECONDS,
+                    isolation_level=None,
+                )  # fmt: skip
+                conn.execute(f"PRAGMA busy_timeout = {WAIT_SECONDS * 1000}")
+            except (OSError, sqlite3.Error) as exc:
+                raise ConfigError(
+                    f"the register {where.shown} could not be opened as an SQLite file: {exc}"
+                ) from exc
+            return conn
+        if path.is_file() and path.stat().st_size > 0:
+            # an existing file that is not a register is another application's: never add
+            # tables to it or switch its journal mode
+            try:
+                tables = _sqlite_tables(path)
+            except sqlite3.Error as exc:
+                raise ConfigError(
+                    f"the register {where.shown} could not be opened as an SQLite file: {exc}"
+                ) from exc
+            refused = _not_a_register(where, tables) if tables else None
+            if refused is not None:
+                raise refused
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(path, timeout=WAIT_SECONDS, isolation_level=None)
@@ -715,6 +793,12 @@ def _connect(where: RegisterURL, *, create: bool = True) -> Connection:
             )
         return conn
     try:
+        if read_only:
+            # every transaction of this session read only: the server refuses a write
+            return psycopg.connect(
+                where.target, autocommit=True, connect_timeout=WAIT_SECONDS,
+                options="-c default_transaction_read_only=on",
+            )  # fmt: skip
         return psycopg.connect(where.target, autocommit=True, connect_timeout=WAIT_SECONDS)
     except psycopg.Error as exc:
         raise ConfigError(
@@ -723,11 +807,16 @@ def _connect(where: RegisterURL, *, create: bool = True) -> Connection:
 
 
 @contextmanager
-def open_register(url: str | None = None, *, create: bool = True) -> Iterator[Register]:
+def open_register(
+    url: str | None = None, *, create: bool = True, read_only: bool = False
+) -> Iterator[Register]:
     """Open (and create or migrate) the register at ``url`` (default :func:`default_register`).
 
-    With ``create=False`` a missing SQLite file is an error instead of a new register (a
-    reader, such as the dashboard's History page, never leaves an empty register behind).
+    With ``create=False`` a missing SQLite file is an error instead of a new register. With
+    ``read_only=True`` (every reader: the History page, ``synthreview history``) the register
+    is opened read only (SQLite ``mode=ro``; a PostgreSQL session whose transactions are read
+    only), nothing is created or migrated, and a database that is not a synthreview register is
+    refused with a message.
 
     Raises
     ------
@@ -737,11 +826,14 @@ def open_register(url: str | None = None, *, create: bool = True) -> Iterator[Re
         written then.
     """
     where = parse_register_url(url if url is not None else default_register())
-    conn = _connect(where, create=create)
+    conn = _connect(where, create=create, read_only=read_only)
     try:
         register = Register(where, conn)
         try:
-            register.migrate()
+            if read_only:
+                register.check_readable()
+            else:
+                register.migrate()
             yield register
         except (sqlite3.Error, psycopg.Error) as exc:
             raise ConfigError(f"the register {where.shown} failed: {str(exc).strip()}") from exc
@@ -760,22 +852,16 @@ def history(
     *,
     candidate: str | None = None,
     inputs_sha256: str | None = None,
-    create: bool = True,
 ) -> list[Record]:
-    """The register's records (see :meth:`Register.history`).
-
-    ``create`` as for :func:`open_register`.
-    """
-    with open_register(url, create=create) as register:
+    """The register's records (see :meth:`Register.history`), opened read only."""
+    with open_register(url, read_only=True) as register:
         return register.history(candidate=candidate, inputs_sha256=inputs_sha256)
 
 
-def check_chain(url: str | None, *, create: bool = True) -> ChainCheck:
-    """Check the hash chain of the register at ``url`` (see :meth:`Register.check_chain`).
-
-    ``create`` as for :func:`open_register`.
-    """
-    with open_register(url, create=create) as register:
+def check_chain(url: str | None) -> ChainCheck:
+    """Check the hash chain of the register at ``url`` (see :meth:`Register.check_chain`),
+    opened read only."""
+    with open_register(url, read_only=True) as register:
         return register.check_chain()
 
 
