@@ -39,6 +39,7 @@ import hashlib
 import io
 import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,10 +245,29 @@ def partition_files(
         raise DataError(f"{what}: the folder {str(root)!r} cannot be listed: {exc}") from exc
     files: list[str] = []
     folders: list[str] = []
+    special: list[str] = []
+    sizes: dict[str, int] = {}
     for name, path in entries.items():
-        (folders if path.is_dir() else files).append(name)
+        try:
+            mode = path.stat()  # follows a link: what a reader would open
+        except OSError as exc:
+            raise DataError(f"{what}: {name!r} in {str(root)!r} cannot be read: {exc}") from exc
+        if stat.S_ISDIR(mode.st_mode):
+            folders.append(name)
+        elif stat.S_ISREG(mode.st_mode):
+            files.append(name)
+            sizes[name] = mode.st_size
+        elif not name.startswith(("_", ".")):
+            special.append(name)
+    if special:
+        # opening a FIFO blocks until a writer comes, a device may never end: refused unread
+        raise DataError(
+            f"{what}: {str(root)!r} holds {_some(sorted(special, key=partition_order))}, which "
+            "is not a regular file (a FIFO, socket or device); expected only Parquet partition "
+            "files"
+        )
     names = _checked_listing(files, folders, what=what, where=repr(str(root)))
-    size = sum(entries[name].stat().st_size for name in names)
+    size = sum(sizes[name] for name in names)
     _check_size(size, len(names), what=what, where=repr(str(root)), max_bytes=max_bytes)
     return tuple(entries[name] for name in names)
 
@@ -314,7 +334,16 @@ def read_partition(
     path = Path(path)
     where = f"{what}: partition {path.name!r}"
     try:
-        data = path.read_bytes()
+        # O_NONBLOCK: a FIFO put there since the listing opens at once instead of waiting for a
+        # writer, and is refused by the fstat below without a read
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise DataError(
+                    f"{where} is not a regular file (a FIFO, socket or device); expected a "
+                    "Parquet partition file"
+                )
+            data = handle.read()
     except OSError as exc:
         raise DataError(
             f"{where} cannot be read at {str(path)!r} ({exc.strerror or exc}); on a Dask "

@@ -168,7 +168,12 @@ def generate_keys(out: str | Path, *, passphrase: bytes | None = None) -> KeyFil
                 f"refusing to overwrite {str(path)!r}: a key file is already there (move it "
                 "away or choose another --out)"
             )
-    folder.mkdir(parents=True, exist_ok=True)
+    created = not folder.exists()
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if created:
+        # mkdir's mode is masked by the umask (and parents ignore it): stated after the fact,
+        # so a umask of 000 cannot leave the key folder world-writable
+        os.chmod(folder, 0o700)
     key = Ed25519PrivateKey.generate()
     encryption: serialization.KeySerializationEncryption = (
         serialization.BestAvailableEncryption(passphrase)
@@ -190,6 +195,7 @@ def generate_keys(out: str | Path, *, passphrase: bytes | None = None) -> KeyFil
     fd = os.open(public_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     with os.fdopen(fd, "wb") as handle:
         handle.write(public_pem)
+    os.chmod(public_path, 0o644)  # readable by whoever verifies, whatever the umask
     return KeyFiles(private_path, public_path, key_id(key.public_key()))
 
 

@@ -18,7 +18,6 @@ import pandas as pd
 
 from synthreview.encoding import TabularEncoder
 from synthreview.errors import ConfigError, DataError, attempt
-from synthreview.generators.plugin import load_generator
 from synthreview.io.row_hash import table_row_hashes, value_order
 from synthreview.io.schema import Schema
 from synthreview.metrics.privacy.attack_stats import AttackResult, attack_set
@@ -501,8 +500,8 @@ def evaluate_privacy(
         if vulnerable is not None:
             exposed = list(zip(vulnerable.rows, vulnerable.p_value, strict=True))
         shadow_result = attempt("shadow", errors, lambda: shadow_attack(
-            wp29_real, synthetic, wp29_holdout, generator=load_generator(shadow.generator),
-            settings=shadow, schema=schema, exposed=exposed, seed=seed,
+            wp29_real, synthetic, wp29_holdout, settings=shadow, schema=schema, exposed=exposed,
+            seed=seed,
             progress=lambda f, m: step(0.93 + 0.07 * f, m),
         ))  # fmt: skip
     step(1.0, "privacy done")

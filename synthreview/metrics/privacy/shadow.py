@@ -53,7 +53,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from synthreview.errors import ConfigError, DataError
-from synthreview.generators.plugin import FitSample, check_generated
+from synthreview.generators.runner import GeneratorProcess, GeneratorTimeout
 from synthreview.io.row_hash import value_order
 from synthreview.io.schema import Schema
 from synthreview.results import to_jsonable
@@ -95,8 +95,9 @@ class ShadowSettings:
         attacks, the rest random training and holdout records.
     time_limit_s : float, default 600
         Wall-clock budget of the whole attack in seconds; when it runs out, the targets whose
-        shadows are all trained are reported and the result is marked partial (a generator call
-        that has started is not interrupted).
+        shadows are all trained are reported and the result is marked partial. The generator
+        runs in a child process (:mod:`synthreview.generators.runner`) that is killed at the
+        limit, so a call that never returns stops the attack too.
     """
 
     generator: str
@@ -474,7 +475,6 @@ def shadow_attack(
     synthetic: pd.DataFrame,
     holdout: pd.DataFrame | None,
     *,
-    generator: FitSample,
     settings: ShadowSettings,
     schema: Schema,
     exposed: Sequence[tuple[int, float]] = (),
@@ -489,8 +489,10 @@ def shadow_attack(
         The candidate's training table, the candidate, and the holdout (may be None: the
         reference population is then the training table without the target). Rows are put in
         a value-defined order first, so their input order changes nothing.
-    generator : callable
-        ``fit_sample(train, n, seed) -> DataFrame`` (loaded from ``settings.generator``).
+        ``settings.generator`` names the ``fit_sample(train, n, seed) -> DataFrame`` callable;
+        it is loaded and called in a child process
+        (:class:`~synthreview.generators.runner.GeneratorProcess`) that receives only each
+        shadow's training rows and is killed at the time limit.
     settings : ShadowSettings
     schema : Schema
         Column kinds; features use ``schema.analysed``.
@@ -509,8 +511,27 @@ def shadow_attack(
     Raises
     ------
     DataError
-        ``real`` has fewer than 2 rows, or the generator returned something that is not a table
-        with the training columns.
+        ``real`` has fewer than 2 rows, or the generator could not be loaded, raised, died, or
+        returned something that is not a table with the training columns and a row with values
+        (an error of the attack, never a pass).
+    with GeneratorProcess(settings.generator) as generator:
+        return _shadow_attack(real, synthetic, holdout, generator=generator, settings=settings,
+                              schema=schema, exposed=exposed, seed=seed,
+                              progress=progress)  # fmt: skip
+
+
+def _shadow_attack(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    holdout: pd.DataFrame | None,
+    *,
+    generator: GeneratorProcess,
+    settings: ShadowSettings,
+    schema: Schema,
+    exposed: Sequence[tuple[int, float]],
+    seed: int,
+    progress: Progress,
+) -> ShadowAttackResult:
     """
     if len(real) < 2 or len(synthetic) < 1:
         raise DataError(
@@ -518,6 +539,7 @@ def shadow_attack(
             f"{len(real)} and {len(synthetic)}"
         )
     step = progress or (lambda fraction, message: None)
+    deadline = start + settings.time_limit_s
     start = time.monotonic()
     cols = list(schema.analysed)
     real_order = value_order(real[cols])
@@ -557,10 +579,7 @@ def shadow_attack(
             elapsed = time.monotonic() - start
             if elapsed > settings.time_limit_s:
                 stopped = True
-                note = (
-                    f"stopped at the time limit ({settings.time_limit_s:.0f} s) after "
-                    f"{len(done)} of {len(chosen)} targets (target {t + 1}: {s} of {k} shadows)"
-                )
+                note = _stopped_note(settings, len(done), len(chosen), t, s)
                 break
             step(
                 (t * k + s) / total,
@@ -571,10 +590,15 @@ def shadow_attack(
             if labels[s]:
                 rows = np.sort(np.r_[rows, index])
             train = population.iloc[rows].reset_index(drop=True)
-            output = check_generated(
-                generator(train, n_out, int(rng.integers(2**31 - 1))), train,
-                spec=settings.generator,
-            )  # fmt: skip
+            try:
+                output = generator.sample(train, n_out, int(rng.integers(2**31 - 1)),
+                                          deadline=deadline)  # fmt: skip
+            except GeneratorTimeout:
+                stopped = True
+                note = _stopped_note(settings, len(done), len(chosen), t, s) + (
+                    "; the generator call running then was killed"
+                )
+                break
             codes, values = coder.encode(output)
             x[s] = _features(codes, values, target_codes, target_values, numeric=numeric,
                              span=coder.span, queries=queries)  # fmt: skip
@@ -612,6 +636,13 @@ def shadow_attack(
         )
     return _summarise(done, settings, complete=not note.startswith("stopped"), note=note,
                       elapsed=time.monotonic() - start, n_train=n_train, n_out=n_out)  # fmt: skip
+
+def _stopped_note(settings: ShadowSettings, n_done: int, n_chosen: int, t: int, s: int) -> str:
+    return (
+        f"stopped at the time limit ({settings.time_limit_s:g} s) after {n_done} of {n_chosen} "
+        f"targets (target {t + 1}: {s} of {settings.n_shadows} shadows)"
+    )
+
 
 
 def _summarise(

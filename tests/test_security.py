@@ -1,0 +1,220 @@
+"""Issue 35: the holes the generator plugins, the register, signing and Parquet folders opened.
+
+One test (at least) per hole, each written to fail on the code before the fix: a hung generator
+is killed at its limit and nothing it prints reaches the logs; a generator output with no usable
+rows is an error of the attack; a FIFO among Parquet partitions is refused unread; key files and
+folders get their modes whatever the umask; a claimed ε = 0 is judged like any other ε.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import synthreview
+from synthreview.cli import main
+from synthreview.errors import DataError
+from synthreview.generators.runner import GeneratorProcess, GeneratorTimeout
+from synthreview.io.parquet import read_partition
+from synthreview.io.tables import align, infer_schema
+from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.metrics.privacy.shadow import ShadowSettings, shadow_attack
+from synthreview.options import ReviewOptions
+from synthreview.review import evaluate
+from tests.credit_split import german_credit_split, noisy_copy
+from tests.hostile_generators import MARK
+
+HOSTILE = "tests.hostile_generators"
+COLUMNS = ["age", "education_num", "hours_per_week", "sex", "income"]
+
+
+@pytest.fixture(scope="module")
+def adult():
+    """60 training and 60 holdout rows of the bundled Adult table (a few columns)."""
+    frame = pd.read_csv(Path(synthreview.__file__).parent / "datasets" / "adult.csv.gz")[COLUMNS]
+    rows = frame.sample(120, random_state=35).reset_index(drop=True)
+    return rows.iloc[:60].reset_index(drop=True), rows.iloc[60:].reset_index(drop=True)
+
+
+def _shadow(adult, name, *, limit=600.0):
+    real, holdout = adult
+    settings = ShadowSettings(f"{HOSTILE}:{name}", n_shadows=4, n_targets=1, time_limit_s=limit)
+    return shadow_attack(real, real, holdout, settings=settings, schema=infer_schema(real))
+
+
+def _shadow_rule(content, policy=None):
+    return next(r for r in apply_policy(policy or load_policy(), content).rules
+                if r.rule == "shadow_tpr_at_fpr_1pct")  # fmt: skip
+
+
+# --- item 1: the generator runs in a child process ----------------------------------------------
+
+
+def test_a_hung_generator_is_killed_at_the_time_limit(adult):
+    real, _ = adult
+    with GeneratorProcess("synthreview.generators.builtin:memorise") as warm:  # forkserver up
+        warm.sample(real, 5, 0, deadline=time.monotonic() + 120)
+    start = time.monotonic()
+    result = _shadow(adult, "hang", limit=2.0)
+    took = time.monotonic() - start
+    assert took < 12, f"the attack took {took:.1f} s with a 2 s limit"
+    assert not result.complete and result.targets == ()
+    assert result.note.startswith("stopped at the time limit (2 s)")
+    assert "killed" in result.note
+    verdict = _shadow_rule({"privacy": {"shadow": result.to_dict()}})
+    assert verdict.verdict != "pass" and "partial, not judged" in verdict.reason
+
+
+def test_a_killed_generator_process_is_gone(adult):
+    real, _ = adult
+    runner = GeneratorProcess(f"{HOSTILE}:hang")
+    with runner:
+        process = runner._process
+        with pytest.raises(GeneratorTimeout, match="did not answer by its deadline"):
+            runner.sample(real, 5, 0, deadline=time.monotonic() + 1.5)
+        assert process is not None and not process.is_alive()
+        with pytest.raises(GeneratorTimeout, match="already ended"):
+            runner.sample(real, 5, 0, deadline=time.monotonic() + 1.5)
+
+
+def test_nothing_a_generator_prints_reaches_the_logs(adult, capfd, caplog):
+    result = _shadow(adult, "chatty")
+    assert result.complete and len(result.targets) == 1
+    out, err = capfd.readouterr()
+    assert MARK not in out and MARK not in err
+    assert MARK not in caplog.text
+
+
+def test_the_generator_receives_only_the_shadow_training_rows(adult):
+    real, _ = adult
+    train = real.iloc[:7]
+    with GeneratorProcess("synthreview.generators.builtin:memorise") as runner:
+        rows = runner.sample(train, 7, 0, deadline=time.monotonic() + 120)
+    # memorise returns what it got: exactly the seven rows handed over, nothing else
+    pd.testing.assert_frame_equal(
+        rows.sort_values(COLUMNS).reset_index(drop=True),
+        train.sort_values(COLUMNS).reset_index(drop=True),
+        check_dtype=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("all_missing", "every one missing in every column"),
+        ("no_rows", "returned no rows"),
+        ("not_a_table", "must return a pandas DataFrame"),
+    ],
+)
+def test_a_generator_output_with_no_usable_rows_is_an_error_of_the_attack(
+    adult, name, message, tmp_path
+):
+    with pytest.raises(DataError, match=message):
+        _shadow(adult, name)
+    # the section records it as the attack's error: a policy that requires the rule gets
+    # incomplete, never a pass
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[rules.shadow_tpr_at_fpr_1pct]\nrequired = true\n")
+    verdict = _shadow_rule({"privacy": {"errors": {"shadow": message}}}, load_policy(policy))
+    assert verdict.verdict == "incomplete" and "the shadow attack failed" in verdict.reason
+
+
+# --- item 6: edges ----------------------------------------------------------------------------
+
+
+def _run_with_timeout(function, seconds):
+    """``function()``'s result, or a failed test when it has not returned within ``seconds``."""
+    found = {}
+
+    def run():
+        try:
+            found["value"] = function()
+        except Exception as exc:  # re-raised in the test's thread
+            found["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"still blocked after {seconds} s"
+    if "error" in found:
+        raise found["error"]
+    return found["value"]
+
+
+def test_a_fifo_among_parquet_partitions_is_refused_by_name(adult, tmp_path, capsys):
+    real, holdout = adult
+    folder = tmp_path / "real"
+    folder.mkdir()
+    real.to_parquet(folder / "part.0.parquet", index=False)
+    os.mkfifo(folder / "part.1.parquet")  # no writer ever comes: opening it would block
+    holdout.to_csv(tmp_path / "synthetic.csv", index=False)
+    argv = ["review", "--real", str(folder), "--synthetic", str(tmp_path / "synthetic.csv"),
+            "--out", str(tmp_path / "out"), "--quiet"]  # fmt: skip
+    assert _run_with_timeout(lambda: main(argv), 60) == 2
+    err = capsys.readouterr().err
+    assert "'part.1.parquet'" in err and "not a regular file" in err
+
+
+def test_a_fifo_put_in_place_of_a_listed_partition_is_refused_unread(tmp_path):
+    fifo = tmp_path / "part.0.parquet"
+    os.mkfifo(fifo)
+    with pytest.raises(DataError, match="not a regular file"):
+        _run_with_timeout(
+            lambda: read_partition(fifo, what="real", max_bytes=2**20, max_columns=None), 20
+        )
+
+
+def test_keygen_sets_its_modes_whatever_the_umask(tmp_path, capsys):
+    old = os.umask(0)
+    try:
+        assert main(["keygen", "--out", str(tmp_path / "keys")]) == 0
+    finally:
+        os.umask(old)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "keys").iterdir()}
+    assert stat.S_IMODE((tmp_path / "keys").stat().st_mode) == 0o700
+    assert modes == {"synthreview.key": 0o600, "synthreview.pub": 0o644}
+
+
+def test_keygen_public_key_is_readable_under_a_strict_umask(tmp_path, capsys):
+    old = os.umask(0o077)
+    try:
+        assert main(["keygen", "--out", str(tmp_path / "keys")]) == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "keys" / "synthreview.pub").stat().st_mode) == 0o644
+
+
+@pytest.fixture(scope="module")
+def credit_claims():
+    """German credit: 300 training, 300 holdout; a noisy copy and a fresh sample, ε = 0 and
+    ε = 1 claimed."""
+    split = german_credit_split(300)
+    noisy = noisy_copy(split.real.frame, split.schema.numeric, 2)
+    review = align(split.real, {"fresh": split.fresh, "noisy": noisy}, holdout=split.holdout,
+                   schema=split.schema)  # fmt: skip
+    claims = {}
+    for eps in (0.0, 1.0):
+        options = ReviewOptions(max_attack=300, claimed_epsilon=eps)
+        report = evaluate(review, sections=["privacy"], options=options, seed=0)
+        claims[eps] = {name: c.to_dict() for name, c in report.candidates.items()}
+    return claims
+
+
+def test_a_claimed_epsilon_of_zero_is_judged_like_any_other(credit_claims):
+    policy = load_policy()
+    for eps, content in credit_claims.items():
+        noisy = apply_policy(policy, content["noisy"])["dp_claim"]
+        fresh = apply_policy(policy, content["fresh"])["dp_claim"]
+        assert noisy.verdict == "fail" and f"claimed ε = {eps:g}" in noisy.reason, (eps, noisy)
+        assert fresh.verdict == "pass", (eps, fresh)
+    # the same evidence: what the attacks certify does not depend on the claim
+    zero, one = credit_claims[0.0]["noisy"], credit_claims[1.0]["noisy"]
+    certified = zero["privacy"]["dp_claim"]["certified_epsilon"]
+    assert certified == one["privacy"]["dp_claim"]["certified_epsilon"] > 1.0
+    assert apply_policy(policy, zero)["dp_claim"].value == pytest.approx(certified)
