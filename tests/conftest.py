@@ -16,6 +16,13 @@ from distributed import LocalCluster
 
 from tests.e2e_utils import wait_for_app_run
 
+
+def pytest_collection_modifyitems(config, items):
+    """Real-browser tests are slow too: ``-m "not slow"`` (the quick loop) leaves them out."""
+    for item in items:
+        if item.get_closest_marker("e2e") is not None:
+            item.add_marker(pytest.mark.slow)
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
