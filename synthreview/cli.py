@@ -11,17 +11,18 @@ import hashlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from synthreview.engine import on_cluster
 from synthreview.errors import ConfigError, SynthreviewError
 from synthreview.io.parquet import folder_digest
-from synthreview.io.persons import with_person
+from synthreview.io.persons import with_person, with_person_key_notices
 from synthreview.io.schema import Review
 from synthreview.io.tables import MAX_BYTES, align, read_table
 from synthreview.io.traces import align_traces, load_traces
+from synthreview.judgement.context import load_context
 from synthreview.judgement.decision import (
     EXIT_BAD_INPUT,
     EXIT_FAIL,
@@ -42,6 +43,7 @@ from synthreview.release.register import (
     open_register,
     records_from_statement,
     records_of_release,
+    redact_url,
     rule_changes,
 )
 from synthreview.release.signing import (
@@ -58,6 +60,7 @@ from synthreview.release.signing import (
 )
 from synthreview.review import SECTIONS, evaluate
 from synthreview.sampling import DEFAULT_SAMPLE_ROWS
+from synthreview.terminal import terminal_text
 
 EXIT_CODES = f"""exit codes:
   {EXIT_RELEASE}  every candidate may be released (each rule the policy requires was computed and
@@ -69,6 +72,15 @@ EXIT_CODES = f"""exit codes:
      an option it needs was not given, e.g. --target, or the data were degenerate)
   {EXIT_RELEASE_AFTER_CURATION}  release after curation: a candidate fails as submitted but its
      curated version (--curate: NAME/curated.csv) meets every required rule; ship only those"""
+
+
+def say(text: object, *, file: TextIO | None = None) -> None:
+    """Print one line (to ``file``, default stdout) with its control characters escaped.
+
+    Every line the CLI prints carries user-supplied names (files, columns, candidates, persons,
+    categories, notices): :func:`~synthreview.terminal.terminal_text` keeps them text.
+    """
+    print(terminal_text(text), file=file)
 
 
 def _seed(text: str) -> int:
@@ -192,6 +204,11 @@ def _parser() -> argparse.ArgumentParser:
         "--claimed-delta", type=float, default=0.0, metavar="D", help="the claim's δ (default 0)"
     )
     review.add_argument("--groups", nargs="*", default=(), help="grouping columns")
+    review.add_argument(
+        "--quasi-identifiers", nargs="+", default=(), metavar="COL",
+        help="columns an intruder may know (age, sex, area...): QI replay, k-anonymity and "
+        "prosecutor risk (policy rule qi_replay; none named: not judged)",
+    )  # fmt: skip
     review.add_argument("--formula", help="regression for CI overlap, e.g. 'y ~ a + b'")
     review.add_argument("--max-attack", type=int, default=10_000)
     review.add_argument(
@@ -227,6 +244,15 @@ def _parser() -> argparse.ArgumentParser:
         "judged (default 600)",
     )  # fmt: skip
     review.add_argument("--policy", type=Path, help="policy TOML (default: the shipped policy)")
+    review.add_argument(
+        "--context",
+        type=Path,
+        metavar="FILE",
+        help="release context TOML: recipient, purpose, access (public | licensed | internal | "
+        "secure), threat_model, optional expires, legal_basis, source; filed in the signed "
+        "record, and the policy judges with that access model's thresholds (without one: the "
+        "strictest, [access.public])",
+    )
     review.add_argument(
         "--curate", action="store_true", help="write curated datasets and before/after metrics"
     )
@@ -315,8 +341,10 @@ def load_review(args: argparse.Namespace, *, client: Any = None) -> Review:
         )
         tables = [read_table(p, role="synthetic", client=client) for p in args.synthetic]
         review = align(real_table, tables, holdout=holdout_table)
+        # a column that looks like a person key, when --person does not name it (issue 34)
+        review = with_person_key_notices(review, person=getattr(args, "person", None))
     for notice in review.notices:
-        print(f"notice: {notice.table}: {notice.message}", file=sys.stderr)
+        say(f"notice: {notice.table}: {notice.message}", file=sys.stderr)
     return review
 
 
@@ -352,7 +380,7 @@ def check_arguments(args: argparse.Namespace) -> None:
         overwrite=getattr(args, "overwrite", False),
     )
     for left in out.leftovers:
-        print(
+        say(
             f"note: {str(left)!r} is the temporary folder of an interrupted review (never read "
             "as a review); delete it when no other review is writing into --out",
             file=sys.stderr,
@@ -377,6 +405,8 @@ def run_review(args: argparse.Namespace) -> int:
     """Run the ``review`` command; returns the exit code (module ``EXIT_CODES``)."""
     # everything that can be wrong with the call is checked before anything is computed
     policy = load_policy(args.policy)
+    context = load_context(args.context) if args.context is not None else None
+    policy = policy.for_access(context.access if context is not None else None)
     check_arguments(args)
     key = signing_key(args)  # key and passphrase checked before computing (exit 2)
     if args.register is not None:
@@ -384,7 +414,7 @@ def run_review(args: argparse.Namespace) -> int:
 
     def progress(fraction: float, message: str) -> None:
         if not args.quiet:
-            print(f"[{fraction:6.1%}] {message}", file=sys.stderr)
+            say(f"[{fraction:6.1%}] {message}", file=sys.stderr)
 
     # one cluster (when given) for reading the inputs, the review and its release: the workers
     # read folders of Parquet partitions, and the audit's copy-evidence searches and the
@@ -401,6 +431,7 @@ def run_review(args: argparse.Namespace) -> int:
             claimed_epsilon=args.claimed_epsilon,
             claimed_delta=args.claimed_delta,
             groups=tuple(args.groups or ()),
+            quasi_identifiers=tuple(args.quasi_identifiers or ()),
             formula=args.formula,
             max_attack=args.max_attack,
             motif_length=args.motif_length,
@@ -425,7 +456,7 @@ def run_review(args: argparse.Namespace) -> int:
         )
         for name, candidate in report.candidates.items():
             for section, message in candidate.errors.items():
-                print(f"warning: {section} of {name} failed: {message}", file=sys.stderr)
+                say(f"warning: {section} of {name} failed: {message}", file=sys.stderr)
         release = review_release(
             review,
             report,
@@ -438,31 +469,42 @@ def run_review(args: argparse.Namespace) -> int:
             params=vars_for_manifest(args),
             device=args.device,
             progress=progress,
+            context=context,
         )
+    print(f"policy thresholds: {policy.access_reason}", file=sys.stderr)
     files = sign_files(release.files, key) if key is not None else release.files
     write_review_folder(args.out, files, overwrite=args.overwrite)
     if args.register is not None:
         try:
             append_records(args.register, records_of_release(release.files, key=key))
         except ConfigError as exc:  # the folder is written: say so, keep the decision's code
-            print(f"warning: the register was not updated: {exc}", file=sys.stderr)
+            say(f"warning: the register was not updated: {exc}", file=sys.stderr)
     for name, decision in release.decisions.items():
         label = DECISION_STYLE[decision.outcome].label
-        print(f"{name}: {label} ({decision.verdict}) - {decision.reason}", file=sys.stderr)
+        say(f"{name}: {label} ({decision.verdict}) - {decision.reason}", file=sys.stderr)
         verdicts = release.verdicts[name]
         for rule in verdicts.failed:
-            print(f"  {name} FAILS the policy: {rule.message}", file=sys.stderr)
+            say(f"  {name} FAILS the policy: {rule.message}", file=sys.stderr)
         for rule in verdicts.incomplete:
-            print(f"  {name} INCOMPLETE: {rule.message}", file=sys.stderr)
+            say(f"  {name} INCOMPLETE: {rule.message}", file=sys.stderr)
     return release.exit_code
 
 
 def vars_for_manifest(args: argparse.Namespace) -> dict[str, object]:
-    """The parsed options as JSON-ready values, for the manifest's parameters."""
+    """The parsed options as JSON-ready values, for the manifest's parameters.
+
+    A register URL is recorded with its credentials hidden (:func:`redact_url`): the manifest
+    is signed and shared, a password never belongs in it.
+    """
     return {
-        k: (str(v) if isinstance(v, Path) else list(map(str, v)) if isinstance(v, list) else v)
+        k: (
+            redact_url(v) if k == "register" and isinstance(v, str)
+            else str(v) if isinstance(v, Path)
+            else list(map(str, v)) if isinstance(v, list)
+            else v
+        )
         for k, v in sorted(vars(args).items())
-    }
+    }  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -472,7 +514,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return command(args)
     except (SynthreviewError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        say(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 
@@ -591,9 +633,9 @@ def signing_key(args: argparse.Namespace) -> Ed25519PrivateKey | None:
 def run_keygen(args: argparse.Namespace) -> int:
     """``synthreview keygen --out DIR``: a new key pair; exit 0, or 2 on bad arguments."""
     keys = generate_keys(args.out, passphrase=_passphrase(args.passphrase_file))
-    print(f"private key: {keys.private} (keep it secret; mode 0600)")
-    print(f"public key:  {keys.public} (give it to whoever verifies)")
-    print(f"key id:      {keys.keyid}")
+    say(f"private key: {keys.private} (keep it secret; mode 0600)")
+    say(f"public key:  {keys.public} (give it to whoever verifies)")
+    say(f"key id:      {keys.keyid}")
     return EXIT_RELEASE
 
 
@@ -622,11 +664,11 @@ def run_verify(args: argparse.Namespace) -> int:
     result = verify_files(read_folder(args.dir), key, input_digests=inputs)
     if not result.ok:
         for problem in result.problems:
-            print(f"FAILED {problem}", file=sys.stderr)
-        print(f"{args.dir}: NOT verified ({len(result.problems)} failures)", file=sys.stderr)
+            say(f"FAILED {problem}", file=sys.stderr)
+        say(f"{args.dir}: NOT verified ({len(result.problems)} failures)", file=sys.stderr)
         return EXIT_FAIL
     subjects = (result.statement or {}).get("subject") or []
-    print(
+    say(
         f"{args.dir}: verified: signed by key {result.keyid[:16]}, {len(subjects)} files "
         f"recorded, {len(inputs)} inputs checked; review id {result.review_id}"
     )
@@ -645,8 +687,8 @@ def run_register(args: argparse.Namespace) -> int:
         result = verify_files(files, load_public_key(read_key_file(args.key, what="option --key")))
         if not result.ok or result.statement is None or result.review_id is None:
             for problem in result.problems:
-                print(f"FAILED {problem}", file=sys.stderr)
-            print(f"{args.dir}: NOT verified; the register was not updated", file=sys.stderr)
+                say(f"FAILED {problem}", file=sys.stderr)
+            say(f"{args.dir}: NOT verified; the register was not updated", file=sys.stderr)
             return EXIT_FAIL
         records = records_from_statement(
             result.statement, review_id=result.review_id, keyid=result.keyid
@@ -661,10 +703,10 @@ def run_register(args: argparse.Namespace) -> int:
     with open_register(args.db) as register:
         appended = register.append(records)
     for record in appended.added:
-        print(f"recorded #{record.seq}: {_describe(record)}")
+        say(f"recorded #{record.seq}: {_describe(record)}")
     for record in appended.already:
-        print(f"already recorded #{record.seq}: {_describe(record)}")
-    print(f"register: {register.where.shown}")
+        say(f"already recorded #{record.seq}: {_describe(record)}")
+    say(f"register: {register.where.shown}")
     return EXIT_RELEASE
 
 
@@ -685,17 +727,17 @@ def run_chain_check(args: argparse.Namespace) -> int:
         raise ConfigError(
             "option --check verifies the whole register; got --candidate or --inputs-sha256 too"
         )
-    with open_register(args.db) as register:
+    with open_register(args.db, read_only=True) as register:
         check = register.check_chain()
     for migration in check.migrations:
-        print(
+        say(
             f"chained on migration from schema version {migration.from_version} at "
             f"{migration.migrated_at}: {migration.records} earlier records, attested from then on"
         )
     if not check.ok:
-        print(f"chain NOT intact in {register.where.shown}: {check.problem}", file=sys.stderr)
+        say(f"chain NOT intact in {register.where.shown}: {check.problem}", file=sys.stderr)
         return EXIT_FAIL
-    print(f"chain intact: {check.records} records in {register.where.shown}; head {check.head}")
+    say(f"chain intact: {check.records} records in {register.where.shown}; head {check.head}")
     return EXIT_RELEASE
 
 
@@ -703,23 +745,24 @@ def run_history(args: argparse.Namespace) -> int:
     """``synthreview history``: the register's records and the rule verdicts that changed."""
     if args.check:
         return run_chain_check(args)
-    with open_register(args.db) as register:
+    # read only: a reader never creates, migrates or changes a register (nor a foreign file)
+    with open_register(args.db, read_only=True) as register:
         records = register.history(candidate=args.candidate, inputs_sha256=args.inputs_sha256)
         known = {r.seq: r for r in records}
         for candidate in {r.candidate for r in records if r.previous not in (None, *known)}:
             known.update({r.seq: r for r in register.history(candidate=candidate)})
     if not records:
-        print(f"no records in {register.where.shown}")
+        say(f"no records in {register.where.shown}")
     for record in records:
-        print(f"#{record.seq} {_describe(record)}")
+        say(f"#{record.seq} {_describe(record)}")
         earlier = known.get(record.previous) if record.previous is not None else None
         if earlier is None:
             continue
         changes = rule_changes(earlier, record)
         if not changes:
-            print(f"    no rule verdict changed since #{earlier.seq}")
+            say(f"    no rule verdict changed since #{earlier.seq}")
         for change in changes:
-            print(f"    {change.rule}: {change.before} -> {change.after} (since #{earlier.seq})")
+            say(f"    {change.rule}: {change.before} -> {change.after} (since #{earlier.seq})")
     return EXIT_RELEASE
 
 

@@ -74,6 +74,16 @@ class ReviewOptions:
         Rows per table above which the population statistics are estimated on a random sample
         of this many rows (:mod:`synthreview.sampling`; the report says so, the audit still
         judges every row). None: every row (the CLI's ``--exact``).
+    quasi_identifiers : tuple of str
+        Columns an intruder may know (age, sex, area...): the privacy section measures QI
+        replay, k-anonymity and prosecutor risk on them
+        (:mod:`synthreview.metrics.privacy.quasi`, rule ``qi_replay``). Empty: not judged.
+    label_leak_columns : tuple of str
+        Columns tested for an answer key besides ``target``
+        (:mod:`synthreview.metrics.utility.answer_key`, rule ``label_leak``).
+    constraints : str or None
+        The text of a constraints TOML file (:mod:`synthreview.metrics.utility.constraints`,
+        rule ``constraint_violations``). None: no declared constraints, not judged.
     """
 
     embedding: str = "oneclass"
@@ -94,9 +104,14 @@ class ReviewOptions:
     claimed_epsilon: float | None = None
     claimed_delta: float = 0.0
     sample_rows: int | None = DEFAULT_SAMPLE_ROWS
+    quasi_identifiers: tuple[str, ...] = ()
+    label_leak_columns: tuple[str, ...] = ()
+    constraints: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "groups", tuple(self.groups))
+        object.__setattr__(self, "quasi_identifiers", tuple(self.quasi_identifiers))
+        object.__setattr__(self, "label_leak_columns", tuple(self.label_leak_columns))
         if int(self.motif_length) < 2 or not float(self.motif_tolerance) > 0:
             raise ConfigError(
                 "motif_length must be >= 2 steps and motif_tolerance > 0 mg/dL; got "
@@ -112,8 +127,9 @@ SECTION_OPTIONS = {
     "fidelity": ("embedding", "n_bootstrap", "sample_rows"),
     "privacy": ("embedding", "sample_rows", "sensitive", "l_diversity", "max_attack", "generator",
                 "shadow_models", "shadow_targets", "shadow_time_limit", "person",
-                "claimed_epsilon", "claimed_delta"),
-    "utility": ("target", "groups", "formula", "sample_rows"),
+                "claimed_epsilon", "claimed_delta", "quasi_identifiers"),
+    "utility": ("target", "groups", "formula", "sample_rows", "label_leak_columns", "constraints",
+                "person"),
     "glucose": ("max_attack", "n_bootstrap", "motif_length", "motif_tolerance"),
 }
 #: sections that apply to each kind of review (``Review.kind``): traces have no utility
@@ -277,6 +293,10 @@ def validate_options(
         if options.person is not None:
             raise _fail("person", "empty for glucose traces (each subject is judged already)",
                         options.person)  # fmt: skip
+        for name in ("quasi_identifiers", "label_leak_columns", "constraints"):
+            if getattr(options, name):
+                raise _fail(name, "empty for glucose traces (it names table columns)",
+                            getattr(options, name))  # fmt: skip
     else:
         schema = review.schema
         for name in ("target", "sensitive"):
@@ -285,6 +305,12 @@ def validate_options(
                 raise _fail(name, f"one of the analysed columns {list(schema.analysed)}", value)
         if options.person is not None:
             check_person_column(review, options.person)
+        for name in ("quasi_identifiers", "label_leak_columns"):
+            chosen = getattr(options, name)
+            unknown = [c for c in chosen if c not in schema.analysed]
+            if unknown or len(set(chosen)) != len(chosen):
+                raise _fail(name, f"distinct analysed columns {list(schema.analysed)}",
+                            list(chosen))  # fmt: skip
         for group in options.groups:
             if group not in schema.categorical:
                 kind = " (a numeric column)" if group in schema.numeric else ""

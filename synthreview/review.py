@@ -147,12 +147,40 @@ class Report:
             "options": to_jsonable(self.options),
             "inputs": self.inputs,
             "notices": notices_to_dict(self.notices),
+            "unit": unit_of_judgement(self.options.person, self.kind),
             "candidates": {name: c.to_dict() for name, c in self.candidates.items()},
             # only an approximate search adds this: exact reports keep their exact content
             **({"neighbour_search": list(self.search)} if self.search else {}),
             # only a sampled review adds this: a review on every row keeps its content
             **({"sampling": self.sampling.to_dict()} if self.sampling is not None else {}),
         }
+
+
+def unit_of_judgement(person: str | None, kind: str = "table") -> dict[str, Any]:
+    """Which unit the rules assumed: ``{"unit", "column", "rules"}`` (report.json's ``unit``).
+
+    A person-level review (``--person``) judges people wherever rows are divided or resampled
+    (issue 34, :mod:`synthreview.splits`); otherwise every row is taken for its own person.
+    """
+    if kind != "table":
+        rules = "each day trace is a unit; the glucose section also judges subjects"
+        return {"unit": "trace", "column": None, "rules": rules}
+    if person is None:
+        return {
+            "unit": "row",
+            "column": None,
+            "rules": "every rule takes each row for its own person (no person column given)",
+        }
+    return {
+        "unit": "person",
+        "column": person,
+        "rules": (
+            f"rows grouped by {person!r}: person_mia_auc, person_mia_tpr_at_fpr_1pct and "
+            "dp_claim judge people; mia_auc and mia_tpr_at_fpr_1pct are shown, not judged; the "
+            "TSTR/TRTR ratio's interval resamples people and the discriminator's sample and "
+            "folds divide people; WP29 attacks target one row per person"
+        ),
+    }
 
 
 def notices_to_dict(notices: Sequence[Notice]) -> list[dict[str, Any]]:
@@ -303,6 +331,7 @@ def _run_section(
             person=options.person,
             claimed_epsilon=options.claimed_epsilon,
             claimed_delta=options.claimed_delta,
+            quasi_identifiers=options.quasi_identifiers,
         )
     if section == "utility":
         return evaluate_utility(
@@ -315,6 +344,7 @@ def _run_section(
             formula=options.formula,
             seed=seed,
             memo=ctx.memo,
+            person=options.person,
         )
     if section == "glucose":
         traces = review.traces or {}

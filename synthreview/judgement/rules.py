@@ -91,6 +91,9 @@ class Measurement:
         metric's units (NaN: the value itself is judged). The worst-of-K membership rules judge
         the highest per-attack lower bound corrected for the K attacks, so the verdict carries
         the noise of the maximum they take (issue 27) while ``value`` stays the headline.
+    bound_text : str
+        The bound in words with its number, as a meeting reads it after "judged on"
+        (``"the 95 % lower bound 0.573 over 13 attacks (Bonferroni)"``); empty without a bound.
     """
 
     value: float
@@ -98,6 +101,7 @@ class Measurement:
     detail: str = ""
     applicable: bool = True
     bound: float = math.nan
+    bound_text: str = ""
 
 
 def number(x: Any) -> float:
@@ -234,17 +238,63 @@ def _worst_attack(c: Mapping[str, Any], key: str) -> Measurement:
         f"{attack}; lower bound {bound:.3f} on {name} ({', '.join(parts)}) at "
         f"{100 * per:.2f} % per bound (Bonferroni over {n} attacks, family-wise 95 %)"
     )
-    return Measurement(value, detail=detail, bound=bound)
+    words = f"the 95 % lower bound {bound:.3f} over {n} attack{'s' * (n > 1)} (Bonferroni)"
+    return Measurement(value, detail=detail, bound=bound, bound_text=words)
+
+
+def person_column(c: Mapping[str, Any]) -> str | None:
+    """The person column a person-level review named (``privacy.person_level``), or None.
+
+    A person-level review whose person attacks failed or were skipped names it too (its
+    ``errors`` / ``skipped`` entry), so its row-level rules are never judged in their place.
+    """
+    privacy = section_of(c, "privacy")
+    person = privacy.get("person_level")
+    if isinstance(person, Mapping):
+        return str(person.get("column"))
+    for part in ("errors", "skipped"):
+        if (privacy.get(part) or {}).get("person_level"):
+            return "(its person column)"
+    return None
+
+
+def _row_level(c: Mapping[str, Any], key: str) -> Measurement:
+    """The row-level worst attack; shown, not judged, in a person-level review (issue 34).
+
+    With several rows per person the row-level attacks score a person's row against a
+    reference holding the person's other rows: they recognise the person, not a leak of the
+    generator (a fresh sample of other people reached AUC 0.75 on a credit panel). The person
+    rules (``person_mia_*``) judge people instead; the row figure stays in the record.
+    """
+    found = _worst_attack(c, key)
+    column = person_column(c)
+    if column is None or math.isnan(found.value):
+        return found
+    what = "AUC" if key == "auc" else "TPR at 1 % FPR"
+    return Measurement(
+        found.value,
+        detail=f"{found.detail.partition('; ')[0]} {what} {found.value:.3f}; row-level, shown "
+        "and not judged: the review "
+        f"names the person column {column!r}, so membership is judged per person "
+        "(person_mia_auc, person_mia_tpr_at_fpr_1pct)",
+        applicable=False,
+    )
 
 
 def measure_mia_auc(c: Mapping[str, Any], k: int) -> Measurement:
-    """Highest AUC over the membership-inference attacks (``membership_inference[*].auc``)."""
-    return _worst_attack(c, "auc")
+    """Highest AUC over the membership-inference attacks (``membership_inference[*].auc``).
+
+    Not judged in a person-level review (:func:`_row_level`).
+    """
+    return _row_level(c, "auc")
 
 
 def measure_mia_tpr(c: Mapping[str, Any], k: int) -> Measurement:
-    """Highest TPR at 1 % FPR over the attacks (``membership_inference[*].tpr_at_fpr_1pct``)."""
-    return _worst_attack(c, "tpr_at_fpr_1pct")
+    """Highest TPR at 1 % FPR over the attacks (``membership_inference[*].tpr_at_fpr_1pct``).
+
+    Not judged in a person-level review (:func:`_row_level`).
+    """
+    return _row_level(c, "tpr_at_fpr_1pct")
 
 
 def _worst_person_attack(c: Mapping[str, Any], key: str, bound: bool = False) -> Measurement:
@@ -313,7 +363,7 @@ def measure_dcr_share(c: Mapping[str, Any], k: int) -> Measurement:
         return Measurement(value, detail="no row count in this report: judged on the point")
     bound = max(0.0, value - Z_ONE_SIDED_95 * 0.5 / math.sqrt(n))
     detail = f"one-sided 95 % lower bound {bound:.3f} over {int(n)} synthetic rows"
-    return Measurement(value, detail=detail, bound=bound)
+    return Measurement(value, detail=detail, bound=bound, bound_text=f"the {detail}")
 
 
 def _ci(entry: Mapping[str, Any], metric: str) -> tuple[float, float] | None:
@@ -361,7 +411,8 @@ def measure_fidelity(metric: str) -> Callable[[Mapping[str, Any], int], Measurem
             f"{', '.join(parts)}; shortfall {reference - value:.3f} less its noise {margin:.3f} "
             f"(one-sided 95 %) = {reference - bound:.3f}"
         )
-        return Measurement(value, reference, detail, bound=bound)
+        words = f"the one-sided 95 % bound {bound:.3f} (the point plus both samples' noise)"
+        return Measurement(value, reference, detail, bound=bound, bound_text=words)
 
     return measure
 
@@ -410,8 +461,14 @@ def measure_tstr_trtr_ratio(c: Mapping[str, Any], k: int) -> Measurement:
     Classification: ROC AUC. Regression: R² (the share of the target's variance explained on
     the holdout, trained on synthetic over trained on real) for models whose TRTR R² is at
     least :data:`MIN_TRTR_R2`, else the inverted RMSE ratio ``TRTR / TSTR``.
+
+    Judged with its noise (issue 34): each model's ratio carries a 95 % paired-bootstrap
+    interval over the test set's units (``ratio_ci``: people in a person-level review, else
+    rows), and the rule judges the lowest *upper* end over the models (``bound``), so a
+    perfect generator is not failed by a ratio read from a handful of positive cases; a row
+    without an interval (an older report, the glucose forecast) is judged on its point.
     """
-    ratios: dict[str, list[tuple[float, str]]] = {}
+    ratios: dict[str, list[tuple[float, str, float, tuple[float, float], str]]] = {}
     for row in section_of(c, "utility").get("ml_efficacy") or []:
         tstr, trtr = number(row.get("tstr")), number(row.get("trtr"))
         metric = str(row.get("metric", "")).lower()
@@ -419,11 +476,20 @@ def measure_tstr_trtr_ratio(c: Mapping[str, Any], k: int) -> Measurement:
         if metric == "r2" and not trtr >= MIN_TRTR_R2:
             continue
         if den > 0 and not math.isnan(num):
-            ratios.setdefault(metric, []).append((num / den, f"{row.get('model', '?')} {metric}"))
+            ci = row.get("ratio_ci")
+            low, high = (number(ci[0]), number(ci[1])) if isinstance(ci, (list, tuple)) and \
+                len(ci) == 2 else (math.nan, math.nan)  # fmt: skip
+            upper = high if not math.isnan(high) else num / den
+            unit = str(row.get("unit") or "row")
+            ratios.setdefault(metric, []).append(
+                (num / den, f"{row.get('model', '?')} {metric}", upper, (low, high), unit)
+            )
     forecast = (c.get("glucose") or {}).get("forecast") or {}
     tstr, trtr = number(forecast.get("tstr_rmse")), number(forecast.get("trtr_rmse"))
     if tstr > 0 and not math.isnan(trtr):
-        ratios.setdefault("forecast_rmse", []).append((trtr / tstr, "glucose forecast rmse"))
+        ratios.setdefault("forecast_rmse", []).append(
+            (trtr / tstr, "glucose forecast rmse", trtr / tstr, (math.nan, math.nan), "row")
+        )
     # one threshold-free metric decides: F1 and accuracy swing with the class balance of a small
     # test set (F1 = 0 when a model predicts no positive); R² (explained variance) for a
     # continuous target where real data explains at least MIN_TRTR_R2 of it, else RMSE
@@ -441,8 +507,17 @@ def measure_tstr_trtr_ratio(c: Mapping[str, Any], k: int) -> Measurement:
         )
         section = "glucose" if "glucose" in c or "glucose" in (c.get("errors") or {}) else "utility"
         return Measurement(math.nan, detail=why_missing(c, section, what))
-    value, what = min(ratios[metric])
-    return Measurement(value, detail=what)
+    found = ratios[metric]
+    value, what = min((r[0], r[1]) for r in found)
+    if all(math.isnan(r[3][1]) for r in found):
+        return Measurement(value, detail=what)
+    upper, judged, _, (low, high), unit = min((r[2], r[1], r[0], r[3], r[4]) for r in found)
+    units = "people" if unit == "person" else "rows"
+    detail = (
+        f"{what}; judged on the upper end {upper:.3f} of the 95 % interval of {judged} "
+        f"({low:.3f}-{high:.3f}, test {units} resampled)"
+    )
+    return Measurement(value, detail=detail, bound=upper)
 
 
 def measure_consensus_shift(c: Mapping[str, Any], k: int) -> Measurement:
@@ -478,7 +553,8 @@ def measure_consensus_shift(c: Mapping[str, Any], k: int) -> Measurement:
         f"{100 * (1 - (1 - confidence) / n):.2f} % per bound (Bonferroni over {int(n)} "
         f"consensus metrics, family-wise {100 * confidence:.0f} %)"
     )
-    return Measurement(value, reference, detail, bound=bound)
+    words = f"the 95 % lower bound {bound:.2f} SD over {int(n)} consensus metrics (Bonferroni)"
+    return Measurement(value, reference, detail, bound=bound, bound_text=words)
 
 
 WP29Bound = Literal["point", "lower", "corrected"]
@@ -547,19 +623,21 @@ def _audit(c: Mapping[str, Any], part: str) -> Mapping[str, Any] | None:
 
 
 def measure_audit_copies(c: Mapping[str, Any], k: int) -> Measurement:
-    """``audit.copies.lower`` (95 % lower bound of the flagged share) and the holdout's share."""
+    """``audit.copies.share`` judged on ``lower`` (its 95 % lower bound) vs the holdout's share."""
     copies = _audit(c, "copies")
     if copies is None:
         return Measurement(math.nan, detail="the audit did not report copy evidence")
-    share = number(copies.get("share"))
+    share, lower = number(copies.get("share")), number(copies.get("lower"))
     detail = f"{copies.get('flagged')} of {copies.get('n_rows')} rows flagged ({share:.1%})"
+    words = f"the one-sided 95 % lower bound {lower:.1%} over {copies.get('n_rows')} rows"
     return Measurement(
-        number(copies.get("lower")), reference=number(copies.get("reference")), detail=detail
-    )
+        share, reference=number(copies.get("reference")), detail=detail, bound=lower,
+        bound_text=words,
+    )  # fmt: skip
 
 
 def measure_real_records(c: Mapping[str, Any], k: int) -> Measurement:
-    """``audit.real_records.lower`` (rows equal to a real record) against the holdout's share.
+    """``audit.real_records.share`` (rows equal to a real record) against the holdout's share.
 
     The candidate's share is judged on its one-sided 95 % Clopper-Pearson lower bound, and the
     reference on the one-sided 95 % upper bound of the holdout's coincidental share
@@ -591,7 +669,10 @@ def measure_real_records(c: Mapping[str, Any], k: int) -> Measurement:
         upper = reference + Z_ONE_SIDED_95 * math.sqrt(reference * (1 - reference) / n_reference)
         detail += f"; a fresh real sample: {reference:.2%} (upper 95 % bound {upper:.2%})"
         reference = min(upper, 1.0)
-    return Measurement(lower, reference=reference, detail=detail)
+    words = f"the one-sided 95 % lower bound {lower:.1%} over {found.get('n_rows')} rows"
+    return Measurement(
+        share, reference=reference, detail=detail, bound=lower, bound_text=words
+    )
 
 
 def measure_reattack(c: Mapping[str, Any], k: int) -> Measurement:
@@ -670,6 +751,56 @@ def measure_dp_claim(c: Mapping[str, Any], k: int) -> Measurement:
             "there, the share that non-members match at the same rate (Amin et al.)"
         )
     return Measurement(number(claim.get("excess")), detail="; ".join(parts))
+
+
+def _not_named(c: Mapping[str, Any], section: str, part: str, what: str) -> Measurement:
+    """Why ``section.<part>`` is absent: its error, n/a when the reviewer named nothing."""
+    body = section_of(c, section)
+    failed = (body.get("errors") or {}).get(part)
+    if failed:
+        return Measurement(math.nan, detail=f"{what} failed: {failed}")
+    skipped = (body.get("skipped") or {}).get(part)
+    if skipped:
+        return Measurement(math.nan, detail=str(skipped), applicable=False)
+    if not body or section in (c.get("errors") or {}):
+        return Measurement(math.nan, detail=why_missing(c, section, f"no {what}"))
+    # a report from before the check, or a section that never had the option: nothing named
+    return Measurement(math.nan, detail=f"no {what} in this report", applicable=False)
+
+
+def measure_qi_replay(c: Mapping[str, Any], k: int) -> Measurement:
+    """``privacy.quasi_identifiers.balance`` judged on ``balance_bound`` (permutation test).
+
+    The balance (:mod:`synthreview.metrics.privacy.quasi`) is the share of synthetic rows whose
+    quasi-identifier combination is unique in training and absent from the holdout, minus the
+    share unique in the holdout and absent from training (tables size-matched); the detail
+    also gives the plain replay shares of candidate and holdout. Not applicable when the review
+    names no quasi-identifiers.
+    """
+    qi = section_of(c, "privacy").get("quasi_identifiers")
+    if not isinstance(qi, Mapping):
+        return _not_named(c, "privacy", "quasi_identifiers", "the quasi-identifier check")
+    value = number(qi.get("balance"))
+    columns = ", ".join(str(q) for q in qi.get("quasi_identifiers") or [])
+    share, n = number(qi.get("replay_share")), qi.get("n_synthetic")
+    detail = (
+        f"{qi.get('replayed')} of {n} synthetic rows ({_pct(share)}) carry the "
+        f"quasi-identifiers ({columns}) of exactly one training person"
+    )
+    if math.isnan(value):
+        return Measurement(value, detail=detail + "; no holdout to compare with")
+    ref = number(qi.get("holdout_replay_share"))
+    bound = number(qi.get("balance_bound"))
+    detail += f" vs {_pct(ref)} of a fresh real sample; k-anonymity {qi.get('k_anonymity')}"
+    if math.isnan(bound):
+        return Measurement(value, detail=detail + "; no permutation bound: judged on the point")
+    detail += (
+        f"; balance {value:+.3f} (unique in training and absent from the holdout minus the "
+        f"reverse, {qi.get('balance_rows')} rows each side) less its 97.5 % permutation "
+        f"quantile = {bound:+.3f} (p = {number(qi.get('balance_p_value')):.3f})"
+    )
+    words = f"the balance less its 97.5 % permutation quantile, {bound:+.3f}"
+    return Measurement(value, detail=detail, bound=bound, bound_text=words)
 
 
 # --- sentences ----------------------------------------------------------------------------------
@@ -796,6 +927,10 @@ def say_wp29(what: str) -> Callable[[Measurement], str]:
 def say_dp_claim(m: Measurement) -> str:
     verdict = "the evidence contradicts the claim" if m.value > 0 else "consistent with the claim"
     return f"{verdict}: {m.detail}"
+
+
+def say_qi_replay(m: Measurement) -> str:
+    return f"{m.detail.partition('; balance')[0]} (balance {m.value:+.3f}, 0 = a fresh sample)"
 
 
 def say_audit_copies(m: Measurement) -> str:
@@ -1049,6 +1184,16 @@ SPECS: dict[str, RuleSpec] = dict(
             "attacks x operating points)",
             measure_dp_claim,
             say_dp_claim,
+        ),
+        _spec(
+            "qi_replay",
+            "qi_replay_excess",
+            "value",
+            "share of synthetic rows singling out one training person on the quasi-identifiers "
+            "beyond what they single out in a fresh sample (lower 95 % bound; needs "
+            "--quasi-identifiers)",
+            measure_qi_replay,
+            say_qi_replay,
         ),
         _spec(
             "audit_copies",

@@ -456,4 +456,54 @@ METRICS: tuple[MetricInfo, ...] = (
         holdout_meaning="about 1 for a fresh real sample: everything flagged is a phantom",
         unbound="derived from the claim test's operating point (tests/test_dp_claim.py)",
     ),
+    MetricInfo(
+        name="qi_replay_excess",
+        section="privacy",
+        label="QI replay beyond a fresh sample",
+        direction="lower",
+        range=(-1.0, 1.0),
+        ideal=0.0,
+        key="quasi_identifiers.balance",
+        citation="Sweeney (2002), k-anonymity; El Emam & Dankar (2008), prosecutor risk; "
+        "Newcombe (1998), hybrid score interval of a difference of proportions",
+        meaning="share of synthetic rows whose quasi-identifier combination belongs to exactly "
+        "one training person and to no holdout person, minus the share for which the reverse "
+        "holds (training and holdout of equal size)",
+        holdout_meaning="0: a generator that never saw the training rows is as likely to hit a "
+        "holdout-unique combination as a training-unique one",
+        fmt=".3f",
+        unbound="needs the quasi-identifiers the reviewer names (tests/test_disclosure.py)",
+        rules=("qi_replay",),
+    ),
+    MetricInfo(
+        name="qi_k_anonymity",
+        section="privacy",
+        label="k-anonymity on the quasi-identifiers",
+        direction="higher",
+        range=(0.0, float("inf")),
+        ideal=float("inf"),
+        key="quasi_identifiers.k_anonymity",
+        citation="Sweeney (2002), k-anonymity: a model for protecting privacy",
+        meaning="size of the smallest group of candidate rows sharing one quasi-identifier "
+        "combination; 1 = some row is alone on its quasi-identifiers",
+        holdout_meaning="the holdout's own k on the same columns (real data is often 1 too)",
+        fmt=".0f",
+        unbound="needs the quasi-identifiers the reviewer names (tests/test_disclosure.py)",
+    ),
+    MetricInfo(
+        name="qi_prosecutor_risk",
+        section="privacy",
+        label="mean prosecutor re-identification risk",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.0,
+        key="quasi_identifiers.risk_mean",
+        citation="El Emam & Dankar (2008), Protecting privacy using k-anonymity, JAMIA 15(5) "
+        "(prosecutor risk 1/f_k); ARX 3.9 prosecutor model",
+        meaning="mean over synthetic rows of 1 / (training rows sharing the row's "
+        "quasi-identifiers), 0 where none does",
+        holdout_meaning="the same mean over the holdout rows: what coincidence gives",
+        fmt=".3f",
+        unbound="needs the quasi-identifiers the reviewer names (tests/test_disclosure.py)",
+    ),
 )

@@ -36,6 +36,7 @@ from synthreview.metrics.privacy.person import (
     one_row_per_person,
     person_membership_inference,
 )
+from synthreview.metrics.privacy.quasi import QuasiIdentifierRisk, quasi_identifier_risk
 from synthreview.metrics.privacy.shadow import ShadowAttackResult, ShadowSettings, shadow_attack
 from synthreview.metrics.privacy.vulnerable import (
     VulnerableRecords,
@@ -44,6 +45,7 @@ from synthreview.metrics.privacy.vulnerable import (
 )
 from synthreview.metrics.privacy.wp29 import WP29Report, wp29_risks
 from synthreview.results import to_jsonable
+from synthreview.splits import draw_rows
 
 __all__ = [
     "DCRResult",
@@ -205,10 +207,10 @@ def distance_to_closest_record(
         rng = np.random.default_rng(seed)
         d_train, d_holdout = d1, to_holdout
         if len(real_x) > share_rows:
-            subset = real_x[np.sort(rng.choice(len(real_x), share_rows, replace=False))]
+            subset = real_x[draw_rows(rng, len(real_x), share_rows)]
             d_train = search(synthetic_x, subset)[0][:, 0]
         elif len(holdout_x) > share_rows:
-            subset = holdout_x[np.sort(rng.choice(len(holdout_x), share_rows, replace=False))]
+            subset = holdout_x[draw_rows(rng, len(holdout_x), share_rows)]
             d_holdout = search(synthetic_x, subset)[0][:, 0]
         share = float(np.mean((d_train < d_holdout) + 0.5 * (d_train == d_holdout)))
     return DCRResult(
@@ -261,6 +263,9 @@ class PrivacyReport:
         Membership judged per person, when the review names a person column (``person``).
     dp_claim : DPClaimTest or None
         A claimed (ε, δ)-DP guarantee tested against the attacks, when one was claimed.
+    quasi_identifiers : QuasiIdentifierRisk or None
+        QI replay, k-anonymity and prosecutor risk, when the review names quasi-identifiers
+        (:mod:`synthreview.metrics.privacy.quasi`).
     errors : dict of str -> str
         Part (``"dcr"``, ``"attribute_inference"``, ``"l_diversity"``, ``"membership_inference"``,
         ``"wp29"``, ...) -> why it failed; a failed attack carries its own ``error``.
@@ -280,6 +285,7 @@ class PrivacyReport:
     shadow: ShadowAttackResult | None = None
     person_level: PersonLevel | None = None
     dp_claim: DPClaimTest | None = None
+    quasi_identifiers: QuasiIdentifierRisk | None = None
 
     def attack(self, name: str) -> AttackResult | None:
         """The result of attack ``name``, or None."""
@@ -299,6 +305,7 @@ class PrivacyReport:
                 "shadow": self.shadow,
                 "person_level": self.person_level,
                 "dp_claim": self.dp_claim,
+                "quasi_identifiers": self.quasi_identifiers,
                 "errors": self.errors,
                 "skipped": self.skipped,
             }
@@ -343,6 +350,7 @@ def evaluate_privacy(
     person: str | None = None,
     claimed_epsilon: float | None = None,
     claimed_delta: float = 0.0,
+    quasi_identifiers: Sequence[str] = (),
 ) -> PrivacyReport:
     """Privacy section for one synthetic table.
 
@@ -375,6 +383,9 @@ def evaluate_privacy(
     claimed_epsilon, claimed_delta : float, optional
         A claimed (ε, δ)-DP guarantee to test against the membership attacks (``dp_claim``,
         :mod:`synthreview.metrics.privacy.dp_claim`); None: no claim, no test.
+    quasi_identifiers : sequence of str, default=()
+        Columns an intruder may know: QI replay against the holdout, k-anonymity and prosecutor
+        risk (:mod:`synthreview.metrics.privacy.quasi`); empty: skipped with the reason.
 
     Returns
     -------
@@ -438,11 +449,6 @@ def evaluate_privacy(
         if found is not None:
             masked = mask_rows(real[cols], found.rows, numeric=schema.numeric)
             vulnerable = replace(found, rows=real_order[found.rows], values=masked)
-    dp_claim = None
-    if attacks and claimed_epsilon is not None:
-        dp_claim = attempt("dp_claim", errors, lambda: dp_claim_test(
-            attacks, epsilon=claimed_epsilon, delta=claimed_delta,
-        ))  # fmt: skip
     person_level = None
     if person is not None and (holdout is None or len(holdout) < 2):
         skipped["person_level"] = "needs a holdout table (the non-member people)"
@@ -452,6 +458,21 @@ def evaluate_privacy(
             person_real, synthetic, person_holdout, column=person, encoder=encoder,
             max_attack=max_attack, wp29_targets=wp29_targets, seed=seed,
             progress=lambda f, m: step(0.5 + 0.1 * f, m),
+        ))  # fmt: skip
+    dp_claim = None
+    if claimed_epsilon is not None and person is not None:
+        # the claim protects people: tested on the attacks' person scores (one per person)
+        judged = [a.result for a in (person_level.attacks if person_level else ())
+                  if a.error is None and a.result is not None]  # fmt: skip
+        if judged:
+            dp_claim = attempt("dp_claim", errors, lambda: replace(dp_claim_test(
+                judged, epsilon=claimed_epsilon, delta=claimed_delta,
+            ), unit="person"))  # fmt: skip
+        elif holdout is not None and len(holdout) >= 2:
+            errors["dp_claim"] = "no membership attack could be judged per person"
+    elif attacks and claimed_epsilon is not None:
+        dp_claim = attempt("dp_claim", errors, lambda: dp_claim_test(
+            attacks, epsilon=claimed_epsilon, delta=claimed_delta,
         ))  # fmt: skip
     if holdout is None:
         skipped["wp29"] = "needs a holdout table (the control attack)"
@@ -504,10 +525,18 @@ def evaluate_privacy(
             seed=seed,
             progress=lambda f, m: step(0.93 + 0.07 * f, m),
         ))  # fmt: skip
+    quasi = None
+    if not quasi_identifiers:
+        skipped["quasi_identifiers"] = "no quasi-identifiers named (--quasi-identifiers)"
+    else:
+        quasi = attempt("quasi_identifiers", errors, lambda: quasi_identifier_risk(
+            real, synthetic, holdout=holdout, quasi_identifiers=quasi_identifiers, seed=seed,
+        ))  # fmt: skip
     step(1.0, "privacy done")
     return PrivacyReport(
         attacks, dcr, inference, diversity, errors, skipped, epsilon, wp29, vulnerable,
         shadow=shadow_result, person_level=person_level, dp_claim=dp_claim,
+        quasi_identifiers=quasi,
     )  # fmt: skip
 
 

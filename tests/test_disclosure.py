@@ -1,0 +1,184 @@
+"""Issue 36: quasi-identifier replay, k-anonymity and prosecutor risk, answer keys, constraints.
+
+Hand-computed values on a tiny table, pycanon's k-anonymity on an Adult extract
+(``tests/reference/qi_reference.py``), and the rules on Adult samples from the bundled extract:
+fresh samples pass, planted cases are caught.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import synthreview
+from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.judgement.rules import SPECS
+from synthreview.metrics.privacy.intervals import newcombe_difference, wilson_interval
+from synthreview.metrics.privacy.quasi import (
+    qi_codes,
+    quasi_identifier_risk,
+    training_frequencies,
+)
+
+REFERENCE = Path(__file__).parent / "reference" / "qi_reference.json"
+ADULT = Path(synthreview.__file__).parent / "datasets" / "adult.csv.gz"
+QIS = ["age", "sex", "race", "native_country", "education", "marital_status", "occupation"]
+
+
+def _tiny(rows):
+    return pd.DataFrame(rows, columns=["age", "sex"])
+
+
+TRAIN = _tiny([(30, "M"), (30, "M"), (40, "F"), (50, "M"), (60, "F"), (60, "F"), (60, "F")])
+SYNTH = _tiny([(40, "F"), (40, "F"), (30, "M"), (70, "M"), (60, "F"), (60, "F")])
+HOLD = _tiny([(30, "M"), (50, "M"), (80, "F"), (80, "F"), (70, "M"), (60, "F"), (20, "F")])
+
+
+def test_hand_computed_tiny_table():
+    r = quasi_identifier_risk(TRAIN, SYNTH, holdout=HOLD, quasi_identifiers=["age", "sex"])
+    # f_k of the synthetic rows in training: 1, 1, 2, 0, 3, 3
+    assert r.risk.tolist() == pytest.approx([1, 1, 0.5, 0, 1 / 3, 1 / 3])
+    assert r.replayed == 2 and r.replay_share == pytest.approx(2 / 6)
+    assert r.risk_mean == pytest.approx((1 + 1 + 0.5 + 0 + 2 / 3) / 6)
+    # holdout in training: (30,M) 2, (50,M) 1, (60,F) 3, the rest 0
+    assert r.holdout_replayed == 1 and r.holdout_replay_share == pytest.approx(1 / 7)
+    assert r.holdout_risk_mean == pytest.approx((0.5 + 1 + 1 / 3) / 7)
+    assert r.excess == pytest.approx(2 / 6 - 1 / 7)
+    assert r.excess_ci == pytest.approx(newcombe_difference(2, 6, 1, 7))
+    # k: synthetic classes (40,F) x2, (30,M), (70,M), (60,F) x2; holdout (80,F) x2, rest 1
+    assert (r.k_anonymity, r.holdout_k_anonymity, r.train_k_anonymity, r.classes) == (1, 1, 1, 4)
+    # balance (equal sizes, no subsample): (40,F) unique in training and absent from the
+    # holdout, twice: +2; (70,M) unique in the holdout and absent from training: -1
+    assert r.balance_rows == 7 and r.balance == pytest.approx(1 / 6)
+    assert r.balance_bound < r.balance and 0 < r.balance_p_value <= 1
+    shares = {label: s for label, s, _ in r.risk_histogram}
+    assert shares["1 (unique)"] == pytest.approx(2 / 6)
+    assert shares["1/2"] == pytest.approx(1 / 6)
+    assert shares["0 (not in training)"] == pytest.approx(1 / 6)
+
+
+def test_k_anonymity_of_a_coarse_table():
+    # two classes of 2 and 3 rows: 2-anonymous
+    train = _tiny([(1, "a"), (1, "a"), (2, "b"), (2, "b"), (2, "b")])
+    r = quasi_identifier_risk(train, train, holdout=None, quasi_identifiers=["age", "sex"])
+    assert r.k_anonymity == 2 and r.train_k_anonymity == 2 and r.replayed == 0
+    assert math.isnan(r.balance) and math.isnan(r.balance_bound)
+    assert r.risk_mean == pytest.approx((2 * 0.5 + 3 / 3) / 5)
+
+
+def test_codes_compare_numbers_as_numbers_and_missing_as_a_value():
+    a = pd.DataFrame({"x": [1, 2, None], "y": ["u", "v", None]})
+    b = pd.DataFrame({"x": [1.0, 2.0, np.nan], "y": ["u", "w", None]})
+    ca, cb = qi_codes([a, b], ["x", "y"])
+    assert ca[0] == cb[0] and ca[1] != cb[1] and ca[2] == cb[2]
+    assert training_frequencies(ca, cb).tolist() == [1, 0, 1]
+
+
+def test_newcombe_published_example():
+    # Newcombe (1998) Table II, example (a): 56/70 - 48/80, method 10: 0.0524 to 0.3339
+    low, high = newcombe_difference(56, 70, 48, 80)
+    assert (round(low, 4), round(high, 4)) == (0.0524, 0.3339)
+    # Wilson (1927) by hand for 1 of 10
+    z = 1.959963984540054
+    center = (0.1 + z * z / 20) / (1 + z * z / 10)
+    half = z / (1 + z * z / 10) * math.sqrt(0.09 / 10 + z * z / 400)
+    assert wilson_interval(1, 10) == pytest.approx((center - half, center + half))
+
+
+def test_against_pycanon_and_a_hand_count():
+    ref = json.loads(REFERENCE.read_text())
+    assert ref["pycanon"] == "1.3.6"
+    train, candidate = pd.DataFrame(ref["train"]), pd.DataFrame(ref["candidate"])
+    for entry in ref["sets"].values():
+        r = quasi_identifier_risk(train, candidate, quasi_identifiers=entry["quasi_identifiers"])
+        assert r.train_k_anonymity == entry["train_k"]
+        assert r.k_anonymity == entry["candidate_k"]
+        assert r.replayed == entry["replayed"]
+        assert r.risk_mean == pytest.approx(entry["risk_mean"], rel=1e-12)
+
+
+def test_row_order_changes_nothing():
+    ref = json.loads(REFERENCE.read_text())
+    train, candidate = pd.DataFrame(ref["train"]), pd.DataFrame(ref["candidate"])
+    holdout = candidate.iloc[:200]
+    a = quasi_identifier_risk(train, candidate, holdout=holdout, quasi_identifiers=QIS)
+    b = quasi_identifier_risk(
+        train.sample(frac=1, random_state=1),
+        candidate,
+        holdout=holdout.sample(frac=1, random_state=2),
+        quasi_identifiers=QIS,
+    )
+    assert a.to_dict() == b.to_dict()
+
+
+# --- rules on Adult (the bundled extract) ---------------------------------------------------
+
+N_ADULT = 3000
+
+
+@pytest.fixture(scope="module")
+def adult():
+    return pd.read_csv(ADULT)
+
+
+def adult_split(adult, seed):
+    """Training, holdout and a fresh sample: disjoint Adult rows, 3,000 each."""
+    rows = adult.sample(3 * N_ADULT, random_state=100 + seed).reset_index(drop=True)
+    n = N_ADULT
+    return rows[:n], rows[n : 2 * n].reset_index(drop=True), rows[2 * n :].reset_index(drop=True)
+
+
+def graft_qi(train, fresh, share, seed):
+    """``fresh`` with ``share`` of its rows given the QI combinations of training-unique people."""
+    rng = np.random.default_rng(seed)
+    (codes,) = qi_codes([train], QIS)
+    unique = np.flatnonzero(training_frequencies(codes, codes) == 1)
+    m = round(share * len(fresh))
+    source, target = rng.choice(unique, m, replace=False), rng.choice(len(fresh), m, replace=False)
+    out = fresh.copy()
+    out.iloc[target, [out.columns.get_loc(q) for q in QIS]] = train.iloc[source][QIS].to_numpy()
+    return out
+
+
+def judge(rule, candidate):
+    policy = load_policy()
+    verdicts = apply_policy(policy, candidate, kind="table")
+    return next(v for v in verdicts.rules if v.rule == rule)
+
+
+def _qi_candidate(train, synthetic, holdout, seed=0):
+    r = quasi_identifier_risk(train, synthetic, holdout=holdout, quasi_identifiers=QIS, seed=seed)
+    return {"privacy": {"quasi_identifiers": r.to_dict(), "errors": {}, "skipped": {}}}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_fresh_adult_passes_qi_replay(adult, seed):
+    train, holdout, fresh = adult_split(adult, seed)
+    verdict = judge("qi_replay", _qi_candidate(train, fresh, holdout, seed))
+    assert verdict.verdict == "pass", verdict.reason
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_three_percent_qi_replay_fails(adult, seed):
+    train, holdout, fresh = adult_split(adult, seed)
+    planted = graft_qi(train, fresh, 0.03, seed)
+    verdict = judge("qi_replay", _qi_candidate(train, planted, holdout, seed))
+    assert verdict.verdict == "fail", verdict.reason
+    assert "age, sex, race" in verdict.reason
+
+
+def test_no_quasi_identifiers_is_not_judged():
+    candidate = {
+        "privacy": {
+            "errors": {},
+            "skipped": {"quasi_identifiers": "no quasi-identifiers named (--quasi-identifiers)"},
+        }
+    }
+    verdict = judge("qi_replay", candidate)
+    assert verdict.verdict == "n/a" and "--quasi-identifiers" in verdict.reason
+    assert "qi_replay" in SPECS
