@@ -8,8 +8,17 @@ folders get their modes whatever the umask; a claimed ε = 0 is judged like any 
 
 from __future__ import annotations
 
+import contextlib
+import glob
+import io
+import json
 import os
+import pwd
+import shutil
+import socket
 import stat
+import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -19,14 +28,16 @@ import pytest
 
 import synthreview
 from synthreview.cli import main
-from synthreview.errors import DataError
+from synthreview.errors import ConfigError, DataError
 from synthreview.generators.runner import GeneratorProcess, GeneratorTimeout
 from synthreview.io.parquet import read_partition
 from synthreview.io.tables import align, infer_schema
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.metrics.privacy.shadow import ShadowSettings, shadow_attack
 from synthreview.options import ReviewOptions
+from synthreview.release.register import check_register, parse_register_url, redact_url
 from synthreview.review import evaluate
+from synthreview.terminal import terminal_text
 from tests.credit_split import german_credit_split, noisy_copy
 from tests.hostile_generators import MARK
 
@@ -218,3 +229,121 @@ def test_a_claimed_epsilon_of_zero_is_judged_like_any_other(credit_claims):
     certified = zero["privacy"]["dp_claim"]["certified_epsilon"]
     assert certified == one["privacy"]["dp_claim"]["certified_epsilon"] > 1.0
     assert apply_policy(policy, zero)["dp_claim"].value == pytest.approx(certified)
+
+
+# --- items 4 and 5: no secret written or printed; terminal output is text -----------------------
+
+PASSWORD = "s3cret-pw-35"
+SPOOF = "cand\rRELEASE (pass) - every rule passes\x1b[2K"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def password_postgres():
+    """A PostgreSQL server that asks for a password (scram-sha-256): ``(port, root folder)``."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if not found:
+        pytest.fail("PostgreSQL server binaries not found: apt-get install -y postgresql")
+    initdb = found[-1]
+    pg_ctl = str(Path(initdb).with_name("pg_ctl"))
+    root = Path(tempfile.mkdtemp(prefix="synthreview-pgpw-"))
+    (root / "pw").write_text(PASSWORD + "\n")
+    run_as: list[str] = []
+    if os.geteuid() == 0:  # the server refuses to run as root
+        user = pwd.getpwnam("postgres")
+        for path in (root, root / "pw"):
+            os.chown(path, user.pw_uid, user.pw_gid)
+        run_as = ["runuser", "-u", "postgres", "--"]
+    data, port = root / "data", _free_port()
+    started = False
+    try:
+        subprocess.run([*run_as, initdb, "-D", str(data), "-U", "synthreview",
+                        "-A", "scram-sha-256", "--pwfile", str(root / "pw"), "-E", "UTF8",
+                        "--no-sync"], check=True, capture_output=True)  # fmt: skip
+        options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        subprocess.run([*run_as, pg_ctl, "-D", str(data), "-l", str(root / "log"), "-w",
+                        "-t", "60", "-o", options, "start"], check=True,
+                       capture_output=True)  # fmt: skip
+        started = True
+        yield port
+    finally:
+        if started:
+            subprocess.run([*run_as, pg_ctl, "-D", str(data), "-m", "fast", "-w", "stop"],
+                           capture_output=True)  # fmt: skip
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_register_urls_are_shown_without_credentials():
+    url = f"postgresql://me:{PASSWORD}@db.example:5432/reg?sslmode=require&password={PASSWORD}"
+    assert redact_url(url) == (
+        "postgresql://me:***@db.example:5432/reg?sslmode=require&password=***"
+    )
+    assert parse_register_url(url).shown == redact_url(url)
+    with pytest.raises(ConfigError) as caught:
+        parse_register_url(f"sqlite://me:{PASSWORD}@x")
+    assert PASSWORD not in str(caught.value)
+
+
+@pytest.fixture(scope="module")
+def spoof_review(adult, password_postgres, tmp_path_factory):
+    """One CLI review: a candidate file named with ``\\r`` and an escape sequence, the register
+    given as a URL with a password; ``(exit code, stdout, stderr, out folder)``."""
+    folder = tmp_path_factory.mktemp("spoof")
+    real, holdout = adult
+    real.to_csv(folder / "real.csv", index=False)
+    holdout.to_csv(folder / "holdout.csv", index=False)
+    real.to_csv(folder / f"{SPOOF}.csv", index=False)  # a copy: it must not be released
+    url = f"postgresql://synthreview:{PASSWORD}@127.0.0.1:{password_postgres}/postgres"
+    argv = ["review", "--real", str(folder / "real.csv"), "--holdout", str(folder / "holdout.csv"),
+            "--synthetic", str(folder / f"{SPOOF}.csv"), "--embedding", "none",
+            "--max-attack", "60", "--out", str(folder / "out"), "--register", url]  # fmt: skip
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue(), folder / "out"
+
+
+def test_no_password_in_any_file_of_the_review_folder_or_any_message(spoof_review):
+    code, out, err, folder = spoof_review
+    assert code == 1, err
+    assert PASSWORD not in out + err
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    assert files and all(PASSWORD.encode() not in p.read_bytes() for p in files)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert "synthreview:***@127.0.0.1" in json.dumps(manifest)
+
+
+def test_a_crafted_candidate_name_cannot_print_a_decision_line(spoof_review):
+    _, out, err, _ = spoof_review
+    assert "\r" not in out + err and "\x1b" not in out + err
+    decisions = [line for line in err.split("\n") if "DO NOT RELEASE" in line]
+    assert decisions and all(line.startswith("cand\\rRELEASE (pass)") for line in decisions)
+    # no line of the output starts as a release would
+    assert not any(line.startswith("RELEASE") for line in (out + err).split("\n"))
+
+
+def test_terminal_text_escapes_control_and_format_characters():
+    assert terminal_text("a\rb\nc\x1b[31md\u202ee\x7f") == "a\\rb\\nc\\x1b[31md\\u202ee\\x7f"
+    assert terminal_text("Zürich ✓ 東京") == "Zürich ✓ 東京"
+
+
+def test_passwords_come_from_pgpassword_or_a_pgpass_file(password_postgres, tmp_path, monkeypatch):
+    url = f"postgresql://synthreview@127.0.0.1:{password_postgres}/postgres"
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "none"))
+    with pytest.raises(ConfigError) as refused:
+        check_register(url)
+    assert "password" in str(refused.value)
+    monkeypatch.setenv("PGPASSWORD", PASSWORD)
+    assert check_register(url).dialect == "postgresql"
+    monkeypatch.delenv("PGPASSWORD")
+    pgpass = tmp_path / "pgpass"
+    pgpass.write_text(f"127.0.0.1:{password_postgres}:*:synthreview:{PASSWORD}\n")
+    pgpass.chmod(0o600)
+    monkeypatch.setenv("PGPASSFILE", str(pgpass))
+    assert check_register(url).dialect == "postgresql"

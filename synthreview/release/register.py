@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeAlias
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote_plus
 
 import pandas as pd
 import psycopg
@@ -294,6 +294,41 @@ def default_register() -> str:
     return f"sqlite:///{Path(base) / 'synthreview' / 'register.sqlite'}"
 
 
+#: query parameters of a connection URL whose values are secrets (libpq's and common ones)
+SECRET_QUERY_KEYS = frozenset({"password", "passwd", "pwd", "pass", "sslpassword", "secret",
+                               "token", "api_key", "apikey"})  # fmt: skip
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its credentials hidden: the one form in which a register URL is shown.
+
+    The password of ``scheme://user:password@host`` becomes ``***`` and so does the value of
+    every secret query parameter (:data:`SECRET_QUERY_KEYS`, e.g. ``?password=...``); a value
+    without ``://`` (a file path) is returned as it is. Every message, manifest and record that
+    names a register uses this form (passwords belong in ``PGPASSWORD`` or a ``.pgpass`` file,
+    which libpq reads).
+
+    >>> redact_url("postgresql://me:s3cret@db:5432/reg?sslmode=require&password=s3cret")
+    'postgresql://me:***@db:5432/reg?sslmode=require&password=***'
+    """
+    if not isinstance(url, str) or "://" not in url:
+        return url
+    scheme, _, rest = url.partition("://")
+    location, mark, query = rest.partition("?")
+    query, hash_mark, fragment = query.partition("#")
+    authority, slash, path = location.partition("/")
+    if "@" in authority:
+        userinfo, _, host = authority.rpartition("@")
+        if ":" in userinfo:
+            authority = f"{userinfo.split(':', 1)[0]}:***@{host}"
+    pairs = []
+    for pair in query.split("&") if query else ():
+        key, equals, _value = pair.partition("=")
+        secret = unquote_plus(key).strip().lower() in SECRET_QUERY_KEYS
+        pairs.append(f"{key}{equals}***" if secret and equals else pair)
+    return f"{scheme}://{authority}{slash}{path}{mark}{'&'.join(pairs)}{hash_mark}{fragment}"
+
+
 def parse_register_url(url: str) -> RegisterURL:
     """Split ``--db`` into dialect and target (see the module docstring for the forms).
 
@@ -312,16 +347,13 @@ def parse_register_url(url: str) -> RegisterURL:
         # SQLAlchemy's form: sqlite:///relative or sqlite:////absolute (the host part is empty)
         if not rest.startswith("/") or rest == "/":
             raise ConfigError(
-                f"option --db: an SQLite URL must be sqlite:///PATH; got {url!r} instead"
+                f"option --db: an SQLite URL must be sqlite:///PATH; got {redact_url(url)!r} "
+                "instead"
             )
         return RegisterURL("sqlite", rest[1:], url)
     if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
-        parts = urlsplit("postgresql://" + rest)
-        netloc = parts.netloc
-        if parts.password is not None:
-            netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
-        shown = urlunsplit(parts._replace(netloc=netloc))
-        return RegisterURL("postgresql", "postgresql://" + rest, shown)
+        target = "postgresql://" + rest
+        return RegisterURL("postgresql", target, redact_url(target))
     raise ConfigError(
         "option --db must be sqlite:///PATH, postgresql://USER@HOST:PORT/DB or a file path; "
         f"got the scheme {scheme!r} instead"
