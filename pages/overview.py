@@ -13,11 +13,18 @@ import pandas as pd
 import streamlit as st
 
 import app_state
-from synthreview.figures.audit import fidelity_curves, scorecard_table
-from synthreview.figures.explain import MISSING, format_metric, metric_help
+from synthreview.figures.audit import fidelity_curves, scorecard_frame
+from synthreview.figures.explain import (
+    MISSING,
+    format_metric,
+    headline_readings,
+    metric_help,
+    rule_reading,
+)
 from synthreview.figures.frontier import UTILITY_AXES, frontier_points, privacy_utility_frontier
 from synthreview.figures.style import FONT_SIZE
 from synthreview.figures.text import markdown_text
+from synthreview.judgement.decision import rule_label
 from synthreview.judgement.policy import HEADLINES, headline_scores
 from synthreview.judgement.verdicts import DECISION_STYLE
 
@@ -42,6 +49,9 @@ PRESENTATION_CSS = """<style>
 .sr-badge { font-size: 1.2rem; min-width: 17rem; }
 .sr-name { font-size: 1.35rem; } .sr-reason { font-size: 1.2rem; line-height: 1.35; }
 div[class*="st-key-overview_slide_"] { min-height: 92vh; justify-content: center; }
+/* the decisions open the first screen: at the top, never centred below empty space */
+div.st-key-overview_slide_0 { min-height: 0; justify-content: flex-start; }
+.st-key-overview_slide_0 h3 { padding-top: 0; }
 </style>"""
 
 
@@ -58,25 +68,51 @@ def decision_html(decisions) -> str:
     return '<div class="sr-decisions">' + "".join(lines) + "</div>"
 
 
-def key_numbers(candidates, decisions) -> pd.DataFrame:
+def key_numbers(candidates, verdicts, decisions) -> tuple[pd.DataFrame, list[str]]:
     """The headline numbers, one row per measure and one column per candidate after the holdout
     reference: a meeting has more measures than candidates, so the table grows down, not
-    sideways. Names and labels are Markdown-escaped (``st.table`` renders its cells)."""
+    sideways. Each judged cell is the rule's verdict record written by
+    ``figures.explain.rule_reading`` (the point, the value the rule judged, the verdict), so the
+    key numbers and the scorecard cannot disagree; a cell whose point alone is beyond the line
+    its verdict is within points to a note (returned, in order). Names and labels are
+    Markdown-escaped (``st.table`` renders its cells)."""
     columns: dict[str, list[str]] = {}
     references: dict[str, float | None] = {}
+    notes: list[str] = []
     for name, candidate in candidates.items():
         scores = headline_scores(candidate)
+        readings = headline_readings(verdicts.get(name))
         for key, (_, ref) in scores.items():
             if ref is not None:
                 references.setdefault(key, ref)
-        columns[markdown_text(name)] = [DECISION_STYLE[decisions[name].outcome].label] + [
-            format_metric(key, scores[key][0]) if key in scores else MISSING for key in HEADLINES
-        ]
+        cells = [DECISION_STYLE[decisions[name].outcome].label]
+        for key, label in HEADLINES.items():
+            reading = readings.get(key)
+            if reading is None:  # the policy does not judge it: the point alone
+                cells.append(format_metric(key, scores[key][0]) if key in scores else MISSING)
+                continue
+            cell = reading.short
+            if reading.why:
+                notes.append(f"{name}, {label}: {reading.why}")
+                cell += f" (note {len(notes)})"
+            cells.append(markdown_text(cell))
+        columns[markdown_text(name)] = cells
     if references:
         reference = [""] + [format_metric(key, references.get(key)) for key in HEADLINES]
         columns = {"holdout (reference)": reference, **columns}
     measures = ["decision", *(markdown_text(label) for label in HEADLINES.values())]
-    return pd.DataFrame(columns, index=pd.Index(measures, name="measure"))
+    return pd.DataFrame(columns, index=pd.Index(measures, name="measure")), notes
+
+
+def copies_line(name: str) -> None:
+    """The candidate's copies counted once (``app_state.copy_counts``), the breakdown one
+    click away."""
+    counts = app_state.copy_counts(name)
+    if counts is None:
+        return
+    st.markdown(f"**{markdown_text(name)}**: {markdown_text(counts.sentence())}")
+    with st.expander(f"Copies in {markdown_text(name)}, counted once"):
+        st.table(pd.DataFrame(counts.rows(), columns=["rows", "count"]).set_index("rows"))
 
 
 review = app_state.require_review()
@@ -163,7 +199,10 @@ with st.container(key="overview_slide_1"):
 with st.container(key="overview_slide_2"):
     st.subheader("Key numbers beside the holdout reference")
     # a static table whose cells wrap: it fits the page at 1280 px however many candidates
-    st.table(key_numbers(candidates, decisions))
+    numbers, notes = key_numbers(candidates, verdicts, decisions)
+    st.table(numbers)
+    for i, note in enumerate(notes, start=1):
+        st.caption(f"Note {i}. {markdown_text(note)}")
     # "see the errors above" only when the page shows errors
     shown_errors = any(c.errors for c in report.candidates.values())
     shown_errors = shown_errors or bool(app_state.curation_errors())
@@ -171,19 +210,28 @@ with st.container(key="overview_slide_2"):
     if not shown_errors:
         why_missing = "its section's page says why"
     st.caption(
-        f"{MISSING} means not measured ({why_missing}). The "
+        f"{MISSING} means not measured ({why_missing}). Each number is the point estimate, then "
+        "the value the release rule judged and its verdict. The "
         "holdout column is what a fresh real sample scores: the level a perfect generator "
         "reaches. The Glossary page explains every measure."
     )
+    if any(app_state.copy_counts(n) is not None for n in candidates):
+        st.subheader("Copies of real records")
+        for name in candidates:
+            copies_line(name)
 
 if not present:  # controls are not drawn at all while presenting
     with st.expander("Every rule, per candidate"):
-        st.plotly_chart(
-            app_state.view("overview_scorecard", lambda: scorecard_table(verdicts)),
-            key="overview_scorecard",
-        )
+        # a static table whose cells wrap: no label is cut at 1280 px
+        with st.container(key="overview_scorecard"):
+            st.table(app_state.view("overview_scorecard", lambda: scorecard_frame(verdicts)))
         for name, verdict in verdicts.items():
-            st.text(f"{name}\n" + "\n".join(f"  {r.message}" for r in verdict.rules))
+            # wrapped lines (a preformatted block scrolls sideways at 1280 px)
+            st.markdown(f"**{markdown_text(name)}**\n\n" + "\n".join(
+                f"- {markdown_text(rule_label(r.rule))}: {markdown_text(rule_reading(r).text)} "
+                f"({markdown_text(r.reason)})"
+                for r in verdict.rules
+            ))  # fmt: skip
     with st.expander("Release policy", expanded=False):
         st.file_uploader(
             "Policy file (TOML); rules it leaves out keep the defaults",

@@ -209,6 +209,11 @@ def _parser() -> argparse.ArgumentParser:
         help="columns an intruder may know (age, sex, area...): QI replay, k-anonymity and "
         "prosecutor risk (policy rule qi_replay; none named: not judged)",
     )  # fmt: skip
+    review.add_argument(
+        "--label-leak-columns", nargs="+", default=(), metavar="COL",
+        help="categorical columns tested for an answer key besides --target (policy rule "
+        "label_leak: an exact rule of the other columns in the candidate but not in real data)",
+    )  # fmt: skip
     review.add_argument("--formula", help="regression for CI overlap, e.g. 'y ~ a + b'")
     review.add_argument("--max-attack", type=int, default=10_000)
     review.add_argument(
@@ -432,6 +437,7 @@ def run_review(args: argparse.Namespace) -> int:
             claimed_delta=args.claimed_delta,
             groups=tuple(args.groups or ()),
             quasi_identifiers=tuple(args.quasi_identifiers or ()),
+            label_leak_columns=tuple(args.label_leak_columns or ()),
             formula=args.formula,
             max_attack=args.max_attack,
             motif_length=args.motif_length,

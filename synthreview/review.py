@@ -344,6 +344,7 @@ def _run_section(
             formula=options.formula,
             seed=seed,
             memo=ctx.memo,
+            label_leak_columns=options.label_leak_columns,
             person=options.person,
         )
     if section == "glucose":

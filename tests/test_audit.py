@@ -276,7 +276,9 @@ def test_copy_excess_and_verdicts(tmp_path):
     # judged from the policy: the lower bound minus the fresh real sample's share
     assert rule.value == pytest.approx(lower - 1 / 101)
     assert (rule.pass_at, rule.fail_at, rule.verdict) == (0.005, 0.01, "fail")
-    assert rule.measured == pytest.approx(lower) and rule.reference == pytest.approx(1 / 101)
+    # the point is the flagged share; the rule judges its lower bound (both in the verdict)
+    assert rule.measured == pytest.approx(2 / 6) and rule.bound == pytest.approx(lower)
+    assert rule.reference == pytest.approx(1 / 101) and "lower bound" in rule.bound_text
     assert "2 of 6 rows flagged" in rule.reason and verdicts.overall == "fail"
     # the thresholds are the policy's: a looser policy file passes the same evidence
     loose = tmp_path / "loose.toml"

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 import synthreview
+from synthreview.io.tables import infer_schema
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.judgement.rules import SPECS
 from synthreview.metrics.privacy.intervals import newcombe_difference, wilson_interval
@@ -24,6 +25,7 @@ from synthreview.metrics.privacy.quasi import (
     quasi_identifier_risk,
     training_frequencies,
 )
+from synthreview.metrics.utility.answer_key import answer_keys
 
 REFERENCE = Path(__file__).parent / "reference" / "qi_reference.json"
 ADULT = Path(synthreview.__file__).parent / "datasets" / "adult.csv.gz"
@@ -182,3 +184,56 @@ def test_no_quasi_identifiers_is_not_judged():
     verdict = judge("qi_replay", candidate)
     assert verdict.verdict == "n/a" and "--quasi-identifiers" in verdict.reason
     assert "qi_replay" in SPECS
+
+
+# --- answer keys (label_leak) --------------------------------------------------------------
+
+
+def _leak_candidate(train, synthetic, holdout, columns=("income",)):
+    schema = infer_schema(train)
+    keys = answer_keys(train, synthetic, holdout=holdout, columns=columns, schema=schema)
+    return {"utility": {"answer_key": keys.to_dict(), "errors": {}, "skipped": {}}}, keys
+
+
+def _income_rule(frame, flip=0, seed=0):
+    out = frame.copy()
+    out["income"] = np.where(out["capital_gain"] > 0, ">50K", "<=50K")
+    if flip:
+        rows = np.random.default_rng(seed).choice(len(out), flip, replace=False)
+        out.loc[rows, "income"] = np.where(out.loc[rows, "income"] == ">50K", "<=50K", ">50K")
+    return out
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_fresh_adult_passes_label_leak(adult, seed):
+    train, holdout, fresh = adult_split(adult, seed)
+    candidate, _ = _leak_candidate(train, fresh, holdout, ("income", "sex"))
+    verdict = judge("label_leak", candidate)
+    assert verdict.verdict == "pass", verdict.reason
+
+
+def test_exact_label_rule_fails_and_is_named(adult):
+    train, holdout, fresh = adult_split(adult, 0)
+    candidate, keys = _leak_candidate(train, _income_rule(fresh), holdout)
+    assert keys.keys[0].rule == "income = >50K iff capital_gain > 0"
+    assert keys.keys[0].exact and keys.keys[0].depth == 1
+    verdict = judge("label_leak", candidate)
+    assert verdict.verdict == "fail"
+    assert "income = >50K iff capital_gain > 0" in verdict.reason
+
+
+def test_near_exact_label_rule_warns_naming_the_column(adult):
+    train, holdout, fresh = adult_split(adult, 1)
+    candidate, keys = _leak_candidate(train, _income_rule(fresh, flip=15), holdout)
+    verdict = judge("label_leak", candidate)
+    assert verdict.verdict == "warn", verdict.reason
+    assert verdict.reason.startswith("answer key: close to a rule (income:")
+    assert keys.keys[0].error == pytest.approx(15 / N_ADULT)
+
+
+def test_numeric_column_is_skipped_and_no_column_is_not_judged(adult):
+    train, holdout, fresh = adult_split(adult, 0)
+    _, keys = _leak_candidate(train, fresh, holdout, ("age",))
+    assert keys.keys == () and "numeric" in dict(keys.skipped)["age"]
+    candidate = {"utility": {"errors": {}, "skipped": {"answer_key": "no target named"}}}
+    assert judge("label_leak", candidate).verdict == "n/a"

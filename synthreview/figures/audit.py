@@ -13,8 +13,9 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from synthreview.figures.explain import reading_table
+from synthreview.figures.explain import reading_table, rule_reading
 from synthreview.figures.style import (
+    CURVE_HEIGHT,
     HOLDOUT_COLOR,
     IDEAL_COLOR,
     VERDICT_COLORS,
@@ -22,22 +23,41 @@ from synthreview.figures.style import (
     palette,
 )
 from synthreview.figures.text import plot_text, plot_texts
+from synthreview.judgement.decision import rule_label
 from synthreview.judgement.policy import HEADLINES, headline_scores
 
 _BEFORE_AFTER = ("ip_alpha", "ir_beta", "authenticity", "mia_auc", "dcr_share")
 
 
-def _legend_right(fig: go.Figure) -> go.Figure:
-    # many traces: a legend on top wraps over the title, so list them at the right instead
-    fig.update_layout(
-        legend={"orientation": "v", "x": 1.02, "y": 1, "xanchor": "left", "yanchor": "top"},
-        margin={"r": 220},
-    )
-    return fig
-
-
 def _as_dict(verdicts: Any) -> dict[str, Any]:
     return verdicts.to_dict() if hasattr(verdicts, "to_dict") else dict(verdicts)
+
+
+def _score_text(verdict: Mapping[str, Any]) -> str:
+    # the verdict, the point and the judged number: "PASS 0.708, judged 0.497"
+    reading = rule_reading(verdict)
+    judged = f", judged {reading.judged_value}" if reading.judged_value else ""
+    return f"{reading.verdict} {reading.value}{judged}"
+
+
+def scorecard_frame(verdicts: Mapping[str, Any]) -> pd.DataFrame:
+    """The scorecard for ``st.table``: one row per rule, one column per candidate.
+
+    Each cell is :attr:`~synthreview.figures.explain.RuleReading.short` (the point, the value
+    the rule judged and the verdict); labels are Markdown-escaped, cells wrap.
+    """
+    by_name = {name: _as_dict(v) for name, v in verdicts.items()}
+    rules: list[str] = []
+    for v in by_name.values():
+        rules += [r for r in v["rules"] if r not in rules]
+    columns = {
+        name: [rule_reading(v["rules"][r]).short if r in v["rules"] else "N/A" for r in rules]
+        + [v["overall"].upper()]
+        for name, v in by_name.items()
+    }
+    labels = [rule_label(r) for r in rules]
+    frame = pd.DataFrame(columns, index=pd.Index([*labels, "overall"], name="rule"))
+    return reading_table(frame)
 
 
 def scorecard_table(verdicts: Mapping[str, Any]) -> go.Figure:
@@ -59,8 +79,7 @@ def scorecard_table(verdicts: Mapping[str, Any]) -> go.Figure:
         for rule in rules:
             r = v["rules"].get(rule)
             verdict = r["verdict"] if r else "n/a"
-            value = r.get("value") if r else None
-            texts.append(f"{verdict}" + (f" ({value:.3g})" if value is not None else ""))
+            texts.append(_score_text(r) if r else "N/A")
             colours.append(VERDICT_COLORS[verdict])
         texts.append(v["overall"].upper())
         colours.append(VERDICT_COLORS[v["overall"]])
@@ -135,7 +154,9 @@ def before_after_bars(before: Mapping[str, Any], after: Mapping[str, Any]) -> go
             )
     fig.update_layout(barmode="group")
     fig.update_yaxes(title="score", range=[0, 1.05])
-    return _legend_right(apply_style(fig, title="Before and after curation"))
+    # the legend goes below (apply_style), so the plot keeps its CURVE_HEIGHT however many
+    # candidates there are: a legend at the right squeezed it to ~90 px in a half column
+    return apply_style(fig, title="Before and after curation", height=CURVE_HEIGHT)
 
 
 def fidelity_curves(candidates: Mapping[str, Any], *, curve: str = "alpha") -> go.Figure:
@@ -194,7 +215,7 @@ def fidelity_curves(candidates: Mapping[str, Any], *, curve: str = "alpha") -> g
         )
     fig.update_xaxes(title=axis, range=[0, 1])
     fig.update_yaxes(title="precision" if curve == "alpha" else "recall", range=[0, 1.02])
-    return _legend_right(apply_style(fig, title=title))
+    return apply_style(fig, title=title, height=CURVE_HEIGHT)
 
 
 def reattack_reading_table(frame: pd.DataFrame) -> pd.DataFrame:

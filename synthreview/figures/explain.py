@@ -9,12 +9,17 @@ tooltip cannot drift from the glossary. No Streamlit here: pages pass these stri
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from numbers import Real
+from typing import Any
 
 import pandas as pd
 
 from synthreview.figures.text import markdown_text
+from synthreview.judgement.policy import HEADLINE_RULES, RuleVerdict
+from synthreview.judgement.rules import SPECS
+from synthreview.judgement.verdicts import SEVERITY, VERDICT_STYLE
 from synthreview.metrics.info import MetricInfo
 from synthreview.metrics.registry import REGISTRY, get
 
@@ -210,3 +215,186 @@ def glossary_frame(section: str | None = None) -> pd.DataFrame:
         if section is None or info.section == section
     ]
     return pd.DataFrame(rows)
+
+
+# --- a rule's value, judged value, line and verdict ------------------------------------------
+
+#: why a rule judges a bound, said where the point alone is beyond a line the verdict is within
+BOUND_REASON = (
+    "a single estimate carries sampling noise (and the best of several attacks or metrics "
+    "carries the luck of the draw), so a release is refused only when the bound is beyond the line"
+)
+
+
+@dataclass(frozen=True)
+class RuleReading:
+    """One rule's verdict as every page and ``report.html`` write it.
+
+    Attributes
+    ----------
+    rule : str
+        The rule's id (``[rules.NAME]``).
+    value : str
+        The point estimate in the metric's format (``"0.708"``; ``n/a`` when not measured).
+    judged : str
+        What the thresholds were applied to, in words with its number (``"judged on the 95 %
+        lower bound 0.573 over 13 attacks (Bonferroni)"``); empty when the point itself is
+        judged.
+    judged_value : str
+        The judged number alone in its units (``"0.573"``, ``"1.2× chance"``); empty when the
+        point itself is judged or nothing was measured.
+    line : str
+        The policy's lines in the judged quantity's units (``"passes at most 0.6, fails above
+        0.7"``).
+    verdict : str
+        The verdict's label (``"PASS"``).
+    why : str
+        The sentence a meeting needs when the point alone is beyond a line the verdict is within
+        (a bound was judged, or the rule is advisory); empty otherwise.
+    key : str
+        The verdict itself (``"pass"``), for colours.
+    """
+
+    rule: str
+    value: str
+    judged: str
+    judged_value: str
+    line: str
+    verdict: str
+    why: str
+    key: str
+
+    @property
+    def short(self) -> str:
+        """``"0.708, judged on ...: PASS"``: a table cell (the line and the why left out)."""
+        if self.value == MISSING:
+            return f"{MISSING}: {self.verdict}"
+        judged = f", {self.judged}" if self.judged else ""
+        return f"{self.value}{judged}: {self.verdict}"
+
+    @property
+    def text(self) -> str:
+        """Value, judged value, line and verdict in one sentence, then the why."""
+        parts = [p for p in (self.value, self.judged, self.line) if p]
+        out = f"{'; '.join(parts)}: {self.verdict}"
+        return f"{out}. {self.why}" if self.why else out
+
+
+def _field(verdict: RuleVerdict | Mapping[str, Any], name: str, default: Any = None) -> Any:
+    if isinstance(verdict, RuleVerdict):
+        name = {"pass": "pass_at", "fail": "fail_at"}.get(name, name)
+        return getattr(verdict, name, default)
+    return verdict.get(name, default)
+
+
+def _finite(x: Any) -> float | None:
+    ok = isinstance(x, Real) and not isinstance(x, bool) and math.isfinite(float(x))
+    return float(x) if ok else None
+
+
+def _grade(value: float, pass_at: float, fail_at: float, direction: str) -> str:
+    if direction == "lower":
+        return "pass" if value <= pass_at else "fail" if value > fail_at else "warn"
+    return "pass" if value >= pass_at else "fail" if value < fail_at else "warn"
+
+
+def rule_reading(verdict: RuleVerdict | Mapping[str, Any]) -> RuleReading:
+    """Value, judged value, line and verdict of one rule: the one way they are written.
+
+    Parameters
+    ----------
+    verdict : RuleVerdict or its ``to_dict()``
+        From the judgement (``report.json``'s ``verdicts.NAME.rules.RULE`` alike), so a page,
+        the Overview's key numbers and ``report.html`` show the number the rule judged.
+
+    Returns
+    -------
+    RuleReading
+        Where the point alone would get a worse verdict than the rule gave (a bound was judged,
+        or an advisory rule's fail reads warn), ``why`` says so.
+    """
+    rule = str(_field(verdict, "rule"))
+    key = str(_field(verdict, "verdict", "n/a"))
+    spec = SPECS.get(rule)
+    info = get(spec.metric) if spec is not None else None
+    form = spec.form if spec is not None else "value"
+
+    def fmt(x: float | None) -> str:
+        return format_number(x, info.fmt if info is not None else None)
+
+    measured, judged = _finite(_field(verdict, "measured")), _finite(_field(verdict, "value"))
+    point, reference = _finite(_field(verdict, "point")), _finite(_field(verdict, "reference"))
+    bound_text = str(_field(verdict, "bound_text") or "")
+    pass_at, fail_at = _finite(_field(verdict, "pass")), _finite(_field(verdict, "fail"))
+    direction = str(_field(verdict, "direction", "lower"))
+    # the judged quantity's units: multiples of chance, a shortfall or excess, a distance
+    if form == "times_chance":
+        unit, prefix = "× chance", ""
+    elif form == "shortfall":
+        what = "shortfall" if info is not None and info.direction == "higher" else "excess"
+        unit, prefix = "", f"a {what} of " if what == "shortfall" else f"an {what} of "
+    elif info is not None and info.direction == "closest":
+        unit, prefix = "", f"a distance from {info.ideal:g} of "
+    else:
+        unit, prefix = "", ""
+    better, worse = ("at most", "above") if direction == "lower" else ("at least", "below")
+    line = (
+        f"passes {better} {prefix}{pass_at:g}{unit}, fails {worse} {prefix}{fail_at:g}{unit}"
+        if pass_at is not None and fail_at is not None
+        else ""  # a record without its thresholds
+    )
+    quantity, judged_value = "", ""
+    if judged is not None:
+        if form == "times_chance":
+            quantity = f"{judged:.1f}× chance"
+        elif form == "shortfall":
+            than = f" vs {fmt(reference)} for a fresh real sample" if reference is not None else ""
+            quantity = f"{prefix}{fmt(judged)}{than}"
+        elif prefix:
+            quantity = f"{prefix}{fmt(judged)}"
+    if judged is not None and (bound_text or quantity):
+        bound = _finite(_field(verdict, "bound"))
+        bare = fmt(bound if form == "value" and bound is not None else judged)
+        judged_value = f"{judged:.1f}× chance" if form == "times_chance" else bare
+    if judged is None:
+        judged_text = ""
+    elif bound_text:
+        judged_text = f"judged on {bound_text}" + (f": {quantity}" if quantity else "")
+    else:
+        judged_text = f"judged as {quantity}" if quantity else ""
+    why = ""
+    shown = point if point is not None else judged
+    if shown is not None and line and key in ("pass", "warn"):
+        alone = _grade(shown, pass_at, fail_at, direction)
+        if SEVERITY[alone] > SEVERITY[key] and bound_text:
+            words = {"fail": "fail", "warn": "warn"}[alone]
+            why = (
+                f"The point estimate {fmt(measured)} alone would {words}, but the rule "
+                f"judges the bound: {BOUND_REASON}."
+            )
+        elif alone == "fail" and key == "warn" and not _field(verdict, "required", True):
+            why = (
+                "Beyond the fail line, but the policy does not require this rule: it warns "
+                "and never withholds a release."
+            )
+    label = VERDICT_STYLE.get(key, VERDICT_STYLE["n/a"]).label
+    return RuleReading(rule, fmt(measured), judged_text, judged_value, line, label, why, key)
+
+
+def verdict_rules(verdicts: Any) -> dict[str, RuleVerdict | Mapping[str, Any]]:
+    """Rule id -> verdict of a ``Verdicts`` or its ``to_dict()`` (``report.json``)."""
+    if verdicts is None:
+        return {}
+    if hasattr(verdicts, "rules") and not isinstance(verdicts, Mapping):
+        return {r.rule: r for r in verdicts.rules}
+    rules = verdicts.get("rules") if isinstance(verdicts, Mapping) else None
+    return {str(k): v for k, v in rules.items()} if isinstance(rules, Mapping) else {}
+
+
+def headline_readings(verdicts: Any) -> dict[str, RuleReading]:
+    """Headline key -> :func:`rule_reading` of the rule that judges it (keys the policy leaves
+    unjudged are absent): the Overview's key numbers and ``report.html``'s scorecard."""
+    rules = verdict_rules(verdicts)
+    return {
+        key: rule_reading(rules[rule]) for key, rule in HEADLINE_RULES.items() if rule in rules
+    }

@@ -35,6 +35,10 @@ LEGEND_WIDTH_PX = 400
 LEGEND_ROW_PX = 26
 #: room under the plot area for tick labels and the x-axis title
 AXIS_SPACE_PX = 80
+#: the smallest plot area of a curve (px, each direction): readable in a room at 1280x720
+CURVE_PLOT_PX = 300
+#: a titled curve's height without its legend: the plot area, the title and the axis space
+CURVE_HEIGHT = CURVE_PLOT_PX + 90 + AXIS_SPACE_PX
 #: traces that never have a legend entry (they use a colour bar or none)
 _NO_LEGEND_TYPES = frozenset({"heatmap", "histogram2d", "contour", "table", "pie", "indicator"})
 

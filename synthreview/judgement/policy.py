@@ -29,7 +29,7 @@ import hashlib
 import math
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -268,7 +268,12 @@ class RuleVerdict:
     """The verdict of one rule for one candidate, with the evidence and a plain reason.
 
     ``value`` is the judged quantity the thresholds apply to (e.g. the IPα shortfall),
-    ``measured`` the metric itself and ``reference`` its holdout reference.
+    ``measured`` the metric itself (the point estimate a page shows) and ``reference`` its
+    holdout reference. A rule that judges a confidence bound instead of the point keeps it in
+    ``bound`` (the metric's units) with ``bound_text``, the bound in words with its number
+    ("the 95 % lower bound 0.573 over 13 attacks (Bonferroni)"), and ``point``: the judged
+    quantity the point estimate alone would give, so a screen can say why a point beyond the
+    line still passes. :func:`synthreview.figures.explain.rule_reading` renders all of it.
     """
 
     rule: str
@@ -283,6 +288,9 @@ class RuleVerdict:
     measured: float | None = None
     required: bool = True
     reason: str = ""
+    bound: float | None = None
+    bound_text: str = ""
+    point: float | None = None
 
     @property
     def message(self) -> str:
@@ -312,6 +320,9 @@ class RuleVerdict:
                 "description": self.description,
                 "reason": self.reason,
                 "note": self.note,
+                "bound": self.bound,
+                "bound_text": self.bound_text,
+                "point": self.point,
             }
         )
 
@@ -594,6 +605,8 @@ def judge_rule(rule: Rule, candidate: Mapping[str, Any], *, kind: str, missing: 
     else:
         m = spec.measure(candidate, rule.k or 2)
     judged = spec.judged(m)
+    bounded = not math.isnan(m.bound) and not math.isnan(judged)
+    point = spec.judged(replace(m, bound=math.nan)) if bounded else judged
     note = m.detail
     if not m.applicable:
         verdict: Verdict = "n/a"
@@ -625,6 +638,9 @@ def judge_rule(rule: Rule, candidate: Mapping[str, Any], *, kind: str, missing: 
         measured=None if math.isnan(m.value) else m.value,
         required=rule.required,
         reason=reason,
+        bound=m.bound if bounded else None,
+        bound_text=m.bound_text if bounded else "",
+        point=None if math.isnan(point) else point,
     )
 
 
@@ -726,8 +742,9 @@ def judge_candidates(
     return {name: apply_policy(policy, c, kind=kind) for name, c in candidates.items()}
 
 
-#: headline metrics shown side by side with the holdout reference (Overview page, report.html)
-_HEADLINE_RULES: dict[str, str] = {
+#: headline metrics shown side by side with the holdout reference (Overview page, report.html):
+#: headline key -> the rule that judges it (its verdict gives the judged value beside the point)
+HEADLINE_RULES: dict[str, str] = {
     "ip_alpha": "ip_alpha",
     "ir_beta": "ir_beta",
     "authenticity": "authenticity_gap",
@@ -740,7 +757,7 @@ _HEADLINE_RULES: dict[str, str] = {
 }
 #: headline key -> display label (from the metric registry)
 HEADLINES: dict[str, str] = {
-    key: metric_info(SPECS[rule].metric).label for key, rule in _HEADLINE_RULES.items()
+    key: metric_info(SPECS[rule].metric).label for key, rule in HEADLINE_RULES.items()
 }
 HEADLINES["k_marginal"] = "2-marginal"
 
@@ -753,7 +770,7 @@ def headline_scores(
     Values that were not measured are ``None``.
     """
     out = {}
-    for key, rule in _HEADLINE_RULES.items():
+    for key, rule in HEADLINE_RULES.items():
         m = SPECS[rule].measure(candidate, k)
         out[key] = tuple(None if math.isnan(v) else v for v in (m.value, m.reference))
     return out  # type: ignore[return-value]

@@ -327,11 +327,31 @@ def _worst_person_attack(c: Mapping[str, Any], key: str, bound: bool = False) ->
     where = f"{attack}, rows grouped by {person.get('column')!r}"
     if bound:
         where += f"; lower 95 % bound of {100 * point:.1f} %"
-    return Measurement(value, detail=where)
+    if key != "auc":
+        return Measurement(value, detail=where)
+    # judged as mia_auc is (issue 27): the highest per-attack lower bound at 1 - 0.05/K, its
+    # standard error from the bootstrap that resamples people (issue 34)
+    attacks = [a for a in person.get("attacks") or []
+               if isinstance(a, Mapping) and not math.isnan(number(a.get("auc")))]  # fmt: skip
+    bounds = [b for b in (auc_lower_bound(a, len(attacks)) for a in attacks) if not math.isnan(b)]
+    if not bounds:
+        return Measurement(value, detail=where)
+    lower = max(max(bounds), 0.0)
+    where += (
+        f"; judged on the lower bound {lower:.3f} (highest per-attack bound at "
+        f"{100 * (1 - (1 - FAMILY_CONFIDENCE) / len(attacks)):.2f} %, Bonferroni over "
+        f"{len(attacks)} attacks, people resampled)"
+    )
+    return Measurement(value, detail=where, bound=lower)
 
 
 def measure_person_mia_auc(c: Mapping[str, Any], k: int) -> Measurement:
-    """Highest person-level AUC (``privacy.person_level.attacks[*].auc``)."""
+    """Highest person-level AUC (``privacy.person_level.attacks[*].auc``).
+
+    Judged on the highest per-attack lower bound corrected for the K attacks, as ``mia_auc``;
+    each attack's interval resamples people (:func:`synthreview.metrics.privacy.person.
+    person_membership`).
+    """
     return _worst_person_attack(c, "auc")
 
 
@@ -803,6 +823,30 @@ def measure_qi_replay(c: Mapping[str, Any], k: int) -> Measurement:
     return Measurement(value, detail=detail, bound=bound, bound_text=words)
 
 
+def measure_label_leak(c: Mapping[str, Any], k: int) -> Measurement:
+    """``utility.answer_key``: the highest leak over the tested columns, naming its rule.
+
+    Not applicable when neither a target nor a label-leak column was named.
+    """
+    keys = section_of(c, "utility").get("answer_key")
+    if not isinstance(keys, Mapping):
+        return _not_named(c, "utility", "answer_key", "the answer-key check")
+    found = [
+        key for key in keys.get("keys") or []
+        if isinstance(key, Mapping) and not math.isnan(number(key.get("leak")))
+    ]  # fmt: skip
+    if not found:
+        return Measurement(math.nan, detail="no tested column has a holdout to compare with")
+    worst = max(found, key=lambda key: number(key.get("leak")))
+    detail = (
+        f"{worst.get('column')}: a depth-{worst.get('depth')} tree errs on "
+        f"{_pct(number(worst.get('error')))} of candidate rows vs "
+        f"{_pct(number(worst.get('holdout_error')))} of a fresh real sample; rule found: "
+        f"{worst.get('rule')}"
+    )
+    return Measurement(number(worst.get("leak")), detail=detail)
+
+
 # --- sentences ----------------------------------------------------------------------------------
 
 
@@ -931,6 +975,13 @@ def say_dp_claim(m: Measurement) -> str:
 
 def say_qi_replay(m: Measurement) -> str:
     return f"{m.detail.partition('; balance')[0]} (balance {m.value:+.3f}, 0 = a fresh sample)"
+
+
+def say_label_leak(m: Measurement) -> str:
+    exact = "an exact rule" if m.value >= 0.999 else "close to a rule"
+    if m.value < 0.5:
+        exact = "no sharper rule than in real data"
+    return f"answer key: {exact} ({m.detail})"
 
 
 def say_audit_copies(m: Measurement) -> str:
@@ -1194,6 +1245,15 @@ SPECS: dict[str, RuleSpec] = dict(
             "--quasi-identifiers)",
             measure_qi_replay,
             say_qi_replay,
+        ),
+        _spec(
+            "label_leak",
+            "label_leak",
+            "value",
+            "1 - shallow-tree error on the candidate / on a fresh real sample, worst of the target "
+            "and the named columns (1 = an exact rule real data do not obey)",
+            measure_label_leak,
+            say_label_leak,
         ),
         _spec(
             "audit_copies",

@@ -59,13 +59,16 @@ from synthreview.release.table import RULES, STATISTICS, evidence_frame
 from synthreview.results import to_jsonable
 
 __all__ = [
+    "COPY_RULES",
     "DEFAULT_LEVEL",
     "PERSON_RULE",
     "RULES",
+    "CopyCounts",
     "RealRecords",
     "Thresholds",
     "apply_thresholds",
     "audit_table",
+    "copy_counts",
     "default_thresholds",
     "holdout_audit",
     "real_records",
@@ -84,6 +87,8 @@ PAPER_ALPHA = 0.95
 #: rule of a person-level review: another row of the same (synthetic) person was flagged
 PERSON_RULE = "drop_person_rows"
 PERSON_LABEL = "another row of the same person flagged"
+#: audit rules that flag copies (the α-rule flags poor fidelity, judged by the IPα rule instead)
+COPY_RULES = ("drop_unauthentic", "drop_too_close", "drop_exact_copy")
 
 
 @dataclass(frozen=True)
@@ -579,4 +584,111 @@ def real_records(audit: pd.DataFrame, reference: pd.DataFrame | None) -> RealRec
         reference=ref,
         n_reference=n_ref,
         excess=excess,
+    )
+
+
+@dataclass(frozen=True)
+class CopyCounts:
+    """A candidate's copies, counted once: what every page and ``report.html`` state.
+
+    Counted on the audit table (:func:`audit_table`, every row of the candidate), so the
+    Overview, the Privacy tiles, the Audit page and the record cannot count them differently.
+
+    Attributes
+    ----------
+    n_rows : int
+        Rows of the candidate.
+    exact_training, exact_holdout : int
+        Rows equal to a training record, to a holdout record (row hashes of every analysed
+        column; a row may be both), whatever the removal rules are.
+    real_records : int
+        Rows equal to a training or a holdout record: what the ``real_records`` rule counts.
+    near_copies : int or None
+        Rows closer to a training row than fresh real rows are (the distance rule); None when
+        the rule is off.
+    unauthentic : int or None
+        Rows the authenticity rule flags (too close to one training row); None when it is off.
+    flagged_as_copies : int
+        Rows any copy rule flags (authenticity, distance, exact copy of a training row): what
+        the ``audit_copies`` rule counts.
+    removed : int
+        Rows removed by any rule (the α-support and holdout-copy rules included).
+    """
+
+    n_rows: int
+    exact_training: int
+    exact_holdout: int
+    real_records: int
+    near_copies: int | None
+    unauthentic: int | None
+    flagged_as_copies: int
+    removed: int
+
+    def rows(self) -> list[tuple[str, str]]:
+        """``(what, count)`` lines of the breakdown, in reading order (``"off"`` for a rule
+        that is switched off)."""
+
+        def count(n: int | None) -> str:
+            return "off" if n is None else f"{n:,}"
+
+        return [
+            ("rows of the candidate", count(self.n_rows)),
+            ("equal to a training record", count(self.exact_training)),
+            ("equal to a holdout record", count(self.exact_holdout)),
+            ("equal to a real record (training or holdout)", count(self.real_records)),
+            ("near copies (closer to training than fresh rows)", count(self.near_copies)),
+            ("unauthentic (too close to one training row)", count(self.unauthentic)),
+            ("flagged as copies by any copy rule", count(self.flagged_as_copies)),
+            ("removed by any rule", count(self.removed)),
+        ]
+
+    def sentence(self) -> str:
+        """One line: ``"12 of 5,000 rows equal a real record (11 in training, 1 in the
+        holdout); 30 flagged as copies; 41 removed by any rule"``."""
+        return (
+            f"{self.real_records:,} of {self.n_rows:,} rows equal a real record "
+            f"({self.exact_training:,} in training, {self.exact_holdout:,} in the holdout); "
+            f"{self.flagged_as_copies:,} flagged as copies; {self.removed:,} removed by any rule"
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready fields."""
+        return to_jsonable({k: getattr(self, k) for k in self.__dataclass_fields__})
+
+
+def copy_counts(audit: pd.DataFrame) -> CopyCounts:
+    """:class:`CopyCounts` of an audit table (:func:`audit_table` or :func:`apply_thresholds`).
+
+    Exact matches are read from the evidence columns (``exact_copy``, ``holdout_copy``) as
+    :func:`real_records` reads them; the rule counts from the rule columns, a rule that is
+    switched off (``attrs["rules"]``) counting None.
+    """
+    n = len(audit)
+    none = np.zeros(n, dtype=bool)
+    training = _matches(audit, "exact_copy")
+    holdout = _matches(audit, "holdout_copy")
+    training = none if training is None else training
+    holdout = none if holdout is None else holdout
+    active = audit.attrs.get("rules") or {}
+
+    def flags(rule: str) -> np.ndarray:
+        return audit[rule].to_numpy(dtype=bool) if rule in audit else none
+
+    def counted(rule: str) -> int | None:
+        on = bool((active.get(rule) or {}).get("active", rule in audit))
+        return int(flags(rule).sum()) if on else None
+
+    copies = np.zeros(n, dtype=bool)
+    for rule in COPY_RULES:
+        copies |= flags(rule)
+    removed = audit["removed"].to_numpy(dtype=bool) if "removed" in audit else none
+    return CopyCounts(
+        n_rows=n,
+        exact_training=int(training.sum()),
+        exact_holdout=int(holdout.sum()),
+        real_records=int((training | holdout).sum()),
+        near_copies=counted("drop_too_close"),
+        unauthentic=counted("drop_unauthentic"),
+        flagged_as_copies=int(copies.sum()),
+        removed=int(removed.sum()),
     )

@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 from synthreview.io.schema import Schema
 from synthreview.judgement.decision import decide_all
 from synthreview.judgement.policy import Policy, Verdicts
-from synthreview.release.audit import Thresholds, rule_overlaps, rule_summary
+from synthreview.release.audit import Thresholds, copy_counts, rule_overlaps, rule_summary
 from synthreview.release.controls import PlantedControls
 from synthreview.release.curation import CurationResult
 from synthreview.release.export import (
@@ -75,6 +75,7 @@ class AuditRecord:
             .to_dict(orient="records"),
             "overlaps": rule_overlaps(self.audit)[["rules", "n_rows"]].to_dict(orient="records"),
             "copies": self.copies.to_dict(),
+            "copy_counts": copy_counts(self.audit).to_dict(),
             "ratio_space": calibration.get("ratio_space"),
             # a review estimated on samples audits every row through a faiss index: its
             # measured recall is part of the record (absent on the exact path)

@@ -28,6 +28,7 @@ from synthreview.figures.audit import (
     rule_overlap_bars,
     scorecard_table,
 )
+from synthreview.figures.explain import headline_readings
 from synthreview.figures.frontier import frontier_points, privacy_utility_frontier
 from synthreview.figures.text import plot_text
 from synthreview.judgement.policy import HEADLINES, headline_scores
@@ -51,11 +52,16 @@ class ScoreCell:
     ``missing`` says why ``value`` is None: ``"not computed"`` (the section is not in this
     record), ``"failed"`` (the section raised) or ``"not measured"`` (the section ran but this
     metric has no value, e.g. no target column for TSTR); empty when there is a value.
+    ``reading`` is the rule's verdict record as every page writes it (the point, the value the
+    rule judged, the verdict: ``figures.explain.rule_reading``) and ``why`` the sentence a point
+    beyond the line its verdict is within needs; both empty when the record holds no verdict.
     """
 
     value: float | None
     reference: float | None
     missing: str
+    reading: str = ""
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -146,11 +152,14 @@ def scorecard(content: Mapping[str, object]) -> tuple[list[str], list[ScoreRow]]
     rows = []
     for name, entry in _mapping(content["candidates"]).items():
         candidate = _mapping(entry)
+        readings = headline_readings(verdicts.get(name))
         cells = tuple(
             ScoreCell(
                 value,
                 reference,
                 "" if value is not None else _missing(candidate, metric_info(key).section),
+                readings[key].short if key in readings else "",
+                readings[key].why if key in readings else "",
             )
             for key, (value, reference) in headline_scores(candidate, k=k).items()
         )

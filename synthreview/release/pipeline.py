@@ -35,8 +35,10 @@ from synthreview.judgement.decision import Decision, decide, exit_code
 from synthreview.judgement.policy import Policy, Verdicts, load_policy
 from synthreview.metrics.glucose.trace_rules import trace_rule_columns
 from synthreview.release.audit import (
+    CopyCounts,
     Thresholds,
     audit_table,
+    copy_counts,
     holdout_audit,
     kept_audit,
     rule_overlaps,
@@ -128,6 +130,12 @@ class CandidateAudit:
     def copies(self) -> CopyExcess:
         """Copy-rule flags beyond the holdout's share: what ``audit_copies`` judges."""
         return copy_excess(self.audit, self.reference)
+
+    @property
+    def counts(self) -> CopyCounts:
+        """The candidate's copies counted once (``release.audit.copy_counts``): every page,
+        ``report.json`` and ``report.html`` state these numbers."""
+        return copy_counts(self.audit)
 
     @property
     def n_removed(self) -> int:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from synthreview.figures.explain import rule_reading
 from synthreview.judgement.verdicts import DECISION_STYLE, VerdictStyle, style
 
 #: a p value below this is marked as a significant difference (glucose tables)
@@ -81,7 +82,10 @@ ENVIRONMENT = Environment(
 )
 ENVIRONMENT.filters.update(fmt=fmt, share=share, num=num)
 ENVIRONMENT.tests.update(significant=significant)
-ENVIRONMENT.globals.update(verdict_style=style, decision_style=decision_style)
+# rule_reading: a rule's value, judged value, line and verdict, written as every page writes them
+ENVIRONMENT.globals.update(
+    verdict_style=style, decision_style=decision_style, rule_reading=rule_reading
+)
 
 
 def render(template: str, **context: object) -> str:

@@ -25,25 +25,20 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 from scipy.stats import beta
 
 from synthreview.judgement.policy import Policy, Verdicts, apply_policy
-from synthreview.release.audit import RealRecords, real_records
+from synthreview.release.audit import RealRecords, copy_counts, real_records
 from synthreview.release.reattack import Reattack
 from synthreview.results import to_jsonable
 
 __all__ = [
-    "COPY_RULES",
     "CopyExcess",
     "audit_evidence",
     "copy_excess",
     "judge_audited",
 ]
-
-#: audit rules that flag copies (the α-rule flags poor fidelity, judged by the IPα rule instead)
-COPY_RULES = ("drop_unauthentic", "drop_too_close", "drop_exact_copy")
 
 
 @dataclass(frozen=True)
@@ -81,9 +76,8 @@ class CopyExcess:
 
 
 def _copy_share(audit: pd.DataFrame) -> tuple[int, int]:
-    rules = [r for r in COPY_RULES if r in audit]
-    hits = audit[rules].to_numpy(dtype=bool).any(axis=1) if rules else np.zeros(len(audit), bool)
-    return int(hits.sum()), len(audit)
+    counts = copy_counts(audit)  # the rows every page counts as flagged copies
+    return counts.flagged_as_copies, counts.n_rows
 
 
 def copy_excess(audit: pd.DataFrame, reference: pd.DataFrame | None) -> CopyExcess:

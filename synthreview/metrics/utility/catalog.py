@@ -241,4 +241,23 @@ METRICS: tuple[MetricInfo, ...] = (
         function=tstr_trtr_ratio,
         rules=("tstr_trtr_ratio",),
     ),
+    MetricInfo(
+        name="label_leak",
+        section="utility",
+        label="answer key (label leak)",
+        direction="lower",
+        range=(-float("inf"), 1.0),
+        ideal=0.0,
+        key="answer_key.leak",
+        citation="SynthAudit (answer keys inflate train-on-synthetic scores); Breiman et al. "
+        "(1984), CART (the shallow tree)",
+        meaning="1 - (error of a depth-3 tree predicting the column on the candidate) / (its "
+        "error on a fresh real sample): 1 = the column is an exact rule of other columns in "
+        "the candidate but not in real data",
+        holdout_meaning="the tree's error on the holdout is the denominator: real data's own "
+        "exactness",
+        fmt=".2f",
+        unbound="needs the target or the columns the reviewer names (tests/test_disclosure.py)",
+        rules=("label_leak",),
+    ),
 )

@@ -30,6 +30,7 @@ import pandas as pd
 from synthreview.errors import ConfigError, attempt
 from synthreview.io.schema import Schema
 from synthreview.memo import Memo, remember
+from synthreview.metrics.utility.answer_key import AnswerKeyReport, answer_keys
 from synthreview.metrics.utility.efficacy import (
     DiscriminatorResult,
     MLEfficacy,
@@ -126,6 +127,9 @@ class UtilityReport:
         Part -> error message, for parts that failed (the rest still ran).
     groups : tuple of str
         Grouping columns of the by-group errors.
+    answer_key : AnswerKeyReport or None
+        The target and the named columns tested for an exact rule of the other columns
+        (:mod:`synthreview.metrics.utility.answer_key`); None when no column was named.
     """
 
     candidate: UtilityReference
@@ -134,6 +138,7 @@ class UtilityReport:
     skipped: Mapping[str, str]
     errors: Mapping[str, str]
     groups: tuple[str, ...] = ()
+    answer_key: AnswerKeyReport | None = None
 
     def to_dict(self) -> dict:
         """``k_marginal {1,2,3}``, ``correlation_mae``, ``discriminator_auc``, ``ml_efficacy``
@@ -152,6 +157,7 @@ class UtilityReport:
         parts = ("k_marginal", "k_marginal_binned", "ci_overlap", "means", "percentiles")
         out["details"] = {p: getattr(self.candidate, p) for p in parts}
         out["groups"] = list(self.groups)
+        out["answer_key"] = self.answer_key
         out["skipped"] = dict(self.skipped)
         out["errors"] = dict(self.errors)
         return to_jsonable(out)
@@ -166,6 +172,7 @@ def _distribution_metrics(
     formula: str | None,
     seed: int,
     errors: dict[str, str],
+    person: str | None = None,
 ) -> UtilityReference:
     cat, num = schema.categorical, schema.numeric
     run = lambda name, fn: attempt(name, errors, fn)  # noqa: E731
@@ -187,7 +194,8 @@ def _distribution_metrics(
         ),
         correlation=run("correlation", lambda: correlation_error(real, other, columns=num)),
         discriminator=run(
-            "discriminator", lambda: discriminator_auc(real, other, schema=schema, seed=seed)
+            "discriminator",
+            lambda: discriminator_auc(real, other, schema=schema, seed=seed, person=person),
         ),
         ci_overlap=(
             run("ci_overlap", lambda: ci_overlap(real, other, formula=formula, schema=schema))
@@ -240,6 +248,8 @@ def evaluate_utility(
     formula: str | None = None,
     seed: int = 0,
     memo: Memo | None = None,
+    person: str | None = None,
+    label_leak_columns: Sequence[str] = (),
 ) -> UtilityReport:
     """Every utility metric for one synthetic candidate, each with its holdout reference.
 
@@ -264,9 +274,16 @@ def evaluate_utility(
         turns the regression off.
     seed : int
         Seeds marginal sampling, the discriminator's sample and folds, and the models.
+    person : str, optional
+        The column naming each row's person (``--person``): the discriminator draws and folds
+        whole people, and the TSTR/TRTR ratio's interval resamples holdout people
+        (:mod:`synthreview.splits`).
     memo : Memo, optional
         The review's :class:`~synthreview.memo.Memo`: the holdout reference and the TRTR models
         are the same for every candidate and computed once per review.
+    label_leak_columns : sequence of str, default=()
+        Columns tested for an answer key besides ``target``
+        (:mod:`synthreview.metrics.utility.answer_key`).
 
     Returns
     -------
@@ -290,7 +307,7 @@ def evaluate_utility(
         parse_formula(formula, schema=schema, real=real)
     if not schema.numeric:
         skipped["k_marginal_binned"] = "no numeric columns to bin."
-    options = dict(schema=schema, groups=groups, formula=formula, seed=seed)
+    options = dict(schema=schema, groups=groups, formula=formula, seed=seed, person=person)
     errors: dict[str, str] = {}
     candidate = _distribution_metrics(real, synthetic, errors=errors, **options)
     reference = None
@@ -309,9 +326,18 @@ def evaluate_utility(
             "ml_efficacy",
             errors,
             lambda: ml_efficacy(
-                real, synthetic, holdout, schema=schema, target=target, seed=seed, memo=memo
+                real, synthetic, holdout, schema=schema, target=target, seed=seed, memo=memo,
+                person=person,
             ),
         )
+    keys = None
+    tested = tuple(dict.fromkeys(([target] if target else []) + list(label_leak_columns)))
+    if not tested:
+        skipped["answer_key"] = "no target or label-leak column named (--label-leak-columns)."
+    else:
+        keys = attempt("answer_key", errors, lambda: answer_keys(
+            real, synthetic, holdout=holdout, columns=tested, schema=schema, seed=seed,
+        ))  # fmt: skip
     return UtilityReport(
         candidate=candidate,
         ml_efficacy=efficacy,
@@ -319,4 +345,5 @@ def evaluate_utility(
         skipped=skipped,
         errors=errors,
         groups=groups,
+        answer_key=keys,
     )
