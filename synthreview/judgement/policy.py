@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from synthreview.errors import ConfigError
+from synthreview.judgement.context import ACCESS_MODELS, STRICTEST
 from synthreview.judgement.rules import SPECS, Measurement, RuleSpec, number
 from synthreview.judgement.verdicts import SEVERITY, Verdict
 from synthreview.metrics.info import MetricInfo
@@ -214,6 +215,45 @@ class Policy:
     source: str = "default"
     sha256: str = ""
     lights: Mapping[str, Light] = field(default_factory=dict)
+    #: ``[access.NAME.rules.RULE]``: per access model, the rules whose thresholds it overrides
+    access_rules: Mapping[str, Mapping[str, Rule]] = field(default_factory=dict)
+    #: the access model these rules are set for (None: not chosen yet, see :meth:`for_access`)
+    access: str | None = None
+    #: why this access model: from the release context, or the strictest for want of one
+    access_reason: str = ""
+
+    def for_access(self, access: str | None) -> Policy:
+        """The policy with ``[access.ACCESS]``'s thresholds in place of the base ones.
+
+        ``access`` is the release context's access model; None (a review without a context)
+        picks :data:`synthreview.judgement.context.STRICTEST`, the widest audience, whose
+        thresholds the policy sets strictest: a review never passes for want of a context
+        (fail closed). An access model the policy sets nothing for keeps the base thresholds.
+        """
+        if access is not None and access not in ACCESS_MODELS:
+            raise ConfigError(
+                f"access must be one of {list(ACCESS_MODELS)}; got {access!r} instead"
+            )
+        if access is None:
+            chosen = STRICTEST
+            reason = (
+                f"no release context: judged under the strictest thresholds, "
+                f"[access.{STRICTEST}] (fail closed)"
+            )
+        else:
+            chosen = access
+            reason = f"the release context's access model: [access.{access}]"
+        overrides = self.access_rules.get(chosen, {})
+        if not overrides:
+            reason += "; the policy sets no thresholds of its own for it (base thresholds)"
+        # only the thresholds move: enabled, required and applies_to stay this policy's
+        rules = {
+            name: replace(rule, pass_at=overrides[name].pass_at, fail_at=overrides[name].fail_at)
+            if name in overrides
+            else rule
+            for name, rule in self.rules.items()
+        }
+        return replace(self, rules=rules, access=chosen, access_reason=reason)
 
     @property
     def required(self) -> list[str]:
@@ -249,6 +289,12 @@ class Policy:
                         "metric": light.metric,
                     }
                     for light in self.lights.values()
+                },
+                "access": self.access,
+                "access_reason": self.access_reason,
+                "access_rules": {
+                    model: {r.name: {"pass": r.pass_at, "fail": r.fail_at} for r in rules.values()}
+                    for model, rules in self.access_rules.items()
                 },
             }
         )
@@ -495,11 +541,11 @@ def _light(name: str, table: Mapping[str, Any], old: Light | None, where: str) -
 
 def _build(doc: Mapping[str, Any], base: Policy | None, source: str, sha256: str) -> Policy:
     check_bindings()
-    unknown = sorted(set(doc) - {"policy", "rules", "lights"})
+    unknown = sorted(set(doc) - {"policy", "rules", "lights", "access"})
     if unknown:
         raise ConfigError(
             f"policy {source} has unknown tables {unknown}; expected [policy], [rules.*], "
-            "[lights.*]"
+            "[lights.*], [access.*]"
         )
     head = doc.get("policy", {})
     extra = sorted(set(head) - {"name", "missing"})
@@ -536,7 +582,40 @@ def _build(doc: Mapping[str, Any], base: Policy | None, source: str, sha256: str
         source=source,
         sha256=sha256,
         lights=lights,
+        access_rules=_access_rules(doc.get("access", {}), ordered, base, source),
     )
+
+
+def _access_rules(
+    tables: object, rules: Mapping[str, Rule], base: Policy | None, source: str
+) -> dict[str, dict[str, Rule]]:
+    """``[access.MODEL.rules.RULE]`` tables: thresholds that replace the base rule's for MODEL.
+
+    A file that sets a model's tables replaces the base policy's for that model; a model it
+    leaves out keeps the base policy's (which apply to the base policy's rules).
+    """
+    if not isinstance(tables, Mapping):
+        raise ConfigError(f"policy {source}: 'access' must be a table of [access.MODEL] tables")
+    chosen: dict[str, dict[str, Rule]] = dict(base.access_rules) if base else {}
+    for model, table in tables.items():
+        where = f"policy {source}: [access.{model}]"
+        if model not in ACCESS_MODELS:
+            raise ConfigError(f"{where} is not an access model; expected one of {ACCESS_MODELS}")
+        if not isinstance(table, Mapping) or set(table) - {"rules"}:
+            raise ConfigError(f"{where} must hold only [access.{model}.rules.RULE] tables")
+        chosen[model] = {}
+        for name, entry in (table.get("rules") or {}).items():
+            if name not in rules:
+                raise ConfigError(
+                    f"{where}.rules.{name} is not a rule of this policy; expected one of "
+                    f"{sorted(rules)}"
+                )
+            if not isinstance(entry, Mapping) or set(entry) - {"pass", "fail"}:
+                raise ConfigError(
+                    f"{where}.rules.{name} may set only 'pass' and 'fail'; got {entry!r}"
+                )
+            chosen[model][name] = _rule(name, entry, rules[name], f"{where}.rules.{name}")
+    return chosen
 
 
 def load_policy(path: str | Path | None = None) -> Policy:

@@ -20,6 +20,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from synthreview.io.schema import Schema
+from synthreview.judgement.context import ReleaseContext
 from synthreview.judgement.decision import decide_all
 from synthreview.judgement.policy import Policy, Verdicts
 from synthreview.release.audit import Thresholds, copy_counts, rule_overlaps, rule_summary
@@ -96,6 +97,7 @@ def release_dict(
     reattacks: Mapping[str, Reattack] | None = None,
     controls: PlantedControls | None = None,
     signoff: Mapping[str, SignOff] | None = None,
+    context: ReleaseContext | None = None,
     timestamp: datetime | None = None,
 ) -> JsonDict:
     """``report.json`` content: the report plus audit, policy, verdicts, decisions, before/after.
@@ -107,6 +109,7 @@ def release_dict(
     and the CLI exits with), ``curated`` ``{name: candidate dict after curation}``,
     ``curated_verdicts``, ``reattack`` ``{name: Reattack.to_dict()}``, ``controls``,
     ``signoff`` ``{name: SignOff.to_dict()}`` (the meeting's decision, when given),
+    ``context`` (``ReleaseContext.to_dict()``, or None: no context was given),
     ``generated_at`` and ``csv_formula_escaping``.
     """
     content: JsonDict = dict(report_dict)
@@ -130,6 +133,7 @@ def release_dict(
         content["controls"] = controls.to_dict()
     if signoff:
         content["signoff"] = {name: s.to_dict() for name, s in signoff.items()}
+    content["context"] = context.to_dict() if context is not None else None
     content["generated_at"] = (timestamp or datetime.now(UTC)).isoformat(timespec="seconds")
     content["csv_formula_escaping"] = ESCAPE_STATEMENT
     return to_jsonable(content)
@@ -151,6 +155,7 @@ def build_release(
     sources: Sequence[str | os.PathLike[str] | bytes] = (),
     params: Mapping[str, object] | None = None,
     figures: Sequence[go.Figure] | None = None,
+    context: ReleaseContext | None = None,
     timestamp: datetime | None = None,
 ) -> dict[str, bytes]:
     """Every release file in memory: ``{relative path: bytes}`` (manifest last).
@@ -175,6 +180,7 @@ def build_release(
         reattacks=reattacks,
         controls=controls,
         signoff=signoff,
+        context=context,
         timestamp=moment,
     )
     files: dict[str, bytes] = {"report.json": dumps(content)}

@@ -31,6 +31,7 @@ import pandas as pd
 
 from synthreview.errors import ConfigError
 from synthreview.io.schema import Review
+from synthreview.judgement.context import ReleaseContext
 from synthreview.judgement.decision import Decision, decide, exit_code
 from synthreview.judgement.policy import Policy, Verdicts, load_policy
 from synthreview.metrics.glucose.trace_rules import trace_rule_columns
@@ -488,6 +489,7 @@ def release_files(
     signoff: Mapping[str, SignOff] | None = None,
     sources: Sequence[str | os.PathLike[str] | bytes] = (),
     params: Mapping[str, object] | None = None,
+    context: ReleaseContext | None = None,
     timestamp: datetime | None = None,
 ) -> dict[str, bytes]:
     """Every release file of ``candidates`` (``release.bundle.build_release``).
@@ -518,6 +520,7 @@ def release_files(
         schema=review.schema,
         sources=sources,
         params=params,
+        context=context,
         timestamp=timestamp,
     )
 
@@ -536,6 +539,7 @@ def review_release(
     params: Mapping[str, object] | None = None,
     device: str = "cpu",
     progress: Progress | None = None,
+    context: ReleaseContext | None = None,
     timestamp: datetime | None = None,
 ) -> Release:
     """:func:`release_candidate` for every candidate, then every release file.
@@ -561,10 +565,16 @@ def review_release(
         The meeting's sign-off per candidate, filed in ``report.json`` and ``report.html``.
     sources : sequence of path or bytes, optional
         The candidates' input files: curated rows are copied from them byte for byte.
+    context : ReleaseContext, optional
+        To whom, why, under which access model and threat: filed in ``report.json``, and the
+        policy's thresholds are those of its access model (``Policy.for_access``; without a
+        context the strictest set, fail closed), unless ``policy`` already names one.
     params, timestamp
         Manifest parameters and the record's time (default now).
     """
     policy = policy if policy is not None else load_policy()
+    if policy.access is None:
+        policy = policy.for_access(context.access if context is not None else None)
     candidates = {}
     for name in report.candidates:
         chosen = thresholds.get(name) if isinstance(thresholds, Mapping) else thresholds
@@ -596,6 +606,7 @@ def review_release(
         signoff=signoff,
         sources=sources,
         params=params,
+        context=context,
         timestamp=timestamp,
     )
     return Release(files, candidates, policy, control_table)

@@ -321,8 +321,9 @@ def release_predicate(files: Mapping[str, bytes]) -> JSONObject:
     Keys: ``decisions`` (``report.json`` ``decisions``: outcome, verdict, deciding rule and
     reason per candidate), ``verdicts`` (every rule's verdict and value per candidate),
     ``policy`` (name, sha256, source), ``options``, ``sections``, ``seed``, ``kind``,
-    ``versions``, ``signoff`` (the meeting's sign-off, or None) and ``time`` (the report's
-    ``generated_at``, so signing twice gives the same bytes).
+    ``versions``, ``signoff`` (the meeting's sign-off, or None), ``context`` (the release
+    context: recipient, purpose, access model, threat model..., or None) and ``time`` (the
+    report's ``generated_at``, so signing twice gives the same bytes).
     """
     report = _report(files)
     policy = report.get("policy") or {}
@@ -336,6 +337,7 @@ def release_predicate(files: Mapping[str, bytes]) -> JSONObject:
         "kind": report.get("kind"),
         "versions": _versions(files, report),
         "signoff": report.get("signoff"),
+        "context": report.get("context"),
         "time": report.get("generated_at"),
     }
 
