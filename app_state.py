@@ -65,7 +65,9 @@ from synthreview.release.pipeline import (
 from synthreview.release.reattack import Reattack
 from synthreview.release.register import (
     AppendResult,
+    ChainCheck,
     append_records,
+    check_chain,
     default_register,
     history,
     parse_register_url,
@@ -1481,6 +1483,17 @@ def register_history(
         No register yet, a file that is not a synthreview register, or a refused connection.
     """
     return history(register_location(), candidate=candidate, inputs_sha256=inputs_sha256)
+
+
+def register_chain_check() -> ChainCheck:
+    """The server's register's hash chain recomputed, read only (``history --check``).
+
+    Raises
+    ------
+    ConfigError
+        As :func:`register_history`.
+    """
+    return check_chain(register_location())
 
 
 def allowed_generator(spec: str | None) -> None:

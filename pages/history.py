@@ -46,6 +46,29 @@ def _verify_panel() -> None:
             st.code("\n".join(result.problems), language=None)
 
 
+def _chain_panel() -> None:
+    """The register's hash chain recomputed on request (``synthreview history --check``)."""
+    if not st.button("Check the chain", key="history_check_chain"):
+        return
+    try:
+        check = app_state.register_chain_check()
+    except ConfigError as exc:
+        st.error(app_state.escape(str(exc)))
+        return
+    with st.container(key="history_chain_result"):
+        if check.ok:
+            st.success(f"Chain intact: {check.records} records, each matching its hash.")
+            st.text(f"head hash {check.head} (keep a copy elsewhere to catch a rewritten end)")
+        else:
+            st.error(f"Chain NOT intact at record #{check.broken_at}.")
+            st.text(check.problem or "")  # register text (candidate names) shown as text
+        for migration in check.migrations:
+            st.caption(
+                f"{migration.records} records made before the chain were chained on "
+                f"{migration.migrated_at}: attested unchanged from then on, not before."
+            )
+
+
 def _register_panel() -> None:
     """The register's records, a candidate or input filter, and the rule verdicts that changed."""
     st.subheader("Decision register")
@@ -62,6 +85,7 @@ def _register_panel() -> None:
     except ConfigError as exc:
         st.info(app_state.escape(str(exc)))
         return
+    _chain_panel()
     names = sorted({r.candidate for r in records})
     left, right = st.columns(2)
     with left:

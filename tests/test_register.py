@@ -557,3 +557,21 @@ def test_register_made_before_the_chain_is_chained_once_when_next_written(tmp_pa
     with sqlite3.connect(path) as conn:  # a record from before the migration is covered too
         conn.execute("UPDATE decisions SET reason = 'other' WHERE seq = 2")
     assert check_chain(str(path)).broken_at == 2
+
+
+def test_history_page_checks_the_chain_on_request(tmp_path, monkeypatch):
+    from page_helpers import run_page_without_data
+
+    db = tmp_path / "register.sqlite"
+    monkeypatch.setenv("SYNTHREVIEW_REGISTER", f"sqlite:///{db}")
+    _filled(str(db))
+    at = run_page_without_data("pages/history.py")
+    assert not at.success  # checked only on request
+    at.button(key="history_check_chain").click().run()
+    assert not at.exception, at.exception
+    assert [s.value for s in at.success] == ["Chain intact: 7 records, each matching its hash."]
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE decisions SET reason = 'edited' WHERE seq = 3")
+    at.button(key="history_check_chain").click().run()
+    assert [e.value for e in at.error] == ["Chain NOT intact at record #3."]
+    assert any("record #3 does not match its hash" in t.value for t in at.text)
