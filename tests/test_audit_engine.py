@@ -125,6 +125,10 @@ def test_release_exit_code_and_determinism(review, report):
     content = json.loads(first.files["report.json"])
     assert content["verdicts"]["memorised"]["overall"] == "fail"
     assert set(content["curated"]) == {"memorised", "fresh"}
-    assert "fresh/curated.csv" in first.files and "memorised/audit.csv" in first.files
+    assert "memorised/audit.csv" in first.files and "memorised/removed.csv" in first.files
+    # only a candidate whose decision ships has a curated file (issue 33, item 6)
+    for name, decision in first.decisions.items():
+        assert (f"{name}/curated.csv" in first.files) == decision.ships, name
+    assert "memorised/curated.csv" not in first.files
     assert set(content["reattack"]) == {"fresh"}  # every memorised row was removed
     assert first.verdicts["memorised"]["audit_copies"].verdict == "fail"

@@ -159,15 +159,17 @@ def test_policy_exit_codes_and_release_files(adult_files, tmp_path, capsys):
         "report.html",
         "manifest.json",
         "memorizer/audit.csv",
-        "memorizer/curated.csv",
-        "memorizer/curated.parquet",
+        "memorizer/removed.csv",
     ):
         assert (out / rel).is_file(), rel
     report = json.loads((out / "report.json").read_text())
     assert report["verdicts"]["memorizer"]["overall"] == "fail"
-    curated = pd.read_csv(out / "memorizer" / "curated.csv", dtype=str, keep_default_na=False)
+    # a rejected candidate keeps its audit evidence and never ships a curated file (issue 33)
+    assert report["decisions"]["memorizer"]["outcome"] == "do_not_release"
+    assert not list((out / "memorizer").glob("curated.*"))
+    removed = pd.read_csv(out / "memorizer" / "removed.csv", dtype=str, keep_default_na=False)
     audit = pd.read_csv(out / "memorizer" / "audit.csv")
-    assert len(curated) == int((~audit["removed"]).sum())
+    assert len(removed) == int(audit["removed"].sum())
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["seed"] == 0 and "report.json" in json.dumps(manifest["outputs"])
 

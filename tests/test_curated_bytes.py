@@ -13,6 +13,7 @@ import pytest
 
 from synthreview.errors import DataError
 from synthreview.io.tables import read_table
+from synthreview.judgement.policy import Verdicts
 from synthreview.release.audit import Thresholds
 from synthreview.release.curation import curate
 from synthreview.release.export import (
@@ -151,7 +152,10 @@ def test_a_release_of_several_candidates_hashes_each_source_once(tmp_path, monke
 
     monkeypatch.setattr(hashlib, "file_digest", counting)
     report = {"candidates": {"a": {}, "b": {}}, "inputs": [], "seed": 0}
-    files = bundle.build_release(report, curations=curations, sources=sources)
+    files = bundle.build_release(
+        report, curations=curations, verdicts=dict.fromkeys(curations, Verdicts("pass")),
+        sources=sources,
+    )
     # three files hashed for the index, then each candidate's own file once per CSV written
     assert sorted(opened[:3]) == sorted(str(p) for p in sources[:3])
     assert sorted(opened[3:]) == sorted([str(paths["a"])] * 2 + [str(paths["b"])] * 2)

@@ -6,14 +6,16 @@ import hashlib
 import io
 import json
 import re
+import zipfile
 from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from synthreview.io.schema import LoadedTable, Schema
-from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.judgement.policy import Verdicts, apply_policy, load_policy
 from synthreview.release.audit import Thresholds, audit_table
 from synthreview.release.bundle import AuditRecord, build_release, write_files, zip_bytes
 from synthreview.release.curation import curate
@@ -27,6 +29,7 @@ from synthreview.release.export import (
     safe_name,
 )
 from synthreview.release.html import render_html
+from synthreview.release.signing import sign_files, verify_files
 from synthreview.release.verdicts import copy_excess
 from tests.test_audit import DCR, Fidelity, Privacy, Samples
 from tests.test_policy import candidate
@@ -197,6 +200,7 @@ def test_write_release_writes_the_tree(tmp_path):
         {"seed": 0, "candidates": {}},
         audits={"a/b": AuditRecord(audit, audit.iloc[:0], Thresholds(), copy_excess(audit, None))},
         curations={"a/b": curate(table, audit)},
+        verdicts={"a/b": Verdicts("pass")},
     )
     paths = write_files(tmp_path, files)
     names = sorted(p.relative_to(tmp_path).as_posix() for p in paths)
@@ -209,6 +213,46 @@ def test_write_release_writes_the_tree(tmp_path):
         "report.html",
         "report.json",
     ]
+
+
+def test_only_candidates_whose_decision_ships_get_curated_files():
+    """A rejected, incomplete or unjudged candidate keeps its audit evidence, never a curated
+    file, in the files, the manifest, the ZIP and the signed statement (issue 33, item 6)."""
+    table, _ = injected_table()
+    audit = keep_all(6)
+    names = ["released", "after", "rejected", "incomplete", "unjudged"]
+    files = build_release(
+        {"seed": 0, "candidates": {n: {} for n in names}},
+        audits={
+            n: AuditRecord(audit, audit.iloc[:0], Thresholds(), copy_excess(audit, None))
+            for n in names
+        },
+        curations=dict.fromkeys(names, curate(table, audit)),
+        verdicts={"released": Verdicts("pass"), "after": Verdicts("fail"),
+                  "rejected": Verdicts("fail"), "incomplete": Verdicts("incomplete")},
+        after_verdicts={"after": Verdicts("pass"), "rejected": Verdicts("fail")},
+    )  # fmt: skip
+    decisions = json.loads(files["report.json"])["decisions"]
+    assert {n: d["outcome"] for n, d in decisions.items()} == {
+        "released": "release", "after": "release_after_curation",
+        "rejected": "do_not_release", "incomplete": "incomplete",
+    }  # fmt: skip
+    curated = {n.split("/")[0] for n in files if n.split("/")[-1].startswith("curated.")}
+    assert curated == {"released", "after"}
+    for name in names:
+        assert {f"{name}/audit.csv", f"{name}/removed.csv"} <= set(files)
+    for name in ("released", "after"):
+        assert {f"{name}/curated.csv", f"{name}/curated.parquet"} <= set(files)
+    page = files["report.html"].decode()
+    assert page.count("rows kept in the curated file") == 2
+    assert page.count("no curated file is shipped (the candidate is not released)") == 3
+    # a file not written is not listed: the manifest, the ZIP and the signature agree
+    assert set(json.loads(files["manifest.json"])["outputs"]) == set(files) - {"manifest.json"}
+    with zipfile.ZipFile(io.BytesIO(zip_bytes(files))) as archive:
+        assert set(archive.namelist()) == set(files)
+    key = Ed25519PrivateKey.generate()
+    signed = sign_files(files, key)
+    assert verify_files(signed, key.public_key()).ok
 
 
 def test_html_is_self_contained_and_escaped():

@@ -7,6 +7,7 @@ page logic is covered in a second; ``test_audit_engine.py`` runs the page on rea
 from __future__ import annotations
 
 import io
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from unittest.mock import patch
@@ -19,9 +20,13 @@ from streamlit.testing.v1 import AppTest
 import app_state
 from synthreview.figures.text import markdown_text
 from synthreview.io.tables import align, read_table
+from synthreview.judgement.policy import load_policy, parse_policy
 from synthreview.options import ReviewOptions
+from synthreview.release.bundle import zip_bytes
+from synthreview.release.pipeline import release_files
 from synthreview.review import CandidateResult, Report, describe_inputs
 from tests.page_helpers import run_page
+from tests.test_release_ships import policy_text
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 N = 12
@@ -105,9 +110,16 @@ def fake_report(review, *, mia=0.55):
                   seed=0, sections=("fidelity", "privacy"))  # fmt: skip
 
 
-def open_page(review, report, page="pages/audit.py"):
+def only_required(*rules: str):
+    """The shipped policy with every rule advisory except ``rules``."""
+    return parse_policy(policy_text(*rules))
+
+
+def open_page(review, report, page="pages/audit.py", *, policy=None):
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state[app_state.REVIEW_KEY] = review
+    if policy is not None:
+        at.session_state[app_state.POLICY_KEY] = policy
     at.session_state["_run_requested"] = True  # Run review: the release step of every candidate
     at.run()
     at.switch_page(page)
@@ -157,9 +169,19 @@ def test_preview_follows_thresholds(patched):
     assert {"audit_download_report_json", "audit_download_report_html"} <= keys
 
 
+def dashboard_zip(at, review, policy) -> set[str]:
+    """The files of the ZIP the page's *Everything (ZIP)* gives: the session's releases through
+    ``release_files`` (what ``app_state.record_builder`` calls), zipped."""
+    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    files = release_files(summary.report, summary.releases, policy=policy, review=review)
+    with zipfile.ZipFile(io.BytesIO(zip_bytes(files))) as archive:
+        return set(archive.namelist())
+
+
 def test_confirm_dialog_then_downloads(patched):
     review, _, evaluate = patched
-    at = open_page(review, None).run()
+    policy = only_required("ip_alpha")  # met: the candidates are released, with curated files
+    at = open_page(review, None, policy=policy).run()
     runs = evaluate.call_count  # the run curated the candidates that fail as submitted
     at.button(key="audit_curate").click().run()
     assert at.session_state["audit_dialog_open"]
@@ -172,9 +194,9 @@ def test_confirm_dialog_then_downloads(patched):
         "audit_download_removed", "audit_download_report_json", "audit_download_report_html",
         "audit_download_manifest", "audit_download_zip",
     }  # fmt: skip
-    # both candidates fail as submitted, so the run curated them under the default thresholds;
-    # confirming those thresholds reuses that curated evaluation instead of computing it again
-    assert runs == 2 and evaluate.call_count == runs
+    assert {"cand/curated.csv", "cand/curated.parquet"} <= dashboard_zip(at, review, policy)
+    # the run curated no candidate (each passes as submitted); the confirmation curated this one
+    assert runs == 0 and evaluate.call_count == 1
     assert len(at.get("plotly_chart")) == 4  # overlaps, α curve, β curve, before/after bars
     labels = {m.label: m.value for m in at.metric}
     assert {"Verdict as submitted", "Verdict after curation"} <= set(labels)
@@ -187,6 +209,26 @@ def test_confirm_dialog_then_downloads(patched):
     # changing a threshold withdraws the confirmation of those thresholds, not the record
     at.select_slider(key="audit_level").set_value(0.02).run()
     assert any("appear once they are confirmed" in c.value for c in at.caption)
+
+
+def test_a_rejected_candidate_ships_no_curated_file(patched):
+    """Issue 33, item 6: under the shipped policy the candidates are not released; confirming a
+    curation files its audit evidence (removed rows) and never a curated file."""
+    review, _, _ = patched
+    at = open_page(review, None).run()
+    at.button(key="audit_curate").click().run()
+    at.button(key="audit_confirm").click().run()
+    assert not at.exception
+    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    assert summary.decisions["cand"].outcome == "do_not_release"
+    assert summary.releases["cand"].curated is not None  # curated, but it may not ship
+    keys = {b.key for b in at.download_button}
+    assert {"audit_download_removed", "audit_download_audit", "audit_download_zip"} <= keys
+    assert not keys & {"audit_download_csv", "audit_download_parquet"}
+    assert any("No curated file" in c.value for c in at.caption)
+    names = dashboard_zip(at, review, load_policy())
+    assert {"cand/audit.csv", "cand/removed.csv", "manifest.json"} <= names
+    assert not [n for n in names if "curated." in n]
 
 
 def test_cancel_closes_dialog(patched):

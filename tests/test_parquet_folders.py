@@ -30,6 +30,7 @@ from synthreview.errors import DataError
 from synthreview.io.parquet import folder_sha256
 from synthreview.io.tables import read_table
 from synthreview.release.signing import generate_keys
+from tests.test_release_ships import policy_text
 
 # ---------------------------------------------------------------------------------------------
 # data
@@ -280,6 +281,8 @@ def stored(tmp_path_factory) -> Path:
     for name, frame in zip(TABLES, (train, _table(300, 11), ctgan), strict=True):
         frame.to_parquet(root / "files" / f"{name}.parquet", index=False)
         _partitioned(frame, root / "folders" / name)
+    # the copy rule alone is required: curated sets ship (only a shipped decision has them)
+    (root / "policy.toml").write_text(policy_text("audit_copies"))
     return root
 
 
@@ -289,7 +292,8 @@ def _review(stored: Path, kind: str, out: Path, *extra: str) -> int:
     }
     return main(
         ["review", "--real", str(paths["train"]), "--holdout", str(paths["holdout"]),
-         "--synthetic", str(paths["ctgan"]), "--out", str(out), "--quiet", *FAST, *extra]
+         "--synthetic", str(paths["ctgan"]), "--out", str(out), "--quiet", *FAST,
+         "--policy", str(stored / "policy.toml"), *extra]
     )  # fmt: skip
 
 
@@ -327,7 +331,7 @@ def test_folders_give_the_report_and_released_files_of_single_files(stored, fold
     """Only the inputs' digests and paths differ, wherever they are written; the curated rows
     of a folder are written as those of a single Parquet file."""
     code, folders = folder_run
-    assert code == 1, "the 50 copied training rows fail the candidate"
+    assert code == 4, "the 50 copied training rows fail the candidate; its curated set ships"
     file_code, files = _run(stored, "files", tmp_path / "out")
     assert file_code == code
     assert sorted(files) == sorted(folders)
@@ -441,7 +445,7 @@ def test_a_csv_candidate_beside_a_folder_candidate_keeps_its_rows_byte_for_byte(
     code = main(
         ["review", "--real", str(folders / "train"), "--holdout", str(folders / "holdout"),
          "--synthetic", str(folders / "ctgan"), "--synthetic", str(fresh), "--out", str(out),
-         "--quiet", *FAST]
+         "--quiet", *FAST, "--policy", str(stored / "policy.toml")]
     )  # fmt: skip
     assert code in (1, 3, 4), code
     curated = (out / "fresh" / "curated.csv").read_bytes()
@@ -495,7 +499,7 @@ def test_a_signed_review_of_folders_verifies_against_the_folders(stored, tmp_pat
     digest) and names it when one partition changed."""
     keys = generate_keys(tmp_path / "keys")
     code = _review(stored, "folders", tmp_path / "out", "--sign", str(keys.private))
-    assert code == 1
+    assert code == 4
     folders = [str(stored / "folders" / name) for name in TABLES]
     verify = ["verify", str(tmp_path / "out"), "--key", str(keys.public), "--inputs"]
     assert main([*verify, *folders]) == 0

@@ -26,6 +26,9 @@ EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 3
 #: every candidate may be released, but at least one only as its curated files
 EXIT_RELEASE_AFTER_CURATION = 4
+#: the outcomes whose data may ship (their curated files are written); every other keeps its
+#: audit evidence only
+SHIPPING_OUTCOMES = frozenset({"release", "release_after_curation"})
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,15 @@ class Decision:
         if self.outcome in ("incomplete", "out_of_date"):
             return EXIT_INCOMPLETE
         return EXIT_RELEASE
+
+    @property
+    def ships(self) -> bool:
+        """Whether the candidate's data may ship: ``release`` or ``release_after_curation``.
+
+        Only such a candidate's curated files (``NAME/curated.csv``, ``curated.parquet``) are
+        written; a rejected or incomplete one keeps its audit evidence only.
+        """
+        return self.outcome in SHIPPING_OUTCOMES
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready decision."""

@@ -2,8 +2,9 @@
 
 :func:`build_release` lays out ``report.json``, ``report.html``, per-candidate CSV / Parquet and
 ``manifest.json`` (last) from the byte builders of :mod:`synthreview.release.export` and the HTML
-record of :mod:`synthreview.release.html`. It only files what it is given; what is released and
-why is decided by the one pipeline, :mod:`synthreview.release.pipeline`.
+record of :mod:`synthreview.release.html`. It files what it is given, except a curated file of a
+candidate whose decision does not ship; what is released and why is decided by the one pipeline,
+:mod:`synthreview.release.pipeline`.
 """
 
 from __future__ import annotations
@@ -161,9 +162,12 @@ def build_release(
     """Every release file in memory: ``{relative path: bytes}`` (manifest last).
 
     Paths: ``report.json``, ``report.html``, per candidate ``NAME/audit.csv`` (when audited),
-    ``NAME/curated.csv``, ``NAME/curated.parquet`` and ``NAME/removed.csv`` (when curated), and
-    ``manifest.json``. ``NAME`` is ``safe_name(candidate)``. ``figures`` defaults to
-    ``html.key_figures`` of the record. ``sources`` are the candidates' input files (paths or
+    ``NAME/removed.csv`` (when curated), ``NAME/curated.csv`` and ``NAME/curated.parquet`` (when
+    curated and its decision ships: ``Decision.ships``, release or release after curation; a
+    candidate without verdicts has no decision and ships nothing), and ``manifest.json`` (it
+    lists the files written, so a signed statement never names a file that is not there).
+    ``NAME`` is ``safe_name(candidate)``. ``figures`` defaults to ``html.key_figures`` of the
+    record. ``sources`` are the candidates' input files (paths or
     bytes): a curated candidate's rows are then copied byte for byte from its own file
     (``export.curated_csv_bytes``).
     """
@@ -193,6 +197,9 @@ def build_release(
     for name in [*(audits or {}), *(curations or {})]:
         if name not in names:
             names.append(name)
+    # only what may ship is shipped: a rejected or incomplete candidate keeps its audit evidence
+    # (audit.csv, removed.csv, report.json) and never a curated file
+    ships = {n for n, d in decide_all(verdicts or {}, after_verdicts).items() if d.ships}
     # every source hashed once, not once per curated candidate and file
     by_digest = source_index(sources) if curations and sources else {}
     for name, folder in folder_names(names).items():
@@ -201,10 +208,11 @@ def build_release(
         if curations and name in curations:
             own = by_digest.get(curations[name].source_sha256)
             own_source = () if own is None else (own,)
-            files[f"{folder}/curated.csv"] = curated_csv_bytes(
-                curations[name], schema=schema, sources=own_source
-            )
-            files[f"{folder}/curated.parquet"] = curated_parquet_bytes(curations[name])
+            if name in ships:
+                files[f"{folder}/curated.csv"] = curated_csv_bytes(
+                    curations[name], schema=schema, sources=own_source
+                )
+                files[f"{folder}/curated.parquet"] = curated_parquet_bytes(curations[name])
             files[f"{folder}/removed.csv"] = removed_csv_bytes(
                 curations[name], schema=schema, sources=own_source
             )

@@ -31,6 +31,7 @@ from synthreview.figures.audit import (
 from synthreview.figures.explain import headline_readings
 from synthreview.figures.frontier import frontier_points, privacy_utility_frontier
 from synthreview.figures.text import plot_text
+from synthreview.judgement.decision import SHIPPING_OUTCOMES
 from synthreview.judgement.policy import HEADLINES, headline_scores
 from synthreview.metrics.registry import get as metric_info
 from synthreview.release.export import versions
@@ -83,12 +84,17 @@ class AuditRuleRow:
 
 @dataclass(frozen=True)
 class AuditView:
-    """One audited candidate: the ``report.json`` audit entry, its rows and its curation."""
+    """One audited candidate: the ``report.json`` audit entry, its rows and its curation.
+
+    ``ships``: its decision's outcome ships data (``judgement.decision.SHIPPING_OUTCOMES``), so its
+    curated file is in the record.
+    """
 
     name: str
     audit: Mapping[str, object]
     rules: tuple[AuditRuleRow, ...]
     curation: Mapping[str, object] | None
+    ships: bool = False
 
 
 @dataclass(frozen=True)
@@ -179,6 +185,7 @@ def audit_views(content: Mapping[str, object]) -> list[AuditView]:
     An audit entry without ``rules`` is an error (``KeyError``), as in the template.
     """
     curation = _mapping(content.get("curation"))
+    decisions = _mapping(content.get("decisions"))
     views = []
     for name, entry in _mapping(content.get("audit")).items():
         audit = _mapping(entry)
@@ -189,6 +196,7 @@ def audit_views(content: Mapping[str, object]) -> list[AuditView]:
                 audit,
                 tuple(AuditRuleRow(r, _real_loss(r) > REAL_LOSS_WARNING) for r in rules),
                 _mapping(curation[name]) if name in curation else None,
+                _mapping(decisions.get(name)).get("outcome") in SHIPPING_OUTCOMES,
             )
         )
     return views
