@@ -41,6 +41,7 @@ import numpy as np
 from synthreview.errors import ConfigError
 from synthreview.io.row_hash import value_order
 from synthreview.io.schema import LoadedTable, Review
+from synthreview.splits import draw_rows
 
 #: rows per table above which population statistics are estimated on a random sample: the
 #: standard error of a share near 0.5 is 0.0022 at this size (the policy's margins are 0.02
@@ -216,7 +217,7 @@ def sample_positions(table: LoadedTable, n: int, seed: int) -> np.ndarray:
     # a stream per role: real and holdout of equal size must not draw the same ranks
     salt = int.from_bytes(hashlib.sha256(table.role.encode()).digest()[:4], "little")
     rng = np.random.default_rng([seed, salt])
-    ranks = rng.choice(table.n_rows, size=n, replace=False)
+    ranks = draw_rows(rng, table.n_rows, n)
     return np.sort(value_order(table.frame)[ranks]).astype(np.int64)
 
 

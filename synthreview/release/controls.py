@@ -34,6 +34,7 @@ from synthreview.release.verdicts import copy_excess, judge_audited
 from synthreview.results import to_jsonable
 from synthreview.review import Context, Report, evaluate
 from synthreview.sampling import sample_review
+from synthreview.splits import draw_rows, permute_rows
 
 __all__ = ["DEFAULT_SHARES", "ControlRow", "PlantedControls", "planted_controls"]
 
@@ -181,11 +182,11 @@ def planted_controls(
     if not 10 <= n_base <= half:
         raise ConfigError(f"n_rows must be in [10, {half}] (half the holdout); got {n_rows}")
     rng = np.random.default_rng(seed)
-    order = rng.permutation(n_h)
+    order = permute_rows(rng, n_h)
     base, reference = np.sort(order[:n_base]), np.sort(order[half:])
     n_max = max(round(max(shares) * n_base), 0)
-    planted_train = rng.choice(n_train, size=min(n_max, n_train), replace=False)
-    positions = rng.permutation(n_base)
+    planted_train = draw_rows(rng, n_train, min(n_max, n_train), drawn_order=True)
+    positions = permute_rows(rng, n_base)
 
     hold, real = review.holdout, review.real
     tables, truth, sources = {}, {}, {}

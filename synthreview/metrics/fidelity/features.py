@@ -34,6 +34,7 @@ from scipy import stats
 from sklearn.decomposition import PCA
 
 from synthreview.results import to_jsonable
+from synthreview.splits import draw_rows
 
 _QUANTILES = (np.arange(100) + 0.5) / 100
 
@@ -233,7 +234,7 @@ def pca_projection(
         x = np.asarray(x, dtype=np.float64)
         rows = np.arange(len(x))
         if len(x) > max_points:
-            rows = np.sort(rng.choice(len(x), size=max_points, replace=False))
+            rows = draw_rows(rng, len(x), max_points)
         projected = pca.transform(x[rows]) if len(rows) else np.empty((0, n_components))
         frame = pd.DataFrame(projected, columns=[f"PC{i + 1}" for i in range(n_components)])
         frame.insert(0, "row_id", rows)

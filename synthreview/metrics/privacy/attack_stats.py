@@ -19,6 +19,7 @@ from sklearn.metrics import roc_auc_score, roc_curve
 
 from synthreview.errors import DataError
 from synthreview.results import to_jsonable
+from synthreview.splits import bootstrap_rows, draw_rows, permute_rows
 
 #: ROC points kept in ``to_dict()``: a linear and a log-spaced FPR grid (the curve is interpolated)
 _ROC_GRID = np.unique(np.concatenate([np.linspace(0, 1, 101), np.logspace(-4, 0, 41)]))
@@ -124,8 +125,8 @@ def bootstrap_auc(
     members, others = inv[is_member], inv[~is_member]
     out = np.empty(n_bootstrap)
     for b in range(n_bootstrap):
-        m = np.bincount(members[rng.integers(0, len(members), len(members))], minlength=len(uniq))
-        h = np.bincount(others[rng.integers(0, len(others), len(others))], minlength=len(uniq))
+        m = np.bincount(members[bootstrap_rows(rng, len(members))], minlength=len(uniq))
+        h = np.bincount(others[bootstrap_rows(rng, len(others))], minlength=len(uniq))
         out[b] = np.sum(m * (np.cumsum(h) - h / 2)) / (len(members) * len(others))
     return out
 
@@ -268,12 +269,12 @@ def attack_set(
         )
     rng = np.random.default_rng(seed)
     n = min(max_attack, n_real, n_holdout)
-    real_rows = np.sort(rng.choice(n_real, n, replace=False))
-    holdout_rows = np.sort(rng.choice(n_holdout, n, replace=False))
+    real_rows = draw_rows(rng, n_real, n)
+    holdout_rows = draw_rows(rng, n_holdout, n)
     if sanity_within_nonmembers and n >= 2:
-        half, shuffled = n // 2, rng.permutation(holdout_rows)
+        half, shuffled = n // 2, holdout_rows[permute_rows(rng, len(holdout_rows))]
     else:
-        half, shuffled = min(max_attack, n_holdout // 2), rng.permutation(n_holdout)
+        half, shuffled = min(max_attack, n_holdout // 2), permute_rows(rng, n_holdout)
     return AttackSet(
         real_rows, holdout_rows, np.sort(shuffled[:half]), np.sort(shuffled[half : 2 * half])
     )

@@ -59,6 +59,7 @@ from synthreview.engine import single_threaded, thread_map
 from synthreview.grouped_search import GroupedReference
 from synthreview.metrics.privacy.gower import same_tuple_nearest
 from synthreview.neighbors import nearest
+from synthreview.splits import draw_rows
 
 __all__ = [
     "NO_BOX_ATTACKS",
@@ -290,7 +291,7 @@ def likelihood_cv_bandwidth(data: np.ndarray, *, max_rows: int = 500, seed: int 
     h0 = sigma * n ** (-1.0 / (d + 4))
     rows = np.arange(n)
     if n > max_rows:
-        rows = np.sort(np.random.default_rng([seed, 5]).choice(n, max_rows, replace=False))
+        rows = draw_rows(np.random.default_rng([seed, 5]), n, max_rows)
     # squared distances of the held-out rows to every other row, once, relative to each row's
     # nearest: every trial h then costs one exp pass, exp(-(d2 - d_min^2) / 2h^2) <= 1
     sq = np.einsum("ij,ij->i", data, data)
@@ -458,7 +459,7 @@ class NoBoxInputs:
         if len(x) <= self.max_density_rows:
             return x, np.arange(len(x))
         rng = np.random.default_rng([self.seed, salt])
-        rows = np.sort(rng.choice(len(x), self.max_density_rows, replace=False))
+        rows = draw_rows(rng, len(x), self.max_density_rows)
         return x[rows], rows
 
     @cached_property

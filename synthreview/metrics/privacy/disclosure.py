@@ -24,6 +24,7 @@ from synthreview.encoding import TabularEncoder
 from synthreview.engine import thread_map
 from synthreview.errors import ConfigError
 from synthreview.results import to_jsonable
+from synthreview.splits import draw_rows
 
 
 def _rpart_tree(y: np.ndarray, *, classify: bool, seed: int) -> Any:
@@ -117,7 +118,7 @@ def attribute_inference(
     rng = np.random.default_rng(seed)
     sources = [
         # equal sizes: a fair benchmark (drawn in this order, before any fit)
-        (name, x, y, np.sort(rng.choice(len(y), n, replace=False)))
+        (name, x, y, draw_rows(rng, len(y), n))
         for name, x, y in (("synthetic", xs, ys), ("holdout", xh, yh))
     ]
 

@@ -72,6 +72,10 @@ class DPClaimTest:
         Share of those disclosures that non-members get equally (Amin et al.): flagged
         non-members scaled to the members' count over flagged members, capped at 1; NaN when
         nothing is flagged. Lower = more of the disclosures are real membership leaks.
+    unit : str
+        What the claim protects and the attacks scored: ``"row"``, or ``"person"`` in a
+        person-level review (each person one score, so ε is a person's, the unit a DP
+        guarantee for data with several rows per person must protect).
     """
 
     claimed_epsilon: float
@@ -92,6 +96,7 @@ class DPClaimTest:
     n_nonmembers: int
     disclosures: int
     phantom_share: float
+    unit: str = "row"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields."""

@@ -24,6 +24,7 @@ from scipy.stats import beta
 
 from synthreview.metrics.privacy.attack_stats import AttackResult
 from synthreview.results import to_jsonable
+from synthreview.splits import draw_rows
 
 __all__ = ["EpsilonBound", "clopper_pearson", "epsilon_lower_bound"]
 
@@ -128,7 +129,7 @@ def epsilon_lower_bound(
     rng = np.random.default_rng(seed)
     select = np.zeros(len(is_member), bool)
     for group in (np.flatnonzero(is_member), np.flatnonzero(~is_member)):
-        select[rng.choice(group, len(group) // 2, replace=False)] = True
+        select[group[draw_rows(rng, len(group), len(group) // 2)]] = True
     held = ~select
     n_m, n_o = int((is_member & held).sum()), int((~is_member & held).sum())
     best = (-1.0, None, math.nan)

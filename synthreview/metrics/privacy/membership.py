@@ -48,7 +48,6 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.decomposition import PCA
 from sklearn.mixture import GaussianMixture
-from sklearn.model_selection import StratifiedKFold
 
 from synthreview.encoding import canonical_order
 from synthreview.engine import single_threaded, thread_map
@@ -69,6 +68,7 @@ from synthreview.metrics.privacy.attacks import (
 )
 from synthreview.metrics.privacy.gower import gower_nearest
 from synthreview.metrics.privacy.rare_values import rare_value_samples
+from synthreview.splits import cv_folds, draw_rows
 
 __all__ = [
     "ATTACKS",
@@ -121,8 +121,7 @@ def nn_seeker_scores(
 def _folds(is_member: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
     """Fold number of every attack row, stratified on membership."""
     fold = np.empty(len(is_member), dtype=np.int64)
-    splitter = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
-    for k, (_, test) in enumerate(splitter.split(np.zeros(len(is_member)), is_member)):
+    for k, (_, test) in enumerate(cv_folds(is_member, n_splits=n_folds, seed=seed)):
         fold[test] = k
     return fold
 
@@ -167,7 +166,7 @@ def classifier_seeker_scores(
     rng = np.random.default_rng(seed)
     synthetic_x = synthetic_x[canonical_order(synthetic_x)]  # fits free of the input row order
     if len(synthetic_x) > max_synthetic:
-        synthetic_x = synthetic_x[np.sort(rng.choice(len(synthetic_x), max_synthetic, False))]
+        synthetic_x = synthetic_x[draw_rows(rng, len(synthetic_x), max_synthetic)]
     if estimator is None:
         if categorical_blocks:
             attack_x = native_categories(attack_x, categorical_blocks)[0]

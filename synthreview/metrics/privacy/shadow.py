@@ -48,7 +48,6 @@ import pandas as pd
 from scipy.stats import beta
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -57,6 +56,7 @@ from synthreview.generators.runner import GeneratorProcess, GeneratorTimeout
 from synthreview.io.row_hash import value_order
 from synthreview.io.schema import Schema
 from synthreview.results import to_jsonable
+from synthreview.splits import cv_folds
 
 __all__ = [
     "ShadowAttackResult",
@@ -411,10 +411,9 @@ def _attack_model(seed: int):
 
 def _held_out_scores(x: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
     """Each shadow's score from a model fitted without it (stratified folds)."""
-    folds = StratifiedKFold(n_splits=min(N_FOLDS, int(y.sum()), int((~y).sum())), shuffle=True,
-                            random_state=seed)  # fmt: skip
+    n_splits = min(N_FOLDS, int(y.sum()), int((~y).sum()))
     scores = np.empty(len(y))
-    for fit_rows, test_rows in folds.split(x, y):
+    for fit_rows, test_rows in cv_folds(y, n_splits=n_splits, seed=seed):
         model = _attack_model(seed).fit(x[fit_rows], y[fit_rows])
         scores[test_rows] = model.predict_proba(x[test_rows])[:, 1]
     return scores

@@ -43,6 +43,7 @@ from synthreview.errors import attempt
 from synthreview.io.row_hash import value_order
 from synthreview.metrics.privacy.gower import GowerReference, gower_nearest
 from synthreview.results import to_jsonable
+from synthreview.splits import draw_rows
 
 __all__ = [
     "FAMILY_ALPHA",
@@ -354,8 +355,8 @@ def singling_out_risk(
     control_rows = None if control is None else np.flatnonzero(~control.duplicated().to_numpy())
     if control_rows is not None:
         size = min(len(train_rows), len(control_rows))
-        train_rows = np.sort(rng.choice(train_rows, size, replace=False))
-        control_rows = np.sort(rng.choice(control_rows, size, replace=False))
+        train_rows = train_rows[draw_rows(rng, len(train_rows), size)]
+        control_rows = control_rows[draw_rows(rng, len(control_rows), size)]
     levels: dict[str, dict] = {}
     ori = _Columns(real.iloc[train_rows], numeric, levels)
     ctl = None if control is None else _Columns(control.iloc[control_rows], numeric, levels)
@@ -417,7 +418,7 @@ def singling_out_risk(
 
 
 def _targets(n: int, n_attacks: int, rng) -> np.ndarray:
-    return np.sort(rng.choice(n, min(n, n_attacks), replace=False))
+    return draw_rows(rng, n, min(n, n_attacks))
 
 
 def linkability_risk(
