@@ -22,7 +22,7 @@ import os
 import stat
 import time
 import zipfile
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -37,6 +37,7 @@ from synthreview.figures.privacy import attack_label
 from synthreview.figures.text import markdown_text
 from synthreview.generators.plugin import installed_generators, load_generator
 from synthreview.io.schema import Review
+from synthreview.judgement.context import ReleaseContext, parse_context
 from synthreview.judgement.decision import Decision, decide, out_of_date
 from synthreview.judgement.policy import (
     Policy,
@@ -109,6 +110,7 @@ LOAD_ERROR_KEY = "_load_error"
 LOADED_TABLES_KEY = "_loaded_tables"
 SOURCES_KEY = "_candidate_sources"  # the uploaded candidate files as sent (curated bytes)
 POLICY_KEY = "release_policy"
+CONTEXT_KEY = "_release_context"  # the Data page's release context (ReleaseContext or None)
 POLICY_ERROR_KEY = "_policy_error"
 POLICY_UPLOAD_KEY = "overview_policy_upload"
 AUDIT_DIALOG_KEY = "audit_dialog_open"
@@ -389,8 +391,33 @@ def _default_policy() -> Policy:
 
 
 def get_policy() -> Policy:
-    """The policy uploaded in this session, or the shipped default."""
-    return st.session_state.get(POLICY_KEY) or _default_policy()
+    """The policy uploaded in this session, or the shipped default, with the thresholds of the
+    release context's access model (without a context: the strictest set, fail closed)."""
+    context = get_context()
+    base = st.session_state.get(POLICY_KEY) or _default_policy()
+    return base.for_access(context.access if context is not None else None)
+
+
+def get_context() -> ReleaseContext | None:
+    """The release context given on the Data page (None: not given)."""
+    return st.session_state.get(CONTEXT_KEY)
+
+
+def set_context(values: Mapping[str, object] | None) -> ReleaseContext | None:
+    """Check and keep the Data page's release context (None clears it).
+
+    A change of access model changes the policy's thresholds, so the decisions then read *out
+    of date - re-run* as after any policy change.
+
+    Raises
+    ------
+    ConfigError
+        A field missing or not as expected (``judgement.context.parse_context``); the context
+        kept before is left as it was.
+    """
+    context = None if values is None else parse_context(values, where="the release context")
+    st.session_state[CONTEXT_KEY] = context
+    return context
 
 
 def load_uploaded_policy() -> None:
@@ -1333,6 +1360,7 @@ def record_builder(
     controls = controls_for(thresholds) if thresholds is not None else None
     sources = candidate_sources()
     signed = {n: s for n, s in signoffs().items() if n in summary.releases}
+    context = get_context()
 
     @functools.cache
     def build() -> dict[str, bytes]:
@@ -1344,6 +1372,7 @@ def record_builder(
             controls=controls,
             signoff=signed,
             sources=sources,
+            context=context,
             timestamp=max(moments),
         )
         return files if key is None else sign_files(files, key)

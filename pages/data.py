@@ -17,6 +17,7 @@ from synthreview.io.persons import with_person
 from synthreview.io.schema import KINDS
 from synthreview.io.tables import align, missing_rates, read_table
 from synthreview.io.traces import align_traces, load_traces
+from synthreview.judgement.context import ACCESS_MODELS
 from synthreview.sampling import DEFAULT_SAMPLE_ROWS, MIN_SAMPLE_ROWS, plan_sentence
 
 SOURCES = {
@@ -309,3 +310,84 @@ for notice in review.notices:
     where = f" (column {notice.column})" if notice.column else ""
     text = markdown_text(f"{notice.table}{where}: {notice.message}")
     (st.warning if notice.level == "warning" else st.info)(text)
+
+
+def _context_form() -> None:
+    """The release context: to whom, why, under which access model and threat (issue 37)."""
+    st.subheader("Release context")
+    current = app_state.get_context()
+    st.caption(
+        "To whom the data would go, for what, how they reach it and who might attack it: filed "
+        "in the signed record, and the policy judges with its access model's thresholds. "
+        "Without a context the review is judged under the strictest thresholds (public)."
+    )
+    if current is not None:
+        st.text(
+            f"Given: {current.access} access for {current.recipient}"
+            + (f", until {current.expires}" if current.expires else "")
+        )
+    with st.form("release_context_form"):
+        recipient = st.text_input(
+            "Recipient", value=current.recipient if current else "", key="context_recipient"
+        )
+        purpose = st.text_input(
+            "Purpose", value=current.purpose if current else "", key="context_purpose"
+        )
+        access = st.selectbox(
+            "Access model",
+            ACCESS_MODELS,
+            index=ACCESS_MODELS.index(current.access) if current else 0,
+            key="context_access",
+            help="public: anyone; licensed: under a licence; internal: inside the organisation; "
+            "secure: a trusted research environment with checked outputs",
+        )
+        threat = st.text_area(
+            "Threat model",
+            value=current.threat_model if current else "",
+            key="context_threat_model",
+            help="Who might try to re-identify people, with what external data",
+        )
+        expires = st.text_input(
+            "Expires (YYYY-MM-DD, optional)",
+            value=(current.expires or "") if current else "",
+            key="context_expires",
+        )
+        legal = st.text_input(
+            "Legal basis (optional)",
+            value=(current.legal_basis or "") if current else "",
+            key="context_legal_basis",
+        )
+        source = st.text_input(
+            "Source id for the ledger (optional)",
+            value=(current.source or "") if current else "",
+            key="context_source",
+        )
+        left, right = st.columns(2)
+        keep = left.form_submit_button("Keep this context", key="context_keep")
+        clear = right.form_submit_button("Clear the context", key="context_clear")
+    if clear:
+        app_state.set_context(None)
+        st.rerun()
+    if keep:
+        values = {
+            "recipient": recipient,
+            "purpose": purpose,
+            "access": access,
+            "threat_model": threat,
+            **{
+                name: value.strip()
+                for name, value in zip(
+                    ("expires", "legal_basis", "source"), (expires, legal, source), strict=True
+                )
+                if value.strip()
+            },
+        }
+        try:
+            app_state.set_context(values)
+        except ConfigError as exc:
+            st.error(markdown_text(str(exc)))
+            return
+        st.rerun()
+
+
+_context_form()

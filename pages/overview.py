@@ -146,6 +146,19 @@ with st.container(key="overview_slide_0"):
     )
     if report.sampling is not None:
         st.caption(markdown_text(report.sampling.sentence()))
+    context = app_state.get_context()
+    with st.container(key="overview_context"):
+        if context is None:
+            st.caption(
+                "No release context (Data page): judged under the strictest thresholds, "
+                "public access (fail closed)."
+            )
+        else:
+            st.text(
+                f"Release context: {context.access} access for {context.recipient}; purpose: "
+                f"{context.purpose}; threat model: {context.threat_model}"
+                + (f"; expires {context.expires}" if context.expires else "")
+            )
 
 for name, candidate in report.candidates.items():
     for section, message in candidate.errors.items():
