@@ -244,7 +244,14 @@ def test_history_names_the_rules_that_changed_as_text(tmp_path, monkeypatch):
     assert not at.exception, at.exception
     # the candidate name is the reviewer's text: shown as text, never as Markdown
     assert "*gen* (#1 → #2): ip_alpha pass → fail; mia_auc pass → fail" in _texts(at)
-    assert len(at.dataframe) == 2
+    # the register's decision, meeting decision, sign-off and signature first (static tables
+    # whose cells wrap), the rest on demand; the changed verdicts in a data grid
+    assert len(at.dataframe) == 1
+    first = at.table[0].value
+    assert list(first.columns)[:5] == [
+        "candidate", "decision", "meeting decision", "signed off by", "signature"
+    ]
+    assert "None" not in first.to_string() and "not signed off" in first.to_string()
 
 
 # --- reading an uploaded ZIP in memory --------------------------------------------------------
