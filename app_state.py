@@ -118,6 +118,7 @@ AUDIT_CONFIRMED_KEY = "audit_confirmed"
 AUDIT_PREVIEW_KEY = "_audit_preview"  # {(digest, seed, options, candidate, thresholds): audit}
 AUDIT_CONTROLS_KEY = "_audit_controls"  # {(review digest, seed, thresholds, sections): controls}
 SIGNOFF_KEY = "_signoff"  # {candidate: SignOff} of the loaded review
+AUDIT_CANDIDATE_KEY = "_audit_candidate"  # the Audit page's candidate, kept across page visits
 SIGNING_UPLOAD_KEY = "audit_signing_key"  # the private key file uploader (Audit page)
 SIGNING_PASSPHRASE_KEY = "audit_signing_passphrase"
 _SIGNING_KEY = "_signing_key"  # the loaded Ed25519PrivateKey: this session only, never disk
@@ -1297,10 +1298,26 @@ def signoffs() -> dict[str, SignOff]:
     return st.session_state.setdefault(SIGNOFF_KEY, {})
 
 
+def audit_candidate_index(candidates: Sequence[str]) -> int:
+    """Position in ``candidates`` of the Audit page's last chosen candidate (0 when none)."""
+    chosen = st.session_state.get(AUDIT_CANDIDATE_KEY)
+    return list(candidates).index(chosen) if chosen in candidates else 0
+
+
+def remember_audit_candidate(name: str) -> None:
+    """Keep the Audit page's candidate choice (its selectbox's state ends with the page)."""
+    st.session_state[AUDIT_CANDIDATE_KEY] = name
+
+
 def record_signoff(
-    name: str, *, reviewer: str, decision: str, reason: str, comment: str
+    name: str, *, reviewer: str, decision: str | None, reason: str, comment: str
 ) -> str | None:
-    """Validate and store the meeting's sign-off of ``name``; the error text, or ``None``."""
+    """Validate and store the meeting's sign-off of ``name``; the error text, or ``None``.
+
+    ``decision`` is ``None`` until the meeting chooses one: nothing is stored then.
+    """
+    if decision is None:
+        return "choose the meeting's decision first (it is blank until the meeting chooses)"
     summary = _loaded_summary()
     tool = summary.decisions[name].outcome
     try:

@@ -108,7 +108,10 @@ if not audited:
             app_state.show_error(message, what=f"{section.capitalize()} of {name}")
     st.stop()
 
-name = st.selectbox("Candidate", audited, key="audit_candidate")  # options are plain text
+# the choice outlives the widget (Streamlit drops a widget's state on another page)
+name = st.selectbox("Candidate", audited, index=app_state.audit_candidate_index(audited),
+                    key="audit_candidate")  # fmt: skip
+app_state.remember_audit_candidate(name)
 result = report.candidates[name]
 for section, message in result.errors.items():
     app_state.show_error(message, what=f"{section.capitalize()} of {name}")
@@ -317,23 +320,27 @@ st.caption(
     "that differs from the tool's needs a reason."
 )
 signed = app_state.signoffs().get(name)
-with st.form("audit_signoff_form"):
+# keys per candidate: a value typed or chosen for one candidate never shows under another, and
+# the meeting's decision stays blank until the meeting chooses it
+slot = audited.index(name)
+with st.form(f"audit_signoff_form_{slot}"):
     reviewer = st.text_input("Reviewer", value=signed.reviewer if signed else "",
-                             key="audit_signoff_reviewer")  # fmt: skip
+                             key=f"audit_signoff_reviewer_{slot}")  # fmt: skip
     choice = st.selectbox(
         "Decision taken by the meeting",
         list(OUTCOMES),
-        index=list(OUTCOMES).index(signed.decision if signed else release.decision.outcome),
+        index=list(OUTCOMES).index(signed.decision) if signed else None,
         format_func=lambda o: DECISION_STYLE[o].label,
-        key="audit_signoff_decision",
+        placeholder="Choose the meeting's decision",
+        key=f"audit_signoff_decision_{slot}",
     )
     reason = st.text_area(
         "Reason (required when it differs from the tool's)",
         value=signed.reason if signed else "",
-        key="audit_signoff_reason",
+        key=f"audit_signoff_reason_{slot}",
     )
     comment = st.text_area("Comment", value=signed.comment if signed else "",
-                           key="audit_signoff_comment")  # fmt: skip
+                           key=f"audit_signoff_comment_{slot}")  # fmt: skip
     if st.form_submit_button("Record sign-off"):
         problem = app_state.record_signoff(
             name, reviewer=reviewer, decision=choice, reason=reason, comment=comment

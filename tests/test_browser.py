@@ -138,13 +138,15 @@ def test_reviewer_journey(app, small_files):
     _click(page, "audit_curate")
     _click(page, "audit_confirm")
     wait_for_app_run(page, LONG)
-    download_button = page.locator(".st-key-audit_download_csv button")
+    # the noisy copy is not released: its removed rows are evidence, no curated file ships
+    download_button = page.locator(".st-key-audit_download_removed button")
     expect(download_button).to_be_visible(timeout=LONG)
+    expect(page.locator(".st-key-audit_download_csv")).to_have_count(0)
     with page.expect_download() as download:
         download_button.click()
-    curated = pd.read_csv(download.value.path(), dtype=str, keep_default_na=False)
+    removed = pd.read_csv(download.value.path(), dtype=str, keep_default_na=False)
     n_input = len(pd.read_csv(small_files["noisy_copy"], dtype=str))
-    assert len(curated) == n_input - n_removed
+    assert len(removed) == n_removed
     assert 0 < n_removed < n_input  # the noisy copy has rows worth removing, not all of them
     _shot(page, "audit")
     _no_exception(page)

@@ -125,16 +125,17 @@ def _file_the_record(page, *, private_key: Path | None, keyid: str, db: Path) ->
     _choose(page, "audit_candidate", "gen")
     click_keyed(page, "audit_curate")
     click_keyed(page, "audit_confirm", REVIEW_MS)
-    # the confirmed release (curated files) is computed after the click: wait for it
-    expect(page.locator(".st-key-audit_download_csv button")).to_be_visible(timeout=REVIEW_MS)
+    # the confirmed release (removed rows; curated files where it ships) is computed after the
+    # click: wait for it
+    expect(page.locator(".st-key-audit_download_removed button")).to_be_visible(timeout=REVIEW_MS)
     wait_for_app_run(page, REVIEW_MS)
     decision = page.locator(".st-key-audit_decision")
     expect(decision).to_be_visible(timeout=REVIEW_MS)
     label = decision.locator("strong").first.inner_text().strip()
     assert label in {style.label for style in DECISION_STYLE.values()}, label
 
-    _type(page, "audit_signoff_reviewer", REVIEWER, enter=False)
-    _choose(page, "audit_signoff_decision", label)
+    _type(page, "audit_signoff_reviewer_0", REVIEWER, enter=False)  # the sign-off of gen
+    _choose(page, "audit_signoff_decision_0", label)
     page.get_by_role("button", name="Record sign-off").click()
     wait_for_app_run(page)
     expect(page.get_by_text(f"Signed off by {REVIEWER}")).to_be_visible()

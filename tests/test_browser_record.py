@@ -70,9 +70,10 @@ def _curate_and_export(page, candidate: str, folder: Path) -> tuple[str, dict, s
     wait_for_app_run(page, LONG)
     click_keyed(page, "audit_curate")
     click_keyed(page, "audit_confirm", REVIEW_MS)
-    # the curated files appear once the confirmed release is computed (the record could be
-    # downloaded before, stating the decision as the run computed it)
-    expect(page.locator(".st-key-audit_download_csv button")).to_be_visible(timeout=REVIEW_MS)
+    # the removed rows (and, where the decision ships, the curated files) appear once the
+    # confirmed release is computed (the record could be downloaded before, stating the
+    # decision as the run computed it)
+    expect(page.locator(".st-key-audit_download_removed button")).to_be_visible(timeout=REVIEW_MS)
     wait_for_app_run(page, REVIEW_MS)
     decision = page.locator(".st-key-audit_decision")
     expect(decision).to_be_visible(timeout=REVIEW_MS)

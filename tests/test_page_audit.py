@@ -231,6 +231,51 @@ def test_a_rejected_candidate_ships_no_curated_file(patched):
     assert not [n for n in names if "curated." in n]
 
 
+def _signoff_widgets(at, slot: int):
+    return (at.text_input(key=f"audit_signoff_reviewer_{slot}"),
+            at.selectbox(key=f"audit_signoff_decision_{slot}"))  # fmt: skip
+
+
+def _record_signoff(at):
+    next(b for b in at.button if b.label == "Record sign-off").click().run()
+
+
+def test_signoff_never_carries_across_candidates_and_the_choice_survives_a_visit(patched):
+    """Issue 33: the meeting's decision and reviewer belong to one candidate (blank until
+    chosen), and the candidate box keeps its choice when the reviewer leaves and comes back."""
+    review, _, _ = patched
+    at = open_page(review, None).run()
+    assert at.selectbox(key="audit_candidate").value == "cand"
+    reviewer, decision = _signoff_widgets(at, 0)
+    assert reviewer.value == "" and decision.value is None  # blank until chosen
+    _record_signoff(at)  # nothing chosen: refused, nothing stored
+    assert any(markdown_text("choose the meeting's decision") in e.value for e in at.error)
+    assert at.session_state[app_state.SIGNOFF_KEY] == {}
+    reviewer, decision = _signoff_widgets(at, 0)
+    reviewer.input("A. Reviewer")
+    decision.set_value("do_not_release")
+    _record_signoff(at)
+    assert not at.exception
+    assert at.session_state[app_state.SIGNOFF_KEY]["cand"].decision == "do_not_release"
+    # another candidate: the previous one's decision and reviewer are not carried over
+    at.selectbox(key="audit_candidate").set_value("other").run()
+    reviewer, decision = _signoff_widgets(at, 1)
+    assert reviewer.value == "" and decision.value is None
+    assert not [w for w in at.text_input if w.key == "audit_signoff_reviewer_0"]
+    # leave the page and come back: the same candidate, still blank
+    at.switch_page("pages/overview.py").run()
+    at.switch_page("pages/audit.py").run()
+    assert not at.exception
+    assert at.selectbox(key="audit_candidate").value == "other"
+    reviewer, decision = _signoff_widgets(at, 1)
+    assert reviewer.value == "" and decision.value is None
+    assert "other" not in at.session_state[app_state.SIGNOFF_KEY]
+    # back to the first: its own sign-off, as recorded
+    at.selectbox(key="audit_candidate").set_value("cand").run()
+    reviewer, decision = _signoff_widgets(at, 0)
+    assert reviewer.value == "A. Reviewer" and decision.value == "do_not_release"
+
+
 def test_cancel_closes_dialog(patched):
     review, _, _ = patched
     at = open_page(review, None).run()
