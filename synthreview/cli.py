@@ -7,7 +7,6 @@ that decided it and why.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from synthreview.engine import on_cluster
 from synthreview.errors import ConfigError, SynthreviewError
+from synthreview.io.digest import file_sha256
 from synthreview.io.parquet import folder_digest
 from synthreview.io.persons import with_person, with_person_key_notices
 from synthreview.io.schema import Review
@@ -32,7 +32,13 @@ from synthreview.judgement.decision import (
 )
 from synthreview.judgement.policy import load_policy
 from synthreview.judgement.verdicts import DECISION_STYLE
-from synthreview.options import MAX_SEED, ReviewOptions, check_seed, validate_options
+from synthreview.options import (
+    MAX_SEED,
+    ReviewOptions,
+    check_seed,
+    read_constraints_file,
+    validate_options,
+)
 from synthreview.release.audit import default_thresholds
 from synthreview.release.folder import MARKER, check_output_folder, write_review_folder
 from synthreview.release.pipeline import review_release
@@ -48,6 +54,7 @@ from synthreview.release.register import (
 )
 from synthreview.release.signing import (
     ENVELOPE_NAME,
+    GivenInput,
     generate_keys,
     load_private_key,
     load_public_key,
@@ -56,7 +63,7 @@ from synthreview.release.signing import (
     release_statement,
     sign_files,
     statement_id,
-    verify_files,
+    verify_folder,
 )
 from synthreview.review import SECTIONS, evaluate
 from synthreview.sampling import DEFAULT_SAMPLE_ROWS
@@ -213,6 +220,12 @@ def _parser() -> argparse.ArgumentParser:
         "--label-leak-columns", nargs="+", default=(), metavar="COL",
         help="categorical columns tested for an answer key besides --target (policy rule "
         "label_leak: an exact rule of the other columns in the candidate but not in real data)",
+    )  # fmt: skip
+    review.add_argument(
+        "--constraints", type=Path, metavar="FILE.toml",
+        help="constraints the data owner declares (ranges, inequalities, allowed combinations, "
+        "unique keys, formulas): violation rate per constraint (policy rule "
+        "constraint_violations; none given: not judged)",
     )  # fmt: skip
     review.add_argument("--formula", help="regression for CI overlap, e.g. 'y ~ a + b'")
     review.add_argument("--max-attack", type=int, default=10_000)
@@ -438,6 +451,9 @@ def run_review(args: argparse.Namespace) -> int:
             groups=tuple(args.groups or ()),
             quasi_identifiers=tuple(args.quasi_identifiers or ()),
             label_leak_columns=tuple(args.label_leak_columns or ()),
+            constraints=(
+                None if args.constraints is None else read_constraints_file(args.constraints)
+            ),
             formula=args.formula,
             max_attack=args.max_attack,
             motif_length=args.motif_length,
@@ -571,11 +587,12 @@ def _record_parsers(sub: argparse._SubParsersAction) -> None:
     verify.add_argument(
         "--inputs",
         nargs="+",
-        type=Path,
         default=(),
-        metavar="FILE",
-        help="input files (or folders of Parquet partitions) to check too, matched to the "
-        "record by file name (stem)",
+        metavar="[ROLE=]PATH",
+        help="input files (or folders of Parquet partitions) to check too: ROLE=PATH (ROLE: "
+        "real, holdout or a candidate's name) must have the sha256 the record lists for that "
+        "role, and fails naming both when it is another role's file; a bare PATH must be one of "
+        "the recorded inputs",
     )
     register = sub.add_parser(
         "register",
@@ -645,29 +662,43 @@ def run_keygen(args: argparse.Namespace) -> int:
     return EXIT_RELEASE
 
 
-def _input_digests(paths: Sequence[Path]) -> dict[str, str]:
-    """sha256 of each input given to ``verify --inputs``: a file's bytes, or a folder of Parquet
-    partitions' digest (as the review recorded it)."""
-    digests: dict[str, str] = {}
-    for path in paths:
-        if path.name in digests:
-            raise ConfigError(
-                f"option --inputs names {path.name!r} twice; got {list(map(str, paths))}"
-            )
+def _given_inputs(texts: Sequence[str]) -> list[GivenInput]:
+    """The inputs of ``verify --inputs``, each ``PATH`` or ``ROLE=PATH``, with their sha256.
+
+    A file's digest is that of its bytes (read in blocks), a folder of Parquet partitions' the
+    folder digest the review recorded. ``ROLE`` is ``real``, ``holdout`` or a candidate's name
+    (``synthetic:NAME`` too); a text that is an existing path is a path even with ``=`` in it.
+    """
+    given: list[GivenInput] = []
+    for text in texts:
+        role: str | None = None
+        path = Path(text)
+        if not path.exists() and "=" in text:
+            role, _, rest = text.partition("=")
+            path = Path(rest)
+            if not role:
+                raise ConfigError(f"option --inputs takes PATH or ROLE=PATH; got {text!r}")
+        if role is not None and any(g.role == role for g in given):
+            raise ConfigError(f"option --inputs gives the role {role!r} twice; got {list(texts)}")
         if path.is_dir():
             what = f"option --inputs folder {str(path)!r}"
-            digests[path.name] = folder_digest(path, what=what, max_bytes=MAX_BYTES)
+            digest = folder_digest(path, what=what, max_bytes=MAX_BYTES)
+        elif path.is_file():
+            digest = file_sha256(path)  # in blocks: memory does not grow with the file
         else:
-            data = read_key_file(path, what="option --inputs")
-            digests[path.name] = hashlib.sha256(data).hexdigest()
-    return digests
+            raise ConfigError(
+                f"option --inputs must name files or folders (PATH or ROLE=PATH); {str(path)!r} "
+                f"is neither (got {text!r})"
+            )
+        given.append(GivenInput(text, digest, role))
+    return given
 
 
 def run_verify(args: argparse.Namespace) -> int:
     """``synthreview verify DIR --key PUB``: exit 0 verified, 1 failed, 2 bad arguments."""
     key = load_public_key(read_key_file(args.key, what="option --key"))
-    inputs = _input_digests(args.inputs)
-    result = verify_files(read_folder(args.dir), key, input_digests=inputs)
+    inputs = _given_inputs(args.inputs)
+    result = verify_folder(args.dir, key, inputs=inputs)
     if not result.ok:
         for problem in result.problems:
             say(f"FAILED {problem}", file=sys.stderr)
@@ -683,14 +714,14 @@ def run_verify(args: argparse.Namespace) -> int:
 
 def run_register(args: argparse.Namespace) -> int:
     """``synthreview register DIR``: verify (when signed) and append; exit 0, 1 or 2."""
-    files = read_folder(args.dir)
-    if ENVELOPE_NAME in files:
+    if (args.dir / ENVELOPE_NAME).exists():
         if args.key is None:
             raise ConfigError(
                 f"option --key is required: {args.dir} is signed ({ENVELOPE_NAME}) and is "
                 "verified before it is recorded; got no --key"
             )
-        result = verify_files(files, load_public_key(read_key_file(args.key, what="option --key")))
+        key = load_public_key(read_key_file(args.key, what="option --key"))
+        result = verify_folder(args.dir, key)
         if not result.ok or result.statement is None or result.review_id is None:
             for problem in result.problems:
                 say(f"FAILED {problem}", file=sys.stderr)
@@ -704,6 +735,7 @@ def run_register(args: argparse.Namespace) -> int:
             raise ConfigError(
                 f"option --key verifies a signed folder; {args.dir} holds no {ENVELOPE_NAME}"
             )
+        files = read_folder(args.dir)
         statement = release_statement({n: d for n, d in files.items() if n != MARKER})
         records = records_from_statement(statement, review_id=statement_id(statement))
     with open_register(args.db) as register:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -18,6 +19,7 @@ from synthreview.errors import ConfigError
 from synthreview.generators.plugin import load_generator
 from synthreview.io.persons import check_person_column
 from synthreview.io.schema import Review
+from synthreview.metrics.utility.constraints import parse_constraints
 from synthreview.metrics.utility.regression import parse_formula
 from synthreview.sampling import DEFAULT_SAMPLE_ROWS, check_sample_rows
 
@@ -168,6 +170,35 @@ MIN_ATTACK = 10
 MAX_SEED = 2**32 - 1
 
 
+#: largest constraints file read (bytes)
+MAX_CONSTRAINTS_BYTES = 1_000_000
+
+
+def read_constraints_file(path: str | Path) -> str:
+    """The text of a constraints TOML file, or :class:`ConfigError` naming the option.
+
+    The text (not the path) is the option (:attr:`ReviewOptions.constraints`), so a review
+    records what was declared and the dashboard's upload and the CLI's file give one value.
+    """
+    try:
+        data = Path(path).read_bytes()[: MAX_CONSTRAINTS_BYTES + 1]
+    except OSError as exc:
+        raise ConfigError(
+            f"option --constraints must be a readable TOML file; got {str(path)!r} ({exc})"
+        ) from None
+    if len(data) > MAX_CONSTRAINTS_BYTES:
+        raise ConfigError(
+            f"option --constraints must be a file of at most {MAX_CONSTRAINTS_BYTES} bytes; got "
+            f"{str(path)!r}, larger"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(
+            f"option --constraints must be UTF-8 text; got {str(path)!r}, not UTF-8"
+        ) from None
+
+
 def _fail(option: str, expected: str, got: object) -> ConfigError:
     return ConfigError(f"option {option} must be {expected}; got {got!r} instead")
 
@@ -311,6 +342,8 @@ def validate_options(
             if unknown or len(set(chosen)) != len(chosen):
                 raise _fail(name, f"distinct analysed columns {list(schema.analysed)}",
                             list(chosen))  # fmt: skip
+        if options.constraints is not None:
+            parse_constraints(options.constraints, columns=schema.analysed, numeric=schema.numeric)
         for group in options.groups:
             if group not in schema.categorical:
                 kind = " (a numeric column)" if group in schema.numeric else ""

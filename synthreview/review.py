@@ -345,6 +345,7 @@ def _run_section(
             seed=seed,
             memo=ctx.memo,
             label_leak_columns=options.label_leak_columns,
+            constraints=options.constraints,
             person=options.person,
         )
     if section == "glucose":

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 import synthreview
+from synthreview.errors import ConfigError
 from synthreview.io.tables import infer_schema
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.judgement.rules import SPECS
@@ -26,6 +27,7 @@ from synthreview.metrics.privacy.quasi import (
     training_frequencies,
 )
 from synthreview.metrics.utility.answer_key import answer_keys
+from synthreview.metrics.utility.constraints import check_constraints, parse_constraints
 
 REFERENCE = Path(__file__).parent / "reference" / "qi_reference.json"
 ADULT = Path(synthreview.__file__).parent / "datasets" / "adult.csv.gz"
@@ -237,3 +239,107 @@ def test_numeric_column_is_skipped_and_no_column_is_not_judged(adult):
     assert keys.keys == () and "numeric" in dict(keys.skipped)["age"]
     candidate = {"utility": {"errors": {}, "skipped": {"answer_key": "no target named"}}}
     assert judge("label_leak", candidate).verdict == "n/a"
+
+
+# --- declared constraints ------------------------------------------------------------------
+
+CONSTRAINTS = """
+[[range]]
+name = "adult age"
+column = "age"
+min = 17
+max = 90
+
+[[inequality]]
+expression = "capital_loss <= capital_gain + 4400"
+
+[[formula]]
+expression = "education_num * 2 == education_num + education_num"
+
+[[allowed]]
+columns = ["relationship", "sex"]
+combinations = [
+  ["Husband", "Male"], ["Wife", "Female"], ["Own-child", "Male"], ["Own-child", "Female"],
+  ["Not-in-family", "Male"], ["Not-in-family", "Female"], ["Unmarried", "Male"],
+  ["Unmarried", "Female"], ["Other-relative", "Male"], ["Other-relative", "Female"],
+]
+"""
+
+
+def test_constraint_counts_by_hand():
+    frame = pd.DataFrame(
+        {"a": [1.0, 5.0, 3.0, np.nan], "b": [2.0, 4.0, 3.0, 1.0], "k": ["x", "y", "x", "z"]}
+    )
+    text = """
+[[range]]
+column = "a"
+max = 4
+[[inequality]]
+expression = "a < b"
+[[formula]]
+expression = "a + 1 == b"
+[[unique]]
+columns = ["k"]
+[[allowed]]
+columns = ["k"]
+combinations = [["x"], ["y"]]
+"""
+    parsed = parse_constraints(text, columns=["a", "b", "k"], numeric=["a", "b"])
+    report = check_constraints(frame, frame, constraints=parsed)
+    got = {c.name: (c.violations, c.rows) for c in report.checks}
+    # range: 5 > 4 (NaN not judged); a < b: 5 < 4 and 3 < 3 fail; a + 1 == b: 5+1, 3+1 fail;
+    # unique k: the two "x" rows; allowed: "z"
+    assert got == {
+        "range #1": (1, 3),
+        "inequality #1": (2, 3),
+        "formula #1": (2, 3),
+        "unique #1": (2, 4),
+        "allowed #1": (1, 4),
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[[range]]\ncolumn = 'agee'\nmin = 1", "[[range]] #1 column: expected an analysed"),
+        ("[[range]]\ncolumn = 'age'", "expected min and/or max"),
+        ("[[inequality]]\nexpression = '__import__(\"os\") < 1'", "column names, numbers"),
+        ("[[inequality]]\nexpression = 'age < 1 < 2'", "one comparison"),
+        ("[[formula]]\nexpression = 'age <= 3'", "one comparison (==)"),
+        ("[[allowed]]\ncolumns = ['sex']\ncombinations = [['a', 'b']]", "lists of 1 values"),
+        ("[[unique]]\ncolumns = []", "a non-empty list"),
+        ("[[bogus]]\nx = 1", "arrays of tables among"),
+        ("not toml [", "must be valid TOML"),
+        ("", "at least one of"),
+    ],
+)
+def test_bad_constraints_name_the_entry(text, message):
+    with pytest.raises(ConfigError, match="option constraints") as err:
+        parse_constraints(text, columns=["age", "sex"], numeric=["age"])
+    assert message in str(err.value) and "got" in str(err.value)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_fresh_adult_obeys_constraints_and_violations_are_counted(adult, seed):
+    train, holdout, fresh = adult_split(adult, seed)
+    schema = infer_schema(train)
+    parsed = parse_constraints(CONSTRAINTS, columns=schema.analysed, numeric=schema.numeric)
+
+    def judged(candidate):
+        report = check_constraints(train, candidate, holdout=holdout, constraints=parsed)
+        body = {"constraints": report.to_dict(), "errors": {}, "skipped": {}}
+        return report, judge("constraint_violations", {"utility": body})
+
+    report, verdict = judged(fresh)
+    assert verdict.verdict == "pass", verdict.reason
+    broken = fresh.copy()
+    rows = np.random.default_rng(seed).choice(len(broken), 60, replace=False)
+    broken.loc[rows, "age"] = 150
+    report, verdict = judged(broken)
+    assert report.checks[0].violations == 60 and report.checks[0].real_rate == 0
+    assert verdict.verdict == "fail" and "adult age" in verdict.reason
+
+
+def test_no_constraints_is_not_judged():
+    body = {"errors": {}, "skipped": {"constraints": "no constraints declared"}}
+    assert judge("constraint_violations", {"utility": body}).verdict == "n/a"

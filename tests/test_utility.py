@@ -223,14 +223,16 @@ def test_evaluate_utility_keys_and_holdout_reference():
     for key in ("correlation_mae", "discriminator_auc", "ci_overlap", "proportion_error"):
         assert key in out and key in out["holdout_reference"]
     assert {"model", "metric", "tstr", "trtr"} <= set(out["ml_efficacy"][0])
-    assert out["errors"] == {} and out["skipped"] == {}
+    assert out["errors"] == {}
+    assert out["skipped"] == {"constraints": "no constraints declared (--constraints FILE.toml)."}
+    assert out["answer_key"]["keys"][0]["column"] == "c"  # the target is tested for a key
 
 
 def test_evaluate_utility_without_holdout_states_why():
     real = _table(200, 0)
     report = evaluate_utility(real, _table(200, 1), None, schema=SCHEMA, target="c", formula="")
     assert report.holdout_reference is None and report.ml_efficacy is None
-    assert set(report.skipped) == {"holdout_reference", "ml_efficacy", "ci_overlap"}
+    assert set(report.skipped) == {"holdout_reference", "ml_efficacy", "ci_overlap", "constraints"}
     assert report.to_dict()["holdout_reference"] is None
 
 

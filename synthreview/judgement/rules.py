@@ -847,6 +847,42 @@ def measure_label_leak(c: Mapping[str, Any], k: int) -> Measurement:
     return Measurement(number(worst.get("leak")), detail=detail)
 
 
+def measure_constraints(c: Mapping[str, Any], k: int) -> Measurement:
+    """``utility.constraints``: the worst constraint's violation share beyond training's.
+
+    Each constraint's candidate share is bounded below by a one-sided Clopper-Pearson bound at
+    ``1 - 0.05 / K`` over the K constraints (Bonferroni), less the training table's share;
+    the rule judges the highest such bound. Not applicable without declared constraints.
+    """
+    declared = section_of(c, "utility").get("constraints")
+    if not isinstance(declared, Mapping):
+        return _not_named(c, "utility", "constraints", "the constraints check")
+    checks = [
+        x for x in declared.get("checks") or []
+        if isinstance(x, Mapping) and number(x.get("rows")) >= 1
+    ]  # fmt: skip
+    if not checks:
+        return Measurement(math.nan, detail="no candidate row is judged by any constraint")
+    alpha = (1 - FAMILY_CONFIDENCE) / len(checks)
+    found = []
+    for x in checks:
+        real = number(x.get("real_rate"))
+        real = 0.0 if math.isnan(real) else real
+        bad, rows = int(number(x.get("violations"))), int(number(x.get("rows")))
+        lower, _ = clopper_pearson(bad, rows, alpha)
+        found.append((float(lower) - real, number(x.get("rate")) - real, x, real))
+    bound, point, worst, real = max(found, key=lambda f: (f[0], f[1]))
+    broken = sum(1 for _, p, _, _ in found if p > 0)
+    detail = (
+        f"{worst.get('name')} ({worst.get('description')}): {worst.get('violations')} of "
+        f"{worst.get('rows')} candidate rows break it ({_pct(number(worst.get('rate')))}) vs "
+        f"{_pct(real)} of training rows; {broken} of {len(found)} constraints broken beyond "
+        f"training; lower bound {bound:.3f} (Clopper-Pearson, Bonferroni over {len(found)})"
+    )
+    words = f"the one-sided 95 % lower bound {bound:.3f} over {len(found)} constraints"
+    return Measurement(point, detail=detail, bound=bound, bound_text=words)
+
+
 # --- sentences ----------------------------------------------------------------------------------
 
 
@@ -982,6 +1018,10 @@ def say_label_leak(m: Measurement) -> str:
     if m.value < 0.5:
         exact = "no sharper rule than in real data"
     return f"answer key: {exact} ({m.detail})"
+
+
+def say_constraints(m: Measurement) -> str:
+    return f"declared constraints: {m.detail}"
 
 
 def say_audit_copies(m: Measurement) -> str:
@@ -1254,6 +1294,15 @@ SPECS: dict[str, RuleSpec] = dict(
             "and the named columns (1 = an exact rule real data do not obey)",
             measure_label_leak,
             say_label_leak,
+        ),
+        _spec(
+            "constraint_violations",
+            "constraint_violation_excess",
+            "value",
+            "worst declared constraint's violation share beyond training's (one-sided 95 % "
+            "Clopper-Pearson lower bound, Bonferroni over the constraints; needs --constraints)",
+            measure_constraints,
+            say_constraints,
         ),
         _spec(
             "audit_copies",

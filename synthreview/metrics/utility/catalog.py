@@ -260,4 +260,21 @@ METRICS: tuple[MetricInfo, ...] = (
         unbound="needs the target or the columns the reviewer names (tests/test_disclosure.py)",
         rules=("label_leak",),
     ),
+    MetricInfo(
+        name="constraint_violation_excess",
+        section="utility",
+        label="declared constraints broken",
+        direction="lower",
+        range=(-1.0, 1.0),
+        ideal=0.0,
+        key="constraints.checks[*].{rate,real_rate}",
+        citation="SDV constraints; SDMetrics constraint validity (rows obeying the owner's rules)",
+        meaning="the worst declared constraint's share of candidate rows that break it, beyond "
+        "the share of training rows that break it",
+        holdout_meaning="the training (and holdout) rows' own violation rate: a rule real data "
+        "break too is not the generator's fault",
+        fmt=".3f",
+        unbound="needs the reviewer's constraints file (tests/test_disclosure.py)",
+        rules=("constraint_violations",),
+    ),
 )

@@ -31,6 +31,11 @@ from synthreview.errors import ConfigError, attempt
 from synthreview.io.schema import Schema
 from synthreview.memo import Memo, remember
 from synthreview.metrics.utility.answer_key import AnswerKeyReport, answer_keys
+from synthreview.metrics.utility.constraints import (
+    ConstraintReport,
+    check_constraints,
+    parse_constraints,
+)
 from synthreview.metrics.utility.efficacy import (
     DiscriminatorResult,
     MLEfficacy,
@@ -130,6 +135,9 @@ class UtilityReport:
     answer_key : AnswerKeyReport or None
         The target and the named columns tested for an exact rule of the other columns
         (:mod:`synthreview.metrics.utility.answer_key`); None when no column was named.
+    constraints : ConstraintReport or None
+        Violation rates of the declared constraints
+        (:mod:`synthreview.metrics.utility.constraints`); None when none were declared.
     """
 
     candidate: UtilityReference
@@ -139,6 +147,7 @@ class UtilityReport:
     errors: Mapping[str, str]
     groups: tuple[str, ...] = ()
     answer_key: AnswerKeyReport | None = None
+    constraints: ConstraintReport | None = None
 
     def to_dict(self) -> dict:
         """``k_marginal {1,2,3}``, ``correlation_mae``, ``discriminator_auc``, ``ml_efficacy``
@@ -158,6 +167,7 @@ class UtilityReport:
         out["details"] = {p: getattr(self.candidate, p) for p in parts}
         out["groups"] = list(self.groups)
         out["answer_key"] = self.answer_key
+        out["constraints"] = self.constraints
         out["skipped"] = dict(self.skipped)
         out["errors"] = dict(self.errors)
         return to_jsonable(out)
@@ -250,6 +260,7 @@ def evaluate_utility(
     memo: Memo | None = None,
     person: str | None = None,
     label_leak_columns: Sequence[str] = (),
+    constraints: str | None = None,
 ) -> UtilityReport:
     """Every utility metric for one synthetic candidate, each with its holdout reference.
 
@@ -284,6 +295,9 @@ def evaluate_utility(
     label_leak_columns : sequence of str, default=()
         Columns tested for an answer key besides ``target``
         (:mod:`synthreview.metrics.utility.answer_key`).
+    constraints : str, optional
+        The text of a constraints TOML file
+        (:mod:`synthreview.metrics.utility.constraints`); None: nothing declared.
 
     Returns
     -------
@@ -338,6 +352,14 @@ def evaluate_utility(
         keys = attempt("answer_key", errors, lambda: answer_keys(
             real, synthetic, holdout=holdout, columns=tested, schema=schema, seed=seed,
         ))  # fmt: skip
+    declared = None
+    if not constraints:
+        skipped["constraints"] = "no constraints declared (--constraints FILE.toml)."
+    else:
+        parsed = parse_constraints(constraints, columns=schema.analysed, numeric=schema.numeric)
+        declared = attempt("constraints", errors, lambda: check_constraints(
+            real, synthetic, holdout=holdout, constraints=parsed,
+        ))  # fmt: skip
     return UtilityReport(
         candidate=candidate,
         ml_efficacy=efficacy,
@@ -346,4 +368,5 @@ def evaluate_utility(
         errors=errors,
         groups=groups,
         answer_key=keys,
+        constraints=declared,
     )
