@@ -17,6 +17,7 @@ of 5 % of the training people; ``fresh`` releases the fresh people only.
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from dataclasses import replace
@@ -29,7 +30,7 @@ import pytest
 
 from synthreview.cli import main
 from synthreview.errors import ConfigError, DataError
-from synthreview.io.persons import check_person_column, with_person
+from synthreview.io.persons import check_person_column, person_key_columns, with_person
 from synthreview.io.tables import align
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.metrics.privacy.person import (
@@ -355,3 +356,97 @@ def test_cli_refuses_a_person_in_both_tables_with_exit_2(person_table, tmp_path,
 
 def test_replace_keeps_person_option():
     assert replace(ReviewOptions(), person="p").person == "p"
+
+
+# --- issue 34: the person is the unit --------------------------------------------------------
+
+#: the first 120 people (960 rows) of the NLSY wage panel (tests/data/README.md)
+PANEL = Path(__file__).resolve().parent / "data" / "wage_panel_120.csv"
+
+
+def _panel_files(tmp_path: Path) -> dict[str, Path]:
+    """Training, holdout and fresh people (40 each) of the panel, split by person."""
+    frame = pd.read_csv(PANEL)
+    people = np.sort(frame["person_id"].unique())
+    order = people[np.random.default_rng(0).permutation(len(people))]
+    paths = {}
+    for name, ids in (("real", order[:40]), ("holdout", order[40:80]), ("fresh", order[80:])):
+        part = frame[frame["person_id"].isin(ids)].copy()
+        if name == "fresh":
+            part["person_id"] += 100_000  # a generator's own ids
+        paths[name] = tmp_path / f"{name}.csv"
+        part.to_csv(paths[name], index=False)
+    return paths
+
+
+def _cli(paths: dict[str, Path], out: Path, *extra: str) -> int:
+    return main([
+        "review", "--real", str(paths["real"]), "--holdout", str(paths["holdout"]),
+        "--synthetic", str(paths["fresh"]), "--embedding", "none", "--target", "union",
+        "--out", str(out), "--quiet", *extra,
+    ])  # fmt: skip
+
+
+def test_cli_with_person_judges_people_on_a_real_panel(tmp_path, capsys):
+    paths = _panel_files(tmp_path)
+    _cli(paths, tmp_path / "out", "--person", "person_id", "--sections", "privacy", "utility",
+         "--claimed-epsilon", "1")  # fmt: skip
+    assert "looks like a person key" not in capsys.readouterr().err  # --person named it
+    record = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert record["unit"]["unit"] == "person" and record["unit"]["column"] == "person_id"
+    rules = record["verdicts"]["fresh"]["rules"]
+    # row-level membership shown, not judged; people judged, and fresh people pass
+    for rule in ("mia_auc", "mia_tpr_at_fpr_1pct"):
+        assert rules[rule]["verdict"] == "n/a" and rules[rule]["measured"] is not None
+        assert "shown and not judged" in rules[rule]["reason"]
+    for rule in ("person_mia_auc", "person_mia_tpr_at_fpr_1pct", "dp_claim", "tstr_trtr_ratio"):
+        assert rules[rule]["verdict"] == "pass", (rule, rules[rule]["reason"])
+    candidate = record["candidates"]["fresh"]
+    assert candidate["privacy"]["dp_claim"]["unit"] == "person"
+    auc = [s for s in candidate["utility"]["ml_efficacy"] if s["metric"] == "roc_auc"]
+    assert all(s["unit"] == "person" and s["ratio_ci"][0] <= s["ratio"] <= s["ratio_ci"][1]
+               for s in auc)  # fmt: skip
+    assert "test people resampled" in rules["tstr_trtr_ratio"]["reason"]
+
+
+def test_cli_without_person_notices_the_panel_and_says_rows_were_the_unit(tmp_path, capsys):
+    paths = _panel_files(tmp_path)
+    _cli(paths, tmp_path / "out", "--sections", "utility")
+    err = capsys.readouterr().err
+    assert "column 'person_id' looks like a person key" in err
+    assert "--person person_id" in err
+    record = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert record["unit"]["unit"] == "row"
+    assert any(n["column"] == "person_id" and "--person" in n["message"]
+               for n in record["notices"])  # fmt: skip
+
+
+def test_person_keys_are_found_on_panels_only():
+    frame = pd.read_csv(PANEL)
+    assert person_key_columns(frame) == ["person_id"]
+    # one row per person: no value repeats, nothing to notice
+    assert person_key_columns(frame.drop_duplicates("person_id")) == []
+    # the same rows in a random order of people's rows are still a panel
+    shuffled = frame.sample(frac=1.0, random_state=0)
+    assert person_key_columns(shuffled) == ["person_id"]
+    # ids shuffled across rows: other columns no longer follow them
+    broken = frame.assign(person_id=np.random.default_rng(0).permutation(frame["person_id"]))
+    assert person_key_columns(broken) == []
+
+
+def test_row_membership_rules_are_not_judged_in_a_person_review():
+    attack = {"attack": "logan_classifier", "auc": 0.75, "auc_ci": [0.72, 0.78],
+              "tpr_at_fpr_1pct": 0.2, "n_members": 500, "n_nonmembers": 500}  # fmt: skip
+    person = {"column": "pid", "attacks": [
+        {"attack": "logan_classifier", "auc": 0.52, "auc_ci": [0.45, 0.59],
+         "tpr_at_fpr_1pct": 0.01, "tpr_at_fpr_1pct_ci": [0.0, 0.05]}]}  # fmt: skip
+    rows_only = {"privacy": {"membership_inference": [attack]}}
+    with_people = {"privacy": {"membership_inference": [attack], "person_level": person}}
+    policy = load_policy()
+    by_rows = apply_policy(policy, rows_only, kind="table").rules
+    by_people = apply_policy(policy, with_people, kind="table").rules
+    verdict = lambda found, name: next(r for r in found if r.rule == name)  # noqa: E731
+    assert verdict(by_rows, "mia_auc").verdict == "fail"
+    assert verdict(by_people, "mia_auc").verdict == "n/a"
+    assert verdict(by_people, "mia_auc").measured == 0.75  # shown
+    assert verdict(by_people, "person_mia_auc").verdict == "pass"
