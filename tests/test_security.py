@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import tracemalloc
 from pathlib import Path
 
 import pandas as pd
@@ -35,7 +36,18 @@ from synthreview.io.tables import align, infer_schema
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.metrics.privacy.shadow import ShadowSettings, shadow_attack
 from synthreview.options import ReviewOptions
-from synthreview.release.register import check_register, parse_register_url, redact_url
+from synthreview.release.folder import MARKER, marker_bytes
+from synthreview.release.register import check_register, history, parse_register_url, redact_url
+from synthreview.release.signing import (
+    ENVELOPE_NAME,
+    folder_digests,
+    generate_keys,
+    load_private_key,
+    load_public_key,
+    read_envelope,
+    sign_statement,
+    verify_folder,
+)
 from synthreview.review import evaluate
 from synthreview.terminal import terminal_text
 from tests.credit_split import german_credit_split, noisy_copy
@@ -347,3 +359,160 @@ def test_passwords_come_from_pgpassword_or_a_pgpass_file(password_postgres, tmp_
     pgpass.chmod(0o600)
     monkeypatch.setenv("PGPASSFILE", str(pgpass))
     assert check_register(url).dialect == "postgresql"
+
+
+# --- item 3: verification binds names, roles and decisions --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def signed(adult, tmp_path_factory):
+    """A signed review whose training table and candidate are both named ``data.csv``."""
+    root = tmp_path_factory.mktemp("bound")
+    real, holdout = adult
+    for name in ("real", "holdout", "candidate", "keys"):
+        (root / name).mkdir()
+    real.to_csv(root / "real" / "data.csv", index=False)
+    holdout.to_csv(root / "holdout" / "holdout.csv", index=False)
+    candidate = real.sample(frac=1.0, random_state=2).reset_index(drop=True)
+    candidate.assign(age=candidate["age"] + 1).to_csv(root / "candidate" / "data.csv", index=False)
+    keys = generate_keys(root / "keys" / "pair")
+    argv = ["review", "--real", str(root / "real" / "data.csv"),
+            "--holdout", str(root / "holdout" / "holdout.csv"),
+            "--synthetic", str(root / "candidate" / "data.csv"), "--embedding", "none",
+            "--max-attack", "60", "--sign", str(keys.private), "--out", str(root / "review"),
+            "--quiet"]  # fmt: skip
+    assert main(argv) in (0, 1, 3, 4)
+    return root
+
+
+def _verify(signed, folder, *inputs):
+    return main(["verify", str(folder), "--key", str(signed / "keys" / "pair" / "synthreview.pub"),
+                 *(["--inputs", *inputs] if inputs else [])])  # fmt: skip
+
+
+def test_inputs_given_with_their_roles_verify(signed, capsys):
+    real, candidate = signed / "real" / "data.csv", signed / "candidate" / "data.csv"
+    assert _verify(signed, signed / "review", f"real={real}", f"data={candidate}") == 0
+    assert _verify(signed, signed / "review", str(real), str(candidate)) == 0  # by sha256
+    assert "2 inputs checked" in capsys.readouterr().out
+
+
+def test_the_real_table_handed_in_as_the_candidate_fails_naming_both(signed, capsys):
+    real = signed / "real" / "data.csv"
+    assert _verify(signed, signed / "review", f"data={real}") == 1
+    err = capsys.readouterr().err
+    assert "given as the synthetic input 'data'" in err
+    assert "that of the real input 'data'" in err
+    assert _verify(signed, signed / "review", f"synthetic:data={real}") == 1
+    assert _verify(signed, signed / "review", f"nobody={real}") == 1
+    assert "a role the signed record does not list" in capsys.readouterr().err
+
+
+def _copy(signed, tmp_path):
+    folder = tmp_path / "review"
+    shutil.copytree(signed / "review", folder)
+    return folder
+
+
+def _reseal(folder):
+    """Rewrite COMPLETE.json for the folder's files as they now are (what a forger would do)."""
+    (folder / MARKER).unlink()
+    (folder / MARKER).write_bytes(marker_bytes(folder_digests(folder).values()))
+
+
+def test_a_forged_decision_signed_by_the_key_holder_fails_verify_and_register(
+    signed, tmp_path, capsys
+):
+    folder = _copy(signed, tmp_path)
+    envelope = read_envelope((folder / ENVELOPE_NAME).read_bytes())
+    statement = json.loads(envelope.payload)
+    for decision in statement["predicate"]["decisions"].values():
+        decision.update(outcome="release", verdict="pass", reason="every rule passes")
+    key = load_private_key((signed / "keys" / "pair" / "synthreview.key").read_bytes())
+    (folder / ENVELOPE_NAME).write_bytes(sign_statement(statement, key))
+    _reseal(folder)
+    assert _verify(signed, folder) == 1
+    err = capsys.readouterr().err
+    assert "signed decisions differ from report.json's (for data)" in err
+    db = tmp_path / "register.sqlite"
+    pub = signed / "keys" / "pair" / "synthreview.pub"
+    code = main(["register", str(folder), "--key", str(pub), "--db", str(db)])
+    assert code == 1 and "the register was not updated" in capsys.readouterr().err
+    assert not db.exists() or history(str(db)) == []
+
+
+def test_a_forged_policy_digest_fails(signed, tmp_path, capsys):
+    folder = _copy(signed, tmp_path)
+    envelope = read_envelope((folder / ENVELOPE_NAME).read_bytes())
+    statement = json.loads(envelope.payload)
+    statement["predicate"]["policy"]["sha256"] = "0" * 64
+    key = load_private_key((signed / "keys" / "pair" / "synthreview.key").read_bytes())
+    (folder / ENVELOPE_NAME).write_bytes(sign_statement(statement, key))
+    _reseal(folder)
+    assert _verify(signed, folder) == 1
+    assert "signed policy sha256 differ" in capsys.readouterr().err
+
+
+def test_a_folder_without_its_completion_marker_fails(signed, tmp_path, capsys):
+    folder = _copy(signed, tmp_path)
+    (folder / MARKER).unlink()
+    assert _verify(signed, folder) == 1
+    assert "COMPLETE.json: missing" in capsys.readouterr().err
+
+
+def test_verify_hashes_in_blocks_whatever_the_file_size(signed, tmp_path):
+    folder = _copy(signed, tmp_path)
+    with open(folder / "extra.bin", "wb") as handle:  # sparse: 256 MiB on no disk blocks
+        handle.truncate(256 * 2**20)
+    _reseal(folder)
+    public = load_public_key((signed / "keys" / "pair" / "synthreview.pub").read_bytes())
+    tracemalloc.start()
+    try:
+        result = verify_folder(folder, public)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.problems == ("extra.bin: extra file, not in the signed record",)
+    assert peak < 16 * 2**20, f"peak {peak / 2**20:.0f} MiB while verifying a 256 MiB file"
+
+
+def _hand_made(tmp_path, report):
+    folder = tmp_path / "hand"
+    folder.mkdir()
+    (folder / "report.json").write_text(json.dumps(report))
+    return folder
+
+
+def test_register_of_a_hand_made_folder_stores_its_input_roles(tmp_path, capsys):
+    folder = _hand_made(tmp_path, {
+        "decisions": {"c": {"outcome": "release", "verdict": "pass", "reason": "ok"}},
+        "inputs": [{"role": "real", "name": "my:data", "sha256": "a" * 64},
+                   {"role": "synthetic", "name": "c", "sha256": "b" * 64}],
+    })  # fmt: skip
+    db = tmp_path / "register.sqlite"
+    assert main(["register", str(folder), "--db", str(db)]) == 0
+    assert "unverified" in capsys.readouterr().out
+    (record,) = history(str(db))
+    assert [(i.role, i.name) for i in record.inputs] == [("real", "my:data"), ("synthetic", "c")]
+
+
+@pytest.mark.parametrize(
+    ("report", "message"),
+    [
+        ({"decisions": {"c": "release"}}, "report.json 'decisions' 'c' must be a JSON object"),
+        ({"decisions": {"c": {"reason": "x"}}}, "must name its outcome"),
+        ({"decisions": {"c": {"outcome": "release"}}, "verdicts": ["x"]},
+         "report.json 'verdicts' must be a JSON object"),
+        ({"decisions": {"c": {"outcome": "release"}},
+          "inputs": [{"role": "synthetic:x", "name": "s", "sha256": "0"}]},
+         "role must be one of ['real', 'holdout', 'synthetic']"),
+        ({"decisions": {"c": {"outcome": "release"}}, "inputs": [{"name": "s", "sha256": "0"}]},
+         "must be a mapping with 'role', 'name' and 'sha256'"),
+    ],
+)  # fmt: skip
+def test_register_of_a_malformed_hand_made_folder_exits_2(tmp_path, capsys, report, message):
+    folder = _hand_made(tmp_path, report)
+    db = tmp_path / "register.sqlite"
+    assert main(["register", str(folder), "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

@@ -245,12 +245,12 @@ def test_changed_input_file_fails_naming_it(review_folder, tmp_path, capsys):
             review_folder / "signed",
             review_folder / "keys" / "synthreview.pub",
             "--inputs",
-            str(changed),
+            f"real={changed}",
         )
         == 1
     )
     assert (
-        "train.csv: sha256 differs from the signed record's input 'train'"
+        "train.csv: sha256 differs from the signed record's real input 'train'"
         in capsys.readouterr().err
     )
     unknown = tmp_path / "other.csv"
@@ -264,7 +264,7 @@ def test_changed_input_file_fails_naming_it(review_folder, tmp_path, capsys):
         )
         == 1
     )
-    assert "no input named 'other'" in capsys.readouterr().err
+    assert "other.csv: its sha256 is not that of any input" in capsys.readouterr().err
 
 
 def test_verify_bad_arguments_exit_2(review_folder, tmp_path, capsys):

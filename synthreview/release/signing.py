@@ -29,7 +29,8 @@ import binascii
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+import stat
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeAlias
@@ -39,6 +40,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from synthreview.errors import ConfigError
+from synthreview.io.digest import file_sha256
 from synthreview.release.folder import MARKER, FileDigest, marker_bytes
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -48,6 +50,8 @@ ENVELOPE_NAME = "release.intoto.jsonl"
 PRIVATE_KEY_NAME = "synthreview.key"
 PUBLIC_KEY_NAME = "synthreview.pub"
 INPUT_PREFIX = "input:"
+#: the roles an input file has in a review (``report.json`` ``inputs``)
+INPUT_ROLES = ("real", "holdout", "synthetic")
 #: a value of parsed JSON
 JSONValue: TypeAlias = "str | int | float | bool | list[JSONValue] | dict[str, JSONValue] | None"
 #: a parsed JSON object: report.json, an in-toto statement, its predicate
@@ -298,11 +302,21 @@ def _versions(files: Mapping[str, bytes], report: JSONObject) -> JSONObject:
     return {"synthreview": report.get("synthreview_version")}
 
 
+def _object(value: object, what: str) -> JSONObject:
+    """``value`` when it is a JSON object, ``{}`` when missing; else a ConfigError naming it."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{what} must be a JSON object; got {type(value).__name__} instead")
+    return value
+
+
 def _rule_verdicts(report: JSONObject) -> dict[str, JSONObject]:
     """``{candidate: {rule: {verdict, value, required}}}`` from ``report.json`` ``verdicts``."""
     verdicts: dict[str, JSONObject] = {}
-    for name, candidate in (report.get("verdicts") or {}).items():
-        rules = (candidate or {}).get("rules") or {}
+    for name, candidate in _object(report.get("verdicts"), "report.json 'verdicts'").items():
+        rules = _object(_object(candidate, f"report.json 'verdicts' {name!r}").get("rules"),
+                        f"report.json 'verdicts' {name!r} 'rules'")  # fmt: skip
         verdicts[name] = {
             rule: {
                 "verdict": entry.get("verdict"),
@@ -326,9 +340,9 @@ def release_predicate(files: Mapping[str, bytes]) -> JSONObject:
     report's ``generated_at``, so signing twice gives the same bytes).
     """
     report = _report(files)
-    policy = report.get("policy") or {}
+    policy = _object(report.get("policy"), "report.json 'policy'")
     return {
-        "decisions": report.get("decisions") or {},
+        "decisions": _object(report.get("decisions"), "report.json 'decisions'"),
         "verdicts": _rule_verdicts(report),
         "policy": {key: policy.get(key) for key in ("name", "sha256", "source")},
         "options": report.get("options"),
@@ -346,13 +360,23 @@ def input_subjects(inputs: Sequence[Mapping[str, object]]) -> list[JSONObject]:
     """Statement subjects ``input:ROLE:NAME`` of the ``report.json`` ``inputs`` entries."""
     subjects = []
     for i, entry in enumerate(inputs):
-        if not isinstance(entry, Mapping) or not {"name", "sha256"} <= set(entry):
+        if not isinstance(entry, Mapping) or not {"name", "sha256", "role"} <= set(entry):
             raise ConfigError(
-                f"inputs[{i}] must be a mapping with 'name' and 'sha256' (report.json inputs); "
-                f"got {entry!r} instead"
+                f"inputs[{i}] must be a mapping with 'role', 'name' and 'sha256' (report.json "
+                f"inputs); got {entry!r} instead"
             )
-        role = entry.get("role") or "input"
-        subjects.append(_subject(f"{INPUT_PREFIX}{role}:{entry['name']}", str(entry["sha256"])))
+        role, name, digest = entry["role"], entry["name"], entry["sha256"]
+        # the subject is input:ROLE:NAME, split at its first two colons when read back
+        if role not in INPUT_ROLES:
+            raise ConfigError(
+                f"inputs[{i}] role must be one of {list(INPUT_ROLES)}; got {role!r} instead"
+            )
+        if not isinstance(name, str) or not name or not isinstance(digest, str):
+            raise ConfigError(
+                f"inputs[{i}] must have a non-empty text 'name' and a text 'sha256'; got "
+                f"{name!r} and {digest!r} instead"
+            )
+        subjects.append(_subject(f"{INPUT_PREFIX}{role}:{name}", digest))
     return subjects
 
 
@@ -550,44 +574,132 @@ def _check_signature(envelope: Envelope, public_key: Ed25519PublicKey) -> str | 
     return f"the signature by key {wanted[:16]} does not verify: the record was changed"
 
 
-def verify_files(
-    files: Mapping[str, bytes],
+@dataclass(frozen=True)
+class GivenInput:
+    """An input file handed to verification (``synthreview verify --inputs``).
+
+    Attributes
+    ----------
+    label : str
+        How messages name it (the path as given).
+    sha256 : str
+        Its digest: a file's bytes, or :func:`synthreview.io.parquet.folder_digest` of a folder.
+    role : str or None
+        The role it is given as (``ROLE=PATH``): ``real``, ``holdout`` or a candidate's name;
+        None: matched by its digest to whichever input the record lists with it.
+    """
+
+    label: str
+    sha256: str
+    role: str | None = None
+
+
+def recorded_inputs(statement: Mapping[str, object]) -> list[tuple[str, str, str]]:
+    """``(role, name, sha256)`` of every ``input:ROLE:NAME`` subject of a statement."""
+    found = []
+    for subject in statement.get("subject") or []:  # type: ignore[attr-defined]
+        name = subject["name"]
+        if name.startswith(INPUT_PREFIX) and name.count(":") >= 2:
+            _, role, stem = name.split(":", 2)
+            found.append((role, stem, subject["digest"]["sha256"]))
+    return found
+
+
+def _role_names(role: str, name: str) -> set[str]:
+    """The names ``ROLE=PATH`` may use for an input: its role, and a candidate's name."""
+    return {role, f"{role}:{name}"} | ({name} if role == "synthetic" else set())
+
+
+def _check_inputs(given: Sequence[GivenInput], statement: Mapping[str, object]) -> list[str]:
+    """One problem per given input whose digest is not the record's for its role."""
+    recorded = recorded_inputs(statement)
+    problems = []
+    for entry in given:
+        owners = [(r, n) for r, n, d in recorded if d == entry.sha256]
+        if entry.role is None:
+            if not owners:
+                problems.append(
+                    f"{entry.label}: its sha256 is not that of any input of the signed record"
+                )
+            continue
+        wanted = [(r, n, d) for r, n, d in recorded if entry.role in _role_names(r, n)]
+        if not wanted:
+            problems.append(
+                f"{entry.label}: given as {entry.role!r}, a role the signed record does not list "
+                f"(it lists {', '.join(sorted({f'{r}:{n}' for r, n, _ in recorded}))})"
+            )
+        elif not any(d == entry.sha256 for _, _, d in wanted):
+            role, name, _ = wanted[0]
+            if owners:
+                other = ", ".join(f"the {r} input {n!r}" for r, n in owners)
+                problems.append(
+                    f"{entry.label}: given as the {role} input {name!r}, but its sha256 is that "
+                    f"of {other} in the signed record (inputs swapped?)"
+                )
+            else:
+                problems.append(
+                    f"{entry.label}: sha256 differs from the signed record's {role} input {name!r}"
+                )
+    return problems
+
+
+def _decision_problems(statement: Mapping[str, object], report_bytes: bytes) -> list[str]:
+    """Where the signed decision record differs from ``report.json``'s (a forged predicate)."""
+    try:
+        report = _report({"report.json": report_bytes})
+        reported_verdicts = _rule_verdicts(report)
+        reported_decisions = _object(report.get("decisions"), "report.json 'decisions'")
+        reported_policy = _object(report.get("policy"), "report.json 'policy'")
+    except ConfigError as exc:
+        return [f"report.json: {exc}"]
+    predicate = statement.get("predicate")
+    if not isinstance(predicate, Mapping):
+        return [f"{ENVELOPE_NAME}: the signed statement carries no decision record"]
+    problems = []
+    signed_policy = predicate.get("policy") if isinstance(predicate.get("policy"), Mapping) else {}
+    checks = (
+        ("decisions", predicate.get("decisions"), reported_decisions),
+        ("rule verdicts", predicate.get("verdicts"), reported_verdicts),
+        ("policy sha256", signed_policy.get("sha256"), reported_policy.get("sha256")),
+    )
+    for what, signed, reported in checks:
+        # sorted JSON text: equal content compares equal; NaN in a forged report is no crash
+        if json.dumps(signed, sort_keys=True) != json.dumps(reported, sort_keys=True):
+            names = ""
+            if isinstance(signed, Mapping) and isinstance(reported, Mapping):
+                differ = sorted(
+                    k for k in set(signed) | set(reported) if signed.get(k) != reported.get(k)
+                )
+                names = f" (for {', '.join(map(str, differ[:5]))})" if differ else ""
+            problems.append(
+                f"{ENVELOPE_NAME}: the signed {what} differ from report.json's{names}: the "
+                "statement does not record this review's decision"
+            )
+    return problems
+
+
+def _verify(
+    digests: Mapping[str, FileDigest],
+    read: Callable[[str], bytes],
     public_key: Ed25519PublicKey,
     *,
-    input_digests: Mapping[str, str] | None = None,
+    inputs: Sequence[GivenInput],
+    require_marker: bool,
 ) -> Verification:
-    """Check a review folder given as ``{relative path: bytes}`` against its signed statement.
-
-    Parameters
-    ----------
-    files : mapping of str to bytes
-        Every file of the folder, :data:`ENVELOPE_NAME` included (:func:`read_folder`).
-    public_key : Ed25519PublicKey
-        The signer's key (:func:`load_public_key`); the envelope must carry a signature with its
-        :func:`key_id` that verifies.
-    input_digests : mapping of str to str, optional
-        Inputs to check too, ``{file name: sha256 hex}``: a file's digest is that of its bytes,
-        a folder of Parquet partitions' is :func:`synthreview.io.parquet.folder_digest`. Each is
-        matched by its stem (or its whole name) to an ``input:ROLE:NAME`` subject.
-
-    Returns
-    -------
-    Verification
-        ``ok`` only when the signature verifies, every output subject is present with its
-        sha256, no other file is in the folder, and every given input matches its record.
-        The completion marker ``COMPLETE.json`` (:mod:`synthreview.release.folder`, written
-        after signing) must list exactly the folder's other files.
-    """
+    """:func:`verify_files` on the folder's digests; ``read`` gives the few files parsed."""
     if not isinstance(public_key, Ed25519PublicKey):
         raise ConfigError(
             f"public_key must be an Ed25519 public key (load_public_key); got "
             f"{type(public_key).__name__} instead"
         )
     wanted = key_id(public_key)
-    if ENVELOPE_NAME not in files:
+    if ENVELOPE_NAME not in digests:
         return Verification((f"{ENVELOPE_NAME}: missing; the folder is not signed",), wanted)
     try:
-        envelope = read_envelope(files[ENVELOPE_NAME])
+        size = digests[ENVELOPE_NAME].size
+        if size > MAX_ENVELOPE_BYTES:
+            raise EnvelopeError(f"{size} bytes, more than an envelope may have")
+        envelope = read_envelope(read(ENVELOPE_NAME))
         statement = _statement(envelope.payload)
     except EnvelopeError as exc:
         return Verification((f"{ENVELOPE_NAME}: malformed envelope: {exc}",), wanted)
@@ -598,35 +710,128 @@ def verify_files(
     recorded = {s["name"]: s["digest"]["sha256"] for s in statement["subject"]}
     outputs = {n: d for n, d in recorded.items() if not n.startswith(INPUT_PREFIX)}
     for name, digest in sorted(outputs.items()):
-        if name not in files:
+        if name not in digests:
             problems.append(f"{name}: missing (the signed record lists it)")
-        elif _sha256(bytes(files[name])) != digest:
+        elif digests[name].sha256 != digest:
             problems.append(f"{name}: sha256 differs from the signed record (file changed)")
-    for name in sorted(set(files) - set(outputs) - {ENVELOPE_NAME, MARKER}):
+    for name in sorted(set(digests) - set(outputs) - {ENVELOPE_NAME, MARKER}):
         problems.append(f"{name}: extra file, not in the signed record")
-    if MARKER in files and MARKER not in outputs:
+    if MARKER in digests and MARKER not in outputs:
         # the completion marker is written after signing (release.folder); it is derived from
         # the other files, so it must be exactly what they give
-        listed = [FileDigest(n, _sha256(bytes(d)), len(d)) for n, d in files.items() if n != MARKER]
-        if bytes(files[MARKER]) != marker_bytes(listed):
+        listed = [d for n, d in digests.items() if n != MARKER]
+        if read(MARKER) != marker_bytes(listed):
             problems.append(f"{MARKER}: does not list the folder's files as they are")
-    for name, digest in sorted((input_digests or {}).items()):
-        problems.extend(_check_input(name, digest, recorded))
+    elif MARKER not in digests and require_marker:
+        problems.append(
+            f"{MARKER}: missing; the folder was never finished (a review writes it last)"
+        )
+    if "report.json" in outputs and "report.json" in digests:
+        problems.extend(_decision_problems(statement, read("report.json")))
+    problems.extend(_check_inputs(inputs, statement))
     return Verification(tuple(problems), wanted, statement, _sha256(envelope.payload))
 
 
-def _check_input(name: str, digest: str, recorded: Mapping[str, str]) -> list[str]:
-    stem = Path(name).stem
-    matches = {
-        subject: digest
-        for subject, digest in recorded.items()
-        if subject.startswith(INPUT_PREFIX) and subject.split(":", 2)[2] in (stem, Path(name).name)
-    }
-    if not matches:
-        return [f"{name}: no input named {stem!r} in the signed record"]
-    if digest not in matches.values():
-        return [f"{name}: sha256 differs from the signed record's input {stem!r}"]
-    return []
+def verify_files(
+    files: Mapping[str, bytes],
+    public_key: Ed25519PublicKey,
+    *,
+    inputs: Sequence[GivenInput] = (),
+) -> Verification:
+    """Check a review folder given as ``{relative path: bytes}`` against its signed statement.
+
+    Parameters
+    ----------
+    files : mapping of str to bytes
+        Every file of the folder, :data:`ENVELOPE_NAME` included (:func:`read_folder`, or the
+        files of a review ZIP).
+    public_key : Ed25519PublicKey
+        The signer's key (:func:`load_public_key`); the envelope must carry a signature with its
+        :func:`key_id` that verifies.
+    inputs : sequence of GivenInput, optional
+        Inputs to check too: one given with a role must have the digest the record lists for
+        that role (a digest the record lists for another role fails naming both); one without
+        must have the digest of some recorded input.
+
+    Returns
+    -------
+    Verification
+        ``ok`` only when the signature verifies, every output subject is present with its
+        sha256, no other file is in the folder, the signed decisions, rule verdicts and policy
+        sha256 equal ``report.json``'s, and every given input matches its record. The
+        completion marker ``COMPLETE.json`` (:mod:`synthreview.release.folder`, written after
+        signing), when present, must list exactly the folder's other files; a folder on disk
+        must have it (:func:`verify_folder`).
+    """
+    digests = {n: FileDigest(n, _sha256(bytes(d)), len(d)) for n, d in files.items()}
+    return _verify(digests, lambda name: bytes(files[name]), public_key, inputs=inputs,
+                   require_marker=False)  # fmt: skip
+
+
+def verify_folder(
+    folder: str | Path, public_key: Ed25519PublicKey, *, inputs: Sequence[GivenInput] = ()
+) -> Verification:
+    """:func:`verify_files` on a folder on disk, which must hold its ``COMPLETE.json``.
+
+    Files are hashed in blocks (:func:`synthreview.io.digest.file_sha256`): memory does not
+    grow with their size; only the envelope, ``report.json`` and the marker are read whole.
+
+    Raises
+    ------
+    ConfigError
+        As :func:`folder_digests`.
+    """
+    root = Path(folder)
+    digests = folder_digests(root)
+
+    def read(name: str) -> bytes:
+        try:
+            return (root / name).read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"the review folder file {name!r} could not be read: {exc}") from exc
+
+    return _verify(digests, read, public_key, inputs=inputs, require_marker=True)
+
+
+def folder_digests(folder: str | Path) -> dict[str, FileDigest]:
+    """sha256 and size of every regular file under ``folder``, read in blocks.
+
+    Raises
+    ------
+    ConfigError
+        ``folder`` is not a readable directory, or holds a link or special file.
+    """
+    root = Path(folder)
+    digests: dict[str, FileDigest] = {}
+    for rel, path in _plain_files(root):
+        try:
+            size = path.stat().st_size
+            digests[rel] = FileDigest(rel, file_sha256(path), size)
+        except OSError as exc:
+            raise ConfigError(f"the review folder {str(root)!r} could not be read: {exc}") from exc
+    return digests
+
+
+def _plain_files(root: Path) -> list[tuple[str, Path]]:
+    """``(relative POSIX path, path)`` of every file under ``root``; links and special files
+    refused (a signed folder holds plain files only)."""
+    if not root.is_dir():
+        raise ConfigError(f"the review folder must be a directory; got {str(root)!r} instead")
+    found = []
+    try:
+        for path in sorted(root.rglob("*")):
+            rel = path.relative_to(root).as_posix()
+            mode = path.lstat().st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise ConfigError(
+                    f"the review folder must hold plain files only; {rel!r} is a link or a "
+                    "special file"
+                )
+            if stat.S_ISREG(mode):
+                found.append((rel, path))
+    except OSError as exc:
+        raise ConfigError(f"the review folder {str(root)!r} could not be read: {exc}") from exc
+    return found
 
 
 def read_folder(folder: str | Path) -> dict[str, bytes]:
@@ -639,19 +844,7 @@ def read_folder(folder: str | Path) -> dict[str, bytes]:
         folder holds plain files only).
     """
     root = Path(folder)
-    if not root.is_dir():
-        raise ConfigError(f"the review folder must be a directory; got {str(root)!r} instead")
-    files: dict[str, bytes] = {}
     try:
-        for path in sorted(root.rglob("*")):
-            rel = path.relative_to(root).as_posix()
-            if path.is_symlink() or not (path.is_file() or path.is_dir()):
-                raise ConfigError(
-                    f"the review folder must hold plain files only; {rel!r} is a link or a "
-                    "special file"
-                )
-            if path.is_file():
-                files[rel] = path.read_bytes()
+        return {rel: path.read_bytes() for rel, path in _plain_files(root)}
     except OSError as exc:
         raise ConfigError(f"the review folder {str(root)!r} could not be read: {exc}") from exc
-    return files
