@@ -50,7 +50,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 from urllib.parse import unquote_plus
 
 import pandas as pd
@@ -379,19 +379,30 @@ def records_from_statement(
             f"statement must have predicateType {PREDICATE_TYPE}; got "
             f"{statement.get('predicateType')!r} instead"
         )
-    predicate = statement.get("predicate") or {}
-    decisions = predicate.get("decisions") or {}
+    predicate = _mapping(statement.get("predicate"), "the decision record")
+    decisions = _mapping(predicate.get("decisions"), "report.json 'decisions'")
     if not decisions:
         raise ConfigError("the review records no decisions (report.json 'decisions' is empty)")
+    for name, decision in decisions.items():
+        entry = _mapping(decision, f"report.json 'decisions' {name!r}")
+        if not isinstance(entry.get("outcome"), str):
+            raise ConfigError(
+                f"report.json 'decisions' {name!r} must name its outcome (text); got "
+                f"{entry.get('outcome')!r} instead"
+            )
     inputs = []
     for subject in statement.get("subject") or []:
         name = subject.get("name", "")
         if name.startswith(INPUT_PREFIX):
             _, role, stem = name.split(":", 2)
             inputs.append(InputDigest(role, stem, subject["digest"]["sha256"]))
-    policy = predicate.get("policy") or {}
-    signoffs = predicate.get("signoff") or {}
-    verdicts = predicate.get("verdicts") or {}
+    policy = _mapping(predicate.get("policy"), "report.json 'policy'")
+    signoffs = _mapping(predicate.get("signoff"), "report.json 'signoff'")
+    verdicts = _mapping(predicate.get("verdicts"), "report.json 'verdicts'")
+    for name in decisions:
+        _mapping(signoffs.get(name), f"report.json 'signoff' {name!r}")
+        for rule, entry in _mapping(verdicts.get(name), f"the verdicts of {name!r}").items():
+            _mapping(entry, f"the verdict of {name!r} rule {rule!r}")
     now = datetime.now(UTC).isoformat(timespec="seconds")
     records = []
     for name, decision in sorted(decisions.items()):
@@ -421,6 +432,16 @@ def records_from_statement(
             )
         )
     return records
+
+
+def _mapping(value: object, what: str) -> Mapping[str, Any]:
+    """``value`` when it is a JSON object (``{}`` for a missing one), else a ConfigError: a
+    hand-made or damaged report is refused with a message, never a traceback."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{what} must be a JSON object; got {type(value).__name__} instead")
+    return value
 
 
 def records_of_release(
