@@ -16,8 +16,9 @@ import pandas as pd
 import pytest
 
 import synthreview
+from synthreview.cli import main
 from synthreview.errors import ConfigError
-from synthreview.io.tables import infer_schema
+from synthreview.io.tables import align, infer_schema, read_table
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.judgement.rules import SPECS
 from synthreview.metrics.privacy.intervals import newcombe_difference, wilson_interval
@@ -28,6 +29,8 @@ from synthreview.metrics.privacy.quasi import (
 )
 from synthreview.metrics.utility.answer_key import answer_keys
 from synthreview.metrics.utility.constraints import check_constraints, parse_constraints
+from synthreview.options import ReviewOptions
+from synthreview.review import evaluate
 
 REFERENCE = Path(__file__).parent / "reference" / "qi_reference.json"
 ADULT = Path(synthreview.__file__).parent / "datasets" / "adult.csv.gz"
@@ -343,3 +346,78 @@ def test_fresh_adult_obeys_constraints_and_violations_are_counted(adult, seed):
 def test_no_constraints_is_not_judged():
     body = {"errors": {}, "skipped": {"constraints": "no constraints declared"}}
     assert judge("constraint_violations", {"utility": body}).verdict == "n/a"
+
+
+# --- options and the CLI ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("disclosure_cli")
+    rows = pd.Series(range(300))
+    real = pd.DataFrame(
+        {"age": 20 + rows % 50, "sex": ["F", "M", "M"] * 100, "hours": 30 + (rows * 7) % 40}
+    )
+    real.iloc[:150].to_csv(folder / "train.csv", index=False)
+    real.iloc[150:].to_csv(folder / "holdout.csv", index=False)
+    real.sample(frac=0.5, random_state=1).to_csv(folder / "copy.csv", index=False)
+    (folder / "bad.toml").write_text("[[range]]\ncolumn = 'sex'\nmin = 1\n")
+    (folder / "latin1.toml").write_bytes("[[range]] # \xe9\n".encode("latin-1"))
+    return folder
+
+
+def _cli(folder, out, *extra):
+    args = ["review", "--real", str(folder / "train.csv"), "--holdout", str(folder / "holdout.csv")]
+    return main([*args, "--synthetic", str(folder / "copy.csv"), "--out", str(out), "--quiet",
+                 *extra])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--quasi-identifiers", "age", "sexx"], "option quasi_identifiers must be distinct"),
+        (["--quasi-identifiers", "age", "age"], "option quasi_identifiers must be distinct"),
+        (["--label-leak-columns", "nope"], "option label_leak_columns must be distinct"),
+        (["--constraints", "missing.toml"], "option --constraints must be a readable TOML"),
+        (["--constraints", "latin1.toml"], "option --constraints must be UTF-8 text"),
+        (["--constraints", "bad.toml"], "option constraints, [[range]] #1 column: expected"),
+    ],
+)
+def test_bad_disclosure_options_exit_2_before_computing(small_files, tmp_path, capsys, extra,
+                                                        message, monkeypatch):  # fmt: skip
+    def never(*args, **kwargs):
+        raise AssertionError("computed despite a bad option")
+
+    monkeypatch.setattr("synthreview.review.prepare", never)
+    extra = [str(small_files / e) if e.endswith(".toml") else e for e in extra]
+    assert _cli(small_files, tmp_path / "o", *extra) == 2
+    err = capsys.readouterr().err
+    assert message in err and "got" in err and "Traceback" not in err
+
+
+@pytest.mark.filterwarnings("ignore:no [23]-way marginals")  # one categorical column
+def test_review_records_the_new_evidence(small_files):
+    review = align(
+        read_table(small_files / "train.csv", role="real"),
+        {"copy": read_table(small_files / "copy.csv", name="copy", role="synthetic")},
+        holdout=read_table(small_files / "holdout.csv", role="holdout"),
+    )
+    options = ReviewOptions(
+        embedding="none", max_attack=50, quasi_identifiers=("age", "sex"), target="sex",
+        constraints="[[range]]\ncolumn = 'age'\nmax = 60\n",
+    )  # fmt: skip
+    report = evaluate(review, sections=["privacy", "utility"], options=options, seed=0)
+    out = report.candidates["copy"].to_dict()
+    qi = out["privacy"]["quasi_identifiers"]
+    assert qi["quasi_identifiers"] == ["age", "sex"] and qi["n_synthetic"] == 150
+    assert out["utility"]["answer_key"]["keys"][0]["column"] == "sex"
+    assert out["utility"]["constraints"]["checks"][0]["violations"] > 0
+    verdicts = {v.rule: v for v in apply_policy(load_policy(), out, kind="table").rules}
+    for rule in ("qi_replay", "label_leak", "constraint_violations"):
+        assert verdicts[rule].verdict in ("pass", "warn", "fail"), verdicts[rule].reason
+    plain = evaluate(review, sections=["privacy", "utility"],
+                     options=ReviewOptions(embedding="none", max_attack=50), seed=0)  # fmt: skip
+    plain_verdicts = apply_policy(load_policy(), plain.candidates["copy"].to_dict(), kind="table")
+    for v in plain_verdicts.rules:
+        if v.rule in ("qi_replay", "label_leak", "constraint_violations"):
+            assert v.verdict == "n/a" and v.reason.startswith("not applicable: no ")
