@@ -238,8 +238,8 @@ class RuleReading:
         The point estimate in the metric's format (``"0.708"``; ``n/a`` when not measured).
     judged : str
         What the thresholds were applied to, in words with its number (``"judged on the 95 %
-        lower bound 0.573 over 13 attacks (Bonferroni)"``); empty when the point itself is
-        judged.
+        lower bound 0.573 over 13 attacks (Bonferroni)"``; ``"judged on the point itself"``
+        when no bound or transformation stands between them); empty when nothing was measured.
     judged_value : str
         The judged number alone in its units (``"0.573"``, ``"1.2× chance"``); empty when the
         point itself is judged or nothing was measured.
@@ -360,8 +360,8 @@ def rule_reading(verdict: RuleVerdict | Mapping[str, Any]) -> RuleReading:
         judged_text = ""
     elif bound_text:
         judged_text = f"judged on {bound_text}" + (f": {quantity}" if quantity else "")
-    else:
-        judged_text = f"judged as {quantity}" if quantity else ""
+    else:  # the point itself is what the line applies to, and the reader is told so
+        judged_text = f"judged as {quantity}" if quantity else "judged on the point itself"
     why = ""
     shown = point if point is not None else judged
     if shown is not None and line and key in ("pass", "warn"):
