@@ -1120,6 +1120,61 @@ CASES += [
 
 
 # ---------------------------------------------------------------------------------------------
+# security (issue 35): special files, credentials, control characters
+
+
+def _fifo_partitions(folder: Path) -> str:
+    """A Parquet folder with one partition and a FIFO named like the next (no writer ever comes)."""
+    import os
+
+    parts = folder / "real_parts"
+    parts.mkdir()
+    pd.read_csv(ADULT).to_parquet(parts / "part.0.parquet", index=False)
+    os.mkfifo(parts / "part.1.parquet")
+    return str(parts)
+
+
+def _control_name(folder: Path) -> str:
+    """The Adult sample as a candidate whose file name holds a carriage return and an escape."""
+    return _write(folder, "cand\rRELEASE (pass)\x1b[2K.csv", _other_people())
+
+
+#: a password that must never be printed (it is on the command line of these cases)
+SECRET = "hunter2-35"
+
+CASES += [
+    _t(
+        "parquet_folder_fifo",
+        "real: a Parquet folder holding a FIFO named part.1.parquet",
+        2,
+        r"'part\.1\.parquet', which is not a regular file \(a FIFO, socket or device\)",
+        real=_fifo_partitions,
+    ),
+    _o(
+        "register_url_password",
+        "--register postgresql://USER:PASSWORD@HOST (no server there)",
+        ["--register", f"postgresql://me:{SECRET}@127.0.0.1:1/register"],
+        2,
+        rf"^(?!.*{SECRET}).*postgresql://me:\*\*\*@127\.0\.0\.1:1/register",
+    ),
+    _o(
+        "register_url_password_query",
+        "--register postgresql://HOST/DB?password=PASSWORD (no server there)",
+        ["--register", f"postgresql://me@127.0.0.1:1/register?password={SECRET}&sslmode=disable"],
+        2,
+        rf"^(?!.*{SECRET}).*register\?password=\*\*\*&sslmode=disable",
+    ),
+    _t(
+        "synthetic_name_control_characters",
+        "synthetic: file name with a carriage return and an ANSI escape",
+        ACCEPTED,
+        r"",
+        synthetic=_control_name,
+    ),
+]
+
+
+# ---------------------------------------------------------------------------------------------
 # running
 
 
