@@ -22,7 +22,7 @@ from synthreview.io.persons import with_person, with_person_key_notices
 from synthreview.io.schema import Review
 from synthreview.io.tables import MAX_BYTES, align, read_table
 from synthreview.io.traces import align_traces, load_traces
-from synthreview.judgement.context import load_context
+from synthreview.judgement.context import ReleaseContext, load_context
 from synthreview.judgement.decision import (
     EXIT_BAD_INPUT,
     EXIT_FAIL,
@@ -30,6 +30,7 @@ from synthreview.judgement.decision import (
     EXIT_RELEASE,
     EXIT_RELEASE_AFTER_CURATION,
 )
+from synthreview.judgement.ledger import PriorRelease, composed_epsilon
 from synthreview.judgement.policy import load_policy
 from synthreview.judgement.verdicts import DECISION_STYLE
 from synthreview.options import (
@@ -46,7 +47,9 @@ from synthreview.release.register import (
     Record,
     append_records,
     check_register,
+    ledger,
     open_register,
+    prior_releases,
     records_from_statement,
     records_of_release,
     redact_url,
@@ -466,6 +469,7 @@ def run_review(args: argparse.Namespace) -> int:
         )
         validate_options(review, options, args.sections, args.device)
 
+        prior = _prior_releases(args, review, context)
         report = evaluate(
             review,
             sections=args.sections,
@@ -492,6 +496,7 @@ def run_review(args: argparse.Namespace) -> int:
             device=args.device,
             progress=progress,
             context=context,
+            prior=prior,
         )
     print(f"policy thresholds: {policy.access_reason}", file=sys.stderr)
     files = sign_files(release.files, key) if key is not None else release.files
@@ -510,6 +515,18 @@ def run_review(args: argparse.Namespace) -> int:
         for rule in verdicts.incomplete:
             say(f"  {name} INCOMPLETE: {rule.message}", file=sys.stderr)
     return release.exit_code
+
+
+def _prior_releases(
+    args: argparse.Namespace, review: Review, context: ReleaseContext | None
+) -> tuple[PriorRelease, ...]:
+    """With ``--register``: the register's earlier records from this review's training data
+    (its sha256, or the context's source id), for the policy's ``[ledger]`` caps."""
+    if args.register is None:
+        return ()
+    source = context.source if context is not None else None
+    records = ledger(args.register, sha256=getattr(review.real, "sha256", None), source=source)
+    return prior_releases(records)
 
 
 def vars_for_manifest(args: argparse.Namespace) -> dict[str, object]:
@@ -614,6 +631,20 @@ def _record_parsers(sub: argparse._SubParsersAction) -> None:
     history.add_argument("--candidate", metavar="NAME", help="only this candidate name")
     history.add_argument(
         "--inputs-sha256", metavar="HEX", help="only reviews with an input of this sha256"
+    )
+    ledger_cmd = sub.add_parser(
+        "ledger",
+        help="every release recorded from one training data source, and its composed claimed ε",
+        description="Lists the register's records of reviews made from one source: the "
+        "training file (--real, by sha256) or a sha256 or release-context source id "
+        "(--source). The composed claimed ε is the sum over the releases (basic composition, "
+        "an upper bound; unknown where a release claims no ε).",
+    )
+    ledger_cmd.add_argument("--db", "--register", dest="db", help=_DB_HELP)
+    chosen = ledger_cmd.add_mutually_exclusive_group(required=True)
+    chosen.add_argument("--real", type=Path, metavar="FILE", help="the training data file")
+    chosen.add_argument(
+        "--source", metavar="SHA256_OR_ID", help="a training file's sha256 or a context source id"
     )
     history.add_argument(
         "--check",
@@ -779,6 +810,32 @@ def run_chain_check(args: argparse.Namespace) -> int:
     return EXIT_RELEASE
 
 
+def run_ledger(args: argparse.Namespace) -> int:
+    """``synthreview ledger``: the releases from one source; exit 0 (2: bad arguments)."""
+    if args.real is not None:
+        sha256, source = file_sha256(args.real), None
+    else:
+        sha256, source = None, args.source
+    records = ledger(args.db, sha256=sha256, source=source)
+    what = f"{args.real} (sha256 {sha256})" if sha256 else f"source {source!r}"
+    if not records:
+        print(f"no reviews recorded from {what}")
+        return EXIT_RELEASE
+    print(f"reviews recorded from {what}:")
+    for prior in prior_releases(records):
+        print(f"  {prior.describe()}")
+    shipped = [p for p in prior_releases(records) if p.shipped]
+    total = composed_epsilon([p.claimed_epsilon for p in shipped])
+    composed = (
+        "unknown (a release claims no ε)" if total is None and shipped else f"{total or 0:g}"
+    )
+    print(
+        f"{len(shipped)} released of {len(records)} recorded; composed claimed ε {composed} "
+        "(basic composition: the sum of the releases' claimed ε, an upper bound)"
+    )
+    return EXIT_RELEASE
+
+
 def run_history(args: argparse.Namespace) -> int:
     """``synthreview history``: the register's records and the rule verdicts that changed."""
     if args.check:
@@ -809,4 +866,5 @@ RECORD_COMMANDS = {
     "verify": run_verify,
     "register": run_register,
     "history": run_history,
+    "ledger": run_ledger,
 }

@@ -539,11 +539,11 @@ def test_register_made_before_the_chain_is_chained_once_when_next_written(tmp_pa
         for statement in MIGRATIONS[1]["sqlite"]:
             conn.execute(statement)
         conn.execute("INSERT INTO schema_version (version) VALUES (1)")
+        v1 = _COLUMNS[: _COLUMNS.index("previous") + 1]  # the columns of schema version 1
         for record in records_of(1):
             conn.execute(
-                f"INSERT INTO decisions ({', '.join(_COLUMNS)}) VALUES "
-                f"({', '.join('?' * len(_COLUMNS))})",
-                _values(record, None),
+                f"INSERT INTO decisions ({', '.join(v1)}) VALUES ({', '.join('?' * len(v1))})",
+                _values(record, None)[: len(v1)],
             )
     append_records(str(path), records_of(2))  # the write that migrates
     check = check_chain(str(path))

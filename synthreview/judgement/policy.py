@@ -201,6 +201,23 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class LedgerLimits:
+    """A policy's ``[ledger]``: the most releases per source and composed claimed ε (None: no
+    cap; :mod:`synthreview.judgement.ledger` applies them)."""
+
+    max_releases: int | None = None
+    max_epsilon: float | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """``report.json`` ``policy.ledger``."""
+        return {
+            "max_releases": self.max_releases,
+            "max_epsilon": self.max_epsilon,
+            "composition": "basic (sum of claimed ε)",
+        }
+
+
+@dataclass(frozen=True)
 class Policy:
     """Rules by name, in the order they are reported, plus how unmeasured advisory rules count.
 
@@ -221,6 +238,8 @@ class Policy:
     access: str | None = None
     #: why this access model: from the release context, or the strictest for want of one
     access_reason: str = ""
+    #: ``[ledger]``: caps per source (synthreview.judgement.ledger)
+    ledger: LedgerLimits = field(default_factory=LedgerLimits)
 
     def for_access(self, access: str | None) -> Policy:
         """The policy with ``[access.ACCESS]``'s thresholds in place of the base ones.
@@ -292,6 +311,7 @@ class Policy:
                 },
                 "access": self.access,
                 "access_reason": self.access_reason,
+                "ledger": self.ledger.to_dict(),
                 "access_rules": {
                     model: {r.name: {"pass": r.pass_at, "fail": r.fail_at} for r in rules.values()}
                     for model, rules in self.access_rules.items()
@@ -541,11 +561,11 @@ def _light(name: str, table: Mapping[str, Any], old: Light | None, where: str) -
 
 def _build(doc: Mapping[str, Any], base: Policy | None, source: str, sha256: str) -> Policy:
     check_bindings()
-    unknown = sorted(set(doc) - {"policy", "rules", "lights", "access"})
+    unknown = sorted(set(doc) - {"policy", "rules", "lights", "access", "ledger"})
     if unknown:
         raise ConfigError(
             f"policy {source} has unknown tables {unknown}; expected [policy], [rules.*], "
-            "[lights.*], [access.*]"
+            "[lights.*], [access.*], [ledger]"
         )
     head = doc.get("policy", {})
     extra = sorted(set(head) - {"name", "missing"})
@@ -583,7 +603,34 @@ def _build(doc: Mapping[str, Any], base: Policy | None, source: str, sha256: str
         sha256=sha256,
         lights=lights,
         access_rules=_access_rules(doc.get("access", {}), ordered, base, source),
+        ledger=_ledger(doc.get("ledger"), base.ledger if base else LedgerLimits(), source),
     )
+
+
+def _ledger(table: object, old: LedgerLimits, source: str) -> LedgerLimits:
+    """``[ledger]``: ``max_releases`` (a positive integer) and ``max_epsilon`` (a positive
+    number); a key left out keeps the base policy's."""
+    if table is None:
+        return old
+    where = f"policy {source}: [ledger]"
+    if not isinstance(table, Mapping) or set(table) - {"max_releases", "max_epsilon"}:
+        raise ConfigError(f"{where} may set only max_releases and max_epsilon; got {table!r}")
+    releases = table.get("max_releases", old.max_releases)
+    if releases is not None and (
+        isinstance(releases, bool) or not isinstance(releases, int) or releases < 1
+    ):
+        raise ConfigError(
+            f"{where}.max_releases must be a positive integer; got {releases!r} instead"
+        )
+    epsilon = table.get("max_epsilon", old.max_epsilon)
+    if epsilon is not None and (
+        isinstance(epsilon, bool)
+        or not isinstance(epsilon, int | float)
+        or not math.isfinite(epsilon)
+        or epsilon <= 0
+    ):
+        raise ConfigError(f"{where}.max_epsilon must be a positive number; got {epsilon!r} instead")
+    return LedgerLimits(releases, None if epsilon is None else float(epsilon))
 
 
 def _access_rules(

@@ -22,8 +22,9 @@ import plotly.graph_objects as go
 
 from synthreview.io.schema import Schema
 from synthreview.judgement.context import ReleaseContext
-from synthreview.judgement.decision import decide_all
-from synthreview.judgement.policy import Policy, Verdicts
+from synthreview.judgement.decision import Decision, decide_all
+from synthreview.judgement.ledger import PriorRelease, cap_decisions
+from synthreview.judgement.policy import LedgerLimits, Policy, Verdicts
 from synthreview.release.audit import Thresholds, copy_counts, rule_overlaps, rule_summary
 from synthreview.release.controls import PlantedControls
 from synthreview.release.curation import CurationResult
@@ -99,6 +100,7 @@ def release_dict(
     controls: PlantedControls | None = None,
     signoff: Mapping[str, SignOff] | None = None,
     context: ReleaseContext | None = None,
+    prior: Sequence[PriorRelease] = (),
     timestamp: datetime | None = None,
 ) -> JsonDict:
     """``report.json`` content: the report plus audit, policy, verdicts, decisions, before/after.
@@ -110,7 +112,9 @@ def release_dict(
     and the CLI exits with), ``curated`` ``{name: candidate dict after curation}``,
     ``curated_verdicts``, ``reattack`` ``{name: Reattack.to_dict()}``, ``controls``,
     ``signoff`` ``{name: SignOff.to_dict()}`` (the meeting's decision, when given),
-    ``context`` (``ReleaseContext.to_dict()``, or None: no context was given),
+    ``context`` (``ReleaseContext.to_dict()``, or None: no context was given), ``ledger``
+    (the earlier releases from the same source, ``prior``, and the policy's caps: a candidate
+    that would ship past them is *do not release*, ``judgement.ledger.cap_decisions``),
     ``generated_at`` and ``csv_formula_escaping``.
     """
     content: JsonDict = dict(report_dict)
@@ -122,7 +126,7 @@ def release_dict(
         content["policy"] = policy.to_dict()
     if verdicts:
         content["verdicts"] = {name: v.to_dict() for name, v in verdicts.items()}
-        decisions = decide_all(verdicts, after_verdicts)
+        decisions = _decisions(verdicts, after_verdicts, policy, prior, report_dict)
         content["decisions"] = {name: d.to_dict() for name, d in decisions.items()}
     if after:
         content["curated"] = {name: dict(c) for name, c in after.items()}
@@ -135,6 +139,12 @@ def release_dict(
     if signoff:
         content["signoff"] = {name: s.to_dict() for name, s in signoff.items()}
     content["context"] = context.to_dict() if context is not None else None
+    if prior or (policy is not None and policy.ledger != LedgerLimits()):
+        content["ledger"] = {
+            "earlier": [p.describe() for p in prior],
+            "released_before": sum(p.shipped for p in prior),
+            "limits": policy.ledger.to_dict() if policy is not None else None,
+        }
     content["generated_at"] = (timestamp or datetime.now(UTC)).isoformat(timespec="seconds")
     content["csv_formula_escaping"] = ESCAPE_STATEMENT
     return to_jsonable(content)
@@ -157,6 +167,7 @@ def build_release(
     params: Mapping[str, object] | None = None,
     figures: Sequence[go.Figure] | None = None,
     context: ReleaseContext | None = None,
+    prior: Sequence[PriorRelease] = (),
     timestamp: datetime | None = None,
 ) -> dict[str, bytes]:
     """Every release file in memory: ``{relative path: bytes}`` (manifest last).
@@ -185,6 +196,7 @@ def build_release(
         controls=controls,
         signoff=signoff,
         context=context,
+        prior=prior,
         timestamp=moment,
     )
     files: dict[str, bytes] = {"report.json": dumps(content)}
@@ -199,7 +211,8 @@ def build_release(
             names.append(name)
     # only what may ship is shipped: a rejected or incomplete candidate keeps its audit evidence
     # (audit.csv, removed.csv, report.json) and never a curated file
-    ships = {n for n, d in decide_all(verdicts or {}, after_verdicts).items() if d.ships}
+    decided = _decisions(verdicts or {}, after_verdicts, policy, prior, report_dict)
+    ships = {n for n, d in decided.items() if d.ships}
     # every source hashed once, not once per curated candidate and file
     by_digest = source_index(sources) if curations and sources else {}
     for name, folder in folder_names(names).items():
@@ -234,6 +247,27 @@ def build_release(
         )
     )
     return files
+
+
+def _decisions(
+    verdicts: Mapping[str, Verdicts],
+    after_verdicts: Mapping[str, Verdicts] | None,
+    policy: Policy | None,
+    prior: Sequence[PriorRelease],
+    report_dict: Mapping[str, object],
+) -> dict[str, Decision]:
+    """One decision per candidate, a candidate past the policy's ledger caps not released."""
+    decisions = decide_all(verdicts, after_verdicts)
+    if policy is None or policy.ledger == LedgerLimits():
+        return decisions
+    options = report_dict.get("options")
+    claimed = options.get("claimed_epsilon") if isinstance(options, Mapping) else None
+    return cap_decisions(
+        decisions,
+        prior,
+        policy.ledger,
+        claimed_epsilon=float(claimed) if isinstance(claimed, int | float) else None,
+    )
 
 
 def folder_names(names: Iterable[str]) -> dict[str, str]:

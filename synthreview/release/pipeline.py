@@ -33,7 +33,8 @@ from synthreview.errors import ConfigError
 from synthreview.io.schema import Review
 from synthreview.judgement.context import ReleaseContext
 from synthreview.judgement.decision import Decision, decide, exit_code
-from synthreview.judgement.policy import Policy, Verdicts, load_policy
+from synthreview.judgement.ledger import PriorRelease, cap_decisions
+from synthreview.judgement.policy import LedgerLimits, Policy, Verdicts, load_policy
 from synthreview.metrics.glucose.trace_rules import trace_rule_columns
 from synthreview.release.audit import (
     CopyCounts,
@@ -427,17 +428,29 @@ class Release:
     candidates : dict of str to CandidateRelease
     policy : Policy
     controls : PlantedControls or None
+    prior : tuple of PriorRelease
+        Earlier releases from the same source (the register's ledger): a candidate that would
+        ship past the policy's ``[ledger]`` caps is *do not release*.
+    claimed_epsilon : float or None
+        The review's claimed ε, composed with the earlier releases' for the ε cap.
     """
 
     files: dict[str, bytes]
     candidates: dict[str, CandidateRelease]
     policy: Policy
     controls: PlantedControls | None = None
+    prior: tuple[PriorRelease, ...] = ()
+    claimed_epsilon: float | None = None
 
     @property
     def decisions(self) -> dict[str, Decision]:
         """One decision per candidate, as the CLI prints it and ``report.json`` files it."""
-        return {n: c.decision for n, c in self.candidates.items()}
+        decisions = {n: c.decision for n, c in self.candidates.items()}
+        if self.policy.ledger == LedgerLimits():
+            return decisions
+        return cap_decisions(
+            decisions, self.prior, self.policy.ledger, claimed_epsilon=self.claimed_epsilon
+        )
 
     @property
     def verdicts(self) -> dict[str, Verdicts]:
@@ -490,6 +503,7 @@ def release_files(
     sources: Sequence[str | os.PathLike[str] | bytes] = (),
     params: Mapping[str, object] | None = None,
     context: ReleaseContext | None = None,
+    prior: Sequence[PriorRelease] = (),
     timestamp: datetime | None = None,
 ) -> dict[str, bytes]:
     """Every release file of ``candidates`` (``release.bundle.build_release``).
@@ -521,6 +535,7 @@ def release_files(
         sources=sources,
         params=params,
         context=context,
+        prior=prior,
         timestamp=timestamp,
     )
 
@@ -540,6 +555,7 @@ def review_release(
     device: str = "cpu",
     progress: Progress | None = None,
     context: ReleaseContext | None = None,
+    prior: Sequence[PriorRelease] = (),
     timestamp: datetime | None = None,
 ) -> Release:
     """:func:`release_candidate` for every candidate, then every release file.
@@ -569,6 +585,9 @@ def review_release(
         To whom, why, under which access model and threat: filed in ``report.json``, and the
         policy's thresholds are those of its access model (``Policy.for_access``; without a
         context the strictest set, fail closed), unless ``policy`` already names one.
+    prior : sequence of PriorRelease, optional
+        Earlier releases from the same source (``release.register.ledger``), judged against
+        the policy's ``[ledger]`` caps.
     params, timestamp
         Manifest parameters and the record's time (default now).
     """
@@ -607,6 +626,8 @@ def review_release(
         sources=sources,
         params=params,
         context=context,
+        prior=prior,
         timestamp=timestamp,
     )
-    return Release(files, candidates, policy, control_table)
+    claimed = report.options.claimed_epsilon if report.options is not None else None
+    return Release(files, candidates, policy, control_table, tuple(prior), claimed)

@@ -58,6 +58,7 @@ import psycopg
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from synthreview.errors import ConfigError
+from synthreview.judgement.ledger import PriorRelease
 from synthreview.release.folder import MARKER
 from synthreview.release.signing import (
     ENVELOPE_NAME,
@@ -69,7 +70,7 @@ from synthreview.release.signing import (
     statement_id,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: ``prev_hash`` of the chain's first row
 GENESIS = "0" * 64
 #: an open register connection
@@ -99,6 +100,9 @@ _COLUMNS = (
     "recorded_at",
     "keyid",
     "previous",
+    "access",
+    "source_id",
+    "claimed_epsilon",
 )
 _TABLE = """
 CREATE TABLE decisions (
@@ -141,6 +145,16 @@ MIGRATIONS: dict[int, dict[str, tuple[str, ...]]] = {
             "ALTER TABLE decisions ADD COLUMN row_hash TEXT",
             "CREATE TABLE chain_migrations (migrated_at TEXT NOT NULL, "
             "from_version INTEGER NOT NULL, records BIGINT NOT NULL, head TEXT NOT NULL)",
+        )
+        for dialect in ("sqlite", "postgresql")
+    },
+    # the ledger per source: the release context's access model and source id, the claimed ε
+    # (NULL in earlier rows, which a row's hash leaves out: their hashes stay as they were)
+    3: {
+        dialect: (
+            "ALTER TABLE decisions ADD COLUMN access TEXT",
+            "ALTER TABLE decisions ADD COLUMN source_id TEXT",
+            "ALTER TABLE decisions ADD COLUMN claimed_epsilon DOUBLE PRECISION",
         )
         for dialect in ("sqlite", "postgresql")
     },
@@ -204,6 +218,10 @@ class Record:
         Key id whose signature was verified before recording; None for an unverified folder.
     previous : int or None
         ``seq`` of the register's earlier record of the same candidate name.
+    access, source_id : str or None
+        The release context's access model and source id (None: no context).
+    claimed_epsilon : float or None
+        The review's claimed ε (``--claimed-epsilon``), for the ledger's composition.
     """
 
     seq: int
@@ -224,6 +242,9 @@ class Record:
     recorded_at: str
     keyid: str | None
     previous: int | None
+    access: str | None = None
+    source_id: str | None = None
+    claimed_epsilon: float | None = None
 
 
 @dataclass(frozen=True)
@@ -403,6 +424,8 @@ def records_from_statement(
         _mapping(signoffs.get(name), f"report.json 'signoff' {name!r}")
         for rule, entry in _mapping(verdicts.get(name), f"the verdicts of {name!r}").items():
             _mapping(entry, f"the verdict of {name!r} rule {rule!r}")
+    context = _mapping(predicate.get("context"), "report.json 'context'")
+    options = _mapping(predicate.get("options"), "report.json 'options'")
     now = datetime.now(UTC).isoformat(timespec="seconds")
     records = []
     for name, decision in sorted(decisions.items()):
@@ -429,9 +452,16 @@ def records_from_statement(
                 recorded_at=now,
                 keyid=keyid,
                 previous=None,
+                access=context.get("access"),
+                source_id=context.get("source"),
+                claimed_epsilon=_epsilon(options.get("claimed_epsilon")),
             )
         )
     return records
+
+
+def _epsilon(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _mapping(value: object, what: str) -> Mapping[str, Any]:
@@ -545,11 +575,12 @@ class Register:
             for version in range(found + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS[version][self.where.dialect]:
                     conn.execute(statement)
-                if version == 2:
-                    self._chain_existing(conn, found)
                 conn.execute(
                     self._sql("INSERT INTO schema_version (version) VALUES (?)"), (version,)
                 )
+            if found < 2 <= SCHEMA_VERSION:
+                # once every column exists: the rows already there join the chain
+                self._chain_existing(conn, found)
         return found
 
     def _chain_existing(self, conn: Connection, found: int) -> None:
@@ -745,6 +776,9 @@ def _values(record: Record, previous: int | None) -> tuple[str | int | None, ...
         record.recorded_at,
         record.keyid,
         previous,
+        record.access,
+        record.source_id,
+        record.claimed_epsilon,
     )
 
 
@@ -909,6 +943,53 @@ def history(
     """The register's records (see :meth:`Register.history`), opened read only."""
     with open_register(url, read_only=True) as register:
         return register.history(candidate=candidate, inputs_sha256=inputs_sha256)
+
+
+def ledger(
+    url: str | None, *, sha256: str | None = None, source: str | None = None
+) -> list[Record]:
+    """Every record reviewed from one source: a real (training) input of sha256 ``sha256``, or
+    a release context whose ``source`` id is ``source``; in the order recorded, read only.
+
+    A register that does not exist yet has no releases (an empty list): the first review of a
+    source may be recorded into a new register.
+    """
+    if sha256 is None and source is None:
+        raise ConfigError("the ledger needs --real FILE or --source SHA256_OR_ID; got neither")
+    digest = sha256 if sha256 is not None else source
+    by_digest = digest is not None and re.fullmatch(r"[0-9a-f]{64}", digest) is not None
+    try:
+        with open_register(url, read_only=True) as register:
+            records = register.history(inputs_sha256=digest) if by_digest else []
+            if source is not None:
+                records += [r for r in register.history() if r.source_id == source]
+    except ConfigError as exc:
+        if "no register at" in str(exc):
+            return []
+        raise
+    chosen = {
+        r.seq: r
+        for r in records
+        if r.source_id == source
+        or any(i.role == "real" and i.sha256 == digest for i in r.inputs)
+    }
+    return [chosen[seq] for seq in sorted(chosen)]
+
+
+def prior_releases(records: Sequence[Record]) -> tuple[PriorRelease, ...]:
+    """The ledger's records in the words :func:`synthreview.judgement.ledger.cap_decisions`
+    reads."""
+    return tuple(
+        PriorRelease(
+            seq=r.seq,
+            candidate=r.candidate,
+            recorded_at=r.recorded_at,
+            outcome=r.outcome,
+            access=r.access,
+            claimed_epsilon=r.claimed_epsilon,
+        )
+        for r in records
+    )
 
 
 def check_chain(url: str | None) -> ChainCheck:
