@@ -18,6 +18,7 @@ from synthreview.io.schema import KINDS
 from synthreview.io.tables import align, missing_rates, read_table
 from synthreview.io.traces import align_traces, load_traces
 from synthreview.judgement.context import ACCESS_MODELS
+from synthreview.options import validate_options
 from synthreview.sampling import DEFAULT_SAMPLE_ROWS, MIN_SAMPLE_ROWS, plan_sentence
 
 SOURCES = {
@@ -298,6 +299,65 @@ else:
     if chosen_rows != options.sample_rows and st.button("Apply", key="apply_sample_rows"):
         app_state.set_options(replace(options, sample_rows=chosen_rows))
         st.rerun()
+    st.subheader("Disclosure checks")
+    options = app_state.get_options()
+    st.caption(
+        "Quasi-identifiers are columns an intruder may know from elsewhere (age, sex, area, "
+        "occupation): the privacy section measures QI replay, k-anonymity and each synthetic "
+        "row's re-identification risk on them (rule `qi_replay`). The target and the columns "
+        "named here are tested for an answer key (rule `label_leak`); declared constraints are "
+        "rules every row obeys (rule `constraint_violations`). Nothing chosen: not judged."
+    )
+    analysed = list(review.schema.analysed)
+    chosen_qis = st.multiselect(
+        "Quasi-identifiers",
+        analysed,
+        default=[c for c in options.quasi_identifiers if c in analysed],
+        key="quasi_identifiers",
+    )
+    chosen_keys = st.multiselect(
+        "Columns tested for an answer key (besides the target)",
+        list(review.schema.categorical),
+        default=[c for c in options.label_leak_columns if c in review.schema.categorical],
+        key="label_leak_columns",
+    )
+    constraints_file = st.file_uploader(
+        "Declared constraints (TOML: [[range]], [[inequality]], [[formula]], [[allowed]], "
+        "[[unique]])",
+        type=["toml"],
+        key="constraints_upload",
+    )
+    drop_constraints = options.constraints is not None and st.checkbox(
+        "Remove the declared constraints", key="constraints_clear"
+    )
+    if options.constraints is not None:
+        st.caption("Constraints declared for this review:")
+        st.code(options.constraints, language="toml")
+    if st.button("Apply disclosure choices", key="apply_disclosure"):
+        text = None if drop_constraints else options.constraints
+        problem = None
+        if constraints_file is not None:
+            data = constraints_file.getvalue()
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                problem = "the constraints file must be UTF-8 text"
+        wanted = replace(
+            options,
+            quasi_identifiers=tuple(chosen_qis),
+            label_leak_columns=tuple(chosen_keys),
+            constraints=text,
+        )
+        if problem is None:
+            try:
+                validate_options(review, wanted)
+            except ConfigError as exc:
+                problem = str(exc)
+        if problem is not None:
+            st.error(markdown_text(problem), icon=":material/error:")
+        else:
+            app_state.set_options(wanted)
+            st.rerun()
     st.subheader("Missing values")
     st.caption("Share of empty cells per column, in each table.")
     st.dataframe(missing_rates(review).map(share_text), key="missing_rates")

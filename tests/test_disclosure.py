@@ -421,3 +421,31 @@ def test_review_records_the_new_evidence(small_files):
     for v in plain_verdicts.rules:
         if v.rule in ("qi_replay", "label_leak", "constraint_violations"):
             assert v.verdict == "n/a" and v.reason.startswith("not applicable: no ")
+
+
+# --- the Data page -----------------------------------------------------------------------------
+
+
+def test_data_page_chooses_quasi_identifiers_and_uploads_constraints():
+    from streamlit.testing.v1 import AppTest
+
+    app = str(Path(__file__).resolve().parents[1] / "app.py")
+    at = AppTest.from_file(app, default_timeout=180).run()
+    at.multiselect(key="quasi_identifiers").set_value(["age", "sex", "race"]).run()
+    at.multiselect(key="label_leak_columns").set_value(["sex"]).run()
+    good = b"[[range]]\ncolumn = 'age'\nmin = 17\nmax = 90\n"
+    at.file_uploader(key="constraints_upload").set_value(("c.toml", good, "application/toml"))
+    at.run()
+    at.button(key="apply_disclosure").click().run()
+    assert not at.exception and not at.error
+    options = at.session_state["_options"]
+    assert options.quasi_identifiers == ("age", "sex", "race")
+    assert options.label_leak_columns == ("sex",)
+    assert options.constraints == good.decode()
+    bad = b"[[range]]\ncolumn = 'agee'\nmin = 1\n"
+    at.file_uploader(key="constraints_upload").set_value(("bad.toml", bad, "application/toml"))
+    at.run()
+    at.button(key="apply_disclosure").click().run()
+    (error,) = at.error
+    assert "option constraints, [[range]] #1 column" in error.value.replace("\\", "")
+    assert at.session_state["_options"].constraints == good.decode()  # kept as it was
