@@ -17,6 +17,7 @@ from synthreview.figures.explain import (
     format_number,
     metric_help,
     metric_label,
+    reading_table,
     rule_reading,
 )
 from synthreview.figures.text import markdown_text
@@ -302,6 +303,43 @@ if len(fig.l_diversity_table(privacy)):
         "values in leaves with fewer than ℓ distinct values; lower is better."
     )
     st.table(fig.l_diversity_reading_table(privacy), hide_index=True)
+
+if review.kind == "table":
+    st.subheader("Quasi-identifiers, answer keys, declared constraints")
+    st.caption(
+        "Chosen on the Data page. A synthetic row whose quasi-identifiers (age, sex, area...) "
+        "belong to exactly one training person points at that person even when no other cell "
+        "was copied; the holdout shows how often a fresh real sample does so by coincidence "
+        "(rule `qi_replay`). An answer key is a target that is an exact rule of other columns "
+        "in the candidate but not in real data (rule `label_leak`); declared constraints are "
+        "rules every row should obey (rule `constraint_violations`)."
+    )
+    qi = fig.qi_table(privacy)
+    if len(qi):
+        st.table(reading_table(qi), hide_index=True)
+        st.plotly_chart(fig.qi_risk_histogram(privacy), key="privacy_qi_risk")
+    else:
+        st.info("No quasi-identifiers chosen (Data page): `qi_replay` is not judged.")
+    # the utility section's evidence, from the stored review (pages never compute)
+    full = summary.report if summary is not None else report
+    utility = {n: c.utility for n, c in full.candidates.items() if c.utility is not None}
+    keys, declared = fig.answer_key_table(utility), fig.constraints_table(utility)
+    if len(keys):
+        st.table(reading_table(keys), hide_index=True)
+    elif utility:
+        st.info("No target or answer-key column chosen: `label_leak` is not judged.")
+    if len(declared):
+        st.table(reading_table(declared), hide_index=True)
+    elif utility:
+        st.info("No constraints declared (Data page): `constraint_violations` is not judged.")
+    if not utility:
+        st.info("Answer keys and constraints are measured with the utility section (Run review).")
+    for name in privacy:
+        for rule in ("qi_replay", "label_leak", "constraint_violations"):
+            found = _rule(name, rule)
+            if found is not None and found.verdict in ("warn", "fail"):
+                st.markdown(f"{_light(found.verdict)} **{markdown_text(name)}**, `{rule}`: "
+                            f"{markdown_text(found.reason)}")  # fmt: skip
 
 if review.kind != "table":
     st.stop()

@@ -449,3 +449,35 @@ def test_data_page_chooses_quasi_identifiers_and_uploads_constraints():
     (error,) = at.error
     assert "option constraints, [[range]] #1 column" in error.value.replace("\\", "")
     assert at.session_state["_options"].constraints == good.decode()  # kept as it was
+
+
+# --- the Privacy page ----------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_privacy_page_shows_qi_replay_answer_keys_and_constraints():
+    """Two candidates of 200 Adult rows, no embedding, QIs / a leak column / one constraint
+    chosen: the page shows the QI table and risk chart, the answer keys and the constraint."""
+    from dataclasses import replace
+
+    import app_state
+    from synthreview import demo
+    from tests.page_helpers import chart_text, run_page
+
+    full = demo.tables(seed=0, n_train=200)
+    review = replace(full, synthetic={n: full.synthetic[n] for n in ("noisy_copy", "fresh_sample")})
+    options = replace(
+        app_state.initial_options(review), embedding="none", max_attack=100,
+        quasi_identifiers=("age", "sex", "race"), label_leak_columns=("sex",),
+        constraints="[[range]]\nname = 'adult age'\ncolumn = 'age'\nmin = 17\nmax = 60\n",
+    )  # fmt: skip
+    at = run_page("pages/privacy.py", review, options=options, timeout=300)
+    assert not at.exception and not at.error
+    assert "Quasi-identifiers, answer keys, declared constraints" in [h.value for h in at.subheader]
+    cells = [str(v).replace("\\", "") for t in at.table for v in t.value.to_numpy().ravel()]
+    assert "age, sex, race" in cells
+    assert any(c.startswith("noisy_copy") or c == "noisy_copy" for c in cells)
+    assert "adult age" in cells and any(c.startswith("income = ") for c in cells)
+    assert any(c.startswith("sex = ") for c in cells)
+    charts = [chart_text(c) for c in at.get("plotly_chart")]
+    assert any("re-identification risk 1 / f_k" in text for text in charts)

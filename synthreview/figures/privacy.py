@@ -12,6 +12,7 @@ columns (or records as columns) that the wrapping static table reads at 1280 px.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -599,3 +600,102 @@ def _equal(a: object, b: object) -> bool:
         return float(a) == float(b)
     except (TypeError, ValueError):
         return str(a) == str(b)
+
+
+# --- disclosure at the statistical-office standard (issue 36) ----------------------------------
+
+
+def _share(x: float) -> str:
+    return MISSING if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f} %"
+
+
+def qi_table(reports: Mapping[str, object]) -> pd.DataFrame:
+    """Quasi-identifier evidence per candidate: replay beside the holdout's, k, risk.
+
+    One row per candidate with a :class:`~synthreview.metrics.privacy.quasi.QuasiIdentifierRisk`:
+    the synthetic rows that carry the quasi-identifiers of exactly one training person (and the
+    holdout's share, what coincidence gives), the balance the ``qi_replay`` rule judges with its
+    permutation bound, the k-anonymity of candidate / holdout / training, and the mean
+    prosecutor risk of candidate and holdout rows.
+    """
+    rows = []
+    for name, report in reports.items():
+        qi = getattr(report, "quasi_identifiers", None)
+        if qi is None:
+            continue
+        rows.append({
+            "candidate": name,
+            "quasi-identifiers": ", ".join(qi.quasi_identifiers),
+            "rows singling out one training person": f"{qi.replayed:,} of {qi.n_synthetic:,} "
+            f"({_share(qi.replay_share)}); holdout {_share(qi.holdout_replay_share)}",
+            "balance (bound)": f"{format_number(qi.balance, '+.3f')} "
+            f"({format_number(qi.balance_bound, '+.3f')})",
+            "k-anonymity: candidate / holdout / training": f"{qi.k_anonymity} / "
+            f"{qi.holdout_k_anonymity if qi.n_holdout else MISSING} / {qi.train_k_anonymity}",
+            "mean prosecutor risk: candidate / holdout": f"{format_number(qi.risk_mean, '.3f')}"
+            f" / {format_number(qi.holdout_risk_mean, '.3f')}",
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def qi_risk_histogram(reports: Mapping[str, object]) -> go.Figure:
+    """Share of rows per prosecutor-risk bin (``1 / f_k``): each candidate beside the holdout."""
+    fig = go.Figure()
+    found = [
+        (name, r.quasi_identifiers)
+        for name, r in reports.items()
+        if getattr(r, "quasi_identifiers", None) is not None
+    ]
+    holdout = next((qi for _, qi in found if qi.n_holdout), None)
+    if holdout is not None:
+        fig.add_trace(go.Bar(
+            x=[b for b, _, _ in holdout.risk_histogram],
+            y=[h for _, _, h in holdout.risk_histogram],
+            name="holdout (reference)", marker_color=HOLDOUT_COLOR,
+        ))  # fmt: skip
+    for i, (name, qi) in enumerate(found):
+        fig.add_trace(go.Bar(
+            x=[b for b, _, _ in qi.risk_histogram], y=[s for _, s, _ in qi.risk_histogram],
+            name=plot_text(name), marker_color=palette(i),
+        ))  # fmt: skip
+    fig.update_layout(
+        barmode="group",
+        xaxis_title="re-identification risk 1 / f_k (f_k: training rows with the row's "
+        "quasi-identifiers)",
+        yaxis_title="share of rows",
+    )
+    return apply_style(fig, height=380)
+
+
+def answer_key_table(reports: Mapping[str, object]) -> pd.DataFrame:
+    """Answer keys per candidate and tested column: tree error beside the holdout's, the rule.
+
+    ``reports`` maps candidate names to utility reports
+    (:class:`~synthreview.metrics.utility.section.UtilityReport`).
+    """
+    rows = []
+    for name, report in reports.items():
+        keys = getattr(report, "answer_key", None)
+        for key in () if keys is None else keys.keys:
+            rows.append({
+                "candidate": name, "column": key.column,
+                "tree error: candidate / holdout": f"{_share(key.error)} / "
+                f"{_share(key.holdout_error)}",
+                "leak": format_metric("label_leak", key.leak), "rule found": key.rule,
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def constraints_table(reports: Mapping[str, object]) -> pd.DataFrame:
+    """Each declared constraint's violation rate on each candidate beside real data's."""
+    rows = []
+    for name, report in reports.items():
+        declared = getattr(report, "constraints", None)
+        for check in () if declared is None else declared.checks:
+            rows.append({
+                "candidate": name, "constraint": check.name, "rule": check.description,
+                "candidate rows breaking it": f"{check.violations:,} of {check.rows:,} "
+                f"({_share(check.rate)})",
+                "training / holdout": f"{_share(check.real_rate)} / {_share(check.holdout_rate)}",
+            })  # fmt: skip
+    return pd.DataFrame(rows)
