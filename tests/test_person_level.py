@@ -40,6 +40,7 @@ from synthreview.metrics.privacy.person import (
     tpr_interval,
 )
 from synthreview.options import ReviewOptions, validate_options
+from synthreview.release import controls as controls_module
 from synthreview.release.audit import PERSON_RULE, Thresholds, apply_thresholds
 from synthreview.release.html import render_html
 from synthreview.release.pipeline import audit_candidate
@@ -450,3 +451,34 @@ def test_row_membership_rules_are_not_judged_in_a_person_review():
     assert verdict(by_people, "mia_auc").verdict == "n/a"
     assert verdict(by_people, "mia_auc").measured == 0.75  # shown
     assert verdict(by_people, "person_mia_auc").verdict == "pass"
+
+
+def test_planted_controls_divide_people(person_report, monkeypatch):
+    review, report = person_report
+    seen = {}
+
+    class Captured(Exception):
+        pass
+
+    def capture(controls, **kwargs):
+        seen["review"] = controls
+        raise Captured
+
+    monkeypatch.setattr(controls_module, "evaluate", capture)
+    with pytest.raises(Captured):
+        controls_module.planted_controls(review, report, shares=(0.0, 0.05))
+    controls = seen["review"]
+    reference = set(controls.holdout.frame["person"].astype(str))
+    hold = review.holdout.frame.assign(person=review.holdout.frame["person"].astype(str))
+    real = review.real.frame.assign(person=review.real.frame["person"].astype(str))
+    for name, table in controls.synthetic.items():
+        ids = table.frame["person"].astype(str)
+        base = set(ids) & set(hold["person"])
+        assert base and not base & reference, name  # no holdout person on both sides
+        planted = set(ids) & set(real["person"])
+        if name.endswith("5%"):
+            assert planted  # whole training people, every row of each but the last drawn
+            whole = [p for p in planted if (ids == p).sum() == (real["person"] == p).sum()]
+            assert len(whole) >= len(planted) - 1
+        else:
+            assert not planted

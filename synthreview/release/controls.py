@@ -9,7 +9,10 @@ them; the default policy must fail 5 % planted copies and pass the clean sample.
 Construction (seeded by ``seed``): the holdout rows are shuffled and split in two halves; the
 first half (or its first ``n_rows`` rows) is the fresh-like base, the second half is the holdout
 of the control review, so base and reference never share a row. Planted training rows are drawn
-without replacement, the 1 % set inside the 5 % set, and put at random positions. The encoder
+without replacement, the 1 % set inside the 5 % set, and put at random positions. In a
+person-level review (``options.person``) both splits divide people (:mod:`synthreview.splits`):
+base and control holdout hold different holdout people, and planted rows are all rows of
+whole training people, as many people as fit in the planted share. The encoder
 and the embedding fitted on the real data are re-used (rows are indexed, not refitted), so a
 control costs the sections' time on ``n_rows`` candidate rows; ``n_rows`` and ``max_attack``
 bound it (defaults: half the holdout, at most 1,000 rows; the review's ``max_attack`` capped at
@@ -26,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from synthreview.errors import ConfigError, DataError
+from synthreview.io.persons import person_ids
 from synthreview.io.schema import Review
 from synthreview.judgement.policy import Policy, load_policy
 from synthreview.release.audit import RULES, Thresholds, audit_table, holdout_audit
@@ -182,10 +186,23 @@ def planted_controls(
     if not 10 <= n_base <= half:
         raise ConfigError(f"n_rows must be in [10, {half}] (half the holdout); got {n_rows}")
     rng = np.random.default_rng(seed)
-    order = permute_rows(rng, n_h)
-    base, reference = np.sort(order[:n_base]), np.sort(order[half:])
+    # a person-level review divides people: base and reference hold different people, and
+    # planted rows are whole training people (their rows consecutive, the first ones in 1 %)
+    person = report.options.person
+    hold_ids = None if person is None else person_ids(review.holdout.frame[person])
+    real_ids = None if person is None else person_ids(review.real.frame[person])
+    order = permute_rows(rng, n_h, groups=hold_ids)
+    cut_base, cut_reference = n_base, half
+    if hold_ids is not None:
+        cut_base = _person_boundary(hold_ids[order], n_base)
+        cut_reference = _person_boundary(hold_ids[order], max(half, cut_base))
+    base, reference = np.sort(order[:cut_base]), np.sort(order[cut_reference:])
+    n_base = len(base)
+    if len(reference) < 2:
+        raise DataError("planted-leak controls need holdout people on both sides of the split")
     n_max = max(round(max(shares) * n_base), 0)
-    planted_train = draw_rows(rng, n_train, min(n_max, n_train), drawn_order=True)
+    planted_train = draw_rows(rng, n_train, min(n_max, n_train), groups=real_ids,
+                              drawn_order=True)[:n_max]  # fmt: skip
     positions = permute_rows(rng, n_base)
 
     hold, real = review.holdout, review.real
@@ -242,6 +259,12 @@ def planted_controls(
         for share, name in zip(shares, tables, strict=True)
     ]
     return PlantedControls(tuple(rows), n_base, len(reference), seed, int(attack))
+
+
+def _person_boundary(ids: np.ndarray, k: int) -> int:
+    """The first position ``>= k`` where a new person starts in ``ids`` (people consecutive)."""
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1], True])
+    return int(starts[np.searchsorted(starts, k)])
 
 
 def _context(
