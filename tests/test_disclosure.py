@@ -481,3 +481,39 @@ def test_privacy_page_shows_qi_replay_answer_keys_and_constraints():
     assert any(c.startswith("sex = ") for c in cells)
     charts = [chart_text(c) for c in at.get("plotly_chart")]
     assert any("re-identification risk 1 / f_k" in text for text in charts)
+
+
+# --- report.html ---------------------------------------------------------------------------------
+
+
+def test_report_html_files_qi_answer_key_and_constraints_with_their_verdicts():
+    from synthreview.release.html import render_html
+    from tests.test_report_html import HOSTILE, _content
+
+    quasi = quasi_identifier_risk(TRAIN, SYNTH, holdout=HOLD, quasi_identifiers=["age", "sex"])
+    evil = HOSTILE[0]
+    content = _content()
+    content["candidates"][evil] = {
+        "privacy": {"quasi_identifiers": quasi.to_dict(), "errors": {}, "skipped": {}},
+        "utility": {
+            "answer_key": {"keys": [{"column": "income", "error": 0.0, "holdout_error": 0.17,
+                                     "leak": 1.0, "depth": 1, "exact": True,
+                                     "rule": "income = >50K iff capital_gain > 0"}]},
+            "constraints": {"checks": [{"name": "adult age", "kind": "range",
+                                        "description": "age in [17, 90]", "violations": 3,
+                                        "rows": 7, "rate": 3 / 7, "real_rate": 0.0,
+                                        "holdout_rate": 0.0}]},
+            "errors": {}, "skipped": {},
+        },
+    }  # fmt: skip
+    content["verdicts"] = {evil: apply_policy(load_policy(), content["candidates"][evil]).to_dict()}
+    page = render_html(content, [])
+    block = page[page.index("<h2>Quasi-identifiers, answer keys, declared constraints</h2>") :]
+    block = block[: block.index("</section>")]
+    assert "<h3>&lt;script&gt;alert(1)&lt;/script&gt;</h3>" in block and evil not in page
+    assert "<td>age, sex</td>" in block and "2 of 6 (33.3%); holdout 14.3%" in block
+    assert "1 (unique): 33.3% / 14.3%" in block
+    assert "income = &gt;50K iff capital_gain &gt; 0" in block
+    assert "3 of 7 (42.9%)" in block and "rule constraint_violations:" in block
+    assert "rule label_leak:" in block and "rule qi_replay:" in block
+    assert "Quasi-identifiers, answer keys" not in render_html(_content(), [])

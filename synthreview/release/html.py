@@ -265,6 +265,37 @@ def dp_claims(content: Mapping[str, object]) -> list[tuple[str, dict[str, object
     return found
 
 
+def disclosures(content: Mapping[str, object]) -> list[tuple[str, dict[str, object]]]:
+    """``(candidate, evidence)`` of every candidate whose review named quasi-identifiers, tested
+    an answer key or declared constraints (issue 36).
+
+    ``evidence`` holds ``quasi`` (``privacy.quasi_identifiers``), ``keys``
+    (``utility.answer_key.keys``), ``constraints`` (``utility.constraints.checks``) and
+    ``verdicts``: the record's verdicts of ``qi_replay``, ``label_leak`` and
+    ``constraint_violations`` (rule -> verdict mapping; absent rules left out).
+    """
+    verdicts = _mapping(content.get("verdicts"))
+    found = []
+    for name, entry in _mapping(content.get("candidates")).items():
+        privacy = _mapping(_mapping(entry).get("privacy"))
+        utility = _mapping(_mapping(entry).get("utility"))
+        quasi = _mapping(privacy.get("quasi_identifiers"))
+        keys = [_mapping(k) for k in _mapping(utility.get("answer_key")).get("keys") or []]
+        checks = [_mapping(c) for c in _mapping(utility.get("constraints")).get("checks") or []]
+        if not (quasi or keys or checks):
+            continue
+        rules = _mapping(_mapping(verdicts.get(name)).get("rules"))
+        judged = {
+            rule: _mapping(rules.get(rule))
+            for rule in ("qi_replay", "label_leak", "constraint_violations")
+            if _mapping(rules.get(rule))
+        }
+        found.append(
+            (str(name), {"quasi": quasi, "keys": keys, "constraints": checks, "verdicts": judged})
+        )
+    return found
+
+
 def key_figures(content: Mapping[str, object]) -> list[go.Figure]:
     """The figures ``report.html`` shows, built from ``report.json`` content alone.
 
@@ -381,6 +412,7 @@ def render_html(
         shadows=shadow_attacks(content),
         persons=person_levels(content),
         claims=dp_claims(content),
+        disclosures=disclosures(content),
         figures=figure_markup(figures),
         versions=content.get("versions") or versions(),
         **glucose_context(_mapping(content["candidates"])),
