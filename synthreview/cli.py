@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -31,7 +32,7 @@ from synthreview.judgement.decision import (
     EXIT_RELEASE_AFTER_CURATION,
 )
 from synthreview.judgement.ledger import PriorRelease, composed_epsilon
-from synthreview.judgement.policy import load_policy
+from synthreview.judgement.policy import Policy, load_policy
 from synthreview.judgement.verdicts import DECISION_STYLE
 from synthreview.options import (
     MAX_SEED,
@@ -59,6 +60,7 @@ from synthreview.release.signing import (
     ENVELOPE_NAME,
     GivenInput,
     generate_keys,
+    key_id,
     load_private_key,
     load_public_key,
     read_folder,
@@ -68,6 +70,7 @@ from synthreview.release.signing import (
     statement_id,
     verify_folder,
 )
+from synthreview.release.waivers import Approval, approval_bytes, read_approval, waivers_for
 from synthreview.review import SECTIONS, evaluate
 from synthreview.sampling import DEFAULT_SAMPLE_ROWS
 from synthreview.terminal import terminal_text
@@ -331,6 +334,36 @@ def _parser() -> argparse.ArgumentParser:
         help="file holding the passphrase of an encrypted --sign key (first line)",
     )
     review.add_argument(
+        "--waive",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="request an exception to this policy rule (repeat for several; each needs its "
+        "--reason, and --sign: the signing key is the requester). Filed as requested; it "
+        "changes a decision only with an --approval signed by another key",
+    )
+    review.add_argument(
+        "--reason",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="the justification of each --waive, in the same order",
+    )
+    review.add_argument(
+        "--approval",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="a waiver approval written by `synthreview approve` with a second reviewer's key",
+    )
+    review.add_argument(
+        "--approver-key",
+        type=Path,
+        metavar="PUB",
+        help="the second reviewer's public key, to verify each --approval with",
+    )
+    review.add_argument(
         "--register",
         metavar="DB",
         help="append the decisions to this decision register (sqlite:///path or a path, or "
@@ -430,6 +463,7 @@ def run_review(args: argparse.Namespace) -> int:
     policy = policy.for_access(context.access if context is not None else None)
     check_arguments(args)
     key = signing_key(args)  # key and passphrase checked before computing (exit 2)
+    requests, approvals = _waiver_requests(args, policy, key)
     if args.register is not None:
         check_register(args.register)  # an unreachable, locked or newer register: exit 2 now
 
@@ -497,6 +531,17 @@ def run_review(args: argparse.Namespace) -> int:
             progress=progress,
             context=context,
             prior=prior,
+            waivers=waivers_for(
+                requests,
+                requester=key_id(key.public_key()) if key is not None else "",
+                requested_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                candidates={
+                    t.name: t.sha256 for t in review.synthetic.values() if hasattr(t, "sha256")
+                },
+                approvals=approvals,
+            )
+            if requests
+            else (),
         )
     print(f"policy thresholds: {policy.access_reason}", file=sys.stderr)
     files = sign_files(release.files, key) if key is not None else release.files
@@ -515,6 +560,49 @@ def run_review(args: argparse.Namespace) -> int:
         for rule in verdicts.incomplete:
             say(f"  {name} INCOMPLETE: {rule.message}", file=sys.stderr)
     return release.exit_code
+
+
+def _waiver_requests(
+    args: argparse.Namespace, policy: Policy, key: Ed25519PrivateKey | None
+) -> tuple[list[tuple[str, str]], list[Approval]]:
+    """``--waive``/``--reason`` pairs and the verified ``--approval`` files, checked before
+    anything is computed."""
+    if len(args.waive) != len(args.reason):
+        raise ConfigError(
+            f"option --waive needs one --reason each; got {len(args.waive)} --waive and "
+            f"{len(args.reason)} --reason"
+        )
+    if args.approval and not args.waive:
+        raise ConfigError("option --approval approves a --waive; got no --waive")
+    if not args.waive:
+        return [], []
+    if key is None:
+        raise ConfigError(
+            "option --waive needs --sign KEYFILE: the signing key is the waiver's requester, "
+            "whom the approver's key must differ from; got no --sign"
+        )
+    for rule, reason in zip(args.waive, args.reason, strict=True):
+        if rule not in policy.rules:
+            raise ConfigError(
+                f"option --waive must name a rule of the policy; got {rule!r}, expected one of "
+                f"{sorted(policy.rules)}"
+            )
+        if not reason.strip():
+            raise ConfigError(f"option --reason of --waive {rule} must not be empty")
+    if args.approval and args.approver_key is None:
+        raise ConfigError("option --approval needs --approver-key PUB to verify it with")
+    approvals = []
+    if args.approval:
+        approver = load_public_key(read_key_file(args.approver_key, what="option --approver-key"))
+        if key_id(approver) == key_id(key.public_key()):
+            raise ConfigError(
+                "option --approver-key must be a second reviewer's key; got the --sign key "
+                "that requests the waiver"
+            )
+        for path in args.approval:
+            data = read_key_file(path, what="option --approval")
+            approvals.append(read_approval(data, approver, where=f"option --approval {path}"))
+    return [(r, t.strip()) for r, t in zip(args.waive, args.reason, strict=True)], approvals
 
 
 def _prior_releases(
@@ -632,6 +720,25 @@ def _record_parsers(sub: argparse._SubParsersAction) -> None:
     history.add_argument(
         "--inputs-sha256", metavar="HEX", help="only reviews with an input of this sha256"
     )
+    approve = sub.add_parser(
+        "approve",
+        help="approve a requested waiver with a second reviewer's key",
+        description="Writes a signed approval of waiving RULE for one candidate file, as "
+        "requested (with its justification) by the key --requested-by. A review made with "
+        "--waive RULE --reason TEXT --approval FILE --approver-key PUB then judges without the "
+        "rule; the requester's own key cannot approve.",
+    )
+    approve.add_argument("--key", required=True, type=Path, help="the approver's private key")
+    approve.add_argument("--passphrase-file", type=Path, metavar="FILE")
+    approve.add_argument("--rule", required=True, help="the policy rule to waive")
+    approve.add_argument("--reason", required=True, help="the requester's justification")
+    approve.add_argument(
+        "--requested-by", required=True, metavar="KEYID", help="the requester's key id"
+    )
+    approve.add_argument(
+        "--candidate", required=True, type=Path, help="the candidate file (or Parquet folder)"
+    )
+    approve.add_argument("--out", required=True, type=Path, help="the approval file to write")
     ledger_cmd = sub.add_parser(
         "ledger",
         help="every release recorded from one training data source, and its composed claimed ε",
@@ -810,6 +917,30 @@ def run_chain_check(args: argparse.Namespace) -> int:
     return EXIT_RELEASE
 
 
+def run_approve(args: argparse.Namespace) -> int:
+    """``synthreview approve``: a second reviewer's signed approval of a waiver; exit 0 or 2."""
+    key = load_private_key(
+        read_key_file(args.key, what="option --key"),
+        passphrase=_passphrase(args.passphrase_file),
+    )
+    if args.out.exists():
+        raise ConfigError(f"option --out {str(args.out)!r} exists; an approval never overwrites")
+    data = approval_bytes(
+        key,
+        rule=args.rule,
+        reason=args.reason.strip(),
+        requester=args.requested_by,
+        candidate_sha256=file_sha256(args.candidate) if args.candidate.is_file()
+        else folder_digest(args.candidate, what="option --candidate", max_bytes=MAX_BYTES),
+    )  # fmt: skip
+    args.out.write_bytes(data)
+    print(
+        f"approved: waiving {args.rule} for {args.candidate}, requested by key "
+        f"{args.requested_by[:16]}, signed by key {key_id(key.public_key())[:16]}: {args.out}"
+    )
+    return EXIT_RELEASE
+
+
 def run_ledger(args: argparse.Namespace) -> int:
     """``synthreview ledger``: the releases from one source; exit 0 (2: bad arguments)."""
     if args.real is not None:
@@ -867,4 +998,5 @@ RECORD_COMMANDS = {
     "register": run_register,
     "history": run_history,
     "ledger": run_ledger,
+    "approve": run_approve,
 }

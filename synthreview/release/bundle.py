@@ -22,9 +22,10 @@ import plotly.graph_objects as go
 
 from synthreview.io.schema import Schema
 from synthreview.judgement.context import ReleaseContext
-from synthreview.judgement.decision import Decision, decide_all
+from synthreview.judgement.decision import Decision
 from synthreview.judgement.ledger import PriorRelease, cap_decisions
 from synthreview.judgement.policy import LedgerLimits, Policy, Verdicts
+from synthreview.judgement.waivers import Waiver, decide_with_waivers
 from synthreview.release.audit import Thresholds, copy_counts, rule_overlaps, rule_summary
 from synthreview.release.controls import PlantedControls
 from synthreview.release.curation import CurationResult
@@ -101,6 +102,7 @@ def release_dict(
     signoff: Mapping[str, SignOff] | None = None,
     context: ReleaseContext | None = None,
     prior: Sequence[PriorRelease] = (),
+    waivers: Sequence[Waiver] = (),
     timestamp: datetime | None = None,
 ) -> JsonDict:
     """``report.json`` content: the report plus audit, policy, verdicts, decisions, before/after.
@@ -115,6 +117,8 @@ def release_dict(
     ``context`` (``ReleaseContext.to_dict()``, or None: no context was given), ``ledger``
     (the earlier releases from the same source, ``prior``, and the policy's caps: a candidate
     that would ship past them is *do not release*, ``judgement.ledger.cap_decisions``),
+    ``waivers`` (each requested exception with its status; only an approved one changes a
+    decision, ``judgement.waivers.decide_with_waivers``),
     ``generated_at`` and ``csv_formula_escaping``.
     """
     content: JsonDict = dict(report_dict)
@@ -126,7 +130,7 @@ def release_dict(
         content["policy"] = policy.to_dict()
     if verdicts:
         content["verdicts"] = {name: v.to_dict() for name, v in verdicts.items()}
-        decisions = _decisions(verdicts, after_verdicts, policy, prior, report_dict)
+        decisions = _decisions(verdicts, after_verdicts, policy, prior, report_dict, waivers)
         content["decisions"] = {name: d.to_dict() for name, d in decisions.items()}
     if after:
         content["curated"] = {name: dict(c) for name, c in after.items()}
@@ -139,6 +143,8 @@ def release_dict(
     if signoff:
         content["signoff"] = {name: s.to_dict() for name, s in signoff.items()}
     content["context"] = context.to_dict() if context is not None else None
+    if waivers:
+        content["waivers"] = [w.to_dict() for w in waivers]
     if prior or (policy is not None and policy.ledger != LedgerLimits()):
         content["ledger"] = {
             "earlier": [p.describe() for p in prior],
@@ -168,6 +174,7 @@ def build_release(
     figures: Sequence[go.Figure] | None = None,
     context: ReleaseContext | None = None,
     prior: Sequence[PriorRelease] = (),
+    waivers: Sequence[Waiver] = (),
     timestamp: datetime | None = None,
 ) -> dict[str, bytes]:
     """Every release file in memory: ``{relative path: bytes}`` (manifest last).
@@ -197,6 +204,7 @@ def build_release(
         signoff=signoff,
         context=context,
         prior=prior,
+        waivers=waivers,
         timestamp=moment,
     )
     files: dict[str, bytes] = {"report.json": dumps(content)}
@@ -211,7 +219,7 @@ def build_release(
             names.append(name)
     # only what may ship is shipped: a rejected or incomplete candidate keeps its audit evidence
     # (audit.csv, removed.csv, report.json) and never a curated file
-    decided = _decisions(verdicts or {}, after_verdicts, policy, prior, report_dict)
+    decided = _decisions(verdicts or {}, after_verdicts, policy, prior, report_dict, waivers)
     ships = {n for n, d in decided.items() if d.ships}
     # every source hashed once, not once per curated candidate and file
     by_digest = source_index(sources) if curations and sources else {}
@@ -255,9 +263,11 @@ def _decisions(
     policy: Policy | None,
     prior: Sequence[PriorRelease],
     report_dict: Mapping[str, object],
+    waivers: Sequence[Waiver] = (),
 ) -> dict[str, Decision]:
-    """One decision per candidate, a candidate past the policy's ledger caps not released."""
-    decisions = decide_all(verdicts, after_verdicts)
+    """One decision per candidate (approved waivers applied), a candidate past the policy's
+    ledger caps not released."""
+    decisions = decide_with_waivers(verdicts, after_verdicts, waivers)
     if policy is None or policy.ledger == LedgerLimits():
         return decisions
     options = report_dict.get("options")

@@ -35,6 +35,7 @@ from synthreview.judgement.context import ReleaseContext
 from synthreview.judgement.decision import Decision, decide, exit_code
 from synthreview.judgement.ledger import PriorRelease, cap_decisions
 from synthreview.judgement.policy import LedgerLimits, Policy, Verdicts, load_policy
+from synthreview.judgement.waivers import Waiver, decide_with_waivers
 from synthreview.metrics.glucose.trace_rules import trace_rule_columns
 from synthreview.release.audit import (
     CopyCounts,
@@ -433,6 +434,8 @@ class Release:
         ship past the policy's ``[ledger]`` caps is *do not release*.
     claimed_epsilon : float or None
         The review's claimed ε, composed with the earlier releases' for the ε cap.
+    waivers : tuple of Waiver
+        Requested exceptions; an approved one leaves its rule out of the decision.
     """
 
     files: dict[str, bytes]
@@ -441,11 +444,14 @@ class Release:
     controls: PlantedControls | None = None
     prior: tuple[PriorRelease, ...] = ()
     claimed_epsilon: float | None = None
+    waivers: tuple[Waiver, ...] = ()
 
     @property
     def decisions(self) -> dict[str, Decision]:
         """One decision per candidate, as the CLI prints it and ``report.json`` files it."""
         decisions = {n: c.decision for n, c in self.candidates.items()}
+        if self.waivers:
+            decisions = decide_with_waivers(self.verdicts, self.after_verdicts, self.waivers)
         if self.policy.ledger == LedgerLimits():
             return decisions
         return cap_decisions(
@@ -504,6 +510,7 @@ def release_files(
     params: Mapping[str, object] | None = None,
     context: ReleaseContext | None = None,
     prior: Sequence[PriorRelease] = (),
+    waivers: Sequence[Waiver] = (),
     timestamp: datetime | None = None,
 ) -> dict[str, bytes]:
     """Every release file of ``candidates`` (``release.bundle.build_release``).
@@ -536,6 +543,7 @@ def release_files(
         params=params,
         context=context,
         prior=prior,
+        waivers=waivers,
         timestamp=timestamp,
     )
 
@@ -556,6 +564,7 @@ def review_release(
     progress: Progress | None = None,
     context: ReleaseContext | None = None,
     prior: Sequence[PriorRelease] = (),
+    waivers: Sequence[Waiver] = (),
     timestamp: datetime | None = None,
 ) -> Release:
     """:func:`release_candidate` for every candidate, then every release file.
@@ -588,6 +597,9 @@ def review_release(
     prior : sequence of PriorRelease, optional
         Earlier releases from the same source (``release.register.ledger``), judged against
         the policy's ``[ledger]`` caps.
+    waivers : sequence of Waiver, optional
+        Requested exceptions (``release.waivers.waivers_for``): filed, and an approved one
+        leaves its rule out of its candidate's decision.
     params, timestamp
         Manifest parameters and the record's time (default now).
     """
@@ -627,7 +639,10 @@ def review_release(
         params=params,
         context=context,
         prior=prior,
+        waivers=waivers,
         timestamp=timestamp,
     )
     claimed = report.options.claimed_epsilon if report.options is not None else None
-    return Release(files, candidates, policy, control_table, tuple(prior), claimed)
+    return Release(
+        files, candidates, policy, control_table, tuple(prior), claimed, tuple(waivers)
+    )

@@ -103,6 +103,7 @@ _COLUMNS = (
     "access",
     "source_id",
     "claimed_epsilon",
+    "waivers",
 )
 _TABLE = """
 CREATE TABLE decisions (
@@ -148,13 +149,15 @@ MIGRATIONS: dict[int, dict[str, tuple[str, ...]]] = {
         )
         for dialect in ("sqlite", "postgresql")
     },
-    # the ledger per source: the release context's access model and source id, the claimed ε
+    # the ledger per source: the release context's access model and source id, the claimed ε;
+    # the candidate's waivers (JSON: rule, justification, requester, approver, times)
     # (NULL in earlier rows, which a row's hash leaves out: their hashes stay as they were)
     3: {
         dialect: (
             "ALTER TABLE decisions ADD COLUMN access TEXT",
             "ALTER TABLE decisions ADD COLUMN source_id TEXT",
             "ALTER TABLE decisions ADD COLUMN claimed_epsilon DOUBLE PRECISION",
+            "ALTER TABLE decisions ADD COLUMN waivers TEXT",
         )
         for dialect in ("sqlite", "postgresql")
     },
@@ -222,6 +225,8 @@ class Record:
         The release context's access model and source id (None: no context).
     claimed_epsilon : float or None
         The review's claimed ε (``--claimed-epsilon``), for the ledger's composition.
+    waivers : str or None
+        JSON list of the candidate's waivers (``report.json`` ``waivers``), None: none.
     """
 
     seq: int
@@ -245,6 +250,7 @@ class Record:
     access: str | None = None
     source_id: str | None = None
     claimed_epsilon: float | None = None
+    waivers: str | None = None
 
 
 @dataclass(frozen=True)
@@ -455,9 +461,20 @@ def records_from_statement(
                 access=context.get("access"),
                 source_id=context.get("source"),
                 claimed_epsilon=_epsilon(options.get("claimed_epsilon")),
+                waivers=_waivers_of(predicate.get("waivers"), name),
             )
         )
     return records
+
+
+def _waivers_of(waivers: object, candidate: str) -> str | None:
+    """The candidate's waivers of a record's ``waivers`` list, as sorted JSON (None: none)."""
+    if not isinstance(waivers, list):
+        return None
+    mine = [
+        w for w in waivers if isinstance(w, Mapping) and candidate in (w.get("candidates") or ())
+    ]
+    return json.dumps(mine, sort_keys=True, ensure_ascii=False) if mine else None
 
 
 def _epsilon(value: object) -> float | None:
@@ -779,6 +796,7 @@ def _values(record: Record, previous: int | None) -> tuple[str | int | None, ...
         record.access,
         record.source_id,
         record.claimed_epsilon,
+        record.waivers,
     )
 
 
@@ -1030,6 +1048,8 @@ def history_frame(records: Sequence[Record]) -> pd.DataFrame:
             "policy sha256": (r.policy_sha256 or "")[:12],
             "signature": f"key {r.keyid[:16]}" if r.keyid else "unverified",
             "follows #": r.previous,
+            "access": r.access,
+            "waivers": waivers_text(r.waivers),
             "review id": r.review_id[:12],
         }
         for r in sorted(records, key=lambda r: -r.seq)
@@ -1051,8 +1071,26 @@ _HISTORY_COLUMNS = (
     "policy sha256",
     "signature",
     "follows #",
+    "access",
+    "waivers",
     "review id",
 )
+
+
+def waivers_text(waivers: str | None) -> str | None:
+    """A record's waivers in words: rule, status, justification, requester, approver, times."""
+    if not waivers:
+        return None
+    return "; ".join(
+        f"{w.get('rule')} {w.get('status')} ({w.get('reason')}; requested by key "
+        f"{str(w.get('requester'))[:16]} at {w.get('requested_at')}"
+        + (
+            f", approved by key {str(w.get('approver'))[:16]} at {w.get('approved_at')})"
+            if w.get("approver")
+            else ", not approved)"
+        )
+        for w in json.loads(waivers)
+    )
 
 
 def changes_frame(records: Sequence[Record], *, candidate: str | None = None) -> pd.DataFrame:

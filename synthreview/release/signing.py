@@ -336,7 +336,8 @@ def release_predicate(files: Mapping[str, bytes]) -> JSONObject:
     reason per candidate), ``verdicts`` (every rule's verdict and value per candidate),
     ``policy`` (name, sha256, source), ``options``, ``sections``, ``seed``, ``kind``,
     ``versions``, ``signoff`` (the meeting's sign-off, or None), ``context`` (the release
-    context: recipient, purpose, access model, threat model..., or None) and ``time`` (the
+    context: recipient, purpose, access model, threat model..., or None), ``waivers`` (requested
+    and approved exceptions, or None) and ``time`` (the
     report's ``generated_at``, so signing twice gives the same bytes).
     """
     report = _report(files)
@@ -352,6 +353,7 @@ def release_predicate(files: Mapping[str, bytes]) -> JSONObject:
         "versions": _versions(files, report),
         "signoff": report.get("signoff"),
         "context": report.get("context"),
+        "waivers": report.get("waivers"),
         "time": report.get("generated_at"),
     }
 
