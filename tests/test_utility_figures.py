@@ -62,6 +62,16 @@ def test_summary_has_reference_column_and_lights(reports):
     assert summary.lights.loc["k_marginal 1", "shuffled"] == "pass"
     assert "random_forest · f1" in summary.values.index
     summary.styled().to_html()
+    # the page's static table: metric labels as row labels, each candidate cell tinted by its
+    # own light (the tint moves with the column, never onto the direction or the reference)
+    reading = summary.reading_styled()
+    frame = reading.data
+    assert list(frame.columns) == [fig.BETTER, "fresh", "shuffled", fig.REFERENCE]
+    tints = reading._compute().ctx
+    row = list(summary.values.index).index("k_marginal 3")
+    colour = fig.VERDICT_COLORS[summary.lights.loc["k_marginal 3", "shuffled"]]
+    assert any(colour in value for value in tints[(row, 2)][0])
+    assert (row, 0) not in tints and (row, 3) not in tints
 
 
 def test_lights_come_from_the_policy_file(tmp_path):

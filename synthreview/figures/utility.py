@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 from pandas.io.formats.style import Styler
 from plotly.subplots import make_subplots
 
-from synthreview.figures.explain import MISSING, format_number
+from synthreview.figures.explain import MISSING, format_number, reading_table
 from synthreview.figures.style import (
     HOLDOUT_COLOR,
     REAL_COLOR,
@@ -129,13 +129,23 @@ class UtilitySummary:
     def styled(self) -> Styler:
         """:meth:`table` with each candidate cell tinted by its light (no HTML in any cell:
         meanings go to the page's column help and caption, never into tooltips)."""
-        table = self.table()
+        return self._tinted(self.table(), first=2)
+
+    def reading_styled(self) -> Styler:
+        """:meth:`styled` for ``st.table``: labels and cells Markdown-escaped
+        (:func:`~synthreview.figures.explain.reading_table`), so every header and cell wraps
+        in the page's width instead of being cut in a fixed-width data grid column. The metric
+        labels are the row labels."""
+        return self._tinted(reading_table(self.table().set_index(METRIC)), first=1)
+
+    def _tinted(self, table: pd.DataFrame, *, first: int) -> Styler:
+        # first: the position of the first candidate column
         colours = pd.DataFrame("", index=table.index, columns=table.columns)
         for i, key in enumerate(self.values.index):
-            for column in self.candidates:
+            for j, column in enumerate(self.candidates):
                 light = self.lights.loc[key, column]
                 if light in VERDICT_COLORS and light != "n/a":
-                    colours.loc[i, column] = (
+                    colours.iloc[i, first + j] = (
                         f"background-color: {VERDICT_COLORS[light]}; color: #111111"
                     )
         return table.style.apply(lambda _: colours, axis=None)
