@@ -34,10 +34,6 @@ ALLOWED = {
     "generators/traces.py": (1, "a generator draws source traces to copy"),
     "generators/tables.py": (6, "generators draw source rows and sub-seeds"),
     "generators/builtin.py": (1, "the memorise generator's copy order"),
-    "metrics/fidelity/section.py": (
-        2,
-        "bootstrap of alpha-precision curves (traces and tables without --person)",
-    ),
     "metrics/utility/kmarginal.py": (1, "which marginals are scored, not rows"),
     "metrics/privacy/wp29.py": (
         8,

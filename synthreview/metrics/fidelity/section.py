@@ -51,6 +51,7 @@ from synthreview.metrics.fidelity.prdc import PRDC, neighbour_radii, prdc_from_t
 from synthreview.metrics.fidelity.scan import real_index, tally
 from synthreview.neighbors import nearest
 from synthreview.results import to_jsonable
+from synthreview.splits import bootstrap_rows
 
 #: how ``FidelityReport.ci`` is built (see :func:`_centred_interval`)
 CI_METHOD = "centred percentile"
@@ -307,8 +308,8 @@ def _bootstrap_intervals(
     rng = np.random.default_rng(seed)
     stats = np.empty((n_bootstrap, 3))
     for b in range(n_bootstrap):
-        w = np.bincount(rng.integers(0, m, size=m), minlength=m)
-        v = np.bincount(rng.integers(0, n_real, size=n_real), minlength=n_real)
+        w = np.bincount(bootstrap_rows(rng, m), minlength=m)
+        v = np.bincount(bootstrap_rows(rng, n_real), minlength=n_real)
         radii = _resampled_quantiles(real_cd_sorted, v[by_real_cd], grid)
         inside = np.concatenate(([0], np.cumsum(w[by_cd])))  # weight of rows with cd <= r
         p_alpha = inside[np.searchsorted(cd_sorted, radii, side="right")]
