@@ -173,6 +173,7 @@ def test_release_is_deterministic_apart_from_timestamp():
         "report.html",
         "manifest.json",
         "evil/audit.csv",
+        "evil/croissant.json",
         "evil/curated.csv",
         "evil/curated.parquet",
         "evil/removed.csv",
@@ -206,6 +207,7 @@ def test_write_release_writes_the_tree(tmp_path):
     names = sorted(p.relative_to(tmp_path).as_posix() for p in paths)
     assert names == [
         "a_b/audit.csv",
+        "a_b/croissant.json",
         "a_b/curated.csv",
         "a_b/curated.parquet",
         "a_b/removed.csv",

@@ -28,6 +28,7 @@ from synthreview.judgement.policy import LedgerLimits, Policy, Verdicts
 from synthreview.judgement.waivers import Waiver, decide_with_waivers
 from synthreview.release.audit import Thresholds, copy_counts, rule_overlaps, rule_summary
 from synthreview.release.controls import PlantedControls
+from synthreview.release.croissant import croissant_card
 from synthreview.release.curation import CurationResult
 from synthreview.release.export import (
     ESCAPE_STATEMENT,
@@ -234,6 +235,16 @@ def build_release(
                     curations[name], schema=schema, sources=own_source
                 )
                 files[f"{folder}/curated.parquet"] = curated_parquet_bytes(curations[name])
+                # the card describes the shipped file; the manifest and the statement list it
+                files[f"{folder}/croissant.json"] = croissant_card(
+                    name,
+                    folder=folder,
+                    curation=curations[name],
+                    curated_csv=files[f"{folder}/curated.csv"],
+                    decision=decided[name],
+                    context=context,
+                    policy=policy.to_dict() if policy is not None else None,
+                )
             files[f"{folder}/removed.csv"] = removed_csv_bytes(
                 curations[name], schema=schema, sources=own_source
             )
