@@ -86,8 +86,8 @@ class ShadowSettings:
     Attributes
     ----------
     generator : str
-        ``"module:function"`` of the ``fit_sample(train, n, seed)`` callable
-        (:func:`synthreview.generators.plugin.load_generator`).
+        An installed generator's name or ``"module:function"`` of the ``fit_sample(train, n,
+        seed)`` callable (:func:`synthreview.generators.plugin.load_generator`).
     n_shadows : int, default 20
         Shadow generators trained per target (``K``), half with the target; >= 4.
     n_targets : int, default 10
@@ -106,9 +106,11 @@ class ShadowSettings:
     time_limit_s: float = 600.0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.generator, str) or ":" not in self.generator:
+        if not isinstance(self.generator, str) or not self.generator.strip():
+            # the name itself is checked where it is loaded (plugin.load_generator)
             raise ConfigError(
-                f"option generator must be 'module:function'; got {self.generator!r} instead"
+                "option generator must be an installed generator's name or 'module:function'; "
+                f"got {self.generator!r} instead"
             )
         for name, low in (("n_shadows", 4), ("n_targets", 1)):
             value = getattr(self, name)
@@ -488,11 +490,11 @@ def shadow_attack(
         The candidate's training table, the candidate, and the holdout (may be None: the
         reference population is then the training table without the target). Rows are put in
         a value-defined order first, so their input order changes nothing.
+    settings : ShadowSettings
         ``settings.generator`` names the ``fit_sample(train, n, seed) -> DataFrame`` callable;
         it is loaded and called in a child process
         (:class:`~synthreview.generators.runner.GeneratorProcess`) that receives only each
         shadow's training rows and is killed at the time limit.
-    settings : ShadowSettings
     schema : Schema
         Column kinds; features use ``schema.analysed``.
     exposed : sequence of (int, float)
@@ -513,6 +515,7 @@ def shadow_attack(
         ``real`` has fewer than 2 rows, or the generator could not be loaded, raised, died, or
         returned something that is not a table with the training columns and a row with values
         (an error of the attack, never a pass).
+    """
     with GeneratorProcess(settings.generator) as generator:
         return _shadow_attack(real, synthetic, holdout, generator=generator, settings=settings,
                               schema=schema, exposed=exposed, seed=seed,
@@ -531,15 +534,14 @@ def _shadow_attack(
     seed: int,
     progress: Progress,
 ) -> ShadowAttackResult:
-    """
     if len(real) < 2 or len(synthetic) < 1:
         raise DataError(
             "the shadow attack needs >= 2 training rows and >= 1 synthetic row; got "
             f"{len(real)} and {len(synthetic)}"
         )
     step = progress or (lambda fraction, message: None)
-    deadline = start + settings.time_limit_s
     start = time.monotonic()
+    deadline = start + settings.time_limit_s
     cols = list(schema.analysed)
     real_order = value_order(real[cols])
     holdout_order = None if holdout is None else value_order(holdout[cols])
@@ -636,12 +638,12 @@ def _shadow_attack(
     return _summarise(done, settings, complete=not note.startswith("stopped"), note=note,
                       elapsed=time.monotonic() - start, n_train=n_train, n_out=n_out)  # fmt: skip
 
+
 def _stopped_note(settings: ShadowSettings, n_done: int, n_chosen: int, t: int, s: int) -> str:
     return (
         f"stopped at the time limit ({settings.time_limit_s:g} s) after {n_done} of {n_chosen} "
         f"targets (target {t + 1}: {s} of {settings.n_shadows} shadows)"
     )
-
 
 
 def _summarise(
