@@ -7,6 +7,8 @@ The public surface::
                       holdout=sr.read_table("holdout.csv"))
     report = sr.evaluate(review, seed=0)
     report.to_dict()
+    record = sr.open_review("review-folder", key="synthreview.pub")  # a stored review, whole
+    record.decisions, record.verified
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from synthreview.io.schema import LoadedTable, Review, Schema
 from synthreview.io.tables import align, infer_schema, load_table, missing_rates, read_table
 from synthreview.io.traces import Traces, align_traces, load_traces
 from synthreview.options import ReviewOptions
+from synthreview.record.store import open_review
 from synthreview.review import Report, evaluate
 from synthreview.version import __version__
 
@@ -37,5 +40,6 @@ __all__ = [
     "load_table",
     "load_traces",
     "missing_rates",
+    "open_review",
     "read_table",
 ]

@@ -162,3 +162,16 @@ def meeting(browser, streamlit_url):
     wait_for_app_run(page, 300_000)
     yield page
     context.close()
+
+
+@pytest.fixture(scope="session")
+def demo_record_folder(tmp_path_factory):
+    """The table demo's review record (300 training rows), built once per session and written
+    unsigned: ``(record, folder)``. Tests open the folder instead of recomputing a review."""
+    from synthreview.record.demo import demo_record
+    from synthreview.record.store import write_record
+
+    record = demo_record()
+    folder = tmp_path_factory.mktemp("record") / "demo"
+    write_record(record, folder)
+    return record, folder

@@ -177,7 +177,12 @@ def test_layers_import_one_way():
     graph, _ = _import_graph()
     # lower layers never import higher ones (pages -> app_state -> review -> judgement -> metrics
     # -> encoding/neighbors/embeddings -> io)
-    higher_than_metrics = ("synthreview.review", "synthreview.judgement", "synthreview.release")
+    higher_than_metrics = (
+        "synthreview.review",
+        "synthreview.judgement",
+        "synthreview.release",
+        "synthreview.record",
+    )
     lower = [m for m in graph if m.startswith(("synthreview.metrics.", "synthreview.io."))]
     offenders = {m: sorted(t for t in graph[m] if t.startswith(higher_than_metrics)) for m in lower}
     assert {m: t for m, t in offenders.items() if t} == {}
@@ -187,3 +192,14 @@ def test_layers_import_one_way():
         if m.startswith("synthreview.io.")
     }
     assert {m: t for m, t in io_up.items() if t} == {}
+    # the record sits above release/: it holds and files releases, which never know of it
+    below_record = [
+        m
+        for m in graph
+        if not m.startswith("synthreview.record")
+        and m not in ("synthreview.cli", "synthreview.__main__")
+    ]
+    record_up = {
+        m: sorted(t for t in graph[m] if t.startswith("synthreview.record")) for m in below_record
+    }
+    assert {m: t for m, t in record_up.items() if t} == {}

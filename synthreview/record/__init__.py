@@ -1,0 +1,1 @@
+"""The review record: one review, whole, written as its folder and read back (``open_review``)."""

@@ -1,0 +1,282 @@
+"""The review record: one frozen value that holds a whole review, its release and its signatures.
+
+A :class:`ReviewRecord` is what a review *is* once it is computed: the inputs, options and
+policy, the :class:`~synthreview.review.Report` with every section of every candidate, each
+candidate's :class:`~synthreview.release.pipeline.CandidateRelease` (audit table, thresholds,
+curation, curated verdicts, re-attack, decision and reason), the meeting's sign-off, the files
+of the review folder, the signature and countersignatures, the versions and the times.
+:func:`build_record` makes one from a live run; :mod:`synthreview.record.store` writes it as the
+review folder and reads it back (``open_review``) without recomputing anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from typing import Any
+
+from synthreview.judgement.decision import Decision
+from synthreview.judgement.policy import Policy
+from synthreview.record.codec import to_record_json
+from synthreview.release.controls import PlantedControls
+from synthreview.release.curation import CurationResult
+from synthreview.release.pipeline import CandidateRelease, Release
+from synthreview.release.signoff import SignOff
+from synthreview.review import Report
+
+__all__ = ["RECORD_NAME", "ReviewRecord", "Verified", "build_record"]
+
+#: the file of a review folder that holds the record's typed content (lossless JSON)
+RECORD_NAME = "record.json"
+
+
+@dataclass(frozen=True)
+class Verified:
+    """How a record's signatures checked out when it was opened.
+
+    Attributes
+    ----------
+    ok : bool
+        True only when the signature verifies with a trusted key and every file matches.
+    reason : str
+        Why not (each problem starting with the file it concerns), or what was verified.
+    keyid : str or None
+        The key id of the signature (``release.signing.key_id``), when the record is signed.
+    time : str or None
+        When the signed record was made (the statement's ``time``).
+    review_id : str or None
+        sha256 of the signed statement: the record's identity in the register.
+    """
+
+    ok: bool
+    reason: str
+    keyid: str | None = None
+    time: str | None = None
+    review_id: str | None = None
+
+    @property
+    def line(self) -> str:
+        """The sentence every page shows: "verified - signed by ..." or "NOT VERIFIED: ..."."""
+        if self.ok:
+            return f"verified - signed by {self.keyid} at {self.time}"
+        return f"NOT VERIFIED: {self.reason}"
+
+
+@dataclass(frozen=True)
+class ReviewRecord:
+    """One review, whole: what was reviewed, every number, every decision and who signed.
+
+    Attributes
+    ----------
+    report : Report
+        Every section of every candidate (``review.evaluate``), with the inputs (name, role,
+        rows, columns, sha256), options, seed, loading notices and sampling.
+    releases : mapping of str to CandidateRelease
+        Each candidate's release (``release.pipeline.release_candidate``). A candidate that may
+        not ship keeps its removed rows and audit, never its kept rows.
+    policy : Policy
+    policy_text : str or None
+        The policy file's text as loaded (None when it was not at hand).
+    controls : PlantedControls or None
+    signoff : mapping of str to SignOff
+        The meeting's sign-off filed with the prepared record.
+    generated_at : str
+        When the record was made (``report.json`` ``generated_at``).
+    versions : mapping of str to str
+        Package versions (``manifest.json`` ``versions``).
+    files : mapping of str to bytes
+        The review folder's files (``report.json``, ``report.html``, per-candidate CSV /
+        Parquet, ``manifest.json``): its completion marker, signature and countersignatures
+        aside.
+    signature : bytes or None
+        The DSSE envelope ``release.intoto.jsonl`` of a signed record.
+    countersignatures : tuple of bytes
+        The meeting's countersignatures (``countersign.N.intoto.jsonl``), in order.
+    verified : Verified or None
+        How the signatures checked out when the record was opened (None for a record just
+        built: nothing to check yet). Not part of the record's identity.
+    notices : tuple of str
+        What opening found missing or odd (e.g. a folder written by an earlier synthreview).
+    """
+
+    report: Report
+    releases: Mapping[str, CandidateRelease]
+    policy: Policy
+    policy_text: str | None = None
+    controls: PlantedControls | None = None
+    signoff: Mapping[str, SignOff] = field(default_factory=dict)
+    generated_at: str = ""
+    versions: Mapping[str, str] = field(default_factory=dict)
+    files: Mapping[str, bytes] = field(default_factory=dict, repr=False)
+    signature: bytes | None = field(default=None, repr=False)
+    countersignatures: tuple[bytes, ...] = field(default=(), repr=False)
+    verified: Verified | None = field(default=None, compare=False)
+    notices: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def inputs(self) -> list[dict[str, Any]]:
+        """One entry per input file: name, role, rows, columns, sha256."""
+        return list(self.report.inputs)
+
+    @property
+    def candidates(self) -> list[str]:
+        """The candidates, in review order."""
+        return list(self.report.candidates)
+
+    @property
+    def stated(self) -> dict[str, Any]:
+        """``report.json`` as filed (parsed)."""
+        data = self.files.get("report.json")
+        return json.loads(data) if data else {}
+
+    @property
+    def decisions(self) -> dict[str, Decision]:
+        """Candidate -> decision, as ``report.json`` states it."""
+        stated = self.stated.get("decisions") or {}
+        return {name: Decision(**entry) for name, entry in stated.items()}
+
+    @property
+    def release(self) -> Release:
+        """The releases as ``release.pipeline.Release`` (files, candidates, policy, controls)."""
+        return Release(dict(self.files), dict(self.releases), self.policy, self.controls)
+
+    def content(self) -> dict[str, Any]:
+        """What ``record.json`` holds (``codec.to_record_json`` of the typed content)."""
+        return to_record_json(
+            {
+                "report": self.report,
+                "releases": dict(self.releases),
+                "policy": self.policy,
+                "policy_text": self.policy_text,
+                "controls": self.controls,
+                "signoff": dict(self.signoff),
+                "generated_at": self.generated_at,
+                "versions": dict(self.versions),
+            }
+        )
+
+    def equivalent(self, other: ReviewRecord) -> bool:
+        """Whether ``other`` holds the same record: every number, table, file and signature.
+
+        ``==`` cannot compare records (arrays and tables inside have no single truth value);
+        this compares their lossless JSON (``codec.to_record_json``: floats bit for bit, arrays
+        as bytes, NaN equal to NaN) and the folder's files byte for byte. How the record
+        verified on opening and what opening noticed are not part of it.
+        """
+        if not isinstance(other, ReviewRecord):
+            return False
+        return (
+            _same(self.content(), other.content())
+            and dict(self.files) == dict(other.files)
+            and self.signature == other.signature
+            and self.countersignatures == other.countersignatures
+        )
+
+    def differences(self, other: ReviewRecord) -> list[str]:
+        """Where ``other`` differs (JSON paths and file names); empty when equivalent."""
+        found: list[str] = []
+        _diff(self.content(), other.content(), "record", found)
+        for name in sorted(set(self.files) | set(other.files)):
+            if self.files.get(name) != other.files.get(name):
+                found.append(f"file {name}")
+        if self.signature != other.signature:
+            found.append("signature")
+        if self.countersignatures != other.countersignatures:
+            found.append("countersignatures")
+        return found
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def _diff(a: Any, b: Any, where: str, found: list[str], limit: int = 20) -> None:
+    if len(found) >= limit or _same(a, b):
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            _diff(a.get(key), b.get(key), f"{where}.{key}", found, limit)
+        return
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _diff(x, y, f"{where}[{i}]", found, limit)
+        return
+    found.append(where)
+
+
+def _evidence_only(curation: CurationResult) -> CurationResult:
+    """A curation without its kept rows: what a candidate that may not ship keeps on file."""
+    kept_raw = curation.kept_raw.iloc[0:0]
+    kept_frame = curation.kept_frame.iloc[0:0]
+    return replace(
+        curation,
+        kept_raw=kept_raw,
+        kept_frame=kept_frame,
+        table=replace(curation.table, frame=kept_frame, raw=kept_raw),
+    )
+
+
+def _shipped(release: CandidateRelease) -> CandidateRelease:
+    if release.curated is None or release.decision.ships:
+        return release
+    curated = replace(release.curated, curation=_evidence_only(release.curated.curation))
+    return replace(release, curated=curated)
+
+
+def default_policy_text(policy: Policy) -> str | None:
+    """The shipped policy file's text when ``policy`` is it (same sha256), else None."""
+    data = resources.files("synthreview.policies").joinpath("default.toml").read_bytes()
+    return data.decode("utf-8") if hashlib.sha256(data).hexdigest() == policy.sha256 else None
+
+
+def build_record(
+    release: Release,
+    report: Report,
+    *,
+    signoff: Mapping[str, SignOff] | None = None,
+    policy_text: str | None = None,
+) -> ReviewRecord:
+    """The record of a live run: ``report`` and ``release`` (``review_release`` / the dashboard).
+
+    Parameters
+    ----------
+    release : Release
+        Its ``files`` are the review folder (unsigned); ``candidates`` every candidate's release.
+    report : Report
+        The report the release was made from.
+    signoff : mapping of str to SignOff, optional
+        The sign-off filed in ``release.files`` (default: none).
+    policy_text : str, optional
+        The policy file's text; default: the shipped policy's when ``release.policy`` is it.
+
+    Returns
+    -------
+    ReviewRecord
+        Unsigned; ``record.store.write_record`` signs it when given a key.
+    """
+    missing = [n for n in report.candidates if n not in release.candidates]
+    if missing:
+        raise ValueError(
+            f"release must hold a release of every candidate of the report; missing {missing}"
+        )
+    stated = json.loads(release.files["report.json"])
+    versions: dict[str, str] = {}
+    if "manifest.json" in release.files:
+        versions = dict(json.loads(release.files["manifest.json"]).get("versions") or {})
+    return ReviewRecord(
+        report=replace(report, context=None),
+        releases={n: _shipped(release.candidates[n]) for n in report.candidates},
+        policy=release.policy,
+        policy_text=policy_text if policy_text is not None else default_policy_text(release.policy),
+        controls=release.controls,
+        signoff=dict(signoff or {}),
+        generated_at=str(stated.get("generated_at") or ""),
+        versions=versions,
+        files=dict(release.files),
+    )
