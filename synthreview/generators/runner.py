@@ -8,8 +8,8 @@ reviewing process:
   imported only this module, never a fork of the review holding the real tables), which imports
   it by its name with :func:`~synthreview.generators.plugin.load_generator`;
 - each call receives only the shadow training rows it is asked to fit, and ``n`` and ``seed``;
-- what it returns comes back as an Apache Arrow IPC stream (data only: never a pickle, which
-  could run code in the reviewing process), checked by
+- what it returns comes back as raw bytes holding an Apache Arrow IPC stream (data only: never
+  a pickle, which could run code in the reviewing process), checked by
   :func:`~synthreview.generators.plugin.check_generated` and :func:`usable_rows`;
 - the child's standard output and error (file descriptors 1 and 2, so ``print``, ``logging``,
   warnings and C extensions alike) go to ``os.devnull``: nothing it prints reaches the logs;
@@ -41,6 +41,9 @@ __all__ = ["GeneratorProcess", "GeneratorTimeout", "usable_rows"]
 _CONTEXT = multiprocessing.get_context("forkserver")
 #: seconds a killed child is given to be reaped
 _REAP_S = 5.0
+# what the child sends back is raw bytes, a one-byte kind and its payload: never a pickle, which
+# the reviewing process would have to unpickle (and so run whatever the generator put in it)
+_READY, _ROWS, _ERROR = b"R", b"O", b"E"
 
 
 class GeneratorTimeout(DataError):
@@ -79,6 +82,10 @@ def _from_arrow(data: bytes) -> pd.DataFrame:
     return pa.ipc.open_stream(data).read_all().to_pandas()
 
 
+def _text(payload: bytes) -> str:
+    return payload.decode("utf-8", "replace")
+
+
 def _silence() -> None:
     """Point file descriptors 1 and 2 (and ``sys.stdout``/``sys.stderr``) at ``os.devnull``."""
     null = os.open(os.devnull, os.O_WRONLY)
@@ -96,19 +103,19 @@ def _serve(spec: str, conn: Connection) -> None:
     try:
         generator = load_generator(spec)
     except Exception as exc:  # the parent reports it; nothing may reach the logs from here
-        conn.send(("error", str(exc)))
+        conn.send_bytes(_ERROR + str(exc).encode("utf-8", "replace"))
         return
-    conn.send(("ready", ""))
+    conn.send_bytes(_READY)
     while True:
-        request = conn.recv()
+        request = conn.recv()  # from the reviewing process: trusted
         if request is None:
             return
         train, n, seed = request
         try:
             output = check_generated(generator(train, n, seed), train, spec=spec)
-            conn.send(("ok", _to_arrow(output)))
+            conn.send_bytes(_ROWS + _to_arrow(output))
         except BaseException as exc:  # a generator may raise anything; it is its call's error
-            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+            conn.send_bytes(_ERROR + f"{type(exc).__name__}: {exc}".encode("utf-8", "replace"))
 
 
 class GeneratorProcess:
@@ -166,14 +173,15 @@ class GeneratorProcess:
             process.join(_REAP_S)
         conn.close()
 
-    def _answer(self, deadline: float, doing: str) -> tuple[str, object]:
+    def _answer(self, deadline: float, doing: str) -> tuple[bytes, bytes]:
         """The child's next message, or kill it at ``deadline`` (``time.monotonic()``)."""
         assert self._conn is not None and self._process is not None
         remaining = max(deadline - time.monotonic(), 0.0)
         ready = wait([self._conn, self._process.sentinel], timeout=remaining)
         if self._conn in ready:
             try:
-                return self._conn.recv()
+                message = self._conn.recv_bytes()
+                return message[:1], message[1:]
             except (EOFError, OSError):
                 pass  # the child ended while answering: reported below
         elif not ready:
@@ -217,17 +225,17 @@ class GeneratorProcess:
             raise GeneratorTimeout(f"generator {self.spec!r}: its process was already ended")
         if not self._ready:
             kind, message = self._answer(deadline, "loading")
-            if kind != "ready":
+            if kind != _READY:
                 self.close()
-                raise DataError(f"generator {self.spec!r} could not be loaded: {message}")
+                raise DataError(f"generator {self.spec!r} could not be loaded: {_text(message)}")
             self._ready = True
         try:
             self._conn.send((train, int(n), int(seed)))
         except OSError:
             pass  # the child is gone: _answer reports how it ended
         kind, payload = self._answer(deadline, "fitting and sampling")
-        if kind != "ok" or not isinstance(payload, bytes):
-            raise DataError(f"generator {self.spec!r} failed: {payload}")
+        if kind != _ROWS:
+            raise DataError(f"generator {self.spec!r} failed: {_text(payload)}")
         try:
             frame = _from_arrow(payload)
         except (pa.ArrowException, ValueError) as exc:
