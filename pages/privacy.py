@@ -320,6 +320,14 @@ if review.kind == "table":
         st.plotly_chart(fig.qi_risk_histogram(privacy), key="privacy_qi_risk")
     else:
         st.info("No quasi-identifiers chosen (Data page): `qi_replay` is not judged.")
+    values = fig.sensitive_values_table(privacy)
+    if len(values):
+        st.markdown(
+            "Sensitive-value replay: values that occur in exactly one training row (a rare "
+            "amount, a code, free text) written again by the candidate, per column, beside how "
+            "often a fresh real sample (the holdout) carries one by coincidence."
+        )
+        st.table(reading_table(values), hide_index=True)
     # the utility section's evidence, from the stored review (pages never compute)
     full = summary.report if summary is not None else report
     utility = {n: c.utility for n, c in full.candidates.items() if c.utility is not None}

@@ -27,6 +27,7 @@ from synthreview.metrics.privacy.quasi import (
     quasi_identifier_risk,
     training_frequencies,
 )
+from synthreview.metrics.privacy.sensitive_values import sensitive_value_replay
 from synthreview.metrics.utility.answer_key import answer_keys
 from synthreview.metrics.utility.constraints import check_constraints, parse_constraints
 from synthreview.options import ReviewOptions
@@ -479,6 +480,7 @@ def test_privacy_page_shows_qi_replay_answer_keys_and_constraints():
     assert any(c.startswith("noisy_copy") or c == "noisy_copy" for c in cells)
     assert "adult age" in cells and any(c.startswith("income = ") for c in cells)
     assert any(c.startswith("sex = ") for c in cells)
+    assert "fnlwgt" in cells  # sensitive-value replay: the near copy's unique weights
     charts = [chart_text(c) for c in at.get("plotly_chart")]
     assert any("re-identification risk 1 / f_k" in text for text in charts)
 
@@ -494,7 +496,12 @@ def test_report_html_files_qi_answer_key_and_constraints_with_their_verdicts():
     evil = HOSTILE[0]
     content = _content()
     content["candidates"][evil] = {
-        "privacy": {"quasi_identifiers": quasi.to_dict(), "errors": {}, "skipped": {}},
+        "privacy": {
+            "quasi_identifiers": quasi.to_dict(), "errors": {}, "skipped": {},
+            "sensitive_values": sensitive_value_replay(
+                TRAIN, SYNTH, holdout=HOLD, columns=["age"], numeric=["age"]
+            ).to_dict(),
+        },
         "utility": {
             "answer_key": {"keys": [{"column": "income", "error": 0.0, "holdout_error": 0.17,
                                      "leak": 1.0, "depth": 1, "exact": True,
@@ -514,6 +521,42 @@ def test_report_html_files_qi_answer_key_and_constraints_with_their_verdicts():
     assert "<td>age, sex</td>" in block and "2 of 6 (33.3%); holdout 14.3%" in block
     assert "1 (unique): 33.3% / 14.3%" in block
     assert "income = &gt;50K iff capital_gain &gt; 0" in block
+    # ages unique in training: 40 and 50; synthetic rows 40, 40 (one value); holdout 50
+    assert "<td>age</td><td>1 of 2</td><td>33.3% / 14.3%</td>" in block
     assert "3 of 7 (42.9%)" in block and "rule constraint_violations:" in block
     assert "rule label_leak:" in block and "rule qi_replay:" in block
     assert "Quasi-identifiers, answer keys" not in render_html(_content(), [])
+
+
+# --- sensitive-value replay --------------------------------------------------------------------
+
+
+def test_sensitive_values_by_hand():
+    train = pd.DataFrame(
+        {"amount": [10.0, 10.0, 7.5, 3.0, np.nan], "code": ["a", "b", "b", "c", None]}
+    )
+    synth = pd.DataFrame({"amount": [7.5, 7.5, 3.0, 10.0], "code": ["a", "z", "c", None]})
+    hold = pd.DataFrame({"amount": [3.0, 1.0], "code": ["b", "b"]})
+    r = sensitive_value_replay(train, synth, holdout=hold, columns=["amount", "code"],
+                               numeric=["amount"])  # fmt: skip
+    got = {c.column: c for c in r.columns}
+    # amount: unique in training 7.5 and 3.0 (NaN never); synthetic rows 7.5, 7.5, 3.0
+    a = got["amount"]
+    assert (a.unique_values, a.reproduced, a.rows, a.holdout_rows) == (2, 2, 3, 1)
+    assert a.excess == pytest.approx(3 / 4 - 1 / 2)
+    assert a.excess_ci == pytest.approx(newcombe_difference(3, 4, 1, 2))
+    # code: unique "a" and "c" (None never); synthetic "a", "c"; holdout none
+    c = got["code"]
+    assert (c.unique_values, c.reproduced, c.rows, c.holdout_rows) == (2, 2, 2, 0)
+    assert c.excess == pytest.approx(2 / 4 - 0)
+    assert [x.column for x in r.columns] == ["code", "amount"]  # highest excess first
+
+
+def test_a_training_copy_replays_fnlwgt_and_a_fresh_sample_does_not(adult):
+    train, holdout, fresh = adult_split(adult, 0)
+    schema = infer_schema(train)
+    args = dict(holdout=holdout, columns=schema.analysed, numeric=schema.numeric)
+    copy = sensitive_value_replay(train, train, **args)
+    assert copy.columns[0].column == "fnlwgt" and copy.columns[0].excess_ci[0] > 0.5
+    fresh_r = sensitive_value_replay(train, fresh, **args)
+    assert all(c.excess_ci[0] < 0.01 for c in fresh_r.columns)

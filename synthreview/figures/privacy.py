@@ -699,3 +699,24 @@ def constraints_table(reports: Mapping[str, object]) -> pd.DataFrame:
                 "training / holdout": f"{_share(check.real_rate)} / {_share(check.holdout_rate)}",
             })  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def sensitive_values_table(reports: Mapping[str, object], *, top: int = 5) -> pd.DataFrame:
+    """Per candidate, the ``top`` columns whose training-unique values it writes most often
+    beyond the holdout: values reproduced, rows carrying them beside the holdout's share, and
+    the excess with its 95 % interval."""
+    rows = []
+    for name, report in reports.items():
+        found = getattr(report, "sensitive_values", None)
+        for c in () if found is None else found.columns[:top]:
+            low, high = c.excess_ci if c.excess_ci is not None else (math.nan, math.nan)
+            rows.append({
+                "candidate": name, "column": c.column,
+                "training-unique values written again": f"{c.reproduced:,} of "
+                f"{c.unique_values:,}",
+                "rows carrying one: candidate / holdout": f"{_share(c.share)} / "
+                f"{_share(c.holdout_share)}",
+                "excess (95 % CI)": f"{format_number(c.excess, '+.3f')} "
+                f"({format_number(low, '+.3f')} to {format_number(high, '+.3f')})",
+            })  # fmt: skip
+    return pd.DataFrame(rows)

@@ -269,7 +269,8 @@ def disclosures(content: Mapping[str, object]) -> list[tuple[str, dict[str, obje
     """``(candidate, evidence)`` of every candidate whose review named quasi-identifiers, tested
     an answer key or declared constraints (issue 36).
 
-    ``evidence`` holds ``quasi`` (``privacy.quasi_identifiers``), ``keys``
+    ``evidence`` holds ``quasi`` (``privacy.quasi_identifiers``), ``values`` (the first five
+    columns of ``privacy.sensitive_values``), ``keys``
     (``utility.answer_key.keys``), ``constraints`` (``utility.constraints.checks``) and
     ``verdicts``: the record's verdicts of ``qi_replay``, ``label_leak`` and
     ``constraint_violations`` (rule -> verdict mapping; absent rules left out).
@@ -282,7 +283,9 @@ def disclosures(content: Mapping[str, object]) -> list[tuple[str, dict[str, obje
         quasi = _mapping(privacy.get("quasi_identifiers"))
         keys = [_mapping(k) for k in _mapping(utility.get("answer_key")).get("keys") or []]
         checks = [_mapping(c) for c in _mapping(utility.get("constraints")).get("checks") or []]
-        if not (quasi or keys or checks):
+        values = _mapping(privacy.get("sensitive_values")).get("columns") or []
+        values = [_mapping(v) for v in values[:5]]  # highest excess first
+        if not (quasi or keys or checks or values):
             continue
         rules = _mapping(_mapping(verdicts.get(name)).get("rules"))
         judged = {
@@ -290,9 +293,8 @@ def disclosures(content: Mapping[str, object]) -> list[tuple[str, dict[str, obje
             for rule in ("qi_replay", "label_leak", "constraint_violations")
             if _mapping(rules.get(rule))
         }
-        found.append(
-            (str(name), {"quasi": quasi, "keys": keys, "constraints": checks, "verdicts": judged})
-        )
+        evidence = {"quasi": quasi, "keys": keys, "constraints": checks, "values": values}
+        found.append((str(name), {**evidence, "verdicts": judged}))
     return found
 
 

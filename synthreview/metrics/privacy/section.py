@@ -37,6 +37,10 @@ from synthreview.metrics.privacy.person import (
     person_membership_inference,
 )
 from synthreview.metrics.privacy.quasi import QuasiIdentifierRisk, quasi_identifier_risk
+from synthreview.metrics.privacy.sensitive_values import (
+    SensitiveValueReplay,
+    sensitive_value_replay,
+)
 from synthreview.metrics.privacy.shadow import ShadowAttackResult, ShadowSettings, shadow_attack
 from synthreview.metrics.privacy.vulnerable import (
     VulnerableRecords,
@@ -266,6 +270,9 @@ class PrivacyReport:
     quasi_identifiers : QuasiIdentifierRisk or None
         QI replay, k-anonymity and prosecutor risk, when the review names quasi-identifiers
         (:mod:`synthreview.metrics.privacy.quasi`).
+    sensitive_values : SensitiveValueReplay or None
+        Training-unique values the candidate writes again, per column, beside the holdout
+        (:mod:`synthreview.metrics.privacy.sensitive_values`).
     errors : dict of str -> str
         Part (``"dcr"``, ``"attribute_inference"``, ``"l_diversity"``, ``"membership_inference"``,
         ``"wp29"``, ...) -> why it failed; a failed attack carries its own ``error``.
@@ -286,6 +293,7 @@ class PrivacyReport:
     person_level: PersonLevel | None = None
     dp_claim: DPClaimTest | None = None
     quasi_identifiers: QuasiIdentifierRisk | None = None
+    sensitive_values: SensitiveValueReplay | None = None
 
     def attack(self, name: str) -> AttackResult | None:
         """The result of attack ``name``, or None."""
@@ -306,6 +314,7 @@ class PrivacyReport:
                 "person_level": self.person_level,
                 "dp_claim": self.dp_claim,
                 "quasi_identifiers": self.quasi_identifiers,
+                "sensitive_values": self.sensitive_values,
                 "errors": self.errors,
                 "skipped": self.skipped,
             }
@@ -532,11 +541,14 @@ def evaluate_privacy(
         quasi = attempt("quasi_identifiers", errors, lambda: quasi_identifier_risk(
             real, synthetic, holdout=holdout, quasi_identifiers=quasi_identifiers, seed=seed,
         ))  # fmt: skip
+    values = attempt("sensitive_values", errors, lambda: sensitive_value_replay(
+        real, synthetic, holdout=holdout, columns=cols, numeric=schema.numeric,
+    ))  # fmt: skip
     step(1.0, "privacy done")
     return PrivacyReport(
         attacks, dcr, inference, diversity, errors, skipped, epsilon, wp29, vulnerable,
         shadow=shadow_result, person_level=person_level, dp_claim=dp_claim,
-        quasi_identifiers=quasi,
+        quasi_identifiers=quasi, sensitive_values=values,
     )  # fmt: skip
 
 
