@@ -17,11 +17,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import io
 import os
-import stat
 import time
-import zipfile
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -50,6 +47,7 @@ from synthreview.metrics.fidelity.features import pca_projection
 from synthreview.metrics.registry import get as metric_info
 from synthreview.metrics.utility.regression import parse_formula, suggest_formula
 from synthreview.options import SECTION_OPTIONS, ReviewOptions, default_options, section_key
+from synthreview.record.store import read_review_zip
 from synthreview.release.audit import CopyCounts, Thresholds
 from synthreview.release.bundle import folder_names, zip_bytes
 from synthreview.release.controls import PlantedControls, control_table, planted_controls
@@ -119,6 +117,7 @@ AUDIT_PREVIEW_KEY = "_audit_preview"  # {(digest, seed, options, candidate, thre
 AUDIT_CONTROLS_KEY = "_audit_controls"  # {(review digest, seed, thresholds, sections): controls}
 SIGNOFF_KEY = "_signoff"  # {candidate: SignOff} of the loaded review
 AUDIT_CANDIDATE_KEY = "_audit_candidate"  # the Audit page's candidate, kept across page visits
+LOADED_SOURCE_KEY = "_loaded_source"  # the Data page's Source of the loaded review
 SIGNING_UPLOAD_KEY = "audit_signing_key"  # the private key file uploader (Audit page)
 SIGNING_PASSPHRASE_KEY = "audit_signing_passphrase"
 _SIGNING_KEY = "_signing_key"  # the loaded Ed25519PrivateKey: this session only, never disk
@@ -221,7 +220,18 @@ def set_review(review: Review | None) -> None:
     st.session_state[_RUN_KEY] = False
     st.session_state.pop(_RUN_NOTE_KEY, None)
     st.session_state.pop(_RUN_TIME_KEY, None)
+    st.session_state.pop(LOADED_SOURCE_KEY, None)
     st.session_state[_OPTIONS_KEY] = initial_options(review) if review is not None else None
+
+
+def set_loaded_source(source: str) -> None:
+    """Remember which Data page source (demo or upload) the loaded review came from."""
+    st.session_state[LOADED_SOURCE_KEY] = source
+
+
+def loaded_source() -> str | None:
+    """The Data page source of the loaded review (``None`` when it was loaded otherwise)."""
+    return st.session_state.get(LOADED_SOURCE_KEY)
 
 
 def initial_options(review: Review) -> ReviewOptions:
@@ -1195,6 +1205,16 @@ def candidate_release(name: str) -> CandidateRelease | None:
     return None if summary is None else summary.releases.get(name)
 
 
+def rule_verdicts(report: Report) -> dict[str, Verdicts]:
+    """Each candidate's rule verdicts for a section page: the stored run's (what the Overview
+    decides on), else the policy applied to ``report``'s numbers before a run."""
+    summary = review_summary()
+    if summary is not None:
+        return summary.verdicts
+    content = report.to_dict()["candidates"]
+    return {n: apply_policy(get_policy(), c, kind=report.kind) for n, c in content.items()}
+
+
 def copy_counts(name: str) -> CopyCounts | None:
     """The copies of ``name`` counted once (``release.audit.copy_counts`` on its current
     release's audit): the Overview, the Privacy tiles and the record state these numbers.
@@ -1559,93 +1579,6 @@ def allowed_generator(spec: str | None) -> None:
 def generator_choices() -> list[str]:
     """The generators the Privacy page offers: the installed ones, by name."""
     return list(installed_generators())
-
-
-#: the most bytes the files of an uploaded review ZIP may hold once decompressed (zip bombs)
-MAX_UNZIPPED_BYTES = 512 * 1024 * 1024
-#: the most files an uploaded review ZIP may hold
-MAX_ZIP_FILES = 10_000
-
-
-def _zip_member_name(info: zipfile.ZipInfo) -> str:
-    """The member's relative path, or ``ConfigError`` for a path that could leave its folder."""
-    name = info.filename
-    parts = name.replace("\\", "/").split("/")
-    if (
-        not name
-        or name.startswith(("/", "\\"))
-        or (len(name) > 1 and name[1] == ":")  # C:... on Windows
-        or ".." in parts
-        or "\0" in name
-    ):
-        raise ConfigError(
-            f"the review ZIP must hold relative paths inside its folder; got the member {name!r} "
-            "(an absolute path or one with '..') instead"
-        )
-    if stat.S_ISLNK(info.external_attr >> 16):
-        raise ConfigError(f"the review ZIP must hold plain files; {name!r} is a link")
-    if info.flag_bits & 0x1:
-        raise ConfigError(f"the review ZIP must not be encrypted; {name!r} is")
-    return "/".join(p for p in parts if p not in ("", "."))
-
-
-def read_review_zip(
-    data: bytes, *, max_bytes: int = MAX_UNZIPPED_BYTES, max_files: int = MAX_ZIP_FILES
-) -> dict[str, bytes]:
-    """The files of a review folder ZIP as ``{relative path: bytes}``, read in memory.
-
-    The Audit page's *Everything (ZIP)* holds the files at its top; a zipped CLI folder holds
-    them under one folder, which is taken off. Nothing is extracted to disk.
-
-    Raises
-    ------
-    ConfigError
-        Not a ZIP; a member with an absolute path, ``..``, a link or encryption; two members of
-        one name; more than ``max_files`` files or more than ``max_bytes`` decompressed (counted
-        while reading, whatever the archive declares).
-    """
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, ValueError) as exc:
-        raise ConfigError(
-            f"the review folder must be a ZIP file; it could not be read: {exc}"
-        ) from exc
-    files: dict[str, bytes] = {}
-    left = max_bytes
-    with archive:
-        members = [i for i in archive.infolist() if not i.is_dir()]
-        if len(members) > max_files:
-            raise ConfigError(
-                f"the review ZIP may hold at most {max_files} files; got {len(members)} instead"
-            )
-        if sum(i.file_size for i in members) > max_bytes:
-            raise ConfigError(
-                f"the review ZIP may hold at most {max_bytes} bytes decompressed; it declares "
-                f"{sum(i.file_size for i in members)} instead"
-            )
-        for info in members:
-            name = _zip_member_name(info)
-            if name in files:
-                raise ConfigError(f"the review ZIP holds {name!r} twice; expected one of each")
-            try:
-                with archive.open(info) as member:
-                    content = member.read(left + 1)  # the declared size may lie
-            except (zipfile.BadZipFile, OSError, NotImplementedError, RuntimeError) as exc:
-                raise ConfigError(
-                    f"the review ZIP member {name!r} could not be read: {exc}"
-                ) from exc
-            if len(content) > left:
-                raise ConfigError(
-                    f"the review ZIP may hold at most {max_bytes} bytes decompressed; it holds "
-                    "more (a zip bomb?)"
-                )
-            left -= len(content)
-            files[name] = content
-    tops = {n.split("/", 1)[0] for n in files}
-    if len(tops) == 1 and all("/" in n for n in files):
-        (top,) = tops
-        files = {n[len(top) + 1 :]: d for n, d in files.items()}
-    return files
 
 
 def verify_review_zip(data: bytes, public_key: bytes) -> Verification:

@@ -16,6 +16,7 @@ import pytest
 
 import app_state
 from synthreview.errors import ConfigError
+from synthreview.record.store import read_review_zip
 from synthreview.release.bundle import zip_bytes
 from synthreview.release.folder import write_review_folder
 from synthreview.release.register import append_records, history
@@ -268,14 +269,14 @@ def _zip_of(members: dict[str, bytes]) -> bytes:
 )
 def test_read_review_zip_refuses_paths_that_leave_the_folder(name):
     with pytest.raises(ConfigError, match="relative paths inside its folder"):
-        app_state.read_review_zip(_zip_of({"report.json": b"{}", name: b"x"}))
+        read_review_zip(_zip_of({"report.json": b"{}", name: b"x"}))
 
 
 def test_read_review_zip_caps_the_decompressed_size():
     bomb = _zip_of({"report.json": b"\0" * 1_000_000})
     assert len(bomb) < 5_000  # a kilobyte-sized upload that inflates a thousandfold
     with pytest.raises(ConfigError, match="at most 100000 bytes decompressed"):
-        app_state.read_review_zip(bomb, max_bytes=100_000)
+        read_review_zip(bomb, max_bytes=100_000)
     # a member whose header understates its size: never read beyond the cap (zipfile stops at
     # the declared size and the CRC then fails; the read is capped in any case)
     lying = bytearray(bomb)
@@ -283,18 +284,18 @@ def test_read_review_zip_caps_the_decompressed_size():
     lying[start + 24 : start + 28] = (10).to_bytes(4, "little")
     lying[22:26] = (10).to_bytes(4, "little")  # and the local header's
     with pytest.raises(ConfigError, match=r"could not be read|decompressed"):
-        app_state.read_review_zip(bytes(lying), max_bytes=100_000)
+        read_review_zip(bytes(lying), max_bytes=100_000)
     with pytest.raises(ConfigError, match="at most 1 files"):
-        app_state.read_review_zip(_zip_of({"a": b"1", "b": b"2"}), max_files=1)
+        read_review_zip(_zip_of({"a": b"1", "b": b"2"}), max_files=1)
 
 
 def test_read_review_zip_takes_off_one_top_folder_and_refuses_a_duplicate():
-    files = app_state.read_review_zip(_zip_of({"out/report.json": b"{}", "out/c/a.csv": b"1"}))
+    files = read_review_zip(_zip_of({"out/report.json": b"{}", "out/c/a.csv": b"1"}))
     assert files == {"report.json": b"{}", "c/a.csv": b"1"}
-    assert app_state.read_review_zip(_zip_of({"report.json": b"{}"})) == {"report.json": b"{}"}
+    assert read_review_zip(_zip_of({"report.json": b"{}"})) == {"report.json": b"{}"}
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive, pytest.warns(UserWarning, match="Duplicate"):
         archive.writestr("report.json", b"{}")
         archive.writestr("report.json", json.dumps({"x": 1}))
     with pytest.raises(ConfigError, match="twice"):
-        app_state.read_review_zip(buffer.getvalue())
+        read_review_zip(buffer.getvalue())
