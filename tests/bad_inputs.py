@@ -1164,6 +1164,13 @@ CASES += [
         2,
         rf"^(?!.*{SECRET}).*register\?password=\*\*\*&sslmode=disable",
     ),
+    _o(
+        "register_url_password_unparseable",
+        "--register postgresql://USER:PASSWORD@[HOST (libpq quotes the URL in its message)",
+        ["--register", f"postgresql://me:{SECRET}@[broken/register"],
+        2,
+        rf"^(?!.*{SECRET}).*IPv6 host address in URI: \"postgresql://me:\*\*\*@\[broken",
+    ),
     _t(
         "synthetic_name_control_characters",
         "synthetic: file name with a carriage return and an ANSI escape",

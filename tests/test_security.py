@@ -339,6 +339,17 @@ def test_a_crafted_candidate_name_cannot_print_a_decision_line(spoof_review):
     assert not any(line.startswith("RELEASE") for line in (out + err).split("\n"))
 
 
+@pytest.mark.parametrize(
+    "url",
+    [f"postgresql://me:{PASSWORD}@[broken/db", f"postgresql://me@[broken/db?password={PASSWORD}"],
+)
+def test_a_driver_message_quoting_the_url_shows_no_password(url, capsys):
+    # libpq quotes a URL it cannot parse in its message
+    assert main(["history", "--db", url]) == 2
+    err = capsys.readouterr().err
+    assert PASSWORD not in err and "***" in err and "IPv6" in err
+
+
 def test_terminal_text_escapes_control_and_format_characters():
     assert terminal_text("a\rb\nc\x1b[31md\u202ee\x7f") == "a\\rb\\nc\\x1b[31md\\u202ee\\x7f"
     assert terminal_text("Zürich ✓ 東京") == "Zürich ✓ 東京"

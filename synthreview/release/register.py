@@ -356,6 +356,29 @@ def redact_url(url: str) -> str:
     return f"{scheme}://{authority}{slash}{path}{mark}{'&'.join(pairs)}{hash_mark}{fragment}"
 
 
+def redact_secrets(text: str, url: str) -> str:
+    """``text`` (a driver's message) with ``url`` and its secrets replaced by their redacted form.
+
+    libpq quotes a URL it cannot parse in its message; the password (as written and decoded)
+    and every secret query value of ``url`` become ``***`` wherever they appear.
+    """
+    text = text.replace(url, redact_url(url))
+    secrets = set()
+    if "://" in url:
+        authority = url.partition("://")[2].partition("/")[0].partition("?")[0]
+        userinfo = authority.rpartition("@")[0]
+        if ":" in userinfo:
+            secrets.add(userinfo.split(":", 1)[1])
+        for pair in url.partition("?")[2].partition("#")[0].split("&"):
+            key, equals, value = pair.partition("=")
+            if equals and unquote_plus(key).strip().lower() in SECRET_QUERY_KEYS:
+                secrets.add(value)
+    for secret in sorted(secrets | {unquote_plus(x) for x in secrets}, key=len, reverse=True):
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
 def parse_register_url(url: str) -> RegisterURL:
     """Split ``--db`` into dialect and target (see the module docstring for the forms).
 
@@ -907,7 +930,8 @@ def _connect(where: RegisterURL, *, create: bool = True, read_only: bool = False
         return psycopg.connect(where.target, autocommit=True, connect_timeout=WAIT_SECONDS)
     except psycopg.Error as exc:
         raise ConfigError(
-            f"the register {where.shown} refused the connection: {str(exc).strip()}"
+            f"the register {where.shown} refused the connection: "
+            f"{redact_secrets(str(exc).strip(), where.target)}"
         ) from exc
 
 
@@ -941,7 +965,10 @@ def open_register(
                 register.migrate()
             yield register
         except (sqlite3.Error, psycopg.Error) as exc:
-            raise ConfigError(f"the register {where.shown} failed: {str(exc).strip()}") from exc
+            raise ConfigError(
+                f"the register {where.shown} failed: "
+                f"{redact_secrets(str(exc).strip(), where.target)}"
+            ) from exc
     finally:
         conn.close()
 
