@@ -13,7 +13,7 @@ from synthreview.errors import ConfigError, DataError
 from synthreview.figures.explain import MISSING
 from synthreview.figures.text import markdown_text
 from synthreview.io.parquet import uploaded_folder, uploaded_folders
-from synthreview.io.persons import with_person
+from synthreview.io.persons import person_key_notices, with_person
 from synthreview.io.schema import KINDS
 from synthreview.io.tables import align, missing_rates, read_table
 from synthreview.io.traces import align_traces, load_traces
@@ -255,11 +255,15 @@ else:
         _load(
             lambda: align(
                 review.real, list(review.synthetic.values()), holdout=review.holdout, schema=schema
-            )
+            ),
+            app_state.loaded_source() or source,  # the same data, from where it came
         )
         st.rerun()
     st.subheader("Person column")
     current = app_state.get_options().person
+    if current is None:  # a panel loaded without its person column named (issue 34)
+        for notice in person_key_notices(review):
+            st.warning(markdown_text(notice.message), icon=":material/group:")
     people = ["(each row is a person)", *review.schema.columns]
     chosen = st.selectbox(
         "Column naming each row's person (several rows per person: membership is then judged "
