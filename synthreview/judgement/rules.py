@@ -754,8 +754,9 @@ def measure_dp_claim(c: Mapping[str, Any], k: int) -> Measurement:
             math.nan, detail="no claimed ε to test (--claimed-epsilon)", applicable=False
         )
     eps, delta = number(claim.get("claimed_epsilon")), number(claim.get("claimed_delta"))
+    per = " per person (all of a person's rows one unit)" if claim.get("unit") == "person" else ""
     parts = [
-        f"claimed ε = {eps:g}, δ = {delta:g}",
+        f"claimed ε = {eps:g}, δ = {delta:g}{per}",
         f"the attacks certify ε ≥ {number(claim.get('certified_epsilon')):.2f} "
         f"({claim.get('attack')}: TPR lower bound {number(claim.get('tpr_lower')):.3f} vs FPR "
         f"upper bound {number(claim.get('fpr_upper')):.3f}, Clopper-Pearson at 95 % "
