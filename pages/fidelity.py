@@ -64,6 +64,17 @@ if suspicious:
 if review.holdout is None:
     st.warning("No holdout table: scores cannot be compared with a fresh real sample.")
 
+# the release rules of this section: the value each judged, its line and verdict, written as the
+# Overview writes them (figures.explain.rule_reading)
+verdicts = app_state.rule_verdicts(report)
+rules = {n: explain.readings_markdown(n, v, "fidelity") for n, v in verdicts.items()}
+if any(rules.values()):
+    with st.container(key="fidelity_rules"):
+        st.subheader("Release rules")
+        for text in rules.values():
+            if text:
+                st.markdown(text)
+
 st.subheader("α-Precision and β-Recall curves")
 st.plotly_chart(app_state.view("fidelity_curves", lambda: fig.precision_recall_curves(reports)),
                 key="fidelity_curves")  # fmt: skip

@@ -12,7 +12,7 @@ import app_state
 from synthreview.figures import fidelity as fidelity_fig
 from synthreview.figures import glucose as fig
 from synthreview.figures import privacy as privacy_fig
-from synthreview.figures.explain import numbers_as_text
+from synthreview.figures.explain import numbers_as_text, readings_markdown
 from synthreview.figures.text import markdown_text
 from synthreview.metrics.glucose.clinical import EPISODE_LABELS
 from synthreview.metrics.glucose.consensus import CONSENSUS_METRICS
@@ -119,6 +119,19 @@ with right:
 
 if not results:
     st.stop()
+
+# the release rules judging traces: the value each judged, its line and verdict, written as the
+# Overview writes them (figures.explain.rule_reading)
+verdicts = app_state.rule_verdicts(report)
+rules = {
+    n: readings_markdown(n, v, ("glucose", "fidelity", "privacy")) for n, v in verdicts.items()
+}
+if any(rules.values()):
+    with st.container(key="glucose_rules"):
+        st.subheader("Release rules")
+        for text in rules.values():
+            if text:
+                st.markdown(text)
 
 st.subheader("Glycemic metrics")
 st.caption(

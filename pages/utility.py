@@ -8,6 +8,7 @@ import streamlit as st
 
 import app_state
 from synthreview.errors import ConfigError
+from synthreview.figures import explain
 from synthreview.figures import utility as fig
 from synthreview.figures.explain import format_number
 from synthreview.figures.text import markdown_text
@@ -91,6 +92,16 @@ with st.container(key="utility_summary"):
     st.table(app_state.view("utility_summary_styled", summary.reading_styled))
 st.caption("What each row means is listed below the table; a row's direction is under better.")
 st.caption(markdown_text(fig.light_caption(policy)))
+# the release rules of this section: the value each judged, its line and verdict, written as the
+# Overview writes them (figures.explain.rule_reading)
+verdicts = app_state.rule_verdicts(report)
+rules = {n: explain.readings_markdown(n, v, "utility") for n, v in verdicts.items()}
+if any(rules.values()):
+    with st.container(key="utility_rules"):
+        st.subheader("Release rules")
+        for text in rules.values():
+            if text:
+                st.markdown(text)
 with st.expander("What each row means"):
     st.markdown(
         "\n".join(f"- **{markdown_text(label)}**: {markdown_text(text)}"

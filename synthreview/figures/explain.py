@@ -395,6 +395,33 @@ def headline_readings(verdicts: Any) -> dict[str, RuleReading]:
     """Headline key -> :func:`rule_reading` of the rule that judges it (keys the policy leaves
     unjudged are absent): the Overview's key numbers and ``report.html``'s scorecard."""
     rules = verdict_rules(verdicts)
-    return {
-        key: rule_reading(rules[rule]) for key, rule in HEADLINE_RULES.items() if rule in rules
-    }
+    return {key: rule_reading(rules[rule]) for key, rule in HEADLINE_RULES.items() if rule in rules}
+
+
+def section_readings(
+    verdicts: Any, sections: str | tuple[str, ...]
+) -> list[tuple[str, RuleReading]]:
+    """``(rule in words, reading)`` of every rule judging a metric of registry ``sections``
+    (``"fidelity"``, ``"utility"``, ``"glucose"``, ...), in policy order; rules that do not
+    apply (``n/a``) are left out."""
+    wanted = (sections,) if isinstance(sections, str) else sections
+    out = []
+    for rule, verdict in verdict_rules(verdicts).items():
+        spec = SPECS.get(rule)
+        if spec is None or get(spec.metric).section not in wanted:
+            continue
+        reading = rule_reading(verdict)
+        if reading.key != "n/a":
+            out.append((get(spec.metric).label, reading))
+    return out
+
+
+def readings_markdown(name: str, verdicts: Any, sections: str | tuple[str, ...]) -> str:
+    """A section page's release rules for candidate ``name`` as Markdown (every user string
+    escaped): one bullet per rule with its value, judged value, line and verdict; empty when
+    no rule of the section applies."""
+    lines = section_readings(verdicts, sections)
+    if not lines:
+        return ""
+    bullets = "\n".join(f"- {markdown_text(label)}: {markdown_text(r.text)}" for label, r in lines)
+    return f"**{markdown_text(name)}**\n\n{bullets}"
