@@ -29,18 +29,24 @@ class CreditSplit:
     schema: Schema
 
 
-def german_credit_split(n: int = 300, seed: int = 0) -> CreditSplit:
-    """``n`` training, ``n`` holdout and ``n`` fresh rows of German credit, disjoint."""
+def german_credit_split(
+    n: int = 300, seed: int = 0, *, n_holdout: int | None = None, n_fresh: int | None = None
+) -> CreditSplit:
+    """``n`` training, ``n_holdout`` holdout and ``n_fresh`` fresh rows of German credit
+    (``n`` each by default), disjoint."""
     table = read_table(DATA / "german_credit.csv", role="real")
     order = np.random.default_rng(seed).permutation(table.n_rows)
+    n_holdout = n if n_holdout is None else n_holdout
+    n_fresh = n if n_fresh is None else n_fresh
 
     def rows(part, name, role):
         return replace(table, name=name, role=role,
                        frame=table.frame.iloc[part].reset_index(drop=True),
                        raw=table.raw.iloc[part].reset_index(drop=True))  # fmt: skip
 
-    real, holdout = rows(order[:n], "real", "real"), rows(order[n : 2 * n], "holdout", "holdout")
-    fresh = rows(order[2 * n : 3 * n], "fresh", "synthetic")
+    end = n + n_holdout
+    real, holdout = rows(order[:n], "real", "real"), rows(order[n:end], "holdout", "holdout")
+    fresh = rows(order[end : end + n_fresh], "fresh", "synthetic")
     schema = align(real, {"fresh": fresh}, holdout=holdout).schema
     return CreditSplit(real, holdout, fresh, schema)
 

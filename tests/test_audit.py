@@ -16,6 +16,7 @@ from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.release import calibration as cal
 from synthreview.release.audit import (
     RULES,
+    SMALL_HOLDOUT,
     Thresholds,
     apply_thresholds,
     audit_table,
@@ -106,14 +107,20 @@ def test_holdout_counts_and_quantile_rule_hand_computed():
     np.testing.assert_array_equal(high, [5, 4, 0])
     loo = cal.holdout_counts(ref, ref, direction="low", leave_one_out=True)
     np.testing.assert_array_equal(loo, [3, 0, 2, 2, 4])
-    # j = floor(0.3 * 4) = 1: flag strictly below the 2nd smallest (np.quantile method "lower")
-    assert cal.quantile_index(5, 0.3) == 1
-    threshold = np.quantile(ref, 0.3, method="lower")
-    assert cal.quantile_threshold(ref, 0.3, direction="low") == threshold == 0.2
+    # conformal index j = floor(0.4 * 6) - 1 = 1: flag strictly below the 2nd smallest (here
+    # np.quantile method "lower"); at 0.3, j = floor(1.8) - 1 = 0 (below the smallest only)
+    assert cal.quantile_index(5, 0.4) == 1 and cal.quantile_index(5, 0.3) == 0
+    threshold = np.quantile(ref, 0.4, method="lower")
+    assert cal.quantile_threshold(ref, 0.4, direction="low") == threshold == 0.2
     x = np.array([0.05, 0.1, 0.15, 0.2, np.nan])
-    flags = cal.quantile_flags(cal.holdout_counts(x, ref, direction="low"), 5, 0.3)
+    flags = cal.quantile_flags(cal.holdout_counts(x, ref, direction="low"), 5, 0.4)
     np.testing.assert_array_equal(flags, x < threshold)
     assert cal.expected_quantile_loss(99, 0.01) == pytest.approx(1 / 100)
+    # a row tied with the holdout's most extreme value (0.1) is kept
+    tied = cal.extreme_ties(x, cal.holdout_counts(x, ref, direction="low"), 0.1)
+    np.testing.assert_array_equal(tied, [False, True, False, False, False])
+    kept = cal.quantile_flags(cal.holdout_counts(x, ref, direction="low"), 5, 0.4, tied=tied)
+    np.testing.assert_array_equal(kept, [True, False, True, False, False])
 
 
 def test_bh_flags_match_scipy_on_conformal_p_values():
@@ -129,16 +136,19 @@ def test_bh_flags_match_scipy_on_conformal_p_values():
 
 def test_quantile_mode_hand_computed():
     fidelity, privacy = make_evidence()
-    audit = audit_table(fidelity, privacy, Thresholds(alpha_loss=0.01, drop_too_close=True))
-    # level 1 %, 101 holdout rows: j = 1, thresholds are the 2nd smallest ratio (0.01), the 2nd
-    # largest α-level (0.99) and the 2nd smallest distance (1.0)
-    assert list(audit["drop_unauthentic"]) == [True, True, False, False, False, False]
+    thresholds = Thresholds(level=0.02, alpha_loss=0.02, drop_too_close=True)
+    audit = audit_table(fidelity, privacy, thresholds)
+    # level 2 %, 101 holdout rows: j = floor(0.02 * 102) - 1 = 1, thresholds are the 2nd
+    # smallest ratio (0.01), the 2nd largest α-level (0.99) and the 2nd smallest distance (1.0).
+    # Row 0 (ratio 0, distance 0) is tied with the holdout's own minimum (a holdout row sits
+    # on a training row): kept by those rules, removed as an exact copy
+    assert list(audit["drop_unauthentic"]) == [False, True, False, False, False, False]
     assert list(audit["drop_outside_alpha"]) == [False, False, True, False, False, False]
-    assert list(audit["drop_too_close"]) == [True, False, False, True, False, False]
+    assert list(audit["drop_too_close"]) == [False, False, False, True, False, False]
     assert list(audit["drop_exact_copy"]) == [True, False, False, False, False, False]
     assert list(audit["removed"]) == [True, True, True, True, False, False]
     assert audit.loc[1, "reasons"] == (
-        "authenticity ratio 0.005 below the holdout's 1.0% quantile (0.01)"
+        "authenticity ratio 0.005 below the holdout's 2.0% quantile (0.01)"
     )
     assert audit.loc[1, "authenticity_ratio_holdout_quantile"] == pytest.approx(1 / 101)
     rules = audit.attrs["rules"]
@@ -172,7 +182,7 @@ def test_rules_switch_off_and_missing_sections_stay_inactive():
     off = Thresholds(use_alpha=False, drop_unauthentic=False, drop_exact_copies=False)
     audit = audit_table(fidelity, privacy, off)
     assert not audit["removed"].any() and set(audit["reasons"]) == {""}
-    only_privacy = audit_table(None, privacy, Thresholds(drop_too_close=True))
+    only_privacy = audit_table(None, privacy, Thresholds(level=0.02, drop_too_close=True))
     assert only_privacy["alpha_level"].isna().all()
     assert list(only_privacy["removed"]) == [True, False, False, True, False, False]
     with pytest.raises(DataError, match="fidelity"):
@@ -184,12 +194,90 @@ def test_holdout_audit_loses_about_the_level():
     reference = holdout_audit(fidelity, privacy, Thresholds(drop_too_close=True))
     assert len(reference) == 101
     summary = rule_summary(audit_table(fidelity, privacy), reference)
-    # leave-one-out: each holdout row against the other 100, j = floor(0.01 * 99) = 0, so only
-    # the most extreme row is lost (1/101 ~ the 1 % level)
+    # leave-one-out: each holdout row against the other 100, j = floor(0.01 * 101) - 1 = 0, so
+    # only the most extreme row is lost (1/101 ~ the 1 % level)
     for rule in ("drop_outside_alpha", "drop_unauthentic", "drop_too_close"):
         assert summary.loc[rule, "reference_share"] == pytest.approx(1 / 101)
     assert summary.loc["any", "expected_fpr"] == summary.loc["any", "reference_share"]
     assert holdout_audit(None, None).empty
+
+
+def test_the_conformal_index_never_states_more_than_the_level():
+    """Issue 38, item 3: the expected loss (j + 1) / (n + 1) is at most the level wherever a
+    holdout of n rows can promise it; below that only rows beyond its extreme are flagged."""
+    for level in (0.002, 0.005, 0.01, 0.02, 0.05, 0.1):
+        for n in range(1, 3001):
+            loss = cal.expected_quantile_loss(n, level)
+            if level * (n + 1) >= 1:
+                assert loss <= level + 1e-12, (n, level, loss)
+                assert loss > level - 1 / (n + 1) - 1e-12, (n, level, loss)  # not wasteful
+            else:
+                assert loss == pytest.approx(1 / (n + 1)), (n, level)
+    # e.g. 150 holdout rows at 1 %: only the most extreme (the floor(level * (n - 1)) index
+    # took the 2nd and lost 2/151 = 1.3 %)
+    assert cal.quantile_index(150, 0.01) == 0 and cal.quantile_index(199, 0.01) == 1
+
+
+def _alpha_audit(synthetic: np.ndarray, holdout: np.ndarray, **changes):
+    n = len(synthetic)
+    fidelity = Fidelity(
+        Samples(synthetic, np.ones(n, bool), np.ones(n)),
+        Samples(holdout, np.ones(len(holdout), bool), np.ones(len(holdout))),
+    )
+    thresholds = Thresholds(drop_unauthentic=False, drop_exact_copies=False, **changes)
+    return audit_table(fidelity, None, thresholds), holdout_audit(fidelity, None, thresholds)
+
+
+def test_a_row_tied_with_the_holdouts_maximum_is_kept():
+    """α-levels pile up at inf beyond the farthest training row: a row there is kept when a
+    holdout row is there too, while a row strictly beyond the quantile is removed."""
+    finite = np.linspace(0.0, 0.98, 400)
+    # 401 holdout rows, α loss 0.5 %: j = floor(0.005 * 402) - 1 = 1 (beyond the 2nd largest)
+    audit, reference = _alpha_audit(
+        np.array([np.inf, 0.985, 0.98, 0.5]), np.append(finite, np.inf)
+    )
+    assert list(audit["drop_outside_alpha"]) == [False, True, False, False]
+    # leave-one-out (400 other rows, j = 1): the single row at inf has no tie among the others,
+    # so it and the largest finite row are lost (2 of 401)
+    assert list(np.flatnonzero(reference["drop_outside_alpha"])) == [399, 400]
+    # two holdout rows at inf: each is tied with the other, and no inf row is removed
+    audit, reference = _alpha_audit(np.array([np.inf]), np.append(finite, [np.inf, np.inf]))
+    assert not audit["drop_outside_alpha"].any() and not reference["drop_outside_alpha"].any()
+    # without a holdout row at inf, inf lies beyond the holdout's maximum: removed
+    audit, _ = _alpha_audit(np.array([np.inf, 0.98]), finite)
+    assert list(audit["drop_outside_alpha"]) == [True, False]
+
+
+def test_a_reason_never_reads_like_a_tie():
+    """Issue 38: "α-level 0.997 above the holdout's 99.5 % quantile (0.997)" read as a tie; the
+    row and the threshold are written with the digits that tell them apart, and a cut at the
+    holdout's own extreme is called that."""
+    # 401 rows: j = 1, the cut is the 2nd largest (0.9969)
+    holdout = np.append(np.linspace(0.0, 0.99, 399), [0.9969, 0.999])
+    audit, _ = _alpha_audit(np.array([0.99712, 0.5]), holdout)
+    assert audit.loc[0, "reasons"] == "α-level 0.9971 above the holdout's 99.5% quantile (0.9969)"
+    # 100 rows: j = 0, the cut is the largest (0.9969)
+    audit, _ = _alpha_audit(np.array([0.99712, 0.5]), np.append(np.linspace(0, 0.99, 99), 0.9969))
+    assert audit.loc[0, "reasons"] == "α-level 0.9971 above the holdout's largest value (0.9969)"
+
+
+def test_a_small_holdout_states_the_loss_measured_on_it():
+    """Up to SMALL_HOLDOUT rows every rule's stated loss is the holdout's own (leave-one-out);
+    above it, the calibration's formula."""
+    fidelity, privacy = make_evidence()
+    thresholds = Thresholds(drop_too_close=True)
+    summary = rule_summary(audit_table(fidelity, privacy, thresholds),
+                           holdout_audit(fidelity, privacy, thresholds))  # fmt: skip
+    measured = summary["reference_share"].notna()
+    assert measured.all()
+    np.testing.assert_allclose(summary["expected_fpr"], summary["reference_share"])
+    assert summary.loc["drop_unauthentic", "expected_fpr"] == pytest.approx(1 / 101)
+    assert SMALL_HOLDOUT == 500
+    big = np.linspace(0.0, 1.0, 1001)
+    audit, reference = _alpha_audit(np.array([0.5]), big)
+    summary = rule_summary(audit, reference)
+    # 1001 rows at 0.5 %: j = floor(0.005 * 1002) - 1 = 4, formula 5 / 1002
+    assert summary.loc["drop_outside_alpha", "expected_fpr"] == pytest.approx(5 / 1002)
 
 
 def test_length_mismatch_is_reported():
@@ -221,9 +309,10 @@ def test_flags_follow_shuffled_rows():
 
 def test_rule_summary_and_overlaps_add_up():
     fidelity, privacy = make_evidence()
-    audit = audit_table(fidelity, privacy, Thresholds(alpha_loss=0.01, drop_too_close=True))
+    thresholds = Thresholds(level=0.02, alpha_loss=0.02, drop_too_close=True)
+    audit = audit_table(fidelity, privacy, thresholds)
     summary = rule_summary(audit)
-    assert summary.loc["drop_unauthentic", "flagged"] == 2
+    assert summary.loc["drop_unauthentic", "flagged"] == 1  # row 1 (row 0 ties the minimum)
     assert summary.loc["drop_outside_alpha", "only"] == 1  # row 2
     assert summary.loc["any", "flagged"] == 4
     overlaps = rule_overlaps(audit)
@@ -263,22 +352,23 @@ def test_audit_uses_encoder_space_evidence_when_given():
 
 def test_copy_excess_and_verdicts(tmp_path):
     fidelity, privacy = make_evidence()
-    audit = audit_table(fidelity, privacy)
-    reference = holdout_audit(fidelity, privacy)
+    audit = audit_table(fidelity, privacy, Thresholds(level=0.02))
+    reference = holdout_audit(fidelity, privacy, Thresholds(level=0.02))
     excess = copy_excess(audit, reference)
     assert (excess.flagged, excess.n_rows) == (2, 6)  # rows 0, 1 (copies); α-rule not counted
-    assert excess.reference == pytest.approx(1 / 101)
+    # leave-one-out, 100 other rows: j = floor(0.02 * 101) - 1 = 1, the two smallest ratios
+    assert excess.reference == pytest.approx(2 / 101)
     # hand computation: one-sided 95 % Clopper-Pearson lower bound of 2 / 6
     lower = beta.ppf(0.05, 2, 5)
     assert excess.lower == pytest.approx(lower)
     verdicts = judge_audited(load_policy(), {}, copies=excess, kind="table")
     rule = verdicts["audit_copies"]
     # judged from the policy: the lower bound minus the fresh real sample's share
-    assert rule.value == pytest.approx(lower - 1 / 101)
+    assert rule.value == pytest.approx(lower - 2 / 101)
     assert (rule.pass_at, rule.fail_at, rule.verdict) == (0.005, 0.01, "fail")
     # the point is the flagged share; the rule judges its lower bound (both in the verdict)
     assert rule.measured == pytest.approx(2 / 6) and rule.bound == pytest.approx(lower)
-    assert rule.reference == pytest.approx(1 / 101) and "lower bound" in rule.bound_text
+    assert rule.reference == pytest.approx(2 / 101) and "lower bound" in rule.bound_text
     assert "2 of 6 rows flagged" in rule.reason and verdicts.overall == "fail"
     # the thresholds are the policy's: a looser policy file passes the same evidence
     loose = tmp_path / "loose.toml"

@@ -21,9 +21,9 @@ import pytest
 from synthreview.io.tables import align, read_table
 from synthreview.judgement.decision import decide
 from synthreview.options import ReviewOptions
+from synthreview.release.audit import COPY_RULES
 from synthreview.release.export import audit_csv_bytes
 from synthreview.release.pipeline import audit_candidate, review_release
-from synthreview.release.verdicts import COPY_RULES
 from synthreview.review import evaluate
 
 pytestmark = pytest.mark.slow

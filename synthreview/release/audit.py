@@ -63,6 +63,7 @@ __all__ = [
     "DEFAULT_LEVEL",
     "PERSON_RULE",
     "RULES",
+    "SMALL_HOLDOUT",
     "CopyCounts",
     "RealRecords",
     "Thresholds",
@@ -82,6 +83,9 @@ TraceRules = tuple[pd.DataFrame, dict]
 DEFAULT_LEVEL = 0.01
 #: default holdout loss of the calibrated α-support rule
 DEFAULT_ALPHA_LOSS = 0.005
+#: holdouts up to this many rows: a rule's stated loss of a fresh sample is the one measured on
+#: the holdout at this size (leave-one-out), not the large-sample formula
+SMALL_HOLDOUT = 500
 #: the paper's fixed α when the "paper" mode is chosen without one
 PAPER_ALPHA = 0.95
 #: rule of a person-level review: another row of the same (synthetic) person was flagged
@@ -307,7 +311,13 @@ def _flags(
         # a fresh real sample gives conformal p-values >= 1/(n+1): BH at fdr rejects none of
         # them unless fdr * m / (n + 1) exceeds the smallest, i.e. essentially never
         return flags, float("nan"), 0.0 if n else float("nan")
-    flags = cal.quantile_flags(counts, n, thresholds.level)
+    extreme = info.get("extreme")
+    tied = (
+        None
+        if extreme is None
+        else cal.extreme_ties(frame[stat].to_numpy(dtype=float), counts, float(extreme))
+    )
+    flags = cal.quantile_flags(counts, n, thresholds.level, tied=tied)
     threshold = (info.get("thresholds") or {}).get(f"{thresholds.level:g}", float("nan"))
     return flags, float(threshold), cal.expected_quantile_loss(n, thresholds.level)
 
@@ -423,9 +433,26 @@ def _reason_texts(rule: str, out: pd.DataFrame, t: Thresholds, value: float | No
         ]
     level = t.alpha_loss if stat == "alpha_level" else t.level
     side = "above" if stat == "alpha_level" else "below"
-    ref = f" ({value:.3g})" if value is not None and math.isfinite(value) else ""
     quantile = 1 - level if stat == "alpha_level" else level
-    return [f"{label} {v:.3g} {side} the holdout's {quantile:.1%} quantile{ref}" for v in x]
+    n = int(((out.attrs.get("calibration") or {}).get(stat) or {}).get("n", 0))
+    # on a small holdout the cut is its most extreme value: said so, not as a quantile
+    where = (
+        f"the holdout's {'largest' if stat == 'alpha_level' else 'smallest'} value"
+        if cal.quantile_index(n, level) == 0
+        else f"the holdout's {quantile:.1%} quantile"
+    )
+    if value is None or not math.isfinite(value):
+        return [f"{label} {v:.3g} {side} {where}" for v in x]
+    return [f"{label} {a} {side} {where} ({b})" for a, b in (_apart(v, value) for v in x)]
+
+
+def _apart(value: float, threshold: float) -> tuple[str, str]:
+    """``value`` and ``threshold`` with enough significant digits to tell them apart (a row
+    beyond its threshold never reads as a tie: 0.9971 above 0.9969, not 0.997 above 0.997)."""
+    digits = 3
+    while digits < 12 and f"{value:.{digits}g}" == f"{threshold:.{digits}g}":
+        digits += 1
+    return f"{value:.{digits}g}", f"{threshold:.{digits}g}"
 
 
 def rule_summary(audit: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -436,7 +463,10 @@ def rule_summary(audit: pd.DataFrame, reference: pd.DataFrame | None = None) -> 
     (``flagged`` over all rows), ``threshold`` (the statistic's threshold value),
     ``expected_fpr`` (the rule's expected loss on a fresh real sample, from the calibration;
     for ``"any"`` the holdout's union share) and, with ``reference`` (``holdout_audit``),
-    ``reference_share`` (the holdout's share, leave-one-out).
+    ``reference_share`` (the holdout's share, leave-one-out). On a holdout of at most
+    :data:`SMALL_HOLDOUT` rows every rule's ``expected_fpr`` is the share measured on it: at
+    that size the order statistics are coarse and the measured loss is what a fresh sample of
+    this size loses.
     """
     labels = _all_rules(audit)
     matrix = audit[list(labels)].to_numpy(dtype=bool)
@@ -466,6 +496,9 @@ def rule_summary(audit: pd.DataFrame, reference: pd.DataFrame | None = None) -> 
         )
         if ref is not None:
             summary.loc["any", "expected_fpr"] = ref.loc["any", "share"]
+        if ref is not None and len(reference) <= SMALL_HOLDOUT:
+            measured = summary["reference_share"].notna()
+            summary.loc[measured, "expected_fpr"] = summary.loc[measured, "reference_share"]
     return summary
 
 

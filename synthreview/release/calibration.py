@@ -11,9 +11,15 @@ Everything here works on *counts*: ``count[i]`` = how many holdout rows are at l
 suspicious as row ``i`` (for a "low" statistic: holdout values ``<=`` the row's value). The
 three modes read those counts:
 
-* ``"quantile"``: flag when the row lies strictly beyond the holdout's ``level`` quantile
-  (``numpy.quantile(..., method="lower")`` for a low statistic), i.e. ``count <= j`` with
-  ``j = floor(level * (n - 1))``. Expected loss of a fresh row: ``(j + 1) / (n + 1)``.
+* ``"quantile"``: flag when the row lies strictly beyond the holdout's ``level`` quantile,
+  i.e. ``count <= j``, with the conformal index ``j = floor(level * (n + 1)) - 1`` (the row's
+  conformal p-value ``(1 + count) / (n + 1)`` is at most ``level``; Vovk et al. 2005, Lei et
+  al. 2018). Expected loss of a fresh row: ``(j + 1) / (n + 1) <= level``. Below
+  ``n = 1 / level - 1`` rows no index keeps that promise: ``j = 0`` (only rows beyond the
+  holdout's most extreme value) and the expected loss is ``1 / (n + 1)``, stated as such. A row
+  *tied* with the holdout's most extreme value is never flagged: a real row of the holdout
+  sits exactly there (α-levels pile up at ``inf`` beyond the farthest training row, ratios at
+  0 on duplicated records), so the tie is no evidence against it.
 * ``"strict"``: empirical p-value ``(1 + count) / (n + 1)`` (a conformal p-value, valid for an
   exchangeable fresh row) and Benjamini–Hochberg at ``fdr`` over the evaluated rows (Benjamini &
   Hochberg 1995; ``scipy.stats.false_discovery_control``).
@@ -37,6 +43,7 @@ __all__ = [
     "MODES",
     "bh_flags",
     "expected_quantile_loss",
+    "extreme_ties",
     "holdout_counts",
     "quantile_flags",
     "quantile_index",
@@ -93,20 +100,48 @@ def holdout_counts(
 
 
 def quantile_index(n: int, level: float) -> int:
-    """``j = floor(level * (n - 1))``: the order statistic used as the threshold."""
-    return math.floor(level * (n - 1) + 1e-9) if n > 0 else -1
+    """``j = max(floor(level * (n + 1)) - 1, 0)``: the order statistic used as the threshold.
+
+    The conformal index: a fresh row is flagged with probability ``(j + 1) / (n + 1)``, at most
+    ``level`` once ``level * (n + 1) >= 1``; on fewer rows ``j = 0`` (beyond the holdout's most
+    extreme value). ``-1`` without a holdout.
+    """
+    if n < 1:
+        return -1
+    return max(math.floor(level * (n + 1) + 1e-9) - 1, 0)
 
 
-def quantile_flags(counts: np.ndarray, n: int, level: float) -> np.ndarray:
-    """Rows strictly beyond the holdout's ``level`` quantile (``count <= j``); NaN never flags."""
+def extreme_ties(values: np.ndarray, counts: np.ndarray, extreme: float) -> np.ndarray:
+    """Rows equal to the holdout's most extreme value ``extreme`` that a holdout row holds.
+
+    ``counts`` are :func:`holdout_counts` of ``values`` (leave-one-out for holdout rows), so a
+    holdout row at the extreme is tied only when another holdout row shares its value.
+    """
+    x = rounded(values)
+    with np.errstate(invalid="ignore"):
+        return (x == rounded(np.array([extreme]))[0]) & (np.nan_to_num(counts, nan=0.0) >= 1)
+
+
+def quantile_flags(
+    counts: np.ndarray, n: int, level: float, *, tied: np.ndarray | None = None
+) -> np.ndarray:
+    """Rows strictly beyond the holdout's ``level`` quantile (``count <= j``); NaN never flags.
+
+    ``tied`` (:func:`extreme_ties`): rows tied with the holdout's most extreme value, never
+    flagged.
+    """
     if n < 1:
         return np.zeros(len(counts), dtype=bool)
     with np.errstate(invalid="ignore"):
-        return np.nan_to_num(counts, nan=np.inf) <= quantile_index(n, level)
+        flags = np.nan_to_num(counts, nan=np.inf) <= quantile_index(n, level)
+    return flags if tied is None else flags & ~np.asarray(tied, dtype=bool)
 
 
 def expected_quantile_loss(n: int, level: float) -> float:
-    """Share of a fresh real sample the quantile rule removes: ``(j + 1) / (n + 1)``."""
+    """Share of a fresh real sample the quantile rule removes: ``(j + 1) / (n + 1)``.
+
+    At most ``level`` once ``level * (n + 1) >= 1``; ``1 / (n + 1)`` on fewer holdout rows.
+    """
     return float("nan") if n < 1 else (quantile_index(n, level) + 1) / (n + 1)
 
 

@@ -75,9 +75,9 @@ def evidence_frame(
     Returns the frame (columns ``row``, each statistic, ``<stat>_count``,
     ``<stat>_holdout_quantile``, ``authentic``, ``holdout_distance``, ``exact_copy``,
     ``holdout_copy``, ``nearest_train_row``, ``top_columns``) and the calibration (per
-    statistic: holdout size ``n`` and threshold values at ``LEVELS``; the holdout's loss under
-    fixed α values, under the paper's authenticity rule, from exact copies of training rows and
-    of holdout rows).
+    statistic: holdout size ``n``, its most extreme value ``extreme`` and threshold values at
+    ``LEVELS``; the holdout's loss under fixed α values, under the paper's authenticity rule,
+    from exact copies of training rows and of holdout rows).
 
     ``exact_copy`` of a synthetic row: it equals a training row (row hashes of the privacy
     section); of a holdout row: it equals a training row (row hashes when the privacy section
@@ -149,9 +149,12 @@ def evidence_frame(
         frame[stat] = values.astype(float)
         frame[f"{stat}_count"] = counts
         frame[f"{stat}_holdout_quantile"] = counts / max(n_cal, 1)
+        finite = ref[~np.isnan(ref)]
         calibration[stat] = {
             "n": n_cal,
             "direction": direction,
+            # the holdout's most extreme value: a row tied with it is never flagged
+            "extreme": float(finite.max() if direction == "high" else finite.min()),
             "thresholds": {
                 f"{level:g}": cal.quantile_threshold(ref, level, direction=direction)
                 for level in LEVELS
