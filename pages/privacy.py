@@ -320,6 +320,18 @@ if review.kind == "table":
         st.plotly_chart(fig.qi_risk_histogram(privacy), key="privacy_qi_risk")
     else:
         st.info("No quasi-identifiers chosen (Data page): `qi_replay` is not judged.")
+    by_group = fig.group_table(privacy)
+    if len(by_group):
+        st.markdown(
+            "Membership risk per group (grouping columns of the review): every attack's true-"
+            "positive rate at 1 % false alarms within each group, against that group's own "
+            "non-members (rule `group_mia_tpr_at_fpr_1pct`, worst group, corrected for the "
+            "number of groups x attacks); groups below 30 rows a side are pooled into `other`."
+        )
+        st.plotly_chart(fig.group_tpr_bars(privacy), key="privacy_groups")
+        st.table(reading_table(by_group), hide_index=True)
+    else:
+        st.info("No grouping columns: `group_mia_tpr_at_fpr_1pct` is not judged.")
     values = fig.sensitive_values_table(privacy)
     if len(values):
         st.markdown(

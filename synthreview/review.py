@@ -332,6 +332,7 @@ def _run_section(
             claimed_epsilon=options.claimed_epsilon,
             claimed_delta=options.claimed_delta,
             quasi_identifiers=options.quasi_identifiers,
+            groups=options.groups,
         )
     if section == "utility":
         return evaluate_utility(

@@ -481,6 +481,7 @@ def test_privacy_page_shows_qi_replay_answer_keys_and_constraints():
     assert "adult age" in cells and any(c.startswith("income = ") for c in cells)
     assert any(c.startswith("sex = ") for c in cells)
     assert "fnlwgt" in cells  # sensitive-value replay: the near copy's unique weights
+    assert any(c.startswith("race = ") for c in cells)  # the groups side by side
     charts = [chart_text(c) for c in at.get("plotly_chart")]
     assert any("re-identification risk 1 / f_k" in text for text in charts)
 
@@ -560,3 +561,60 @@ def test_a_training_copy_replays_fnlwgt_and_a_fresh_sample_does_not(adult):
     assert copy.columns[0].column == "fnlwgt" and copy.columns[0].excess_ci[0] > 0.5
     fresh_r = sensitive_value_replay(train, fresh, **args)
     assert all(c.excess_ci[0] < 0.01 for c in fresh_r.columns)
+
+
+# --- worst-group membership risk -----------------------------------------------------------------
+
+
+def test_group_results_by_hand_and_small_groups_pooled():
+    from synthreview.metrics.privacy.attack_stats import summarize_attack
+    from synthreview.metrics.privacy.groups import group_membership
+
+    # 100 members then 100 non-members; groups: A (60 + 60), B (35 + 35), C (5 + 5)
+    group = np.r_[["A"] * 60, ["B"] * 35, ["C"] * 5].tolist()
+    members = pd.DataFrame({"g": group})
+    nonmembers = pd.DataFrame({"g": group})
+    rng = np.random.default_rng(0)
+    scores = np.r_[np.r_[np.full(60, 5.0), rng.normal(0, 1, 40)], rng.normal(0, 1, 100)]
+    scores[100:160] = np.linspace(-1, 1, 60)  # A's non-members all below A's members
+    truth = np.r_[np.ones(100, bool), np.zeros(100, bool)]
+    attack = summarize_attack("toy", scores, truth, n_bootstrap=10)
+    found = group_membership([attack], members, nonmembers, columns=["g"])
+    by = {r.group: r for r in found.results}
+    assert set(by) == {"A", "B", "other"} and found.pooled == {"g": ["C"]}
+    assert by["A"].auc == 1.0 and by["A"].tpr_at_fpr_1pct == 1.0
+    assert (by["A"].n_members, by["A"].n_nonmembers) == (60, 60)
+    assert (by["other"].n_members, by["other"].n_nonmembers) == (5, 5)
+    assert 0.2 < by["B"].auc < 0.8
+    candidate = {"privacy": {"groups": found.to_dict(), "errors": {}, "skipped": {}}}
+    verdict = judge("group_mia_tpr_at_fpr_1pct", candidate)
+    assert verdict.verdict == "fail" and "g = A, toy" in verdict.reason
+    assert "pooled into 'other' (below 30 rows a side): g: C" in verdict.reason
+    skipped = {"privacy": {"errors": {}, "skipped": {"groups": "no grouping columns named"}}}
+    assert judge("group_mia_tpr_at_fpr_1pct", skipped).verdict == "n/a"
+
+
+@pytest.mark.slow
+def test_one_small_groups_noisy_copies_fail_the_group_rule_not_the_population_rules(adult):
+    """Adult 2,000 rows per split: a fresh sample passes every membership rule; the same sample
+    with its Amer-Indian-Eskimo rows replaced by noisy copies of that group's training rows (19
+    rows, 1 %) passes the population rules and fails group_mia_tpr_at_fpr_1pct (measured: 16x
+    chance)."""
+    from synthreview.generators.tables import add_noise
+
+    rows = adult.sample(6000, random_state=100).reset_index(drop=True)
+    train, holdout, fresh = rows[:2000], rows[2000:4000], rows[4000:].reset_index(drop=True)
+    small = train[train["race"] == "Amer-Indian-Eskimo"].reset_index(drop=True)
+    noisy = add_noise(small, schema=infer_schema(train), sigma=0.05, seed=0)
+    keep = fresh[fresh["race"] != "Amer-Indian-Eskimo"].iloc[: 2000 - len(noisy)]
+    planted = pd.concat([keep, noisy], ignore_index=True)
+    review = align(train, {"fresh": fresh, "group_copies": planted}, holdout=holdout)
+    options = ReviewOptions(embedding="none", groups=("race", "sex"))
+    report = evaluate(review, sections=["privacy"], options=options, seed=0)
+    verdicts = {
+        name: {r.rule: r.verdict for r in apply_policy(load_policy(), c.to_dict()).rules}
+        for name, c in report.candidates.items()
+    }
+    rules = ("mia_auc", "mia_tpr_at_fpr_1pct", "group_mia_tpr_at_fpr_1pct")
+    assert [verdicts["fresh"][r] for r in rules] == ["pass", "pass", "pass"]
+    assert [verdicts["group_copies"][r] for r in rules] == ["pass", "pass", "fail"]

@@ -720,3 +720,49 @@ def sensitive_values_table(reports: Mapping[str, object], *, top: int = 5) -> pd
                 f"({format_number(low, '+.3f')} to {format_number(high, '+.3f')})",
             })  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def group_table(reports: Mapping[str, object]) -> pd.DataFrame:
+    """Per candidate and group, the worst attack's AUC and TPR at 1 % FPR, side by side."""
+    rows = []
+    for name, report in reports.items():
+        groups = getattr(report, "groups", None)
+        if groups is None:
+            continue
+        worst: dict[tuple[str, str], object] = {}
+        for r in groups.results:
+            key = (r.column, r.group)
+            if key not in worst or r.tpr_at_fpr_1pct > worst[key].tpr_at_fpr_1pct:
+                worst[key] = r
+        for (column, group), r in worst.items():
+            rows.append({
+                "candidate": name, "group": f"{column} = {group}",
+                "members / non-members": f"{r.n_members} / {r.n_nonmembers}",
+                "worst attack": attack_label(r.attack),
+                "TPR at 1 % FPR": format_number(r.tpr_at_fpr_1pct, ".3f"),
+                "highest AUC": format_number(
+                    max(x.auc for x in groups.results if (x.column, x.group) == (column, group)),
+                    ".3f",
+                ),
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def group_tpr_bars(reports: Mapping[str, object]) -> go.Figure:
+    """The worst attack's TPR at 1 % FPR per group, one bar per candidate (chance: 0.01)."""
+    fig = go.Figure()
+    for i, (name, report) in enumerate(reports.items()):
+        groups = getattr(report, "groups", None)
+        if groups is None:
+            continue
+        worst: dict[str, float] = {}
+        for r in groups.results:
+            key = f"{r.column} = {r.group}"
+            worst[key] = max(worst.get(key, 0.0), r.tpr_at_fpr_1pct)
+        fig.add_trace(go.Bar(
+            x=[plot_text(k) for k in worst], y=list(worst.values()), name=plot_text(name),
+            marker_color=palette(i),
+        ))  # fmt: skip
+    fig.add_hline(y=0.01, line_dash="dot", annotation_text="chance (1 %)")
+    fig.update_layout(barmode="group", yaxis_title="TPR at 1 % FPR (worst attack)")
+    return apply_style(fig, height=380)

@@ -884,6 +884,43 @@ def measure_constraints(c: Mapping[str, Any], k: int) -> Measurement:
     return Measurement(point, detail=detail, bound=bound, bound_text=words)
 
 
+def measure_group_mia_tpr(c: Mapping[str, Any], k: int) -> Measurement:
+    """``privacy.groups.results``: the worst group's TPR at 1 % FPR over every attack.
+
+    Each (group, attack) TPR is bounded below as the population rule bounds an attack
+    (:func:`tpr_lower_bound`: Clopper-Pearson on the group's members, less the 1 % FPR's
+    upper bound on its non-members beyond 1 %), Bonferroni over all groups x attacks; the
+    rule judges the highest bound. Not applicable without grouping columns.
+    """
+    groups = section_of(c, "privacy").get("groups")
+    if not isinstance(groups, Mapping):
+        return _not_named(c, "privacy", "groups", "the per-group membership check")
+    results = [
+        r for r in groups.get("results") or []
+        if isinstance(r, Mapping) and not math.isnan(number(r.get("tpr_at_fpr_1pct")))
+    ]  # fmt: skip
+    if not results:
+        return Measurement(math.nan, detail="no group had members and non-members to attack")
+    n = len(results)
+    bounds = [(max(tpr_lower_bound(r, n), 0.0), r) for r in results]
+    bound, worst = max(bounds, key=lambda pair: (pair[0], number(pair[1].get("tpr_at_fpr_1pct"))))
+    value = max(number(r.get("tpr_at_fpr_1pct")) for r in results)
+    pooled = {col: g for col, g in (groups.get("pooled") or {}).items() if g}
+    detail = (
+        f"{worst.get('column')} = {worst.get('group')}, {worst.get('attack')}: TPR "
+        f"{number(worst.get('tpr_at_fpr_1pct')):.3f} on {worst.get('n_members')} members and "
+        f"{worst.get('n_nonmembers')} non-members; lower bound {bound:.3f} (Clopper-Pearson, "
+        f"Bonferroni over {n} group x attack tests)"
+    )
+    if pooled:
+        detail += "; pooled into 'other' (below {} rows a side): {}".format(
+            groups.get("min_rows"),
+            "; ".join(f"{col}: {', '.join(map(str, g))}" for col, g in pooled.items()),
+        )
+    words = f"the 95 % lower bound {bound:.3f} over {n} group x attack tests (Bonferroni)"
+    return Measurement(value, detail=detail, bound=bound, bound_text=words)
+
+
 # --- sentences ----------------------------------------------------------------------------------
 
 
@@ -1023,6 +1060,13 @@ def say_label_leak(m: Measurement) -> str:
 
 def say_constraints(m: Measurement) -> str:
     return f"declared constraints: {m.detail}"
+
+
+def say_group_mia_tpr(m: Measurement) -> str:
+    return (
+        f"in the most exposed group an attacker identifies {_pct(m.value)} of its training rows "
+        f"at 1 % false alarms (chance: 1 %): {m.detail}"
+    )
 
 
 def say_audit_copies(m: Measurement) -> str:
@@ -1276,6 +1320,15 @@ SPECS: dict[str, RuleSpec] = dict(
             "attacks x operating points)",
             measure_dp_claim,
             say_dp_claim,
+        ),
+        _spec(
+            "group_mia_tpr_at_fpr_1pct",
+            "group_mia_tpr_at_fpr_1pct",
+            "times_chance",
+            "worst group's true-positive rate at 1 % false positives over every attack (lower "
+            "bound, Bonferroni over groups x attacks), in multiples of chance (needs --groups)",
+            measure_group_mia_tpr,
+            say_group_mia_tpr,
         ),
         _spec(
             "qi_replay",

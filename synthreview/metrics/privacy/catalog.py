@@ -506,4 +506,21 @@ METRICS: tuple[MetricInfo, ...] = (
         fmt=".3f",
         unbound="needs the quasi-identifiers the reviewer names (tests/test_disclosure.py)",
     ),
+    MetricInfo(
+        name="group_mia_tpr_at_fpr_1pct",
+        section="privacy",
+        label="attacker hits at 1 % false alarms, worst group",
+        direction="lower",
+        range=(0.0, 1.0),
+        ideal=0.01,
+        key="groups.results[*].tpr_at_fpr_1pct",
+        citation=f"{_CARLINI}; Meeus et al. (2024), Lost in the Averages (risk per group)",
+        meaning="the highest share of a group's training rows an attacker identifies at 1 % "
+        "false alarms among the same group's non-members, over the groups of the grouping "
+        "columns and every attack; chance = 0.01",
+        holdout_meaning=_NO_ATTACK,
+        unbound="the privacy section's attacks cut by the grouping columns "
+        "(tests/test_disclosure.py)",
+        rules=("group_mia_tpr_at_fpr_1pct",),
+    ),
 )

@@ -30,6 +30,7 @@ from synthreview.metrics.privacy.disclosure import (
 )
 from synthreview.metrics.privacy.dp_claim import DPClaimTest, dp_claim_test
 from synthreview.metrics.privacy.epsilon import EpsilonBound, epsilon_lower_bound
+from synthreview.metrics.privacy.groups import GroupMembership, group_membership
 from synthreview.metrics.privacy.membership import membership_inference
 from synthreview.metrics.privacy.person import (
     PersonLevel,
@@ -270,6 +271,9 @@ class PrivacyReport:
     quasi_identifiers : QuasiIdentifierRisk or None
         QI replay, k-anonymity and prosecutor risk, when the review names quasi-identifiers
         (:mod:`synthreview.metrics.privacy.quasi`).
+    groups : GroupMembership or None
+        Every attack's AUC and TPR at 1 % FPR per group of the grouping columns, when the
+        review names some (:mod:`synthreview.metrics.privacy.groups`).
     sensitive_values : SensitiveValueReplay or None
         Training-unique values the candidate writes again, per column, beside the holdout
         (:mod:`synthreview.metrics.privacy.sensitive_values`).
@@ -294,6 +298,7 @@ class PrivacyReport:
     dp_claim: DPClaimTest | None = None
     quasi_identifiers: QuasiIdentifierRisk | None = None
     sensitive_values: SensitiveValueReplay | None = None
+    groups: GroupMembership | None = None
 
     def attack(self, name: str) -> AttackResult | None:
         """The result of attack ``name``, or None."""
@@ -315,6 +320,7 @@ class PrivacyReport:
                 "dp_claim": self.dp_claim,
                 "quasi_identifiers": self.quasi_identifiers,
                 "sensitive_values": self.sensitive_values,
+                "groups": self.groups,
                 "errors": self.errors,
                 "skipped": self.skipped,
             }
@@ -360,6 +366,7 @@ def evaluate_privacy(
     claimed_epsilon: float | None = None,
     claimed_delta: float = 0.0,
     quasi_identifiers: Sequence[str] = (),
+    groups: Sequence[str] = (),
 ) -> PrivacyReport:
     """Privacy section for one synthetic table.
 
@@ -395,6 +402,9 @@ def evaluate_privacy(
     quasi_identifiers : sequence of str, default=()
         Columns an intruder may know: QI replay against the holdout, k-anonymity and prosecutor
         risk (:mod:`synthreview.metrics.privacy.quasi`); empty: skipped with the reason.
+    groups : sequence of str, default=()
+        Categorical grouping columns: every attack is also judged within each group
+        (:mod:`synthreview.metrics.privacy.groups`); empty: skipped with the reason.
 
     Returns
     -------
@@ -541,6 +551,17 @@ def evaluate_privacy(
         quasi = attempt("quasi_identifiers", errors, lambda: quasi_identifier_risk(
             real, synthetic, holdout=holdout, quasi_identifiers=quasi_identifiers, seed=seed,
         ))  # fmt: skip
+    by_group = None
+    if not groups:
+        skipped["groups"] = "no grouping columns named (--groups)"
+    elif not attacks:
+        skipped["groups"] = "no membership attack ran (needs a holdout)"
+    else:
+        chosen = attack_set(len(real), len(holdout), max_attack=max_attack, seed=seed)
+        by_group = attempt("groups", errors, lambda: group_membership(
+            attacks, real.iloc[chosen.real_rows], holdout.iloc[chosen.holdout_rows],
+            columns=groups,
+        ))  # fmt: skip
     values = attempt("sensitive_values", errors, lambda: sensitive_value_replay(
         real, synthetic, holdout=holdout, columns=cols, numeric=schema.numeric,
     ))  # fmt: skip
@@ -548,7 +569,7 @@ def evaluate_privacy(
     return PrivacyReport(
         attacks, dcr, inference, diversity, errors, skipped, epsilon, wp29, vulnerable,
         shadow=shadow_result, person_level=person_level, dp_claim=dp_claim,
-        quasi_identifiers=quasi, sensitive_values=values,
+        quasi_identifiers=quasi, sensitive_values=values, groups=by_group,
     )  # fmt: skip
 
 
