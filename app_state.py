@@ -1264,9 +1264,16 @@ def reattack_frame(reattack: Reattack) -> pd.DataFrame:
     return frame.set_index("attack")
 
 
+#: an interval whose ends were not computed (never "n/a to n/a")
+NO_INTERVAL = "no 95 % interval computed"
+
+
 def _number_text(value: object) -> str:
     if isinstance(value, (list, tuple)):
-        return " to ".join(format_number(v, ".3f") for v in value) if value else MISSING
+        ends = [format_number(v, ".3f") for v in value]
+        if all(end == MISSING for end in ends):  # none at all, or both ends missing
+            return NO_INTERVAL
+        return " to ".join(ends)
     return format_number(value, ".3f")
 
 

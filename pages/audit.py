@@ -38,6 +38,8 @@ def confirm_dialog(name: str, thresholds, n_removed: int, n_rows: int) -> None:
     ok, cancel = st.columns(2)
     if ok.button("Confirm", key="audit_confirm", type="primary"):
         app_state.confirm_curation(name, thresholds)
+        # computed now, before the rerun draws the sidebar: nothing is left for Run review
+        app_state.confirmed_release(name)
         app_state.set_audit_dialog(False)
         st.rerun()
     if cancel.button("Cancel", key="audit_cancel"):

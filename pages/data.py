@@ -45,15 +45,17 @@ def share_text(share: float) -> str:
     return "0" if share == 0 else f"{100 * share:.1f} %" if share >= 0.001 else "< 0.1 %"
 
 
+# the control shows what is loaded when the page opens (a widget's state ends with its page)
 source = st.radio(
-    "Source", list(SOURCES), format_func=SOURCES.get, key="data_source", horizontal=True
-)
+    "Source", list(SOURCES), format_func=SOURCES.get, key="data_source", horizontal=True,
+    index=list(SOURCES).index(app_state.loaded_source() or "demo_tables"),
+)  # fmt: skip
 st.number_input(
     "Seed (every random step of the review uses it)", min_value=0, step=1, key=app_state.SEED_KEY
 )
 
 
-def _load(make_review) -> None:
+def _load(make_review, source: str) -> None:
     try:
         review = make_review()
     except DataError as exc:
@@ -61,6 +63,7 @@ def _load(make_review) -> None:
         return
     app_state.set_load_error(None)
     app_state.set_review(review)
+    app_state.set_loaded_source(source)
     # the sidebar was drawn before this click's load: draw the page again so its status
     # describes the data loaded now ("not computed"), not the previous review's run
     st.rerun()
@@ -69,15 +72,21 @@ def _load(make_review) -> None:
 if app_state.demo_autoload_pending():
     # a fresh session opens on the bundled demo so the dashboard shows something at once
     with st.spinner("Loading the bundled demo (UCI Adult)…"):
-        _load(lambda: demo.tables(seed=app_state.seed(), n_train=app_state.demo_rows()))
+        _load(
+            lambda: demo.tables(seed=app_state.seed(), n_train=app_state.demo_rows()),
+            "demo_tables",
+        )
 
 if source in ("demo_tables", "demo_traces"):
     if st.button("Load the demo", key="load_demo", type="primary"):
         with st.spinner("Preparing the demo data…"):
             if source == "demo_tables":
-                _load(lambda: demo.tables(seed=app_state.seed(), n_train=app_state.demo_rows()))
+                _load(
+                    lambda: demo.tables(seed=app_state.seed(), n_train=app_state.demo_rows()),
+                    source,
+                )
             else:
-                _load(lambda: demo.traces(seed=app_state.seed()))
+                _load(lambda: demo.traces(seed=app_state.seed()), source)
 else:
     is_traces = source == "upload_traces"
     kinds = ["csv", "tsv", "txt", "parquet"]
@@ -160,7 +169,7 @@ else:
             return align(real_table, tables, holdout=holdout_table)
 
         with st.spinner("Reading and validating…"):
-            _load(make)
+            _load(make, source)
     elif not real_file or not synthetic_files:
         st.info(
             "Upload at least the real table and one synthetic candidate, then press Load files."

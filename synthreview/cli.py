@@ -380,7 +380,8 @@ def load_review(args: argparse.Namespace, *, client: Any = None) -> Review:
     printed to stderr as ``notice: TABLE: message``, whatever ``--quiet`` says: it may change
     what the decision means. report.json keeps them too (``Report.notices``). With ``client``
     (the ``--scheduler`` cluster's) the partitions of a folder are read by its workers; the
-    tables are the same as when they are read here (``io.tables.read_table``).
+    tables are the same as when they are read here (``io.tables.read_table``). With
+    ``--person`` the column is made an identifier (``io.persons.with_person``) first.
     """
     if args.traces:
         # names default to the file stem, as for tables; align_traces makes repeats unique
@@ -395,8 +396,14 @@ def load_review(args: argparse.Namespace, *, client: Any = None) -> Review:
         )
         tables = [read_table(p, role="synthetic", client=client) for p in args.synthetic]
         review = align(real_table, tables, holdout=holdout_table)
+    person = getattr(args, "person", None)
+    if person is not None:
+        # the column becomes an identifier before any notice is said: a person column is never
+        # checked for categories unseen in real (its people differ by design)
+        review = with_person(review, person)
+    if review.kind == "table":
         # a column that looks like a person key, when --person does not name it (issue 34)
-        review = with_person_key_notices(review, person=getattr(args, "person", None))
+        review = with_person_key_notices(review, person=person)
     for notice in review.notices:
         say(f"notice: {notice.table}: {notice.message}", file=sys.stderr)
     return review
@@ -475,9 +482,7 @@ def run_review(args: argparse.Namespace) -> int:
     # read folders of Parquet partitions, and the audit's copy-evidence searches and the
     # curated re-evaluation run there too
     with on_cluster(args.scheduler) as engine:
-        review = load_review(args, client=engine.client)
-        if args.person is not None:
-            review = with_person(review, args.person)  # the column becomes an identifier
+        review = load_review(args, client=engine.client)  # --person: an identifier already
         options = ReviewOptions(
             embedding=args.embedding,
             target=args.target,

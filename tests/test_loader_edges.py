@@ -384,6 +384,35 @@ def test_utility_on_a_trace_review_is_refused_before_computing(tmp_path):
 # notices travel with the decision
 
 
+def test_a_person_column_is_never_checked_for_unseen_categories(tmp_path):
+    """Issue 38, item 5: with --person the column is an identifier before any notice is said;
+    the people of the holdout and a candidate differ from real's by design."""
+    panel = pd.read_csv(ROOT / "tests" / "data" / "wage_panel_120.csv")
+    panel["person_id"] = "p" + panel["person_id"].astype(str)  # text ids: read as categories
+    people = sorted(panel["person_id"].unique())
+    third = len(people) // 3
+    paths = []
+    for name, part in (("real", people[:third]), ("holdout", people[third : 2 * third]),
+                       ("gen", people[2 * third :])):  # fmt: skip
+        panel[panel["person_id"].isin(part)].to_csv(tmp_path / f"{name}.csv", index=False)
+        paths.append(tmp_path / f"{name}.csv")
+
+    def notices(person):
+        namespace = argparse.Namespace(traces=False, real=paths[0], holdout=paths[1],
+                                       synthetic=[paths[2]], person=person)  # fmt: skip
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            review = cli.load_review(namespace)
+        return review, err.getvalue()
+
+    review, said = notices(None)  # without --person the column is a category like any other
+    assert "'person_id' has 40 categories never seen in real" in said
+    review, said = notices("person_id")
+    assert review.schema.kinds["person_id"] == "identifier"
+    assert "never seen in real" not in said
+    assert not [n for n in review.notices if n.column == "person_id"]
+
+
 @pytest.mark.filterwarnings("ignore::synthreview.errors.UndefinedMetricWarning")
 def test_loading_notices_are_printed_and_stored_in_report_json(tmp_path):
     frame = pd.read_csv(ADULT)

@@ -205,6 +205,9 @@ def test_confirm_dialog_then_downloads(patched):
     assert list(reattack.index) == ["nn"] and len(reattack.columns) == 5
     assert markdown_text("TPR at 1 % FPR after") in reattack.columns
     assert all(isinstance(c, str) and "None" not in c for c in reattack.to_numpy().ravel())
+    # the fixed report has no intervals: the cells say so, never "(n/a to n/a)" (issue 38)
+    cells = " ".join(reattack.to_numpy().ravel())
+    assert "n/a to n/a" not in cells and markdown_text(app_state.NO_INTERVAL) in cells
     assert reattack[markdown_text("worse than before")].isin(["yes", "no"]).all()
     # changing a threshold withdraws the confirmation of those thresholds, not the record
     at.select_slider(key="audit_level").set_value(0.02).run()
@@ -276,6 +279,20 @@ def test_signoff_never_carries_across_candidates_and_the_choice_survives_a_visit
     assert reviewer.value == "A. Reviewer" and decision.value == "do_not_release"
 
 
+def test_run_review_is_disabled_once_a_confirmed_curation_is_computed(patched):
+    """Issue 38, item 5: after Confirm every section reads "up to date" and nothing is left to
+    run, so the sidebar's Run review is disabled (the confirmed release is computed at once)."""
+    review, _, _ = patched
+    at = open_page(review, None).run()
+    assert at.sidebar.button(key="run_review").disabled  # the run is done
+    at.button(key="audit_curate").click().run()
+    at.button(key="audit_confirm").click().run()
+    assert not at.exception
+    captions = [c.value for c in at.sidebar.caption]
+    assert captions and all("up to date" in c for c in captions if ":" in c), captions
+    assert at.sidebar.button(key="run_review").disabled
+
+
 def test_cancel_closes_dialog(patched):
     review, _, _ = patched
     at = open_page(review, None).run()
@@ -303,7 +320,8 @@ def test_removed_rows_table_lists_reasons(patched):
     assert isinstance(removed, pd.DataFrame)
     assert list(removed["row"]) == [0, 5, 11]
     assert removed.loc[removed["row"] == 0, "reasons"].item() == (
-        "authenticity ratio 0 below the holdout's 1.0% quantile (0.1)"
+        # 50 holdout rows cannot promise a 1 % loss: the cut is the holdout's smallest ratio
+        "authenticity ratio 0 below the holdout's smallest value (0.1)"
     )
 
 
@@ -369,5 +387,10 @@ def test_pages_on_real_engine_output():
     at.button(key="audit_curate").click().run()
     at.button(key="audit_confirm").click().run()
     assert not at.exception
-    assert len(at.download_button) == 8
+    # the removed rows always; the curated files only where the decision ships (issue 33)
+    keys = {b.key for b in at.download_button}
+    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    ships = summary.decisions["copula"].ships
+    assert len(keys) == (8 if ships else 6) and "audit_download_removed" in keys
+    assert ("audit_download_csv" in keys) == ("audit_download_parquet" in keys) == ships
     assert len(at.get("plotly_chart")) >= 3

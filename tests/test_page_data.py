@@ -233,3 +233,36 @@ def test_a_panel_without_its_person_column_is_noticed_until_grouped():
     assert not at.exception
     assert at.session_state[app_state.REVIEW_KEY].schema.kinds["person_id"] == "identifier"
     assert not [w for w in at.warning if "looks like a person key" in w.value]
+
+
+def test_the_source_control_shows_what_is_loaded_after_a_visit_elsewhere():
+    """Issue 38, item 5: with an upload loaded, the Source control never flips back to the
+    demo (with *Load the demo* showing) when the reviewer leaves the page and comes back."""
+    at = _fresh()
+    assert at.radio(key="data_source").value == "demo_tables"  # the demo is what is loaded
+    at.radio(key="data_source").set_value("upload_tables").run()
+    at.file_uploader(key="real_upload").upload("real.csv", REAL, "text/csv").run()
+    at.file_uploader(key="synthetic_upload").upload("cand.csv", SYNTHETIC, "text/csv").run()
+    at.button(key="load_files").click().run()
+    assert not at.exception
+    at.switch_page("pages/overview.py").run()
+    at.switch_page("pages/data.py").run()
+    assert not at.exception
+    assert at.radio(key="data_source").value == "upload_tables"
+    assert not [b for b in at.button if b.key == "load_demo"]
+    assert at.session_state[app_state.REVIEW_KEY].candidates == ["cand"]
+
+
+def test_each_load_notice_is_shown_once_for_the_glucose_demo():
+    """Issue 38, item 5: the demo's training and holdout days come from one recording; its
+    loading notices (format, days kept) are said once, not once per split."""
+    at = _fresh()
+    at.radio(key="data_source").set_value("demo_traces").run()
+    at.button(key="load_demo").click().run()
+    assert not at.exception
+    review = at.session_state[app_state.REVIEW_KEY]
+    assert review.kind == "traces"
+    assert len(review.notices) == len(set(review.notices)) >= 2
+    shown = [e.value for e in (*at.warning, *at.info) if "cgm" in e.value]
+    assert len(shown) == len(set(shown)) >= 2, shown
+    assert sum("long format" in s for s in shown) == 1

@@ -372,7 +372,9 @@ def align_traces(
     tables = {k: _trace_table(t, k, role) for k, (role, t) in sources.items()}
     labels = real.step_labels()
     schema = Schema({"id": "identifier", "start": "datetime", **dict.fromkeys(labels, "numeric")})
-    notices = tuple(n for _, t in sources.values() for n in t.notices)
+    # each notice once: day traces cut from one file (real and holdout of one recording) carry
+    # that file's loading notices each
+    notices = tuple(dict.fromkeys(n for _, t in sources.values() for n in t.notices))
     return Review(
         real=tables["real"],
         synthetic={c: tables[c] for c in candidates},
