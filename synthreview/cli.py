@@ -73,7 +73,7 @@ from synthreview.release.signing import (
 from synthreview.release.waivers import Approval, approval_bytes, read_approval, waivers_for
 from synthreview.review import SECTIONS, evaluate
 from synthreview.sampling import DEFAULT_SAMPLE_ROWS
-from synthreview.terminal import terminal_text
+from synthreview.terminal import terminal_output, terminal_text
 
 EXIT_CODES = f"""exit codes:
   {EXIT_RELEASE}  every candidate may be released (each rule the policy requires was computed and
@@ -548,7 +548,7 @@ def run_review(args: argparse.Namespace) -> int:
             if requests
             else (),
         )
-    print(f"policy thresholds: {policy.access_reason}", file=sys.stderr)
+    say(f"policy thresholds: {policy.access_reason}", file=sys.stderr)
     files = sign_files(release.files, key) if key is not None else release.files
     write_review_folder(args.out, files, overwrite=args.overwrite)
     if args.register is not None:
@@ -644,7 +644,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     command = RECORD_COMMANDS.get(args.command, run_review)
     try:
-        return command(args)
+        with terminal_output():  # warnings and log records escaped as every printed line is
+            return command(args)
     except (SynthreviewError, OSError) as exc:
         say(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -939,7 +940,7 @@ def run_approve(args: argparse.Namespace) -> int:
         else folder_digest(args.candidate, what="option --candidate", max_bytes=MAX_BYTES),
     )  # fmt: skip
     args.out.write_bytes(data)
-    print(
+    say(
         f"approved: waiving {args.rule} for {args.candidate}, requested by key "
         f"{args.requested_by[:16]}, signed by key {key_id(key.public_key())[:16]}: {args.out}"
     )
@@ -955,17 +956,17 @@ def run_ledger(args: argparse.Namespace) -> int:
     records = ledger(args.db, sha256=sha256, source=source)
     what = f"{args.real} (sha256 {sha256})" if sha256 else f"source {source!r}"
     if not records:
-        print(f"no reviews recorded from {what}")
+        say(f"no reviews recorded from {what}")
         return EXIT_RELEASE
-    print(f"reviews recorded from {what}:")
+    say(f"reviews recorded from {what}:")
     for prior in prior_releases(records):
-        print(f"  {prior.describe()}")
+        say(f"  {prior.describe()}")
     shipped = [p for p in prior_releases(records) if p.shipped]
     total = composed_epsilon([p.claimed_epsilon for p in shipped])
     composed = (
         "unknown (a release claims no ε)" if total is None and shipped else f"{total or 0:g}"
     )
-    print(
+    say(
         f"{len(shipped)} released of {len(records)} recorded; composed claimed ε {composed} "
         "(basic composition: the sum of the releases' claimed ε, an upper bound)"
     )

@@ -18,6 +18,7 @@ import shutil
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -353,6 +354,26 @@ def test_a_driver_message_quoting_the_url_shows_no_password(url, capsys):
 def test_terminal_text_escapes_control_and_format_characters():
     assert terminal_text("a\rb\nc\x1b[31md\u202ee\x7f") == "a\\rb\\nc\\x1b[31md\\u202ee\\x7f"
     assert terminal_text("Zürich ✓ 東京") == "Zürich ✓ 東京"
+
+
+def test_log_records_and_warnings_of_the_cli_are_escaped():
+    # a section's failure is logged with the candidate's name and a traceback; a warning may
+    # name a column: in the command line's process both print escaped, line starts indented
+    code = (
+        "import logging, warnings\n"
+        "from synthreview.terminal import terminal_output\n"
+        "with terminal_output():\n"
+        "    logging.getLogger('synthreview.review').error('%s of %s failed:\\n%s', 'privacy',\n"
+        "        'x\\rRELEASE (pass)\\nRELEASE (pass)', 'Traceback\\n  line')\n"
+        "    warnings.warn('column \\x1b[2Kage\\rRELEASE', UserWarning)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1], timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "\r" not in done.stderr and "\x1b" not in done.stderr
+    assert "x\\rRELEASE (pass)" in done.stderr and "age\\rRELEASE" in done.stderr
+    assert "Traceback" in done.stderr  # kept, on its own (indented) line
+    assert not any(line.startswith("RELEASE") for line in done.stderr.split("\n"))
 
 
 def test_passwords_come_from_pgpassword_or_a_pgpass_file(password_postgres, tmp_path, monkeypatch):
