@@ -8,6 +8,7 @@ folders get their modes whatever the umask; a claimed ε = 0 is judged like any 
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import glob
 import io
@@ -29,6 +30,7 @@ import pandas as pd
 import pytest
 
 import synthreview
+from synthreview import cli
 from synthreview.cli import main
 from synthreview.errors import ConfigError, DataError
 from synthreview.generators.runner import GeneratorProcess, GeneratorTimeout
@@ -354,6 +356,19 @@ def test_a_driver_message_quoting_the_url_shows_no_password(url, capsys):
 def test_terminal_text_escapes_control_and_format_characters():
     assert terminal_text("a\rb\nc\x1b[31md\u202ee\x7f") == "a\\rb\\nc\\x1b[31md\\u202ee\\x7f"
     assert terminal_text("Zürich ✓ 東京") == "Zürich ✓ 東京"
+
+
+def test_every_line_the_cli_prints_goes_through_say():
+    # one escaping for the whole command line: a print elsewhere would write names raw
+    tree = ast.parse(Path(cli.__file__).read_text(encoding="utf-8"))
+    printing = {
+        function.name
+        for function in ast.walk(tree)
+        if isinstance(function, ast.FunctionDef)
+        for call in ast.walk(function)
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "print"
+    }
+    assert printing == {"say"}
 
 
 def test_log_records_and_warnings_of_the_cli_are_escaped():
