@@ -20,15 +20,30 @@ to split by person); candidates: ``fresh`` days, ``verbatim`` training days, ``n
 training days (+- 3 mg/dL), ``shifted`` fresh days + 40 mg/dL. The glucose section (trace
 fidelity, privacy and glucose rules) and the release audit run on them.
 
+Person-year panels (``wage_panel``: NLSY, 545 people x 8 years; ``psid_wages_panel``: PSID,
+595 x 7) are split *by person* into training, holdout and fresh people (181 / 198 each, seeds
+1-5 by default) and reviewed with ``--person person_id`` (privacy with a claimed ε = 1, the
+audit, utility with target ``union``); candidates: ``fresh`` people (ids renumbered),
+``verbatim_P``: the fresh people with all rows of P % (1, 5, 10) of the training people in
+place of as many (ids renumbered), ``noisy`` training people (1 %-of-sd noise, ids renumbered)
+and a ``copula`` of the training rows (people of seven rows). Every rule of
+:data:`PANEL_RULES` is judged; the row-level membership rules are "n/a" with ``--person``
+(shown, not judged), so their rows read "-".
+
 Each dataset of ``../shared/data`` is split at random (per seed) into disjoint training,
 holdout and fresh samples of ``n`` rows; the privacy section runs on every candidate (``max_attack``
 caps the membership attack set), the release audit on top of it, and the default policy judges
 the privacy rules and the audit rules (``audit_copies``, ``real_records``). Fidelity and utility
 are not run (their rules are left out of the table and of the overall verdict here).
 
-Run (about 13 minutes on two shared cores at the defaults)::
+Run (about 13 minutes on two shared cores for the tables and CGM sets, about 25 more for the
+panels)::
 
     flock /tmp/heavy.lock python benchmarks/calibrate_policy.py --out docs/rule_rates.md
+
+The panels alone (about 10 minutes, seeds 1-5 of both)::
+
+    python benchmarks/calibrate_policy.py --datasets wage_panel psid_wages_panel --out FILE
 
 Exit status 2 with a message on bad arguments.
 """
@@ -40,6 +55,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +66,7 @@ sys.path.insert(0, str(ROOT))
 
 from synthreview.generators.tables import gaussian_copula, mode_collapse  # noqa: E402
 from synthreview.generators.traces import traces_add_noise  # noqa: E402
+from synthreview.io.persons import with_person  # noqa: E402
 from synthreview.io.tables import align, read_table  # noqa: E402
 from synthreview.io.traces import Traces, align_traces, load_traces  # noqa: E402
 from synthreview.judgement.policy import load_policy  # noqa: E402
@@ -67,6 +84,29 @@ TRACE_SIZES = {"cgm_bokeh_1_subject": 56, "cgm_iglu_5_subjects": 15}
 KINDS = ("fresh", "verbatim", "noisy", "planted_1", "planted_5", "planted_10", "copula",
          "shuffled", "collapsed")  # fmt: skip
 TRACE_KINDS = ("fresh", "verbatim", "noisy", "shifted")
+#: person-year panels of ../shared/data (split by person) and the people per split
+PANEL_SIZES = {"wage_panel": 181, "psid_wages_panel": 198}
+#: the person column and the ML-efficacy target of each panel
+PANEL_COLUMNS = {"wage_panel": ("person_id", "union"), "psid_wages_panel": ("person_id", "union")}
+PANEL_KINDS = ("fresh", "verbatim_1", "verbatim_5", "verbatim_10", "noisy", "copula")
+#: rules judged on panels: the privacy section with --person, the audit and ML efficacy
+PANEL_RULES = (
+    "mia_auc",
+    "mia_tpr_at_fpr_1pct",
+    "person_mia_auc",
+    "person_mia_tpr_at_fpr_1pct",
+    "dp_claim",
+    "dcr_share",
+    "wp29_singling_out_univariate",
+    "wp29_singling_out_multivariate",
+    "wp29_linkability",
+    "wp29_inference",
+    "audit_copies",
+    "real_records",
+    "tstr_trtr_ratio",
+)
+#: the ε claimed for every panel candidate (a perfect generator of people is consistent with it)
+PANEL_CLAIMED_EPSILON = 1.0
 #: candidates the utility section also runs on (the fidelity/utility failures and their control)
 UTILITY_KINDS = ("fresh", "shuffled", "collapsed")
 #: utility rules, judged on UTILITY_KINDS only
@@ -137,6 +177,12 @@ def _shuffled(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
     return pd.DataFrame({c: frame[c].to_numpy()[rng.permutation(len(frame))] for c in frame})
 
 
+@cache
+def _policy():
+    """The default policy, read once per run (every split is judged by the same file)."""
+    return load_policy()
+
+
 def _judged(verdicts, rules: Sequence[str]) -> tuple[tuple[tuple[str, str], ...], str]:
     judged = tuple((r.rule, r.verdict) for r in verdicts.rules
                    if r.rule in rules and r.verdict != "n/a")  # fmt: skip
@@ -174,7 +220,7 @@ def run_split(dataset: str, n: int, seed: int, *, max_attack: int) -> list[Outco
     useful = align(real, {k: candidates[k] for k in UTILITY_KINDS}, holdout=holdout,
                    schema=schema)  # fmt: skip
     utility = evaluate(useful, sections=["utility"], options=options, seed=seed)
-    policy = load_policy()
+    policy = _policy()
     out = []
     for kind in KINDS:
         audit = audit_candidate(report, kind)
@@ -188,6 +234,78 @@ def run_split(dataset: str, n: int, seed: int, *, max_attack: int) -> list[Outco
         rare = next((a.auc for a in report.candidates[kind].privacy.membership_inference
                      if a.attack == "rare_values"), float("nan"))  # fmt: skip
         out.append(Outcome(dataset, kind, seed, n, judged, overall, rare))
+    return out
+
+
+def _renumbered(frame: pd.DataFrame, column: str, prefix: str) -> pd.DataFrame:
+    """``frame`` with its person ids replaced by ``prefix0``, ``prefix1``, ... in first order."""
+    out = frame.copy()
+    codes = pd.factorize(out[column].astype("string"))[0]
+    out[column] = [f"{prefix}{c}" for c in codes]
+    return out
+
+
+def _verbatim_people(
+    fresh: pd.DataFrame, real: pd.DataFrame, column: str, percent: int, seed: int
+) -> pd.DataFrame:
+    """The fresh people with ``percent`` % of the training people's rows in place of as many."""
+    rng = np.random.default_rng(seed)
+    train_people = pd.unique(real[column])
+    fresh_people = pd.unique(fresh[column])
+    k = max(1, round(len(train_people) * percent / 100))
+    copied = rng.choice(train_people, k, replace=False)
+    kept = fresh_people[: max(0, len(fresh_people) - k)]
+    mixed = pd.concat(
+        [fresh[fresh[column].isin(kept)], real[real[column].isin(copied)]], ignore_index=True
+    )
+    return _renumbered(mixed, column, "s")
+
+
+def run_panel_split(dataset: str, n: int, seed: int, *, max_attack: int) -> list[Outcome]:
+    """Every panel candidate of one random split *by person*, reviewed with ``--person``."""
+    column, target = PANEL_COLUMNS[dataset]
+    table = read_table(DATA / f"{dataset}.csv", role="real")
+    people = pd.unique(table.frame[column])
+    if 3 * n > len(people):
+        raise ValueError(f"{dataset} has {len(people)} people; 3 x n = {3 * n} are needed")
+    order = people[np.random.default_rng(seed).permutation(len(people))]
+
+    def rows(part: np.ndarray, name: str, role: str):
+        keep = np.flatnonzero(table.frame[column].isin(part).to_numpy())
+        return replace(table, name=name, role=role,
+                       frame=table.frame.iloc[keep].reset_index(drop=True),
+                       raw=table.raw.iloc[keep].reset_index(drop=True))  # fmt: skip
+
+    real = rows(order[:n], "real", "real")
+    holdout = rows(order[n : 2 * n], "holdout", "holdout")
+    fresh = rows(order[2 * n : 3 * n], "fresh", "synthetic")
+    schema = with_person(align(real, {"fresh": fresh}, holdout=holdout), column).schema
+    copula = gaussian_copula(real.frame, schema=schema, seed=seed + 20)
+    copula[column] = [f"c{i // 7}" for i in range(len(copula))]  # people of seven rows
+    candidates = {
+        "fresh": _renumbered(fresh.frame, column, "s"),
+        **{
+            f"verbatim_{p}": _verbatim_people(fresh.frame, real.frame, column, p, seed + 2 + p)
+            for p in (1, 5, 10)
+        },
+        "noisy": _renumbered(_noisy(real.frame, schema.numeric, seed + 1), column, "s"),
+        "copula": copula,
+    }
+    review = with_person(align(real, candidates, holdout=holdout, schema=schema), column)
+    options = ReviewOptions(
+        max_attack=max_attack, person=column, claimed_epsilon=PANEL_CLAIMED_EPSILON,
+        target=target, n_bootstrap=50,
+    )  # fmt: skip
+    report = evaluate(review, sections=["privacy", "utility"], options=options, seed=seed)
+    policy = _policy()
+    out = []
+    for kind in PANEL_KINDS:
+        audit = audit_candidate(report, kind)
+        copies = None if audit is None else copy_excess(audit.audit, audit.reference)
+        content = report.candidates[kind].to_dict()
+        verdicts = judge_audited(policy, content, copies=copies, kind=report.kind)
+        judged, overall = _judged(verdicts, PANEL_RULES)
+        out.append(Outcome(dataset, kind, seed, n, judged, overall))
     return out
 
 
@@ -211,7 +329,7 @@ def run_trace_split(dataset: str, n: int, seed: int, *, max_attack: int) -> list
     )
     options = ReviewOptions(max_attack=max_attack, n_bootstrap=50)
     report = evaluate(review, options=options, seed=seed)
-    policy = load_policy()
+    policy = _policy()
     out = []
     for kind in TRACE_KINDS:
         audit = audit_candidate(report, kind)
@@ -238,9 +356,11 @@ def rates_table(outcomes: Sequence[Outcome]) -> str:
     for dataset in dict.fromkeys(o.dataset for o in outcomes):
         mine = [o for o in outcomes if o.dataset == dataset]
         n, seeds = mine[0].n_rows, len({o.seed for o in mine})
-        traces = dataset in TRACE_SIZES
+        traces, panel = dataset in TRACE_SIZES, dataset in PANEL_SIZES
         kinds, rules = (TRACE_KINDS, TRACE_RULES) if traces else (KINDS, STAGE_RULES)
         unit = "day traces" if traces else "rows"
+        if panel:
+            kinds, rules, unit = PANEL_KINDS, PANEL_RULES, "people"
         lines += [
             f"### {dataset} ({n:,} {unit} per split, {seeds} seeds)",
             "",
@@ -257,7 +377,7 @@ def rates_table(outcomes: Sequence[Outcome]) -> str:
                 caught = _rate(bad, rule, ("warn", "fail"))
                 cells.append(f"{caught} ({_rate(bad, rule, ('fail',))})")
             lines.append(f"| {rule} | " + " | ".join(cells) + " |")
-        if not traces:
+        if not traces and not panel:
             aucs = {k: [o.rare_auc for o in mine if o.kind == k] for k in ("fresh", "copula")}
             lines += [
                 "",
@@ -273,10 +393,13 @@ def rates_table(outcomes: Sequence[Outcome]) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    names = [*SIZES, *TRACE_SIZES]
+    names = [*SIZES, *TRACE_SIZES, *PANEL_SIZES]
     parser.add_argument("--datasets", nargs="+", default=names, choices=names)
     parser.add_argument("--seeds", type=int, default=5, help="random splits per dataset")
     parser.add_argument("--trace-seeds", type=int, default=5, help="random splits per CGM set")
+    parser.add_argument(
+        "--first-seed", type=int, default=1, help="first seed of the panels (seeds first..seeds)"
+    )
     parser.add_argument("--max-attack", type=int, default=500, help="membership attack set cap")
     parser.add_argument(
         "--scale", type=float, default=1.0, help="multiply every dataset's split size"
@@ -297,16 +420,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_attack < 10:
         parser.error(f"--max-attack must be at least 10; got {args.max_attack} instead")
     outcomes: list[Outcome] = []
+    _policy()  # a policy file that does not load stops the run before any split
     started = time.perf_counter()
     for dataset in args.datasets:
-        traces = dataset in TRACE_SIZES
+        traces, panel = dataset in TRACE_SIZES, dataset in PANEL_SIZES
         if traces:
             n = max(8, round(TRACE_SIZES[dataset] * args.scale))
+        elif panel:
+            n = max(30, round(PANEL_SIZES[dataset] * args.scale))
         else:
             n = max(100, round(SIZES[dataset] * args.scale))
-        for seed in range(args.trace_seeds if traces else args.seeds):
+        if traces:
+            seeds = range(args.trace_seeds)
+        elif panel:  # seeds 1-5 by default, as issue 34 measured them
+            seeds = range(args.first_seed, args.first_seed + args.seeds)
+        else:
+            seeds = range(args.seeds)
+        for seed in seeds:
             tick = time.perf_counter()
-            run = run_trace_split if traces else run_split
+            run = run_trace_split if traces else run_panel_split if panel else run_split
             found = run(dataset, n, seed, max_attack=args.max_attack)
             outcomes += found
             summary = ", ".join(f"{o.kind} {o.overall}" for o in found)
@@ -353,7 +485,12 @@ split by day (fresh days, verbatim and noisy training days, fresh days shifted b
 and run the full trace review (glucose section: trace fidelity, privacy, forecast) and the
 audit. `overall` is the worst verdict of the rules shown; `reattack` (a curated set only) is
 left out. The membership rules judge the highest per-attack lower bound at 1 - 0.05/K over the
-K attacks (Bonferroni).
+K attacks (Bonferroni). Person-year panels (issue 34) are split *by person* into training,
+holdout and fresh people and reviewed with `--person person_id` and a claimed ε = 1 (privacy,
+audit, utility with target `union`): `fresh` people, `verbatim_P` (the fresh people with every
+row of P % of the training people in place of as many, ids renumbered), `noisy` training
+people, a `copula` of the training rows; the row-level `mia_*` rules are shown but not judged
+there ("n/a", left out), `person_mia_*` and `dp_claim` judge people.
 
 """
 
