@@ -195,3 +195,19 @@ def test_overview_names_the_context_or_says_the_strictest_thresholds_judged():
         assert not at.exception, at.exception
         (line,) = (t.value for t in at.text if t.value.startswith("Release context"))
         assert line.startswith("Release context: secure access for Diabetes consortium <WP3>")
+
+
+def test_a_reviewers_own_thresholds_are_never_replaced_by_the_shipped_access_tables():
+    mine = parse_policy("[rules.mia_auc]\npass = 0.55\nfail = 0.58\n")
+    for access in (None, "public", "secure"):
+        rule = mine.for_access(access).rules["mia_auc"]
+        assert (rule.pass_at, rule.fail_at) == (0.55, 0.58), access
+    # rules the file leaves alone keep the shipped access thresholds
+    assert mine.for_access("secure").rules["mia_tpr_at_fpr_1pct"].pass_at == 5.0
+    # and a file's own access table applies on top of its own base thresholds
+    both = parse_policy(
+        "[rules.mia_auc]\npass = 0.55\nfail = 0.58\n"
+        "[access.secure.rules.mia_auc]\npass = 0.57\nfail = 0.62\n"
+    )
+    assert both.for_access("secure").rules["mia_auc"].fail_at == 0.62
+    assert both.for_access("public").rules["mia_auc"].fail_at == 0.58

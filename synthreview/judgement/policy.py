@@ -602,7 +602,7 @@ def _build(doc: Mapping[str, Any], base: Policy | None, source: str, sha256: str
         source=source,
         sha256=sha256,
         lights=lights,
-        access_rules=_access_rules(doc.get("access", {}), ordered, base, source),
+        access_rules=_access_rules(doc.get("access", {}), ordered, base, source, tables),
         ledger=_ledger(doc.get("ledger"), base.ledger if base else LedgerLimits(), source),
     )
 
@@ -634,16 +634,30 @@ def _ledger(table: object, old: LedgerLimits, source: str) -> LedgerLimits:
 
 
 def _access_rules(
-    tables: object, rules: Mapping[str, Rule], base: Policy | None, source: str
+    tables: object,
+    rules: Mapping[str, Rule],
+    base: Policy | None,
+    source: str,
+    own: Mapping[str, Any] | None = None,
 ) -> dict[str, dict[str, Rule]]:
     """``[access.MODEL.rules.RULE]`` tables: thresholds that replace the base rule's for MODEL.
 
     A file that sets a model's tables replaces the base policy's for that model; a model it
-    leaves out keeps the base policy's (which apply to the base policy's rules).
+    leaves out keeps the base policy's, except for a rule whose ``pass`` or ``fail`` the file
+    sets in ``[rules.RULE]``: the file's thresholds then hold for every access model it gives
+    none of its own (the shipped policy's access thresholds never silently replace a reviewer's).
     """
     if not isinstance(tables, Mapping):
         raise ConfigError(f"policy {source}: 'access' must be a table of [access.MODEL] tables")
-    chosen: dict[str, dict[str, Rule]] = dict(base.access_rules) if base else {}
+    changed = {
+        name
+        for name, table in (own or {}).items()
+        if isinstance(table, Mapping) and {"pass", "fail"} & set(table)
+    }
+    chosen: dict[str, dict[str, Rule]] = {
+        model: {name: rule for name, rule in overrides.items() if name not in changed}
+        for model, overrides in (base.access_rules if base else {}).items()
+    }
     for model, table in tables.items():
         where = f"policy {source}: [access.{model}]"
         if model not in ACCESS_MODELS:
