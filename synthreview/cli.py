@@ -55,6 +55,7 @@ from synthreview.release.register import (
     records_of_release,
     redact_url,
     rule_changes,
+    waivers_text,
 )
 from synthreview.release.signing import (
     ENVELOPE_NAME,
@@ -987,6 +988,8 @@ def run_history(args: argparse.Namespace) -> int:
         say(f"no records in {register.where.shown}")
     for record in records:
         say(f"#{record.seq} {_describe(record)}")
+        if record.waivers:
+            say(f"    waivers: {waivers_text(record.waivers)}")
         earlier = known.get(record.previous) if record.previous is not None else None
         if earlier is None:
             continue

@@ -99,7 +99,7 @@ def test_an_approval_verifies_only_with_the_approvers_key_and_binds_its_terms(ke
     assert not other.approved and not reworded.approved
 
 
-def test_the_record_html_and_register_show_the_waiver(keys, tmp_path):
+def test_the_record_html_and_register_show_the_waiver(keys, tmp_path, capsys):
     requester, approver = _ids(keys)
     policy = load_policy().for_access(None)
     verdicts = _verdicts()
@@ -144,6 +144,8 @@ def test_the_record_html_and_register_show_the_waiver(keys, tmp_path):
     (row,) = history_frame(history(db)).to_dict(orient="records")
     assert row["waivers"].startswith(f"mia_auc approved ({REASON}; requested by key")
     assert f"approved by key {approver[:16]}" in row["waivers"]
+    assert main(["history", "--db", db]) == 0
+    assert f"waivers: mia_auc approved ({REASON}; requested by key" in capsys.readouterr().out
 
 
 def test_cli_approve_writes_an_approval_and_review_checks_waivers_before_computing(
