@@ -415,6 +415,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for option, value in (("--seeds", args.seeds), ("--trace-seeds", args.trace_seeds)):
         if value < 1:
             parser.error(f"{option} must be a positive integer; got {value} instead")
+    if args.first_seed < 0:
+        parser.error(f"--first-seed must be an integer >= 0; got {args.first_seed} instead")
     if not 0 < args.scale <= 1:
         parser.error(f"--scale must be in (0, 1]; got {args.scale} instead")
     if args.max_attack < 10:
