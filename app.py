@@ -14,7 +14,7 @@ st.set_page_config(page_title="synthreview", page_icon="🛡️", layout="wide")
 page = st.navigation(
     {
         group: [
-            st.Page(path, title=title, icon=icon, default=path == "pages/data.py")
+            st.Page(path, title=title, icon=icon, default=path == app_state.start_page())
             for path, title, icon in pages
         ]
         for group, pages in app_state.PAGES.items()

@@ -28,7 +28,7 @@ import pandas as pd
 import streamlit as st
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from synthreview.errors import ConfigError, error_message
+from synthreview.errors import ConfigError, DataError, error_message
 from synthreview.figures.explain import MISSING, format_number
 from synthreview.figures.privacy import attack_label
 from synthreview.figures.text import markdown_text
@@ -47,7 +47,8 @@ from synthreview.metrics.fidelity.features import pca_projection
 from synthreview.metrics.registry import get as metric_info
 from synthreview.metrics.utility.regression import parse_formula, suggest_formula
 from synthreview.options import SECTION_OPTIONS, ReviewOptions, default_options, section_key
-from synthreview.record.store import read_review_zip
+from synthreview.record.record import ReviewRecord
+from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, open_review, read_review_zip
 from synthreview.release.audit import CopyCounts, Thresholds
 from synthreview.release.bundle import folder_names, zip_bytes
 from synthreview.release.controls import PlantedControls, control_table, planted_controls
@@ -211,6 +212,7 @@ class StepResult:
 def set_review(review: Review | None) -> None:
     """Store the loaded review (``None`` clears it) and drop results of the previous one."""
     st.session_state[REVIEW_KEY] = review
+    st.session_state.pop(OPENED_KEY, None)  # loading data closes an opened record
     for key in (
         _RESULTS_KEY, _LATEST_KEY, _CONTEXTS_KEY, _PROJECTIONS_KEY, _RELEASES_KEY, SUMMARY_KEY,
         AUDIT_PREVIEW_KEY, AUDIT_CONTROLS_KEY, _VIEWS_KEY, SIGNOFF_KEY, SAMPLED_REVIEW_KEY,
@@ -254,6 +256,108 @@ def get_review() -> Review | None:
     return st.session_state.get(REVIEW_KEY)
 
 
+OPENED_KEY = "_opened_record"  # the ReviewRecord opened from a folder or ZIP: evidence
+_OPEN_TRIED_KEY = "_open_tried"
+_OPEN_ERROR_KEY = "_open_error"
+_RECORD_SUMMARY_KEY = "_record_summary"
+
+
+def start_page() -> str:
+    """The page a session opens on: the Overview when ``synthreview show`` opened a record."""
+    return "pages/overview.py" if os.environ.get(OPEN_ENV) else "pages/data.py"
+
+
+def opened_record() -> ReviewRecord | None:
+    """The review record opened in this session (``open_record``), or ``None``."""
+    return st.session_state.get(OPENED_KEY)
+
+
+def open_record(source: str | os.PathLike[str] | bytes, *, key: Any = None) -> ReviewRecord:
+    """Open a stored review (folder, ZIP path or ZIP bytes) for every page; nothing recomputed.
+
+    The loaded data and its results are dropped: the session shows the record alone.
+
+    Raises
+    ------
+    DataError, ConfigError
+        ``record.store.open_review``'s refusals (not a review, written before records, an
+        unreadable key).
+    """
+    record = open_review(source, key=key)
+    set_review(None)
+    st.session_state[OPENED_KEY] = record
+    st.session_state[DEMO_AUTOLOADED_KEY] = True
+    st.session_state.pop(_RECORD_SUMMARY_KEY, None)
+    st.session_state.pop(_OPEN_ERROR_KEY, None)
+    return record
+
+
+def _open_from_environment() -> None:
+    if st.session_state.get(_OPEN_TRIED_KEY):
+        return
+    st.session_state[_OPEN_TRIED_KEY] = True
+    path = os.environ.get(OPEN_ENV)
+    if not path:
+        return
+    try:
+        open_record(path, key=os.environ.get(OPEN_KEY_ENV) or None)
+    except (DataError, ConfigError) as exc:
+        st.session_state[_OPEN_ERROR_KEY] = str(exc)
+
+
+def record_banner() -> None:
+    """Every page, while a record is open: who signed it, or NOT VERIFIED and why, in red."""
+    error = st.session_state.get(_OPEN_ERROR_KEY)
+    if error:
+        st.error(f"The review could not be opened: {error}")
+    record = opened_record()
+    if record is None:
+        return
+    verified = record.verified
+    with st.container(key="record_verification"):
+        if verified is not None and verified.ok:
+            st.success(verified.line)
+        else:
+            line = verified.line if verified is not None else "NOT VERIFIED: not checked"
+            st.markdown(f":red[**{markdown_text(line)}**]")
+        st.caption(
+            f"Opened review record of {markdown_text(record.generated_at)}: evidence, not a "
+            "draft. Controls that would change its numbers are disabled; Re-run with these "
+            "inputs (load them on the Data page) computes a new record."
+        )
+        for notice in record.notices:
+            st.warning(markdown_text(notice))
+
+
+def record_inputs_needed() -> str:
+    """Which input files a raw-row view of the open record needs (name, role, sha256)."""
+    record = opened_record()
+    if record is None:
+        return ""
+    return "; ".join(
+        f"{i['name']} ({i['role']}, sha256 {str(i['sha256'])[:12]}...)" for i in record.inputs
+    )
+
+
+def _record_summary(record: ReviewRecord) -> ReviewSummary:
+    """The open record as the summary a live run stores: its report, releases and decisions."""
+    cached = st.session_state.get(_RECORD_SUMMARY_KEY)
+    if cached is not None and cached[0] is record:
+        return cached[1]
+    releases = dict(record.releases)
+    summary = ReviewSummary(
+        report=record.report,
+        stale=(),
+        content=record.report.to_dict()["candidates"],
+        releases=releases,
+        verdicts={n: r.verdicts for n, r in releases.items()},
+        curated={n: dict(r.curated.content) for n, r in releases.items() if r.curated},
+        decisions=record.decisions,  # as report.json states them
+    )
+    st.session_state[_RECORD_SUMMARY_KEY] = (record, summary)
+    return summary
+
+
 #: every page: a static table's cells wrap, so a wide table fits the window instead of scrolling
 #: sideways (tables for reading go through ``figures.explain.reading_table`` and ``st.table``),
 #: and a tile's label and value wrap instead of ending in "..." in a narrow column
@@ -277,6 +381,7 @@ def page_start() -> None:
         # switched on the Overview and must hold on every page (Streamlit's documented re-set)
         st.session_state[PRESENTATION_KEY] = st.session_state[PRESENTATION_KEY]
     st.html(TABLE_CSS)
+    _open_from_environment()
     if presentation_mode():
         page_switcher()
     execute_pending_run()
@@ -284,6 +389,17 @@ def page_start() -> None:
         # a toast floats: the Overview's decision lines keep their place in the first screen
         st.toast("The review is computed: every decision is current. See the Overview.")
     sidebar_status()
+    record_banner()
+
+
+def require_review_or_record() -> Review | None:
+    """:func:`require_review` for a page that renders an opened record too (the Overview): the
+    loaded review, or ``None`` while a record is open (the page reads :func:`get_summary`)."""
+    _open_from_environment()
+    if opened_record() is not None and get_review() is None:
+        page_start()
+        return None
+    return require_review()
 
 
 def require_review() -> Review:
@@ -291,6 +407,13 @@ def require_review() -> Review:
     one and stop the page."""
     page_start()
     review = get_review()
+    if review is None and opened_record() is not None:
+        st.info(
+            "This page needs the review's input files, which a stored record does not hold: "
+            f"{markdown_text(record_inputs_needed())}. The Overview shows the record's "
+            "decisions; load these files on the Data page to re-run with these inputs."
+        )
+        st.stop()
     if review is None:
         st.warning("No data loaded yet. Load the demo or upload your files on the Data page.")
         st.page_link("pages/data.py", label="Go to the Data page", icon=":material/folder_open:")
@@ -319,7 +442,11 @@ def demo_rows() -> int | None:
 
 def demo_autoload_pending() -> bool:
     """True once per session: a fresh session opens on the bundled demo."""
-    if st.session_state.get(DEMO_AUTOLOADED_KEY) or get_review() is not None:
+    if (
+        st.session_state.get(DEMO_AUTOLOADED_KEY)
+        or get_review() is not None
+        or opened_record() is not None
+    ):
         return False
     st.session_state[DEMO_AUTOLOADED_KEY] = True
     return True
@@ -404,6 +531,9 @@ def _default_policy() -> Policy:
 def get_policy() -> Policy:
     """The policy uploaded in this session, or the shipped default, with the thresholds of the
     release context's access model (without a context: the strictest set, fail closed)."""
+    record = opened_record()
+    if record is not None:
+        return record.policy  # the policy the record was judged by
     context = get_context()
     base = st.session_state.get(POLICY_KEY) or _default_policy()
     return base.for_access(context.access if context is not None else None)
@@ -771,6 +901,9 @@ def _judged_without_release(
 def review_summary(options: ReviewOptions | None = None) -> ReviewSummary | None:
     """The stored summary of every needed section, built at most once per result; never
     computes a metric. ``None`` when a needed section never ran."""
+    record = opened_record()
+    if record is not None:
+        return _record_summary(record)
     review = get_review()
     if review is None:
         return None
@@ -848,6 +981,8 @@ def view(name: str, build: Callable[[], T], *key: Hashable) -> T:
 def get_summary(options: ReviewOptions | None = None) -> ReviewSummary:
     """:func:`review_summary` for a page: like :func:`get_report`, explains a missing run
     (and stops the page) or warns about stale sections."""
+    if opened_record() is not None:
+        return _record_summary(opened_record())
     review = get_review()
     if review is None:
         require_review()  # draws the explanation and stops

@@ -115,7 +115,7 @@ def copies_line(name: str) -> None:
         st.table(pd.DataFrame(counts.rows(), columns=["rows", "count"]).set_index("rows"))
 
 
-review = app_state.require_review()
+review = app_state.require_review_or_record()  # an opened record needs no data
 present = st.toggle(
     "Presentation mode",
     key=app_state.PRESENTATION_KEY,
@@ -251,6 +251,11 @@ if not present:  # controls are not drawn at all while presenting
             type=["toml"],
             key=app_state.POLICY_UPLOAD_KEY,
             on_change=app_state.load_uploaded_policy,
+            disabled=app_state.opened_record() is not None,
+            help="An opened record keeps the policy it was judged by: Re-run with these inputs "
+            "to judge under another."
+            if app_state.opened_record() is not None
+            else None,
         )
         if app_state.policy_error():
             st.error(markdown_text(app_state.policy_error()))

@@ -7,6 +7,8 @@ that decided it and why.
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -41,8 +43,16 @@ from synthreview.options import (
     read_constraints_file,
     validate_options,
 )
+from synthreview.record.record import build_record
+from synthreview.record.store import (
+    OPEN_ENV,
+    OPEN_KEY_ENV,
+    open_review,
+    record_files,
+    write_record,
+)
 from synthreview.release.audit import default_thresholds
-from synthreview.release.folder import MARKER, check_output_folder, write_review_folder
+from synthreview.release.folder import MARKER, check_output_folder
 from synthreview.release.pipeline import review_release
 from synthreview.release.register import (
     Record,
@@ -67,7 +77,6 @@ from synthreview.release.signing import (
     read_folder,
     read_key_file,
     release_statement,
-    sign_files,
     statement_id,
     verify_folder,
 )
@@ -550,11 +559,13 @@ def run_review(args: argparse.Namespace) -> int:
             else (),
         )
     say(f"policy thresholds: {policy.access_reason}", file=sys.stderr)
-    files = sign_files(release.files, key) if key is not None else release.files
-    write_review_folder(args.out, files, overwrite=args.overwrite)
+    # the folder is the review's record: its files, record.json (read back by open_review and
+    # `synthreview show`) and the signature over both
+    record = build_record(release, report, policy_text=_policy_text(args.policy))
+    record = write_record(record, args.out, key=key, overwrite=args.overwrite)
     if args.register is not None:
         try:
-            append_records(args.register, records_of_release(release.files, key=key))
+            append_records(args.register, records_of_release(record_files(record), key=key))
         except ConfigError as exc:  # the folder is written: say so, keep the decision's code
             say(f"warning: the register was not updated: {exc}", file=sys.stderr)
     for name, decision in release.decisions.items():
@@ -621,6 +632,16 @@ def _prior_releases(
     source = context.source if context is not None else None
     records = ledger(args.register, sha256=getattr(review.real, "sha256", None), source=source)
     return prior_releases(records)
+
+
+def _policy_text(path: Path | None) -> str | None:
+    """The policy file's text for the record (None: the shipped policy, whose text it finds)."""
+    if path is None:
+        return None
+    try:
+        return Path(path).read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None  # load_policy read it already; a record without its text says so
 
 
 def vars_for_manifest(args: argparse.Namespace) -> dict[str, object]:
@@ -727,6 +748,21 @@ def _record_parsers(sub: argparse._SubParsersAction) -> None:
     history.add_argument(
         "--inputs-sha256", metavar="HEX", help="only reviews with an input of this sha256"
     )
+    show = sub.add_parser(
+        "show",
+        help="open a review folder (or a ZIP of one) in the dashboard, on 127.0.0.1",
+        description="Starts the dashboard (streamlit run app.py, headless, bound to 127.0.0.1) "
+        "with the review record at PATH open: the Overview states its decisions without a "
+        "click; nothing is recomputed. Every page says who signed it, or NOT VERIFIED and why.",
+    )
+    show.add_argument("path", type=Path, metavar="PATH", help="the review folder or its ZIP")
+    show.add_argument(
+        "--key",
+        type=Path,
+        help="the signer's public key (synthreview.pub); without it, or a key in the trust "
+        "folder $SYNTHREVIEW_TRUST, the record opens as NOT VERIFIED",
+    )
+    show.add_argument("--port", type=int, default=8501, help="the port (default 8501)")
     approve = sub.add_parser(
         "approve",
         help="approve a requested waiver with a second reviewer's key",
@@ -1001,7 +1037,43 @@ def run_history(args: argparse.Namespace) -> int:
     return EXIT_RELEASE
 
 
+def show_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
+    """The ``streamlit run`` command line and environment ``synthreview show`` starts.
+
+    The record is opened here first, so a path that is no review (or an unreadable key) is
+    refused with exit 2 before any server starts.
+    """
+    if not 1 <= args.port <= 65535:
+        raise ConfigError(f"option --port must be in [1, 65535]; got {args.port} instead")
+    open_review(args.path, key=args.key)  # refuses what the dashboard could not open
+    app = Path(__file__).resolve().parents[1] / "app.py"
+    if not app.is_file():
+        raise ConfigError(
+            f"synthreview show needs the dashboard's app.py beside the synthreview package; "
+            f"{str(app)!r} is missing (run it from a source checkout)"
+        )
+    command = [sys.executable, "-m", "streamlit", "run", str(app),
+               "--server.address", "127.0.0.1", "--server.port", str(args.port),
+               "--server.headless", "true"]  # fmt: skip
+    env = {**os.environ, OPEN_ENV: str(args.path.resolve())}
+    env.pop(OPEN_KEY_ENV, None)
+    if args.key is not None:
+        env[OPEN_KEY_ENV] = str(args.key.resolve())
+    return command, env
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """``synthreview show PATH [--key PUB] [--port N]``: the dashboard on that record."""
+    command, env = show_command(args)
+    say(f"synthreview show: http://127.0.0.1:{args.port} (Ctrl+C stops it)", file=sys.stderr)
+    try:
+        return subprocess.call(command, env=env)
+    except KeyboardInterrupt:
+        return EXIT_RELEASE
+
+
 RECORD_COMMANDS = {
+    "show": run_show,
     "keygen": run_keygen,
     "verify": run_verify,
     "register": run_register,

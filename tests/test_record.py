@@ -6,6 +6,7 @@ import dataclasses
 import io
 import json
 import shutil
+import subprocess
 import warnings
 import zipfile
 from datetime import UTC, datetime
@@ -16,6 +17,7 @@ import pytest
 
 import synthreview as sr
 from synthreview import demo
+from synthreview.cli import main
 from synthreview.errors import DataError
 from synthreview.io.persons import with_person
 from synthreview.judgement.policy import Policy
@@ -30,7 +32,13 @@ from synthreview.record.codec import (
     to_record_json,
 )
 from synthreview.record.record import ReviewRecord, build_record
-from synthreview.record.store import UNTYPED_CLASSES, open_review, write_record
+from synthreview.record.store import (
+    OPEN_ENV,
+    OPEN_KEY_ENV,
+    UNTYPED_CLASSES,
+    open_review,
+    write_record,
+)
 from synthreview.record.trust import TRUST_ENV
 from synthreview.release.controls import PlantedControls
 from synthreview.release.pipeline import CandidateRelease, review_release
@@ -101,6 +109,7 @@ def person_record():
         target="sex",
         claimed_epsilon=1.0,
         quasi_identifiers=("age", "sex"),
+        groups=("sex",),
         constraints='[[range]]\ncolumn = "age"\nmin = 18\nmax = 79\n',
     )
     return _record(with_person(review, "person"), options)
@@ -151,19 +160,21 @@ def test_decisions_are_those_report_json_states(demo_record_folder):
     stated = json.loads((folder / "report.json").read_bytes())["decisions"]
     assert {n: d.to_dict() for n, d in opened.decisions.items()} == stated
     # and the record's own verdicts give the same decisions: nothing to notice
-    assert {n: r.decision.to_dict() for n, r in opened.releases.items()} == stated
+    assert {n: d.to_dict() for n, d in opened.release.decisions.items()} == stated
     assert opened.notices == ()
     assert set(stated) == set(opened.candidates) == set(record.report.candidates)
 
 
 def test_a_rejected_candidate_keeps_no_kept_rows(demo_record_folder):
     record, _ = demo_record_folder
+    assert any(r.curated is not None for r in record.releases.values())
     for release in record.releases.values():
         if release.curated is None:
             continue
         curation = release.curated.curation
         kept = len(curation.kept_raw)
-        assert kept == (len(curation.kept_rows) if release.decision.ships else 0)
+        ships = record.release.decisions[release.name].ships
+        assert kept == (len(curation.kept_rows) if ships else 0)
         assert len(curation.removed_raw) == len(curation.removed_rows)
 
 
@@ -363,3 +374,28 @@ def test_a_changed_record_opens_not_verified_naming_the_file(signed, tmp_path, c
     assert not opened.verified.ok
     assert named in opened.verified.reason
     assert opened.verified.line.startswith("NOT VERIFIED: ")
+
+
+# ------------------------------------------------------------------------- synthreview show
+
+
+def test_show_starts_the_dashboard_on_localhost_with_the_record(demo_record_folder, monkeypatch):
+    _, folder = demo_record_folder
+    started = []
+    monkeypatch.setattr(subprocess, "call", lambda command, env: started.append((command, env)))
+    assert main(["show", str(folder), "--port", "8765"]) in (0, None)
+    ((command, env),) = started
+    assert command[1:4] == ["-m", "streamlit", "run"] and command[4].endswith("app.py")
+    assert command[command.index("--server.address") + 1] == "127.0.0.1"
+    assert command[command.index("--server.port") + 1] == "8765"
+    assert command[command.index("--server.headless") + 1] == "true"
+    assert env[OPEN_ENV] == str(folder.resolve()) and OPEN_KEY_ENV not in env
+
+
+def test_show_refuses_what_it_cannot_open_before_starting(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("a server started"))
+    (tmp_path / "report.json").write_text("{}")
+    assert main(["show", str(tmp_path)]) == 2
+    assert "record.json" in capsys.readouterr().err
+    assert main(["show", str(tmp_path / "nowhere")]) == 2
+    assert main(["show", str(tmp_path), "--port", "0"]) == 2

@@ -20,7 +20,9 @@ from importlib import resources
 from typing import Any
 
 from synthreview.judgement.decision import Decision
+from synthreview.judgement.ledger import PriorRelease
 from synthreview.judgement.policy import Policy
+from synthreview.judgement.waivers import Waiver
 from synthreview.record.codec import to_record_json
 from synthreview.release.controls import PlantedControls
 from synthreview.release.curation import CurationResult
@@ -82,6 +84,12 @@ class ReviewRecord:
     policy_text : str or None
         The policy file's text as loaded (None when it was not at hand).
     controls : PlantedControls or None
+    prior : tuple of PriorRelease
+        Earlier releases of the same source the decisions were capped by (the ledger).
+    claimed_epsilon : float or None
+        The DP guarantee claimed for the candidates, when one was.
+    waivers : tuple of Waiver
+        Approved exceptions the decisions took into account.
     signoff : mapping of str to SignOff
         The meeting's sign-off filed with the prepared record.
     generated_at : str
@@ -108,6 +116,9 @@ class ReviewRecord:
     policy: Policy
     policy_text: str | None = None
     controls: PlantedControls | None = None
+    prior: tuple[PriorRelease, ...] = ()
+    claimed_epsilon: float | None = None
+    waivers: tuple[Waiver, ...] = ()
     signoff: Mapping[str, SignOff] = field(default_factory=dict)
     generated_at: str = ""
     versions: Mapping[str, str] = field(default_factory=dict)
@@ -142,7 +153,15 @@ class ReviewRecord:
     @property
     def release(self) -> Release:
         """The releases as ``release.pipeline.Release`` (files, candidates, policy, controls)."""
-        return Release(dict(self.files), dict(self.releases), self.policy, self.controls)
+        return Release(
+            dict(self.files),
+            dict(self.releases),
+            self.policy,
+            self.controls,
+            self.prior,
+            self.claimed_epsilon,
+            self.waivers,
+        )
 
     def content(self) -> dict[str, Any]:
         """What ``record.json`` holds (``codec.to_record_json`` of the typed content)."""
@@ -153,6 +172,9 @@ class ReviewRecord:
                 "policy": self.policy,
                 "policy_text": self.policy_text,
                 "controls": self.controls,
+                "prior": self.prior,
+                "claimed_epsilon": self.claimed_epsilon,
+                "waivers": self.waivers,
                 "signoff": dict(self.signoff),
                 "generated_at": self.generated_at,
                 "versions": dict(self.versions),
@@ -222,8 +244,8 @@ def _evidence_only(curation: CurationResult) -> CurationResult:
     )
 
 
-def _shipped(release: CandidateRelease) -> CandidateRelease:
-    if release.curated is None or release.decision.ships:
+def _shipped(release: CandidateRelease, decision: Decision) -> CandidateRelease:
+    if release.curated is None or decision.ships:
         return release
     curated = replace(release.curated, curation=_evidence_only(release.curated.curation))
     return replace(release, curated=curated)
@@ -266,15 +288,19 @@ def build_record(
             f"release must hold a release of every candidate of the report; missing {missing}"
         )
     stated = json.loads(release.files["report.json"])
+    decided = release.decisions  # waivers and the ledger's caps included
     versions: dict[str, str] = {}
     if "manifest.json" in release.files:
         versions = dict(json.loads(release.files["manifest.json"]).get("versions") or {})
     return ReviewRecord(
         report=replace(report, context=None),
-        releases={n: _shipped(release.candidates[n]) for n in report.candidates},
+        releases={n: _shipped(release.candidates[n], decided[n]) for n in report.candidates},
         policy=release.policy,
         policy_text=policy_text if policy_text is not None else default_policy_text(release.policy),
         controls=release.controls,
+        prior=tuple(release.prior),
+        claimed_epsilon=release.claimed_epsilon,
+        waivers=tuple(release.waivers),
         signoff=dict(signoff or {}),
         generated_at=str(stated.get("generated_at") or ""),
         versions=versions,

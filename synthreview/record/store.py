@@ -24,7 +24,9 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from synthreview.errors import ConfigError, DataError
+from synthreview.judgement.ledger import PriorRelease
 from synthreview.judgement.policy import Policy
+from synthreview.judgement.waivers import Waiver
 from synthreview.metrics.fidelity.features import PairwiseCombinations
 from synthreview.record.codec import RecordFormatError, from_jsonable
 from synthreview.record.record import RECORD_NAME, ReviewRecord
@@ -45,6 +47,8 @@ from synthreview.review import Report
 __all__ = [
     "MAX_UNZIPPED_BYTES",
     "MAX_ZIP_FILES",
+    "OPEN_ENV",
+    "OPEN_KEY_ENV",
     "RECORD_FORMAT",
     "RECORD_VERSION",
     "open_review",
@@ -54,6 +58,10 @@ __all__ = [
     "write_record",
 ]
 
+#: ``synthreview show``: the review (folder or ZIP) a dashboard session opens at its start, and
+#: the public key it is verified with
+OPEN_ENV = "SYNTHREVIEW_OPEN"
+OPEN_KEY_ENV = "SYNTHREVIEW_OPEN_KEY"
 RECORD_FORMAT = "synthreview-review-record"
 #: result classes a record holds in fields typed ``Any`` (the type hints do not name them)
 UNTYPED_CLASSES: tuple[type, ...] = (PairwiseCombinations,)
@@ -316,6 +324,9 @@ def open_review(
         "policy": Policy,
         "policy_text": str | None,
         "controls": PlantedControls | None,
+        "prior": tuple[PriorRelease, ...],
+        "claimed_epsilon": float | None,
+        "waivers": tuple[Waiver, ...],
         "signoff": dict[str, SignOff],
         "generated_at": str,
         "versions": dict[str, str],
@@ -348,8 +359,7 @@ def _notices(record: ReviewRecord) -> tuple[str, ...]:
     """What an opened record states that its own content does not give."""
     notices = []
     stated = record.decisions
-    for name, release in record.releases.items():
-        mine = release.decision
+    for name, mine in record.release.decisions.items():
         said = stated.get(name)
         if said is None:
             notices.append(f"report.json states no decision for {name}")

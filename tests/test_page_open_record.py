@@ -1,0 +1,98 @@
+"""A stored review record opened in the dashboard: the Overview states its decisions, no run."""
+
+from __future__ import annotations
+
+import html
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import app_state
+from synthreview.judgement.verdicts import DECISION_STYLE
+from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, write_record
+from synthreview.release.signing import generate_keys, load_private_key
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+def _opened(monkeypatch, folder, key=None) -> AppTest:
+    """The app as ``synthreview show FOLDER [--key KEY]`` starts it (the record named in the
+    environment, read once at session start)."""
+    monkeypatch.setenv(OPEN_ENV, str(folder))
+    if key is None:
+        monkeypatch.delenv(OPEN_KEY_ENV, raising=False)
+    else:
+        monkeypatch.setenv(OPEN_KEY_ENV, str(key))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _decision_lines(at) -> str:
+    bodies = [h.proto.body for h in at.get("html") if 'sr-decisions"' in h.proto.body]
+    assert len(bodies) == 1
+    return bodies[0]
+
+
+def _texts(at) -> str:
+    parts = [m.value for m in at.markdown] + [e.value for e in at.error]
+    parts += [s.value for s in at.success] + [i.value for i in at.info]
+    # Markdown-escaped user text (markdown_text): backslashes and word joiners taken off
+    return "\n".join(str(p) for p in parts).replace("\u2060", "").replace("\\", "")
+
+
+def test_the_overview_states_the_record_decisions_without_a_run(demo_record_folder, monkeypatch):
+    record, folder = demo_record_folder
+    at = _opened(monkeypatch, folder)
+    lines = _decision_lines(at)
+    for name, decision in record.decisions.items():
+        assert html.escape(name) in lines
+        assert html.escape(decision.reason) in lines
+        assert DECISION_STYLE[decision.outcome].label in lines
+    assert not at.session_state[app_state.REVIEW_KEY]  # nothing loaded, nothing computed
+    assert "NOT VERIFIED" in _texts(at)  # the demo record is not signed
+    # a page that needs the rows names the input files instead of recomputing
+    at.switch_page("pages/fidelity.py").run()
+    assert not at.exception
+    needed = _texts(at)
+    assert "needs the review's input files" in needed
+    assert record.inputs[0]["name"] in needed
+
+
+@pytest.fixture(scope="module")
+def signed_folder(demo_record_folder, tmp_path_factory):
+    record, _ = demo_record_folder
+    root = tmp_path_factory.mktemp("shown")
+    keys = generate_keys(root / "keys")
+    write_record(record, root / "review", key=load_private_key(keys.private.read_bytes()))
+    return root / "review", keys
+
+
+def test_a_signed_record_says_who_signed_and_a_changed_copy_says_not_verified(
+    signed_folder, monkeypatch, tmp_path
+):
+    folder, keys = signed_folder
+    at = _opened(monkeypatch, folder, keys.public)
+    assert f"verified - signed by {keys.keyid}" in _texts(at)
+    changed = tmp_path / "changed"
+    shutil.copytree(folder, changed)
+    data = bytearray((changed / "report.html").read_bytes())
+    data[200] ^= 1
+    (changed / "report.html").write_bytes(bytes(data))
+    at = _opened(monkeypatch, changed, keys.public)
+    texts = _texts(at)
+    assert "NOT VERIFIED" in texts and "report.html" in texts
+    assert _decision_lines(at)  # still shown, under the red line
+
+
+def test_a_folder_that_is_no_record_is_named_on_the_page(monkeypatch, tmp_path):
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "report.json").write_text('{"synthreview_version": "0.0.9"}')
+    monkeypatch.setenv(OPEN_ENV, str(tmp_path / "old"))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert "could not be opened" in _texts(at) and "record.json" in _texts(at)
