@@ -75,15 +75,19 @@ class Units:
         if not self.grouped:
             return units
         order = np.argsort(self.labels, kind="stable")
-        starts = np.searchsorted(self.labels[order], np.arange(self.n_units + 1))
-        parts = [order[starts[u] : starts[u + 1]] for u in units]
-        return np.concatenate(parts) if parts else np.empty(0, np.int64)
+        counts = np.bincount(self.labels, minlength=self.n_units)
+        starts = np.cumsum(counts) - counts
+        sizes = counts[units]
+        ends = np.cumsum(sizes)
+        within = np.arange(ends[-1] if len(ends) else 0) - np.repeat(ends - sizes, sizes)
+        return order[np.repeat(starts[units], sizes) + within]
 
 
-def units_of(n_rows: int, groups: np.ndarray | None = None) -> Units:
+def units_of(n_rows: int, groups: np.ndarray | Units | None = None) -> Units:
     """The units of ``n_rows`` rows: people given by ``groups`` (one label per row), or rows.
 
     Labels are compared as text (``7`` and ``"7"`` are one person); a missing label is refused.
+    ``groups`` may be a :class:`Units` already (a caller drawing many resamples groups once).
 
     Raises
     ------
@@ -92,6 +96,10 @@ def units_of(n_rows: int, groups: np.ndarray | None = None) -> Units:
     """
     if groups is None:
         return Units(np.arange(n_rows), n_rows, grouped=False)
+    if isinstance(groups, Units):
+        if groups.n_rows != n_rows:
+            raise ValueError(f"groups must group {n_rows} rows; got {groups.n_rows} instead")
+        return groups
     values = np.asarray(groups, dtype=object)
     if values.ndim != 1 or len(values) != n_rows:
         raise ValueError(
@@ -110,7 +118,7 @@ def draw_rows(
     n_rows: int,
     size: int,
     *,
-    groups: np.ndarray | None = None,
+    groups: np.ndarray | Units | None = None,
     drawn_order: bool = False,
 ) -> np.ndarray:
     """Positions of a random subset drawn without replacement, sorted.
@@ -130,7 +138,9 @@ def draw_rows(
     return units.expand(order[:take]) if drawn_order else units.rows_of(order[:take])
 
 
-def permute_rows(rng: np.random.Generator, n_rows: int, *, groups: np.ndarray | None = None):
+def permute_rows(
+    rng: np.random.Generator, n_rows: int, *, groups: np.ndarray | Units | None = None
+) -> np.ndarray:
     """A random order of the rows: ``rng.permutation(n_rows)``, or people in a random order.
 
     With ``groups`` a person's rows are consecutive (in their own order), so any cut of the
@@ -147,7 +157,7 @@ def split_rows(
     n_rows: int,
     sizes: tuple[int, ...],
     *,
-    groups: np.ndarray | None = None,
+    groups: np.ndarray | Units | None = None,
 ) -> tuple[np.ndarray, ...]:
     """Disjoint random parts of ``sizes`` units each (rows, or people), sorted positions.
 
@@ -170,7 +180,7 @@ def split_rows(
 
 
 def bootstrap_rows(
-    rng: np.random.Generator, n_rows: int, *, groups: np.ndarray | None = None
+    rng: np.random.Generator, n_rows: int, *, groups: np.ndarray | Units | None = None
 ) -> np.ndarray:
     """One bootstrap resample: positions drawn with replacement, the unit being row or person.
 
@@ -189,7 +199,7 @@ def cv_folds(
     *,
     n_splits: int,
     seed: int,
-    groups: np.ndarray | None = None,
+    groups: np.ndarray | Units | None = None,
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Stratified cross-validation folds ``(train, test)`` of the rows with labels ``y``.
 

@@ -137,6 +137,11 @@ def test_units_number_people_in_order_of_first_appearance():
         units_of(4, np.array(["a", "b"]))
     with pytest.raises(ValueError, match="missing label"):
         units_of(2, np.array(["a", None], dtype=object))
+    assert units_of(5, units) is units  # grouped once, reused by every resample
+    with pytest.raises(ValueError, match="groups must group 4 rows; got 5"):
+        units_of(4, units)
+    # rows of the units asked for, unit by unit, repeats kept
+    assert units.expand(np.array([2, 0, 2])).tolist() == [3, 4, 0, 2, 3, 4]
 
 
 def test_a_drawn_subset_takes_whole_people():

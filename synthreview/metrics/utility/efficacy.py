@@ -54,7 +54,7 @@ from synthreview.io.schema import Schema
 from synthreview.memo import Memo, remember
 from synthreview.metrics.utility.marginals import categorical_values, check_columns
 from synthreview.results import to_jsonable
-from synthreview.splits import bootstrap_rows, cv_folds, draw_rows
+from synthreview.splits import bootstrap_rows, cv_folds, draw_rows, units_of
 
 CLASSIFICATION_METRICS = ("accuracy", "roc_auc", "f1")
 REGRESSION_METRICS = ("rmse", "r2")
@@ -436,10 +436,11 @@ def ratio_interval(
         raise ValueError(f"metric must be one of {list(INTERVAL_METRICS)}; got {metric!r} instead")
     y = np.asarray(y, bool if metric == "roc_auc" else np.float64)
     rng = np.random.default_rng([seed, 34])
+    units = units_of(len(y), groups)  # grouped once for every resample
     ratios = np.full(n_bootstrap, math.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         for b in range(n_bootstrap):
-            rows = bootstrap_rows(rng, len(y), groups=groups)
+            rows = bootstrap_rows(rng, len(y), groups=units)
             tstr = _score(metric, y[rows], tstr_predicted[rows])
             trtr = _score(metric, y[rows], trtr_predicted[rows])
             num, den = (trtr, tstr) if metric == "rmse" else (tstr, trtr)
