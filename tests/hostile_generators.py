@@ -4,8 +4,11 @@ tests: each runs in the generator's child process (``synthreview.generators.runn
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,6 +23,13 @@ def hang(train: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
     """Never returns (a call the time limit must kill)."""
     while True:
         time.sleep(3600)
+
+
+def spawn_and_hang(train: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
+    """Starts a long ``sleep`` (its pid written to ``$HOSTILE_PID_FILE``), then never returns."""
+    sleeper = subprocess.Popen(["sleep", "600"])
+    Path(os.environ["HOSTILE_PID_FILE"]).write_text(str(sleeper.pid))
+    return hang(train, n, seed)
 
 
 def chatty(train: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
