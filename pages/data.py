@@ -69,6 +69,29 @@ def _load(make_review, source: str) -> None:
     st.rerun()
 
 
+with st.expander("Open a stored review (a review folder or its ZIP)", expanded=False):
+    # evidence, not a draft: every page then reads the record, nothing is recomputed
+    where = st.text_input(
+        "Review folder on this server",
+        key="open_record_folder",
+        help="A folder written by `synthreview review --out` (or its ZIP), as this server sees it.",
+    )
+    zipped = st.file_uploader("or a review ZIP", type=["zip"], key="open_record_zip")
+    public = st.file_uploader(
+        "Signer's public key (optional; without it the record shows as NOT VERIFIED)",
+        key="open_record_key",
+    )
+    if st.button("Open the review", key="open_record", disabled=not (where or zipped)):
+        try:
+            app_state.open_record(
+                zipped.getvalue() if zipped is not None else where.strip(),
+                key=public.getvalue() if public is not None else None,
+            )
+        except (DataError, ConfigError) as exc:
+            st.error(markdown_text(str(exc)))
+        else:
+            st.switch_page("pages/overview.py")
+
 if app_state.demo_autoload_pending():
     # a fresh session opens on the bundled demo so the dashboard shows something at once
     with st.spinner("Loading the bundled demo (UCI Adult)…"):

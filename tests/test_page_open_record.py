@@ -96,3 +96,16 @@ def test_a_folder_that_is_no_record_is_named_on_the_page(monkeypatch, tmp_path):
     at.run()
     assert not at.exception
     assert "could not be opened" in _texts(at) and "record.json" in _texts(at)
+
+
+def test_the_data_page_opens_a_review_folder_on_the_server(demo_record_folder, monkeypatch):
+    record, folder = demo_record_folder
+    monkeypatch.delenv(OPEN_ENV, raising=False)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state[app_state.DEMO_AUTOLOADED_KEY] = True
+    at.run()
+    at.text_input(key="open_record_folder").input(str(folder)).run()
+    at.button(key="open_record").click().run()
+    assert not at.exception, at.exception
+    lines = _decision_lines(at)  # switched to the Overview
+    assert all(html.escape(d.reason) in lines for d in record.decisions.values())
