@@ -545,6 +545,12 @@ def test_register_made_before_the_chain_is_chained_once_when_next_written(tmp_pa
                 f"INSERT INTO decisions ({', '.join(v1)}) VALUES ({', '.join('?' * len(v1))})",
                 _values(record, None)[: len(v1)],
             )
+    # reading never migrates: the old register is listed as it is, and has no chain yet
+    assert [r.access for r in history(str(path))] == [None] * 3
+    unchained = check_chain(str(path))
+    assert not unchained.ok and unchained.version == 1 and "schema version 1" in unchained.problem
+    assert main(["history", "--db", str(path), "--check"]) == 1
+    assert "made before the hash chain" in capsys.readouterr().err
     append_records(str(path), records_of(2))  # the write that migrates
     check = check_chain(str(path))
     assert check.ok and check.records == 6 and check.version == SCHEMA_VERSION
@@ -575,3 +581,29 @@ def test_history_page_checks_the_chain_on_request(tmp_path, monkeypatch):
     at.button(key="history_check_chain").click().run()
     assert [e.value for e in at.error] == ["Chain NOT intact at record #3."]
     assert any("record #3 does not match its hash" in t.value for t in at.text)
+
+
+def test_postgresql_register_made_before_the_chain_is_migrated_on_its_next_write(postgres_db):
+    import psycopg
+
+    from synthreview.release.register import _COLUMNS, MIGRATIONS, _values, check_chain
+
+    v1 = _COLUMNS[: _COLUMNS.index("previous") + 1]
+    with psycopg.connect(postgres_db, autocommit=True) as conn:
+        conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        for statement in MIGRATIONS[1]["postgresql"]:
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_version (version) VALUES (1)")
+        for record in records_of(1):
+            conn.execute(
+                f"INSERT INTO decisions ({', '.join(v1)}) VALUES ({', '.join(['%s'] * len(v1))})",
+                _values(record, None)[: len(v1)],
+            )
+    assert len(history(postgres_db)) == 3 and not check_chain(postgres_db).ok  # read as it is
+    append_records(postgres_db, records_of(2))
+    check = check_chain(postgres_db)
+    assert check.ok and check.records == 6
+    assert [(m.from_version, m.records) for m in check.migrations] == [(1, 3)]
+    with psycopg.connect(postgres_db, autocommit=True) as conn:
+        conn.execute("UPDATE decisions SET reason = 'edited' WHERE seq = 1")
+    assert check_chain(postgres_db).broken_at == 1

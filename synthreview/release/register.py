@@ -716,7 +716,7 @@ class Register:
             ).fetchall()
         )
         rows = conn.execute(
-            f"SELECT {_SELECT}, prev_hash, row_hash FROM decisions ORDER BY seq"
+            f"SELECT {_select(version)}, prev_hash, row_hash FROM decisions ORDER BY seq"
         ).fetchall()
         head, last_seq = GENESIS, None
         for row in rows:
@@ -749,6 +749,10 @@ class Register:
             head, last_seq = row_hash, seq
         return ChainCheck(True, len(rows), head, None, None, migrations, version)
 
+    def _version(self) -> int:
+        row = self._connection.execute("SELECT max(version) FROM schema_version").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
     def history(
         self, *, candidate: str | None = None, inputs_sha256: str | None = None
     ) -> list[Record]:
@@ -767,12 +771,23 @@ class Register:
             params.append(f'%"{inputs_sha256}"%')
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         rows = self._connection.execute(
-            self._sql(f"SELECT {_SELECT} FROM decisions{clause} ORDER BY seq"), tuple(params)
+            self._sql(f"SELECT {_select(self._version())} FROM decisions{clause} ORDER BY seq"),
+            tuple(params),
         ).fetchall()
         return [_record(row) for row in rows]
 
 
 _SELECT = "seq, " + ", ".join(_COLUMNS)
+#: the schema version that added a column (the others are version 1's)
+_COLUMN_SINCE = {"access": 3, "source_id": 3, "claimed_epsilon": 3, "waivers": 3}
+
+
+def _select(version: int) -> str:
+    """:data:`_SELECT` for a register at schema ``version``: a column it does not have yet
+    reads as NULL (a reader never migrates, so an older register is read as it is)."""
+    return "seq, " + ", ".join(
+        name if _COLUMN_SINCE.get(name, 1) <= version else f"NULL AS {name}" for name in _COLUMNS
+    )
 
 
 def row_digest(row: Row, prev_hash: str) -> str:
@@ -1015,8 +1030,7 @@ def ledger(
     chosen = {
         r.seq: r
         for r in records
-        if r.source_id == source
-        or any(i.role == "real" and i.sha256 == digest for i in r.inputs)
+        if r.source_id == source or any(i.role == "real" and i.sha256 == digest for i in r.inputs)
     }
     return [chosen[seq] for seq in sorted(chosen)]
 
