@@ -44,17 +44,29 @@ PRIVACY_RULES = (
 
 
 def _hand_lower(n_success: int, n_control: int, n: int, z: float) -> float:
-    """Residual risk minus its propagated Wilson error at z, written out (Giomi et al. 2023)."""
+    """Newcombe's hybrid score bound of attack - control, over 1 - the control's Wilson lower
+    limit, written out (issue 36; Newcombe 1998, method 10)."""
 
     def wilson(k: int) -> tuple[float, float]:
-        rate = (k + z * z / 2) / (n + z * z)
-        half = z / (n + z * z) * math.sqrt(k * (n - k) / n + z * z / 4)
-        return rate, half
+        p = k / n
+        center = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+        return center - half, center + half
 
-    (a, da), (c, dc) = wilson(n_success), wilson(n_control)
-    risk = (a - c) / (1 - c)
-    error = math.sqrt((da / (1 - c)) ** 2 + (dc * (a - 1) / (1 - c) ** 2) ** 2)
-    return max(risk - error, 0.0)
+    a, c = n_success / n, n_control / n
+    (a_low, _), (c_low, c_high) = wilson(n_success), wilson(n_control)
+    difference = a - c - math.sqrt((a - a_low) ** 2 + (c_high - c) ** 2)
+    return max(difference / (1 - c_low), 0.0)
+
+
+def test_inference_bound_is_not_first_order_when_the_control_succeeds_often():
+    # 49 of 50 attacks succeed, 45 of 50 controls: the first-order bound read 0.23 (a warning
+    # on a candidate the control explains); the rates' own intervals overlap, so the bound is 0
+    z = norm.ppf(0.95)
+    assert risk_lower_bound(_estimate(49, 45, 50)) == 0.0 == _hand_lower(49, 45, 50, z)
+    assert risk_lower_bound(_estimate(200, 190, 200)) == pytest.approx(
+        _hand_lower(200, 190, 200, z), abs=1e-12
+    )
 
 
 def _estimate(n_success: int, n_control: int, n: int = 1000):
@@ -158,7 +170,7 @@ def test_a_noisy_copy_still_fails_and_scores_high_on_the_corrected_inference_bou
     assert verdicts["mia_auc"].verdict == "fail"
     inference = verdicts["wp29_inference"]
     assert inference.verdict == "warn"  # advisory: at worst a warning, beyond the fail mark
-    assert inference.value > 0.9, inference.message  # corrected lower bound (point 0.99)
+    assert inference.value > 0.85, inference.message  # corrected Newcombe bound 0.88 (point 0.99)
 
 
 def _ensemble(auc: float, half: float, tpr: float, n: int = 300, k: int = 13) -> dict:

@@ -42,6 +42,7 @@ from synthreview.engine import thread_map
 from synthreview.errors import attempt
 from synthreview.io.row_hash import value_order
 from synthreview.metrics.privacy.gower import GowerReference, gower_nearest
+from synthreview.metrics.privacy.intervals import newcombe_difference, wilson_interval
 from synthreview.results import to_jsonable
 from synthreview.splits import draw_rows
 
@@ -145,10 +146,17 @@ def _residual(
 def risk_lower_bound(estimate: RiskEstimate, *, confidence: float = 0.95) -> float:
     """One-sided lower confidence bound of a residual risk, clipped to [0, 1].
 
-    The risk and its error are recomputed from the estimate's counts with the Wilson rates at
-    two-sided level ``2 * confidence - 1``, so ``risk - error`` is a one-sided bound at
-    ``confidence`` (z = 1.645 at 95 %). A multiplicity correction is the caller's: the worst of
-    ``K`` attacks judged at family-wise 95 % uses ``confidence = 1 - 0.05 / K`` (Bonferroni).
+    Built from the two rates' own intervals rather than first-order around the observed rates
+    (issue 36: the propagated error was too narrow when the control succeeds often, and a
+    perfect candidate warned 2 times in 40): the difference ``attack - control`` is bounded
+    below by Newcombe's hybrid score interval (1998, method 10,
+    :func:`~synthreview.metrics.privacy.intervals.newcombe_difference`) at two-sided level
+    ``2 * confidence - 1`` (so a one-sided bound at ``confidence``), and divided by ``1 -
+    control_low``, the largest the denominator of ``(attack - control) / (1 - control)`` is
+    within the control's Wilson interval, so the bound stays conservative. Without a control
+    set it is the attack rate's Wilson lower limit. A multiplicity correction is the caller's:
+    the worst of ``K`` attacks judged at family-wise 95 % uses ``confidence = 1 - 0.05 / K``
+    (Bonferroni).
 
     Parameters
     ----------
@@ -164,19 +172,23 @@ def risk_lower_bound(estimate: RiskEstimate, *, confidence: float = 0.95) -> flo
     Examples
     --------
     300 of 1000 attacks succeed on training rows, 200 of 1000 on control rows: the risk is
-    about 0.125 and its one-sided 95 % lower bound about 0.087.
+    about 0.125 and its one-sided 95 % lower bound about 0.083.
 
     >>> est = risk_estimate(np.ones(300, bool), np.arange(300), 1000, 200, 0, 1000)
     >>> round(risk_lower_bound(est), 3)
-    0.087
+    0.083
     """
     if not 0.5 < confidence < 1:
         raise ValueError(f"confidence must be in (0.5, 1); got {confidence!r} instead")
     if estimate.n_attacks < 1:
         return float("nan")
-    control = None if math.isnan(estimate.control_rate) else estimate.n_control
-    value, error = _residual(estimate.n_success, estimate.n_attacks, control, 2 * confidence - 1)
-    return float(min(max(value - error, 0.0), 1.0))
+    n, level = estimate.n_attacks, 2 * confidence - 1
+    if math.isnan(estimate.control_rate):
+        return float(min(max(wilson_interval(estimate.n_success, n, confidence=level)[0], 0), 1))
+    control = min(max(int(estimate.n_control), 0), n)
+    difference, _ = newcombe_difference(estimate.n_success, n, control, n, confidence=level)
+    control_low, _ = wilson_interval(control, n, confidence=level)
+    return float(min(max(difference / (1 - control_low), 0.0), 1.0))
 
 
 def risk_estimate(
