@@ -43,6 +43,7 @@ from synthreview.judgement.policy import (
     load_policy,
     parse_policy,
 )
+from synthreview.judgement.waivers import Waiver, decide_with_waivers
 from synthreview.metrics.fidelity.features import pca_projection
 from synthreview.metrics.registry import get as metric_info
 from synthreview.metrics.utility.regression import parse_formula, suggest_formula
@@ -84,6 +85,7 @@ from synthreview.release.signing import (
     verify_files,
 )
 from synthreview.release.signoff import SignOff, sign_off
+from synthreview.release.waivers import read_approval, waivers_for
 from synthreview.review import (
     TABLE_SECTIONS,
     CandidateResult,
@@ -110,6 +112,8 @@ LOADED_TABLES_KEY = "_loaded_tables"
 SOURCES_KEY = "_candidate_sources"  # the uploaded candidate files as sent (curated bytes)
 POLICY_KEY = "release_policy"
 CONTEXT_KEY = "_release_context"  # the Data page's release context (ReleaseContext or None)
+WAIVERS_KEY = "_waiver_requests"  # [(rule, reason, requested at)]: the Audit page's requests
+APPROVALS_KEY = "_waiver_approvals"  # [Approval]: second-key approvals verified on upload
 POLICY_ERROR_KEY = "_policy_error"
 POLICY_UPLOAD_KEY = "overview_policy_upload"
 AUDIT_DIALOG_KEY = "audit_dialog_open"
@@ -911,8 +915,9 @@ def review_summary(options: ReviewOptions | None = None) -> ReviewSummary | None
     policy = get_policy()
     releases = _releases()
     confirmed = tuple(sorted((n, t) for n, (t, _) in confirmed_curations().items()))
+    waivers = session_waivers()
     key = (review_digest(review), seed(), options, policy_key(policy), len(_results()),
-           len(releases), confirmed)  # fmt: skip
+           len(releases), confirmed, waivers)  # fmt: skip
     store = st.session_state.setdefault(SUMMARY_KEY, {})
     if key in store:
         return store[key]
@@ -945,6 +950,13 @@ def review_summary(options: ReviewOptions | None = None) -> ReviewSummary | None
         found[name] = step.value
         verdicts[name] = step.value.verdicts
         decisions[name] = step.value.decision
+        if waivers:  # an approved waiver leaves its rule out, as the record will
+            curated = step.value.curated
+            decisions[name] = decide_with_waivers(
+                {name: step.value.verdicts},
+                {name: curated.verdicts} if curated is not None else None,
+                waivers,
+            )[name]
     if changed:
         decisions = {n: out_of_date(n, changed) for n in content}
     summary = ReviewSummary(
@@ -1471,6 +1483,57 @@ def remember_audit_candidate(name: str) -> None:
     st.session_state[AUDIT_CANDIDATE_KEY] = name
 
 
+def request_waiver(rule: str, reason: str) -> str | None:
+    """File a waiver request of ``rule`` with its justification; the session's signing key is
+    the requester. Returns why it was refused (None: filed). It changes no decision until an
+    approval signed by another key is added (:func:`add_approval`)."""
+    requester = signing_key_id()
+    if requester is None:
+        return "load your signing key below first: the signing key is the waiver's requester"
+    if rule not in get_policy().rules:
+        return f"the waived rule must be a rule of the policy; got {rule!r}"
+    if not reason.strip():
+        return "a waiver needs its justification; got an empty reason"
+    moment = datetime.now(UTC).isoformat(timespec="seconds")
+    st.session_state.setdefault(WAIVERS_KEY, []).append((rule, reason.strip(), moment))
+    return None
+
+
+def add_approval(approval: bytes, public_key: bytes) -> str | None:
+    """Verify an approval (``synthreview approve``) with the approver's public key and keep it.
+    Returns why it was refused (None: kept)."""
+    try:
+        approver = load_public_key(public_key)
+        if key_id(approver) == signing_key_id():
+            return "the approval must be verified with a second reviewer's key, not yours"
+        found = read_approval(approval, approver, where="the approval")
+    except ConfigError as exc:
+        return str(exc)
+    st.session_state.setdefault(APPROVALS_KEY, []).append(found)
+    return None
+
+
+def session_waivers() -> tuple[Waiver, ...]:
+    """The waivers requested in this session, each approved where an approval matches."""
+    requester = signing_key_id() or ""
+    review = get_review()
+    candidates = {
+        n: t.sha256 for n, t in (review.synthetic.items() if review else ()) if hasattr(t, "sha256")
+    }
+    approvals = tuple(st.session_state.get(APPROVALS_KEY, ()))
+    return tuple(
+        waiver
+        for rule, reason, moment in st.session_state.get(WAIVERS_KEY, ())
+        for waiver in waivers_for(
+            [(rule, reason)],
+            requester=requester,
+            requested_at=moment,
+            candidates=candidates,
+            approvals=approvals,
+        )
+    )
+
+
 def record_signoff(
     name: str, *, reviewer: str, decision: str | None, reason: str, comment: str
 ) -> str | None:
@@ -1540,6 +1603,7 @@ def record_builder(
     sources = candidate_sources()
     signed = {n: s for n, s in signoffs().items() if n in summary.releases}
     context = get_context()
+    waivers = session_waivers()
 
     @functools.cache
     def build() -> dict[str, bytes]:
@@ -1552,6 +1616,7 @@ def record_builder(
             signoff=signed,
             sources=sources,
             context=context,
+            waivers=waivers,
             timestamp=max(moments),
         )
         return files if key is None else sign_files(files, key)

@@ -355,6 +355,41 @@ if signed is not None:
     st.text(f"Signed off by {signed.reviewer} at {signed.time:%Y-%m-%d %H:%M} UTC: "
             f"{DECISION_STYLE[signed.decision].label}")  # fmt: skip
 
+st.subheader("Exceptions (waivers)")
+st.caption(
+    "An exception to one rule, with its justification, requested by the holder of the signing "
+    "key (Downloads below). It is filed as requested and changes no decision until a second "
+    "reviewer approves it with another key (`synthreview approve`); upload that approval and "
+    "the approver's public key here."
+)
+with st.form("audit_waiver_form"):
+    waived_rule = st.selectbox("Rule", list(app_state.get_policy().rules), key="audit_waiver_rule")
+    justification = st.text_area("Justification", key="audit_waiver_reason")
+    if st.form_submit_button("Request the waiver"):
+        problem = app_state.request_waiver(waived_rule, justification)
+        if problem:
+            st.error(app_state.escape(problem))
+left, right = st.columns(2)
+approval = left.file_uploader("Approval (synthreview approve)", key="audit_waiver_approval")
+approver = right.file_uploader("Approver's public key", key="audit_waiver_approver")
+if approval is not None and approver is not None and st.button(
+    "Add the approval", key="audit_waiver_add"
+):
+    problem = app_state.add_approval(approval.getvalue(), approver.getvalue())
+    if problem:
+        st.error(app_state.escape(problem))
+waivers = app_state.session_waivers()
+for waiver in waivers:
+    st.text(
+        f"{', '.join(waiver.candidates)}: {waiver.rule} {waiver.status} ({waiver.reason}; "
+        f"requested by key {waiver.requester[:16]} at {waiver.requested_at}"
+        + (
+            f", approved by key {waiver.approver[:16]} at {waiver.approved_at})"
+            if waiver.approver
+            else ", not approved: changes nothing)"
+        )
+    )
+
 st.subheader("Downloads")
 refusal = app_state.record_refusal()
 if refusal is not None:

@@ -182,3 +182,60 @@ def test_cli_approve_writes_an_approval_and_review_checks_waivers_before_computi
         assert main([*review, *extra]) == 2, extra
         assert message in capsys.readouterr().err
     assert not (tmp_path / "o").exists()  # refused before anything was computed
+
+
+def test_audit_page_waiver_changes_the_screen_and_the_record_only_once_approved(keys):
+    from unittest.mock import patch
+
+    from test_page_audit import fake_report, open_page, small_review
+
+    import app_state
+
+    review = small_review()
+    report = fake_report(review)
+    after = fake_report(review, mia=0.5)
+    requester, _ = _ids(keys)
+    _, approver_files = keys["paths"]
+
+    def summary(at):
+        (only,) = at.session_state[app_state.SUMMARY_KEY].values()
+        return only
+
+    with (
+        patch("app_state.stored_report", return_value=(report, [])),
+        patch("app_state.stale_sections", return_value=[]),
+        patch("app_state.plan", return_value=[]),
+        patch("synthreview.release.pipeline.evaluate_curated", return_value=after),
+    ):
+        at = open_page(review, None).run()
+        at.button(key="audit_curate").click().run()
+        at.button(key="audit_confirm").click().run()
+        before = summary(at)
+        failing = sorted({r.rule for v in before.verdicts.values() for r in v.failed})
+        assert failing and before.decisions["cand"].outcome == "do_not_release"
+        at.selectbox(key="audit_waiver_rule").select(failing[0])
+        at.text_area(key="audit_waiver_reason").input(REASON)
+        at.button(key="FormSubmitter:audit_waiver_form-Request the waiver").click().run()
+        assert any("load your signing key" in e.value for e in at.error)  # no requester yet
+        at.session_state["_signing_key"] = keys["requester"]  # as the Downloads upload does
+        for rule in failing:
+            at.selectbox(key="audit_waiver_rule").select(rule)
+            at.text_area(key="audit_waiver_reason").input(REASON)
+            at.button(key="FormSubmitter:audit_waiver_form-Request the waiver").click().run()
+        assert not at.exception, at.exception
+        assert summary(at).decisions["cand"].outcome == "do_not_release"  # requested only
+        assert any("not approved: changes nothing" in t.value for t in at.text)
+        for rule in failing:
+            approval = approval_bytes(
+                keys["approver"], rule=rule, reason=REASON, requester=requester,
+                candidate_sha256=review.synthetic["cand"].sha256,
+            )  # fmt: skip
+            at.file_uploader(key="audit_waiver_approval").upload("approval.json", approval, "")
+            at.file_uploader(key="audit_waiver_approver").upload(
+                "synthreview.pub", approver_files.public.read_bytes(), ""
+            )
+            at.run()
+            at.button(key="audit_waiver_add").click().run()
+        assert not at.exception, at.exception
+        decision = summary(at).decisions["cand"]
+        assert decision.outcome != "do_not_release" and "waived" in decision.reason
