@@ -43,6 +43,11 @@ from synthreview.options import (
     read_constraints_file,
     validate_options,
 )
+from synthreview.record.countersign import (
+    append_countersignature,
+    countersign,
+    meeting_signoff,
+)
 from synthreview.record.record import build_record
 from synthreview.record.store import (
     OPEN_ENV,
@@ -51,6 +56,7 @@ from synthreview.record.store import (
     record_files,
     write_record,
 )
+from synthreview.record.trust import countersignature_names
 from synthreview.release.audit import default_thresholds
 from synthreview.release.folder import MARKER, check_output_folder
 from synthreview.release.pipeline import review_release
@@ -748,6 +754,43 @@ def _record_parsers(sub: argparse._SubParsersAction) -> None:
     history.add_argument(
         "--inputs-sha256", metavar="HEX", help="only reviews with an input of this sha256"
     )
+    counter = sub.add_parser(
+        "countersign",
+        help="the release meeting countersigns a verified, signed review folder",
+        description="Writes countersign.N.intoto.jsonl beside the record: a statement signed "
+        "with --key whose subject is the record's signed statement (and the countersignature "
+        "before it) and whose predicate is the meeting's sign-off per candidate. The record "
+        "must verify with --record-key (or a key in $SYNTHREVIEW_TRUST). verify then checks "
+        "the chain.",
+    )
+    counter.add_argument("dir", type=Path, metavar="DIR", help="the signed review folder")
+    counter.add_argument("--key", required=True, type=Path, help="the meeting's private key")
+    counter.add_argument("--passphrase-file", type=Path, metavar="FILE")
+    counter.add_argument(
+        "--record-key", type=Path, help="the public key the record was signed with"
+    )
+    counter.add_argument(
+        "--decision",
+        action="append",
+        required=True,
+        metavar="CANDIDATE=OUTCOME",
+        help="the meeting's decision (release, release_after_curation, do_not_release, "
+        "incomplete); repeat per candidate",
+    )
+    counter.add_argument(
+        "--reviewer",
+        action="append",
+        required=True,
+        metavar="NAME:ROLE",
+        help="who signs off and in which role; repeat for each",
+    )
+    counter.add_argument(
+        "--reason",
+        action="append",
+        default=[],
+        metavar="CANDIDATE=TEXT",
+        help="why (required where the meeting's decision differs from the record's)",
+    )
     show = sub.add_parser(
         "show",
         help="open a review folder (or a ZIP of one) in the dashboard, on 127.0.0.1",
@@ -877,6 +920,8 @@ def _given_inputs(texts: Sequence[str]) -> list[GivenInput]:
 
 def run_verify(args: argparse.Namespace) -> int:
     """``synthreview verify DIR --key PUB``: exit 0 verified, 1 failed, 2 bad arguments."""
+    if args.dir.is_dir() and countersignature_names(p.name for p in args.dir.iterdir()):
+        return _verify_chain(args)
     key = load_public_key(read_key_file(args.key, what="option --key"))
     inputs = _given_inputs(args.inputs)
     result = verify_folder(args.dir, key, inputs=inputs)
@@ -1062,6 +1107,57 @@ def show_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
     return command, env
 
 
+def _pairs(values: Sequence[str], option: str, sep: str = "=") -> list[tuple[str, str]]:
+    pairs = []
+    for value in values:
+        left, found, right = value.partition(sep)
+        if not found or not left.strip():
+            raise ConfigError(
+                f"option {option} must be given as LEFT{sep}RIGHT; got {value!r} instead"
+            )
+        pairs.append((left.strip(), right.strip()))
+    return pairs
+
+
+def run_countersign(args: argparse.Namespace) -> int:
+    """``synthreview countersign DIR --key PRIV --decision C=OUTCOME --reviewer NAME:ROLE``."""
+    key = load_private_key(
+        read_key_file(args.key, what="option --key"), passphrase=_passphrase(args.passphrase_file)
+    )
+    record = open_review(args.dir, key=args.record_key)
+    reviewers = _pairs(args.reviewer, "--reviewer", ":")
+    reasons = dict(_pairs(args.reason, "--reason"))
+    signoffs = [
+        meeting_signoff(
+            record, name, decision=outcome, reviewers=reviewers, reason=reasons.get(name, "")
+        )
+        for name, outcome in _pairs(args.decision, "--decision")
+    ]
+    envelope = countersign(record, signoffs, key)
+    record = append_countersignature(record, envelope, args.dir)
+    say(f"{args.dir}: countersignature {len(record.countersignatures)} written")
+    return EXIT_RELEASE
+
+
+def _verify_chain(args: argparse.Namespace) -> int:
+    """``verify`` of a countersigned record: the record and every countersignature."""
+    if args.inputs:
+        raise ConfigError("option --inputs is checked on a folder without countersignatures")
+    record = open_review(args.dir, key=args.key)
+    verified = record.verified
+    if verified is None or not verified.ok:
+        for problem in (verified.reason if verified else "not checked").split("; "):
+            say(f"FAILED {problem}", file=sys.stderr)
+        say(f"{args.dir}: NOT verified", file=sys.stderr)
+        return EXIT_FAIL
+    say(
+        f"{args.dir}: verified: signed by key {verified.keyid[:16]}, "
+        f"{len(record.countersignatures)} countersignatures chained; review id "
+        f"{verified.review_id}"
+    )
+    return EXIT_RELEASE
+
+
 def run_show(args: argparse.Namespace) -> int:
     """``synthreview show PATH [--key PUB] [--port N]``: the dashboard on that record."""
     command, env = show_command(args)
@@ -1074,6 +1170,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 RECORD_COMMANDS = {
     "show": run_show,
+    "countersign": run_countersign,
     "keygen": run_keygen,
     "verify": run_verify,
     "register": run_register,

@@ -18,7 +18,7 @@ import pytest
 import synthreview as sr
 from synthreview import demo
 from synthreview.cli import main
-from synthreview.errors import DataError
+from synthreview.errors import ConfigError, DataError
 from synthreview.io.persons import with_person
 from synthreview.judgement.policy import Policy
 from synthreview.metrics.fidelity.section import FidelityReport
@@ -30,6 +30,11 @@ from synthreview.record.codec import (
     from_jsonable,
     recordable_classes,
     to_record_json,
+)
+from synthreview.record.countersign import (
+    countersign,
+    countersigned_decisions,
+    meeting_signoff,
 )
 from synthreview.record.record import ReviewRecord, build_record
 from synthreview.record.store import (
@@ -399,3 +404,52 @@ def test_show_refuses_what_it_cannot_open_before_starting(tmp_path, monkeypatch,
     assert "record.json" in capsys.readouterr().err
     assert main(["show", str(tmp_path / "nowhere")]) == 2
     assert main(["show", str(tmp_path), "--port", "0"]) == 2
+
+
+# ------------------------------------------------------------------------------ countersign
+
+
+def test_the_meeting_countersigns_and_verify_checks_the_chain(signed, tmp_path, monkeypatch):
+    record, folder, keys = signed
+    copy = _copy(folder, tmp_path)
+    meeting = generate_keys(tmp_path / "meeting")
+    trust = tmp_path / "trust"
+    trust.mkdir()
+    shutil.copy(meeting.public, trust / "meeting.pub")
+    monkeypatch.setenv(TRUST_ENV, str(trust))
+    name, stated = next(iter(record.decisions.items()))
+    other = "release" if stated.outcome != "release" else "do_not_release"
+    command = ["countersign", str(copy), "--key", str(meeting.private),
+               "--record-key", str(keys.public), "--decision", f"{name}={other}",
+               "--reviewer", "Ann Lee:chair", "--reviewer", "Bo Chen:privacy officer"]  # fmt: skip
+    assert main(command) == 2  # the meeting differs from the tool: a reason is required
+    assert not (copy / "countersign.1.intoto.jsonl").exists()
+    assert main([*command, "--reason", f"{name}=the meeting accepts the residual risk"]) == 0
+    opened = open_review(copy, key=keys.public)
+    assert opened.verified.ok, opened.verified.reason
+    signed_off = countersigned_decisions(opened)[name]
+    assert signed_off["decision"] == other and signed_off["tool_decision"] == stated.outcome
+    assert signed_off["reviewers"][1] == {"name": "Bo Chen", "role": "privacy officer"}
+    assert main(["verify", str(copy), "--key", str(keys.public)]) == 0
+    # a second countersignature chains onto the first
+    assert main([*command[:6], "--decision", f"{name}={stated.outcome}",
+                 "--reviewer", "Ann Lee:chair"]) == 0  # fmt: skip
+    assert main(["verify", str(copy), "--key", str(keys.public)]) == 0
+    # any change to a link fails, naming it
+    data = bytearray((copy / "countersign.1.intoto.jsonl").read_bytes())
+    data[40] ^= 1
+    (copy / "countersign.1.intoto.jsonl").write_bytes(bytes(data))
+    assert main(["verify", str(copy), "--key", str(keys.public)]) == 1
+    assert "countersign.1.intoto.jsonl" in open_review(copy, key=keys.public).verified.reason
+
+
+def test_a_record_not_verified_is_never_countersigned(signed, tmp_path):
+    _, folder, _ = signed
+    stranger = generate_keys(tmp_path / "stranger")
+    opened = open_review(folder, key=stranger.public)
+    name, stated = next(iter(opened.decisions.items()))
+    signoff = meeting_signoff(
+        opened, name, decision=stated.outcome, reviewers=[("Ann Lee", "chair")]
+    )
+    with pytest.raises(ConfigError, match="only a verified record can be countersigned"):
+        countersign(opened, [signoff], load_private_key(stranger.private.read_bytes()))

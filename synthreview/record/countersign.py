@@ -1,0 +1,216 @@
+"""The release meeting countersigns a prepared record: a signed statement over it, per candidate.
+
+A countersignature is an in-toto Statement v1 in a DSSE envelope (Ed25519, as
+:mod:`synthreview.release.signing` signs the record) whose subjects are the prepared record's
+statement (``record``, by its sha256) and the statement it follows (``statement``: the record's
+for the first countersignature, the previous countersignature's after that), and whose
+predicate is the meeting's sign-off per candidate: reviewers and their roles, the meeting's
+decision, the reason (required when it differs from the tool's decision) and the time. It is
+written beside the record as ``countersign.N.intoto.jsonl``; ``record.trust`` checks the chain
+when the record is opened and ``synthreview verify`` when it is verified, so removing,
+reordering or changing any link fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from synthreview.errors import ConfigError
+from synthreview.judgement.verdicts import OUTCOMES, Outcome
+from synthreview.record.record import ReviewRecord
+from synthreview.record.trust import COUNTERSIGN_TYPE, countersign_name, statement_digest
+from synthreview.release.folder import MARKER, FileDigest, marker_bytes
+from synthreview.release.signing import (
+    STATEMENT_TYPE,
+    read_envelope,
+    read_folder,
+    sign_statement,
+)
+
+__all__ = [
+    "MeetingSignOff",
+    "append_countersignature",
+    "countersign",
+    "countersigned_decisions",
+    "meeting_signoff",
+]
+
+MAX_TEXT = 5000
+
+
+@dataclass(frozen=True)
+class MeetingSignOff:
+    """The meeting's decision on one candidate of a prepared record.
+
+    Attributes
+    ----------
+    candidate : str
+    decision : {"release", "release_after_curation", "do_not_release", "incomplete"}
+        What the meeting decided; chosen, never carried over from another candidate.
+    reason : str
+        Why; required when ``decision`` differs from the record's (the tool's) decision.
+    reviewers : tuple of (name, role)
+    tool_decision : str
+        The record's decision for the candidate, as ``report.json`` states it.
+    time : datetime
+    """
+
+    candidate: str
+    decision: Outcome
+    reason: str
+    reviewers: tuple[tuple[str, str], ...]
+    tool_decision: str
+    time: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready sign-off (time in UTC, to the second)."""
+        return {
+            "decision": self.decision,
+            "reason": self.reason,
+            "reviewers": [{"name": n, "role": r} for n, r in self.reviewers],
+            "tool_decision": self.tool_decision,
+            "time": self.time.astimezone(UTC).isoformat(timespec="seconds"),
+        }
+
+
+def meeting_signoff(
+    record: ReviewRecord,
+    candidate: str,
+    *,
+    decision: str,
+    reviewers: Sequence[tuple[str, str]],
+    reason: str = "",
+    time: datetime | None = None,
+) -> MeetingSignOff:
+    """One candidate's sign-off, checked against the record.
+
+    Raises
+    ------
+    ConfigError
+        An unknown candidate or decision, no reviewer, a reviewer without name or role, or no
+        reason where the meeting's decision differs from the tool's.
+    """
+    stated = record.decisions
+    if candidate not in stated:
+        raise ConfigError(
+            f"candidate must be one of the record's candidates {sorted(stated)}; got "
+            f"{candidate!r} instead"
+        )
+    if decision not in OUTCOMES:
+        raise ConfigError(
+            f"decision for {candidate!r} must be one of {list(OUTCOMES)}; got {decision!r} instead"
+        )
+    people = tuple((str(n).strip(), str(r).strip()) for n, r in reviewers)
+    if not people or any(not n or not r for n, r in people):
+        raise ConfigError(
+            f"reviewers of {candidate!r} must be at least one (name, role), each non-empty; got "
+            f"{list(reviewers)!r} instead"
+        )
+    tool = stated[candidate].outcome
+    why = reason.strip()
+    if decision != tool and not why:
+        raise ConfigError(
+            f"reason for {candidate!r} is required: the meeting decides {decision}, the record "
+            f"states {tool}; got no reason"
+        )
+    if len(why) > MAX_TEXT:
+        raise ConfigError(f"reason for {candidate!r} must be at most {MAX_TEXT} characters")
+    return MeetingSignOff(candidate, decision, why, people, tool, time or datetime.now(UTC))
+
+
+def countersign(
+    record: ReviewRecord, signoffs: Sequence[MeetingSignOff], key: Ed25519PrivateKey
+) -> bytes:
+    """The DSSE envelope of the meeting's countersignature of ``record`` (one JSON line).
+
+    Raises
+    ------
+    ConfigError
+        The record is not signed, or did not verify when opened (a record that is NOT
+        VERIFIED is never countersigned), or no or a repeated candidate is signed off.
+    """
+    verified = record.verified
+    if record.signature is None or verified is None or not verified.ok:
+        why = verified.reason if verified is not None else "it was not opened with a key"
+        raise ConfigError(
+            f"only a verified record can be countersigned; this one is NOT VERIFIED: {why}"
+        )
+    names = [s.candidate for s in signoffs]
+    if not names or len(set(names)) != len(names):
+        raise ConfigError(
+            f"signoffs must sign off each candidate at most once, at least one; got {names}"
+        )
+    previous = (
+        statement_digest(record.countersignatures[-1])
+        if record.countersignatures
+        else statement_digest(record.signature)
+    )
+    statement = {
+        "_type": STATEMENT_TYPE,
+        "subject": [
+            {"name": "record", "digest": {"sha256": statement_digest(record.signature)}},
+            {"name": "statement", "digest": {"sha256": previous}},
+        ],
+        "predicateType": COUNTERSIGN_TYPE,
+        "predicate": {
+            "signoff": {s.candidate: s.to_dict() for s in signoffs},
+            "countersignature": len(record.countersignatures) + 1,
+        },
+    }
+    return sign_statement(statement, key)
+
+
+def append_countersignature(
+    record: ReviewRecord, envelope: bytes, folder: str | os.PathLike[str]
+) -> ReviewRecord:
+    """Write ``envelope`` beside the record at ``folder`` as the next countersignature.
+
+    The completion marker is rewritten to list it (written aside, then renamed over the old
+    one). Returns the record with the countersignature added.
+
+    Raises
+    ------
+    ConfigError
+        ``folder`` does not hold this record's signature, or already holds that file.
+    """
+    root = Path(folder)
+    files = read_folder(root)
+    if record.signature is None or files.get("release.intoto.jsonl") != record.signature:
+        raise ConfigError(
+            f"folder {str(root)!r} must hold the signed record being countersigned; its "
+            "release.intoto.jsonl differs"
+        )
+    name = countersign_name(len(record.countersignatures) + 1)
+    if name in files:
+        raise ConfigError(f"folder {str(root)!r} already holds {name}; open it again first")
+    (root / name).write_bytes(envelope)
+    files[name] = envelope
+    listed = [
+        FileDigest(n, hashlib.sha256(d).hexdigest(), len(d))
+        for n, d in files.items()
+        if n != MARKER
+    ]
+    handle, staged = tempfile.mkstemp(dir=root, prefix=".marker-")
+    with os.fdopen(handle, "wb") as out:
+        out.write(marker_bytes(listed))
+    os.replace(staged, root / MARKER)
+    return replace(record, countersignatures=(*record.countersignatures, envelope))
+
+
+def countersigned_decisions(record: ReviewRecord) -> dict[str, Mapping[str, Any]]:
+    """Candidate -> the latest countersigned sign-off (``MeetingSignOff.to_dict``)."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for envelope in record.countersignatures:
+        statement = json.loads(read_envelope(envelope).payload)
+        found.update((statement.get("predicate") or {}).get("signoff") or {})
+    return found
