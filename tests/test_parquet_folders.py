@@ -363,12 +363,16 @@ def test_folders_give_the_report_and_released_files_of_single_files(stored, fold
 
 def _without_report_digests(listing: bytes) -> dict:
     """A manifest or completion marker without the entries of the files that hold the inputs'
-    digests (report.json, report.html and, listed in the marker, manifest.json)."""
+    digests (report.json, report.html, record.json, each shipped curated file's croissant.json
+    and, listed in the marker, manifest.json)."""
     content = json.loads(listing)
     for files in (content.get("outputs"), content.get("files")):
-        for name in ("report.json", "report.html", "manifest.json"):
-            if files is not None:
-                files.pop(name, None)
+        if files is None:
+            continue
+        for name in [n for n in files if n.endswith("/croissant.json")]:
+            files.pop(name)
+        for name in ("report.json", "report.html", "manifest.json", "record.json"):
+            files.pop(name, None)
     return content
 
 
