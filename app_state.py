@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -36,7 +37,9 @@ from synthreview.generators.plugin import installed_generators, load_generator
 from synthreview.io.schema import Review
 from synthreview.judgement.context import ReleaseContext, parse_context
 from synthreview.judgement.decision import Decision, decide, out_of_date
+from synthreview.judgement.ledger import PriorRelease, cap_decisions
 from synthreview.judgement.policy import (
+    LedgerLimits,
     Policy,
     Verdicts,
     apply_policy,
@@ -71,7 +74,9 @@ from synthreview.release.register import (
     check_chain,
     default_register,
     history,
+    ledger,
     parse_register_url,
+    prior_releases,
     records_of_release,
 )
 from synthreview.release.register import Record as RegisterRecord
@@ -294,6 +299,39 @@ def open_record(source: str | os.PathLike[str] | bytes, *, key: Any = None) -> R
     st.session_state.pop(_RECORD_SUMMARY_KEY, None)
     st.session_state.pop(_OPEN_ERROR_KEY, None)
     return record
+
+
+def stored_reviews() -> list[str]:
+    """The review folders the Data page offers: those directly inside the operator's
+    ``reviews`` folder (:mod:`synthreview.serving`) that hold a completion marker, by name.
+    A browser picks among them; it never names a path on the server (docs/security.md)."""
+    root = settings().reviews
+    if root is None or not Path(root).is_dir():
+        return []
+    return sorted(
+        entry.name
+        for entry in Path(root).iterdir()
+        if entry.is_dir() and not entry.is_symlink() and (entry / "COMPLETE.json").is_file()
+    )
+
+
+def open_stored_review(name: str, *, key: Any = None) -> ReviewRecord:
+    """Open the stored review ``name`` (one of :func:`stored_reviews`) for every page.
+
+    Raises
+    ------
+    ConfigError
+        ``name`` is not one of the offered review folders (nothing is read then).
+    DataError
+        ``record.store.open_review``'s refusals.
+    """
+    offered = stored_reviews()
+    if name not in offered:
+        raise ConfigError(
+            f"the review to open must be one of the folders this server offers ({len(offered)}); "
+            f"got {name!r} instead"
+        )
+    return open_record(Path(settings().reviews or "") / name, key=key)
 
 
 def _open_from_environment() -> None:
@@ -916,8 +954,9 @@ def review_summary(options: ReviewOptions | None = None) -> ReviewSummary | None
     releases = _releases()
     confirmed = tuple(sorted((n, t) for n, (t, _) in confirmed_curations().items()))
     waivers = session_waivers()
+    prior = ledger_prior() if policy.ledger != LedgerLimits() else ()
     key = (review_digest(review), seed(), options, policy_key(policy), len(_results()),
-           len(releases), confirmed, waivers)  # fmt: skip
+           len(releases), confirmed, waivers, prior)  # fmt: skip
     store = st.session_state.setdefault(SUMMARY_KEY, {})
     if key in store:
         return store[key]
@@ -959,6 +998,15 @@ def review_summary(options: ReviewOptions | None = None) -> ReviewSummary | None
             )[name]
     if changed:
         decisions = {n: out_of_date(n, changed) for n in content}
+    elif policy.ledger != LedgerLimits():  # the policy caps releases per source
+        decisions.update(
+            cap_decisions(
+                {n: decisions[n] for n in found},
+                prior,
+                policy.ledger,
+                claimed_epsilon=options.claimed_epsilon,
+            )
+        )
     summary = ReviewSummary(
         report=report,
         stale=tuple(stale),
@@ -1513,6 +1561,25 @@ def add_approval(approval: bytes, public_key: bytes) -> str | None:
     return None
 
 
+def ledger_prior() -> tuple[PriorRelease, ...]:
+    """The server register's earlier records from this review's training data (its sha256, or
+    the release context's source id), for the policy's ``[ledger]`` caps; read only. A register
+    that cannot be read gives none (the Audit page's recording then reports its error)."""
+    review = get_review()
+    if review is None:
+        return ()
+    context = get_context()
+    try:
+        records = ledger(
+            register_location(),
+            sha256=getattr(review.real, "sha256", None),
+            source=context.source if context is not None else None,
+        )
+    except ConfigError:
+        return ()
+    return prior_releases(records)
+
+
 def session_waivers() -> tuple[Waiver, ...]:
     """The waivers requested in this session, each approved where an approval matches."""
     requester = signing_key_id() or ""
@@ -1604,6 +1671,7 @@ def record_builder(
     signed = {n: s for n, s in signoffs().items() if n in summary.releases}
     context = get_context()
     waivers = session_waivers()
+    prior = ledger_prior() if policy.ledger != LedgerLimits() else ()
 
     @functools.cache
     def build() -> dict[str, bytes]:
@@ -1617,6 +1685,7 @@ def record_builder(
             sources=sources,
             context=context,
             waivers=waivers,
+            prior=prior,
             timestamp=max(moments),
         )
         return files if key is None else sign_files(files, key)

@@ -71,11 +71,20 @@ def _load(make_review, source: str) -> None:
 
 with st.expander("Open a stored review (a review folder or its ZIP)", expanded=False):
     # evidence, not a draft: every page then reads the record, nothing is recomputed
-    where = st.text_input(
-        "Review folder on this server",
-        key="open_record_folder",
-        help="A folder written by `synthreview review --out` (or its ZIP), as this server sees it.",
-    )
+    # the folders the operator put in the server's reviews folder: picked, never a typed path
+    # (a path from a browser would read folders anywhere the server can; docs/security.md)
+    offered = app_state.stored_reviews()
+    where = st.selectbox(
+        "Review folder on this server", ["", *offered], key="open_record_folder",
+        format_func=lambda name: markdown_text(name) if name else "(none)",
+        help="The review folders in the folder this server's operator set (SYNTHREVIEW_REVIEWS "
+        "or reviews = ... in .streamlit/synthreview.toml).",
+    )  # fmt: skip
+    if not offered:
+        st.caption(
+            "This server offers no stored review folders (its operator sets SYNTHREVIEW_REVIEWS; "
+            "`synthreview show FOLDER` opens one too). Upload a review ZIP instead."
+        )
     zipped = st.file_uploader("or a review ZIP", type=["zip"], key="open_record_zip")
     public = st.file_uploader(
         "Signer's public key (optional; without it the record shows as NOT VERIFIED)",
@@ -83,10 +92,11 @@ with st.expander("Open a stored review (a review folder or its ZIP)", expanded=F
     )
     if st.button("Open the review", key="open_record", disabled=not (where or zipped)):
         try:
-            app_state.open_record(
-                zipped.getvalue() if zipped is not None else where.strip(),
-                key=public.getvalue() if public is not None else None,
-            )
+            verify_with = public.getvalue() if public is not None else None
+            if zipped is not None:
+                app_state.open_record(zipped.getvalue(), key=verify_with)
+            else:
+                app_state.open_stored_review(where, key=verify_with)
         except (DataError, ConfigError) as exc:
             st.error(markdown_text(str(exc)))
         else:

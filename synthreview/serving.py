@@ -9,6 +9,9 @@ for them nor change them:
   appends decisions and the History page reads them. A path or URL typed in a browser would let
   a visitor create folders and SQLite files anywhere the server can write, or make the server
   connect to any host and port;
+- **the review folders a browser may open** (the Data page's *Open a stored review*): only the
+  review folders directly inside the operator's ``reviews`` folder, offered as a list; a path
+  typed in a browser would let a visitor read folders anywhere the server can read;
 - **free ``module:function`` generators** for the shadow-model attack
   (:mod:`synthreview.generators.plugin`): importing a module named in a browser and calling it
   with the real training table is code execution. Without the opt-in the dashboard offers only
@@ -19,11 +22,12 @@ The settings come from the environment first, then from a TOML file (``$SYNTHREV
 
     # .streamlit/synthreview.toml
     register = "postgresql://reviewer@db.internal:5432/synthreview"   # or sqlite:///PATH
+    reviews = "/srv/synthreview/reviews"   # review folders the Data page may open
     allow_generator_paths = false
 
-``SYNTHREVIEW_REGISTER`` overrides ``register``; ``SYNTHREVIEW_ALLOW_GENERATOR_PATHS=1``
-overrides ``allow_generator_paths``. A password never belongs in either: PostgreSQL reads it from
-``PGPASSWORD`` or a ``.pgpass`` file.
+``SYNTHREVIEW_REGISTER`` overrides ``register``, ``SYNTHREVIEW_REVIEWS`` ``reviews`` and
+``SYNTHREVIEW_ALLOW_GENERATOR_PATHS=1`` ``allow_generator_paths``. A password never belongs in a
+register URL: PostgreSQL reads it from ``PGPASSWORD`` or a ``.pgpass`` file.
 """
 
 from __future__ import annotations
@@ -53,6 +57,9 @@ class ServerSettings:
     register : str or None
         The register URL or SQLite path; ``None`` = the default location
         (:func:`synthreview.release.register.default_register`).
+    reviews : str or None
+        A folder whose review folders (written by ``synthreview review --out``) the Data page
+        offers to open; ``None`` = none (``synthreview show PATH`` still opens one).
     allow_generator_paths : bool
         Whether the Privacy page accepts a free ``module:function`` generator (operator opt-in;
         default ``False``: installed entry points and built-ins only).
@@ -62,6 +69,7 @@ class ServerSettings:
     """
 
     register: str | None = None
+    reviews: str | None = None
     allow_generator_paths: bool = False
     source: str = "defaults"
 
@@ -105,19 +113,18 @@ def server_settings(
             values = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"server settings {path}: not a readable TOML file ({exc})") from None
-        unknown = sorted(set(values) - {"register", "allow_generator_paths"})
+        unknown = sorted(set(values) - {"register", "reviews", "allow_generator_paths"})
         if unknown:
             raise ConfigError(
-                f"server settings {path}: unknown keys {unknown}; expected register and "
-                "allow_generator_paths"
+                f"server settings {path}: unknown keys {unknown}; expected register, reviews "
+                "and allow_generator_paths"
             )
-        if "register" in values and not (
-            isinstance(values["register"], str) and values["register"].strip()
-        ):
-            raise ConfigError(
-                f"server settings {path}: register must be a non-empty URL or path; got "
-                f"{values['register']!r} instead"
-            )
+        for name in ("register", "reviews"):
+            if name in values and not (isinstance(values[name], str) and values[name].strip()):
+                raise ConfigError(
+                    f"server settings {path}: {name} must be a non-empty URL or path; got "
+                    f"{values[name]!r} instead"
+                )
         sources.append(str(path))
     register = values.get("register")
     allow = _flag(values.get("allow_generator_paths", False), name="allow_generator_paths",
@@ -125,12 +132,17 @@ def server_settings(
     if env.get("SYNTHREVIEW_REGISTER"):
         register = env["SYNTHREVIEW_REGISTER"]
         sources.append("environment")
+    reviews = values.get("reviews")
+    if env.get("SYNTHREVIEW_REVIEWS"):
+        reviews = env["SYNTHREVIEW_REVIEWS"]
+        sources.append("environment")
     if "SYNTHREVIEW_ALLOW_GENERATOR_PATHS" in env:
         allow = _flag(env["SYNTHREVIEW_ALLOW_GENERATOR_PATHS"],
                       name="SYNTHREVIEW_ALLOW_GENERATOR_PATHS", where="environment")  # fmt: skip
         sources.append("environment")
     return ServerSettings(
         register=str(register) if register else None,
+        reviews=str(reviews) if reviews else None,
         allow_generator_paths=allow,
         source=", ".join(dict.fromkeys(sources)) or "defaults",
     )

@@ -101,10 +101,14 @@ def test_a_folder_that_is_no_record_is_named_on_the_page(monkeypatch, tmp_path):
 def test_the_data_page_opens_a_review_folder_on_the_server(demo_record_folder, monkeypatch):
     record, folder = demo_record_folder
     monkeypatch.delenv(OPEN_ENV, raising=False)
+    # the operator's reviews folder (SYNTHREVIEW_REVIEWS): the page offers its review folders
+    monkeypatch.setenv("SYNTHREVIEW_REVIEWS", str(folder.parent))
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state[app_state.DEMO_AUTOLOADED_KEY] = True
     at.run()
-    at.text_input(key="open_record_folder").input(str(folder)).run()
+    assert not [t for t in at.text_input if t.key == "open_record_folder"]  # no typed path
+    assert folder.name in at.selectbox(key="open_record_folder").options
+    at.selectbox(key="open_record_folder").set_value(folder.name).run()
     at.button(key="open_record").click().run()
     assert not at.exception, at.exception
     lines = _decision_lines(at)  # switched to the Overview

@@ -198,3 +198,28 @@ def test_postgresql_readers_never_create_a_schema(postgres_db):  # noqa: F811 (f
     with pytest.raises(ConfigError, match="read-only transaction"):
         with open_register(postgres_db, read_only=True) as register:
             register.append([_record("b")])
+
+
+def test_the_data_page_opens_only_review_folders_the_operator_offers(tmp_path, monkeypatch):
+    reviews = tmp_path / "reviews"
+    (reviews / "march").mkdir(parents=True)
+    (reviews / "march" / "COMPLETE.json").write_text("{}")
+    (reviews / "unfinished").mkdir()  # no completion marker: not offered
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "COMPLETE.json").write_text("{}")
+    (reviews / "link").symlink_to(outside)  # a link out of the folder: not offered
+    monkeypatch.setenv("SYNTHREVIEW_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.delenv("SYNTHREVIEW_REVIEWS", raising=False)
+    assert app_state.stored_reviews() == []  # nothing offered until the operator sets it
+    monkeypatch.setenv("SYNTHREVIEW_REVIEWS", str(reviews))
+    assert app_state.stored_reviews() == ["march"]
+    for name in (str(outside), "../elsewhere", "link", "unfinished", "/etc"):
+        with pytest.raises(ConfigError, match="one of the folders this server offers"):
+            app_state.open_stored_review(name)
+    path = tmp_path / "synthreview.toml"
+    path.write_text(f'reviews = "{reviews}"\n')
+    assert server_settings({}, path).reviews == str(reviews)
+    path.write_text("reviews = 3\n")
+    with pytest.raises(ConfigError, match="reviews must be a non-empty URL or path; got 3"):
+        server_settings({}, path)
