@@ -137,3 +137,44 @@ def test_cap_counts_this_reviews_candidates_in_name_order():
 def test_bad_ledger_tables_are_refused(text, message):
     with pytest.raises(ConfigError, match=message):
         parse_policy(text)
+
+
+def test_the_dashboard_applies_the_cap_from_the_servers_register(tmp_path, monkeypatch):
+    from unittest.mock import patch
+
+    from test_page_audit import fake_report, open_page, small_review
+    from test_release_ships import policy_text
+
+    import app_state
+
+    review = small_review()
+    db = tmp_path / "register.sqlite"
+    monkeypatch.setenv("SYNTHREVIEW_REGISTER", f"sqlite:///{db}")
+    for number in (1, 2):  # two earlier releases from the same training file
+        files = review_files(number, candidates=(f"gen{number}",))
+        report = json.loads(files["report.json"])
+        report["inputs"][0]["sha256"] = review.real.sha256
+        files["report.json"] = json.dumps(report, sort_keys=True).encode()
+        statement = release_statement(files)
+        append_records(
+            str(db), records_from_statement(statement, review_id=statement_id(statement))
+        )
+    lenient = policy_text()  # every rule advisory: the candidates would ship
+    report = fake_report(review)
+
+    def decisions(policy):
+        with (
+            patch("app_state.stored_report", return_value=(report, [])),
+            patch("app_state.stale_sections", return_value=[]),
+            patch("app_state.plan", return_value=[]),
+        ):
+            at = open_page(review, report, "pages/overview.py", policy=policy).run()
+            assert not at.exception, at.exception
+            (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+            return summary.decisions
+
+    assert decisions(parse_policy(lenient))["cand"].outcome == "release"
+    capped = decisions(parse_policy(lenient + "[ledger]\nmax_releases = 2\n"))
+    assert capped["cand"].outcome == "do_not_release" and capped["cand"].rule == "ledger"
+    assert "#1 gen1" in capped["cand"].reason and "#2 gen2" in capped["cand"].reason
+    assert capped["other"].outcome == "do_not_release"  # a fourth release is past the cap too
