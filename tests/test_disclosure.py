@@ -241,6 +241,16 @@ def test_numeric_column_is_skipped_and_no_column_is_not_judged(adult):
     train, holdout, fresh = adult_split(adult, 0)
     _, keys = _leak_candidate(train, fresh, holdout, ("age",))
     assert keys.keys == () and "numeric" in dict(keys.skipped)["age"]
+    candidate = {"utility": {"answer_key": keys.to_dict(), "errors": {}, "skipped": {}}}
+    verdict = judge("label_leak", candidate)
+    assert verdict.verdict == "n/a" and "age: numeric" in verdict.reason
+    # a 0/1 outcome stored as numbers is tested as two classes
+    zero_one = fresh.assign(income=(fresh["income"] == ">50K").astype(int))
+    train01 = train.assign(income=(train["income"] == ">50K").astype(int))
+    keys01 = answer_keys(train01, zero_one, holdout=holdout.assign(
+        income=(holdout["income"] == ">50K").astype(int)), columns=["income"],
+        schema=infer_schema(train01))  # fmt: skip
+    assert [k.column for k in keys01.keys] == ["income"] and keys01.skipped == ()
     candidate = {"utility": {"errors": {}, "skipped": {"answer_key": "no target named"}}}
     assert judge("label_leak", candidate).verdict == "n/a"
 

@@ -837,6 +837,11 @@ def measure_label_leak(c: Mapping[str, Any], k: int) -> Measurement:
         if isinstance(key, Mapping) and not math.isnan(number(key.get("leak")))
     ]  # fmt: skip
     if not found:
+        skipped = keys.get("skipped") or {}
+        if not keys.get("keys") and isinstance(skipped, Mapping) and skipped:
+            why = "; ".join(f"{col}: {reason}" for col, reason in skipped.items())
+            return Measurement(math.nan, detail=f"no column could be tested ({why})",
+                               applicable=False)  # fmt: skip
         return Measurement(math.nan, detail="no tested column has a holdout to compare with")
     worst = max(found, key=lambda key: number(key.get("leak")))
     detail = (

@@ -41,6 +41,9 @@ MAX_DEPTH = 3
 #: categorical features with more levels than this are left out of the trees (identifiers,
 #: free text): a split on one of 5,000 codes is no rule a reviewer could read
 MAX_LEVELS = 60
+#: a numeric column with at most this many distinct training values (a 0/1 outcome) is tested
+#: as classes
+MAX_CLASSES = 10
 #: the shallowest tree within this error of the best is the rule reported (a deeper tree that
 #: fits a few noisy rows better is no clearer rule)
 RULE_SLACK = 0.005
@@ -185,7 +188,8 @@ def answer_keys(
     holdout : pandas.DataFrame, optional
         A fresh real sample: how exact the same tree is on real data.
     columns : sequence of str
-        Categorical columns to predict (numeric ones are skipped with the reason).
+        Categorical columns to predict, or numeric ones with at most :data:`MAX_CLASSES`
+        distinct training values (other numeric columns are skipped with the reason).
     schema : Schema
     seed : int, default=0
 
@@ -204,7 +208,8 @@ def answer_keys(
         None if holdout is None else _sample(holdout, seed),
     )
     for column in dict.fromkeys(columns):
-        if column not in schema.categorical:
+        few = real[column].nunique(dropna=True) <= MAX_CLASSES
+        if column not in schema.categorical and not few:
             skipped.append((column, "numeric: an answer key is tested on categorical columns"))
             continue
         others = [
