@@ -512,8 +512,9 @@ def test_a_signed_review_of_folders_verifies_against_the_folders(stored, tmp_pat
     shutil.copytree(stored / "folders" / "ctgan", changed)
     part = pd.read_parquet(changed / "part.1.parquet")
     part.iloc[:1].to_parquet(changed / "part.1.parquet", index=False)
-    assert main([*verify, *folders[:2], str(changed)]) == 1
-    assert "ctgan: sha256 differs from the signed record's input 'ctgan'" in capsys.readouterr().err
+    assert main([*verify, *folders[:2], f"ctgan={changed}"]) == 1
+    err = capsys.readouterr().err
+    assert "ctgan: sha256 differs from the signed record's synthetic input 'ctgan'" in err
 
 
 def test_categorical_partitions_with_differing_category_lists_read_as_the_single_file(tmp_path):
