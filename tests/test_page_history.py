@@ -29,7 +29,7 @@ from synthreview.release.signing import (
     verify_files,
 )
 from tests.page_helpers import run_page_without_data
-from tests.test_page_audit import fake_report, open_page, small_review
+from tests.test_page_audit import fake_report, only_required, open_page, small_review
 from tests.test_register import records_of, review_files
 
 ALL_DOWNLOADS = {
@@ -46,7 +46,11 @@ def keys(tmp_path):
 
 @pytest.fixture
 def confirmed():
-    """The Audit page after Curate -> Confirm on the fixed report: the Downloads section."""
+    """The Audit page after Curate -> Confirm on the fixed report: the Downloads section.
+
+    The policy requires one rule the candidates meet, so they are released and their curated
+    files are among the downloads (a rejected candidate ships none: tests/test_page_audit.py).
+    """
     review = small_review()
     report = fake_report(review)
     after = fake_report(review, mia=0.5)
@@ -56,7 +60,7 @@ def confirmed():
         patch("app_state.plan", return_value=[]),
         patch("synthreview.release.pipeline.evaluate_curated", return_value=after),
     ):
-        at = open_page(review, None).run()
+        at = open_page(review, None, policy=only_required("ip_alpha")).run()
         at.button(key="audit_curate").click().run()
         at.button(key="audit_confirm").click().run()
         assert not at.exception, at.exception
