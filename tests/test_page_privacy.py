@@ -89,8 +89,12 @@ def _summary_tiles(at, names) -> dict[str, list[str]]:
     tiles = {}
     for name in names:
         start = shown.index(f"**{markdown_text(name)}**")
-        lights = shown[start + 1 : start + 4]
-        assert all(v.endswith("]") and "-background[" in v for v in lights), lights
+        # each light is followed by its rule's reading: the value it judged, line and verdict
+        following = shown[start + 1 : start + 7]
+        lights = [v for v in following if v.endswith("]") and "-background[" in v]
+        assert len(lights) == 3, following
+        readings = [v for v in following if v not in lights]
+        assert len(readings) == 3 and all("judged" in v for v in readings), readings
         tiles[name] = [v.split("[", 1)[1].rstrip("]").lower() for v in lights]
     return tiles
 
@@ -117,8 +121,9 @@ def test_summary_verdicts_are_the_judgement_and_copies_fail(review):
         assert not any(isinstance(c, float) for c in cells), frame.dtypes
         assert not any(c is None or c in ("None", "nan") for c in cells)
         assert not any(FLOAT_NOISE.search(_unescaped(c)) for c in cells), frame
-    attacks = at.table[0].value  # the attack table comes first, one row per attack
-    assert markdown_text("AUC (95 % CI)") in attacks.columns
+    # the attack table (after the tiles' copy breakdowns), one row per attack
+    auc = markdown_text("AUC (95 % CI)")
+    attacks = next(t.value for t in at.table if auc in t.value.columns)
     assert not {"nn_seeker", "gan_leaks_cal", "nndr"} & set(attacks.index)
     # the most exposed records: one column per record, fields as rows, numbers masked as the
     # training column's decile interval (escaped: st.table renders Markdown)
