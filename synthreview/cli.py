@@ -46,6 +46,7 @@ from synthreview.options import (
 from synthreview.record.countersign import (
     append_countersignature,
     countersign,
+    countersign_records,
     meeting_signoff,
 )
 from synthreview.record.record import build_record
@@ -328,6 +329,12 @@ def _parser() -> argparse.ArgumentParser:
         help="audit: do not remove exact copies of training rows",
     )
     review.add_argument(
+        "--drop-qi-unique",
+        action="store_true",
+        help="audit: also remove rows whose --quasi-identifiers single out one training person "
+        "(off by default: the audit states what it would cost a fresh real sample)",
+    )
+    review.add_argument(
         "--distance-percentile",
         type=float,
         default=-1.0,
@@ -473,6 +480,7 @@ def _thresholds(args: argparse.Namespace, report):
         use_alpha=args.alpha != 0,
         drop_unauthentic=not args.keep_unauthentic,
         drop_exact_copies=not args.keep_exact_copies,
+        drop_qi_unique=args.drop_qi_unique,
         drop_too_close=args.distance_percentile >= 0,
     )
     return {name: chosen for name in report.candidates}
@@ -790,6 +798,12 @@ def _record_parsers(sub: argparse._SubParsersAction) -> None:
         default=[],
         metavar="CANDIDATE=TEXT",
         help="why (required where the meeting's decision differs from the record's)",
+    )
+    counter.add_argument(
+        "--register",
+        metavar="URL",
+        help="append the countersigned decisions to this decision register (SQLite path or "
+        "postgresql://...)",
     )
     show = sub.add_parser(
         "show",
@@ -1134,8 +1148,14 @@ def run_countersign(args: argparse.Namespace) -> int:
         for name, outcome in _pairs(args.decision, "--decision")
     ]
     envelope = countersign(record, signoffs, key)
+    if args.register is not None:
+        check_register(args.register)  # before anything is written
     record = append_countersignature(record, envelope, args.dir)
     say(f"{args.dir}: countersignature {len(record.countersignatures)} written")
+    if args.register is not None:
+        rows = countersign_records(record, envelope, keyid=key_id(key.public_key()))
+        append_records(args.register, rows)
+        say(f"{args.dir}: {len(rows)} countersigned decisions appended to the register")
     return EXIT_RELEASE
 
 

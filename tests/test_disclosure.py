@@ -628,3 +628,38 @@ def test_one_small_groups_noisy_copies_fail_the_group_rule_not_the_population_ru
     rules = ("mia_auc", "mia_tpr_at_fpr_1pct", "group_mia_tpr_at_fpr_1pct")
     assert [verdicts["fresh"][r] for r in rules] == ["pass", "pass", "pass"]
     assert [verdicts["group_copies"][r] for r in rules] == ["pass", "pass", "fail"]
+
+
+# --- the audit's drop_qi_unique rule -------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:no [23]-way marginals")  # one categorical column
+def test_audit_drops_qi_unique_rows_only_when_asked_and_states_the_cost(small_files):
+    from synthreview.release.audit import Thresholds, audit_table, holdout_audit
+
+    review = align(
+        read_table(small_files / "train.csv", role="real"),
+        {"copy": read_table(small_files / "copy.csv", name="copy", role="synthetic")},
+        holdout=read_table(small_files / "holdout.csv", role="holdout"),
+    )
+    options = ReviewOptions(embedding="none", max_attack=50, quasi_identifiers=("age", "hours"))
+    privacy = (
+        evaluate(review, sections=["privacy"], options=options, seed=0).candidates["copy"].privacy
+    )
+    quasi = privacy.quasi_identifiers
+    unique = quasi.risk >= 1.0
+    assert unique.any() and not unique.all()
+    off = audit_table(None, privacy)
+    assert not off["drop_qi_unique"].any() and not off.attrs["rules"]["drop_qi_unique"]["active"]
+    on = audit_table(None, privacy, Thresholds(drop_qi_unique=True))
+    assert on["drop_qi_unique"].to_numpy().tolist() == unique.tolist()
+    assert on.attrs["rules"]["drop_qi_unique"]["expected_fpr"] == quasi.holdout_replay_share
+    assert "exactly one training person" in on.loc[unique, "reasons"].iloc[0]
+    reference = holdout_audit(None, privacy, Thresholds(drop_qi_unique=True))
+    assert reference["drop_qi_unique"].mean() == pytest.approx(quasi.holdout_replay_share)
+    # per holdout row, in the holdout's input order: its QIs unique in training
+    holdout, train = review.holdout.frame, review.real.frame
+    counts = train.groupby(["age", "hours"]).size()
+    keys = list(zip(holdout["age"], holdout["hours"], strict=True))
+    by_hand = [counts.get(k, 0) == 1 for k in keys]
+    assert reference["drop_qi_unique"].to_numpy().tolist() == by_hand

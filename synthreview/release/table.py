@@ -28,6 +28,8 @@ RULES: dict[str, str] = {
     "drop_too_close": "too close to a training row (distance)",
     "drop_exact_copy": "exact copy of a training row",
     "drop_holdout_copy": "exact copy of a holdout record (a real person the generator never saw)",
+    "drop_qi_unique": "quasi-identifiers of exactly one training person (re-identification "
+    "risk 1)",
 }
 #: rule -> the statistic it thresholds
 STATISTICS: dict[str, str] = {
@@ -36,6 +38,7 @@ STATISTICS: dict[str, str] = {
     "drop_too_close": "train_distance",
     "drop_exact_copy": "exact_copy",
     "drop_holdout_copy": "holdout_copy",
+    "drop_qi_unique": "qi_unique",
 }
 #: statistic -> the direction that is suspicious
 DIRECTIONS: dict[str, str] = {
@@ -186,6 +189,14 @@ def evidence_frame(
     )
     frame["exact_copy"] = flags(exact)
     frame["holdout_copy"] = flags(real_copy)
+    # the rows whose quasi-identifiers single out one training person (prosecutor risk 1), when
+    # the review names quasi-identifiers and its privacy section saw these very rows
+    quasi = getattr(privacy, "quasi_identifiers", None)
+    risk = None if quasi is None else (quasi.holdout_risk if holdout else quasi.risk)
+    frame["qi_unique"] = flags(None if risk is None or len(risk) != n else risk >= 1.0)
+    calibration["qi_unique_fpr"] = (
+        float("nan") if quasi is None else float(quasi.holdout_replay_share)
+    )
     frame["nearest_train_row"] = pd.array(
         [pd.NA] * n if nearest_row is None else np.asarray(nearest_row, dtype=np.int64),
         dtype="Int64",

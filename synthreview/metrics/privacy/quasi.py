@@ -225,6 +225,9 @@ class QuasiIdentifierRisk:
         ``(bin, synthetic share, holdout share)`` over :data:`RISK_BINS`.
     risk : ndarray of float (n_synthetic,)
         Prosecutor risk of every synthetic row, in input order (not in ``to_dict``).
+    holdout_risk : ndarray of float (n_holdout,) or None
+        The same for the holdout rows, in the order given (not in ``to_dict``): what the
+        audit's ``drop_qi_unique`` rule would remove from a fresh real sample.
     """
 
     quasi_identifiers: tuple[str, ...]
@@ -249,10 +252,12 @@ class QuasiIdentifierRisk:
     holdout_risk_mean: float
     risk_histogram: tuple[tuple[str, float, float], ...]
     risk: np.ndarray = field(repr=False)
+    holdout_risk: np.ndarray | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (the per-row risks are left out)."""
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "risk"}
+        rows = ("risk", "holdout_risk")
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in rows}
         return to_jsonable(out)
 
 
@@ -316,6 +321,7 @@ def quasi_identifier_risk(
         held, n_hold, excess, ci = 0, 0, math.nan, None
         balance, balance_bound, balance_p, balance_rows = math.nan, math.nan, math.nan, 0
         hist_hold = [math.nan] * len(RISK_BINS)
+        risk_hold = None
         hold_share, hold_k, hold_risk = math.nan, 0, math.nan
     histogram = tuple(
         (label, s, h) for (label, _, _), s, h in zip(RISK_BINS, hist_syn, hist_hold, strict=True)
@@ -343,4 +349,5 @@ def quasi_identifier_risk(
         holdout_risk_mean=float(hold_risk),
         risk_histogram=histogram,
         risk=risk,
+        holdout_risk=risk_hold,
     )

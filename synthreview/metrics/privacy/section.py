@@ -551,6 +551,10 @@ def evaluate_privacy(
         quasi = attempt("quasi_identifiers", errors, lambda: quasi_identifier_risk(
             real, synthetic, holdout=holdout, quasi_identifiers=quasi_identifiers, seed=seed,
         ))  # fmt: skip
+        if quasi is not None and quasi.holdout_risk is not None and holdout_order is not None:
+            in_input = np.empty_like(quasi.holdout_risk)
+            in_input[holdout_order] = quasi.holdout_risk  # holdout rows back in input order
+            quasi = replace(quasi, holdout_risk=in_input)
     by_group = None
     if not groups:
         skipped["groups"] = "no grouping columns named (--groups)"
