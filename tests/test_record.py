@@ -47,6 +47,7 @@ from synthreview.record.store import (
 from synthreview.record.trust import TRUST_ENV
 from synthreview.release.controls import PlantedControls
 from synthreview.release.pipeline import CandidateRelease, review_release
+from synthreview.release.register import history
 from synthreview.release.signing import generate_keys, load_private_key
 from synthreview.review import Report, evaluate
 
@@ -424,7 +425,13 @@ def test_the_meeting_countersigns_and_verify_checks_the_chain(signed, tmp_path, 
                "--reviewer", "Ann Lee:chair", "--reviewer", "Bo Chen:privacy officer"]  # fmt: skip
     assert main(command) == 2  # the meeting differs from the tool: a reason is required
     assert not (copy / "countersign.1.intoto.jsonl").exists()
-    assert main([*command, "--reason", f"{name}=the meeting accepts the residual risk"]) == 0
+    db = tmp_path / "register.sqlite"
+    reason = f"{name}=the meeting accepts the residual risk"
+    assert main([*command, "--reason", reason, "--register", str(db)]) == 0
+    (row,) = history(str(db))
+    assert (row.candidate, row.outcome, row.signed_decision) == (name, stated.outcome, other)
+    assert row.reviewer == "Ann Lee (chair); Bo Chen (privacy officer)"
+    assert row.keyid == meeting.keyid
     opened = open_review(copy, key=keys.public)
     assert opened.verified.ok, opened.verified.reason
     signed_off = countersigned_decisions(opened)[name]

@@ -30,6 +30,7 @@ from synthreview.judgement.verdicts import OUTCOMES, Outcome
 from synthreview.record.record import ReviewRecord
 from synthreview.record.trust import COUNTERSIGN_TYPE, countersign_name, statement_digest
 from synthreview.release.folder import MARKER, FileDigest, marker_bytes
+from synthreview.release.register import Record, records_from_statement
 from synthreview.release.signing import (
     STATEMENT_TYPE,
     read_envelope,
@@ -41,6 +42,7 @@ __all__ = [
     "MeetingSignOff",
     "append_countersignature",
     "countersign",
+    "countersign_records",
     "countersigned_decisions",
     "meeting_signoff",
 ]
@@ -214,3 +216,30 @@ def countersigned_decisions(record: ReviewRecord) -> dict[str, Mapping[str, Any]
         statement = json.loads(read_envelope(envelope).payload)
         found.update((statement.get("predicate") or {}).get("signoff") or {})
     return found
+
+
+def countersign_records(record: ReviewRecord, envelope: bytes, *, keyid: str) -> list[Record]:
+    """The register rows of a countersignature: one per candidate signed off.
+
+    Each is the prepared record's row of the candidate (``release.register``) with the
+    meeting's reviewers, decision and reason, under the countersignature's statement digest as
+    its review id and the meeting's key id, so it is appended beside the prepared record's rows.
+    """
+    if record.signature is None:
+        raise ConfigError("only a signed record's countersignature can be registered")
+    prepared = json.loads(read_envelope(record.signature).payload)
+    predicate = json.loads(read_envelope(envelope).payload).get("predicate") or {}
+    signed = predicate.get("signoff") or {}
+    rows = records_from_statement(prepared, review_id=statement_digest(envelope), keyid=keyid)
+    return [
+        replace(
+            row,
+            reviewer="; ".join(
+                f"{p['name']} ({p['role']})" for p in signed[row.candidate]["reviewers"]
+            ),
+            signed_decision=signed[row.candidate]["decision"],
+            signed_reason=signed[row.candidate]["reason"],
+        )
+        for row in rows
+        if row.candidate in signed
+    ]
