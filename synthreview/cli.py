@@ -46,6 +46,7 @@ from synthreview.options import (
 from synthreview.record.countersign import (
     append_countersignature,
     countersign,
+    countersign_records,
     meeting_signoff,
 )
 from synthreview.record.record import build_record
@@ -798,6 +799,12 @@ def _record_parsers(sub: argparse._SubParsersAction) -> None:
         metavar="CANDIDATE=TEXT",
         help="why (required where the meeting's decision differs from the record's)",
     )
+    counter.add_argument(
+        "--register",
+        metavar="URL",
+        help="append the countersigned decisions to this decision register (SQLite path or "
+        "postgresql://...)",
+    )
     show = sub.add_parser(
         "show",
         help="open a review folder (or a ZIP of one) in the dashboard, on 127.0.0.1",
@@ -1141,8 +1148,14 @@ def run_countersign(args: argparse.Namespace) -> int:
         for name, outcome in _pairs(args.decision, "--decision")
     ]
     envelope = countersign(record, signoffs, key)
+    if args.register is not None:
+        check_register(args.register)  # before anything is written
     record = append_countersignature(record, envelope, args.dir)
     say(f"{args.dir}: countersignature {len(record.countersignatures)} written")
+    if args.register is not None:
+        rows = countersign_records(record, envelope, keyid=key_id(key.public_key()))
+        append_records(args.register, rows)
+        say(f"{args.dir}: {len(rows)} countersigned decisions appended to the register")
     return EXIT_RELEASE
 
 
