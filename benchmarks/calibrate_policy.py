@@ -177,10 +177,15 @@ def _shuffled(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
     return pd.DataFrame({c: frame[c].to_numpy()[rng.permutation(len(frame))] for c in frame})
 
 
+#: the access model whose thresholds judge the run (``--access``; None: the strictest, public)
+ACCESS: list[str | None] = [None]
+
+
 @cache
 def _policy():
-    """The default policy, read once per run (every split is judged by the same file)."""
-    return load_policy()
+    """The default policy, read once per run (every split is judged by the same file), with the
+    thresholds of the ``--access`` model (``Policy.for_access``)."""
+    return load_policy().for_access(ACCESS[0])
 
 
 def _judged(verdicts, rules: Sequence[str]) -> tuple[tuple[tuple[str, str], ...], str]:
@@ -405,6 +410,11 @@ def _parser() -> argparse.ArgumentParser:
         "--scale", type=float, default=1.0, help="multiply every dataset's split size"
     )
     parser.add_argument("--out", type=Path, help="write the markdown table here")
+    parser.add_argument(
+        "--access",
+        choices=("public", "licensed", "internal", "secure"),
+        help="judge with this access model's thresholds (default: public, the strictest)",
+    )
     return parser
 
 
@@ -422,6 +432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_attack < 10:
         parser.error(f"--max-attack must be at least 10; got {args.max_attack} instead")
     outcomes: list[Outcome] = []
+    ACCESS[0] = args.access
     _policy()  # a policy file that does not load stops the run before any split
     started = time.perf_counter()
     for dataset in args.datasets:
