@@ -51,6 +51,7 @@ from synthreview.metrics.fidelity.features import pca_projection
 from synthreview.metrics.registry import get as metric_info
 from synthreview.metrics.utility.regression import parse_formula, suggest_formula
 from synthreview.options import SECTION_OPTIONS, ReviewOptions, default_options, section_key
+from synthreview.record.countersign import countersigned_decisions
 from synthreview.record.record import ReviewRecord
 from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, open_review, read_review_zip
 from synthreview.release.audit import CopyCounts, Thresholds
@@ -369,6 +370,19 @@ def record_banner() -> None:
         )
         for notice in record.notices:
             st.warning(markdown_text(notice))
+        signed = countersigned_decisions(record)
+        if signed:
+            lines = [
+                f"- **{markdown_text(name)}**: {markdown_text(entry.get('decision'))} "
+                f"(the record: {markdown_text(entry.get('tool_decision'))})"
+                + (f"; {markdown_text(entry.get('reason'))}" if entry.get("reason") else "")
+                + " - "
+                + markdown_text(
+                    ", ".join(f"{p.get('name')} ({p.get('role')})" for p in entry["reviewers"])
+                )
+                for name, entry in signed.items()
+            ]
+            st.markdown("**The meeting's countersigned decisions**\n\n" + "\n".join(lines))
 
 
 def record_inputs_needed() -> str:

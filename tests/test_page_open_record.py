@@ -11,7 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 import app_state
 from synthreview.judgement.verdicts import DECISION_STYLE
-from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, write_record
+from synthreview.record.countersign import append_countersignature, countersign, meeting_signoff
+from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, open_review, write_record
 from synthreview.release.signing import generate_keys, load_private_key
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -113,3 +114,25 @@ def test_the_data_page_opens_a_review_folder_on_the_server(demo_record_folder, m
     assert not at.exception, at.exception
     lines = _decision_lines(at)  # switched to the Overview
     assert all(html.escape(d.reason) in lines for d in record.decisions.values())
+
+
+def test_a_countersigned_record_shows_the_meeting_decisions(signed_folder, monkeypatch, tmp_path):
+    folder, keys = signed_folder
+    copy = tmp_path / "countersigned"
+    shutil.copytree(folder, copy)
+    record = open_review(copy, key=keys.public)
+    name, stated = next(iter(record.decisions.items()))
+    signoff = meeting_signoff(
+        record,
+        name,
+        decision="do_not_release",
+        reviewers=[("Ann Lee", "chair")],
+        reason="the meeting wants another generator",
+    )
+    envelope = countersign(record, [signoff], load_private_key(keys.private.read_bytes()))
+    append_countersignature(record, envelope, copy)
+    texts = _texts(_opened(monkeypatch, copy, keys.public))
+    assert f"verified - signed by {keys.keyid}" in texts
+    assert "countersigned decisions" in texts
+    assert f"**{name}**: do_not_release (the record: {stated.outcome})" in texts
+    assert "Ann Lee (chair)" in texts
