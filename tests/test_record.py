@@ -460,3 +460,32 @@ def test_a_record_not_verified_is_never_countersigned(signed, tmp_path):
     )
     with pytest.raises(ConfigError, match="only a verified record can be countersigned"):
         countersign(opened, [signoff], load_private_key(stranger.private.read_bytes()))
+
+
+def test_a_signed_cli_review_opens_verified(tmp_path):
+    """``synthreview review --sign`` writes the record: it opens whole and verified."""
+    real = _frame(300, 0, 0).drop(columns="person")
+    tables = {
+        "train": real,
+        "holdout": _frame(280, 1, 0).drop(columns="person"),
+        "copy": real.iloc[:200],
+        "fresh": _frame(250, 2, 0).drop(columns="person"),
+    }
+    for name, frame in tables.items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    keys = generate_keys(tmp_path / "keys")
+    out = tmp_path / "review"
+    code = main(["review", "--real", str(tmp_path / "train.csv"),
+                 "--holdout", str(tmp_path / "holdout.csv"),
+                 "--synthetic", str(tmp_path / "copy.csv"),
+                 "--synthetic", str(tmp_path / "fresh.csv"),
+                 "--embedding", "none", "--max-attack", "150", "--curate", "--quiet",
+                 "--sign", str(keys.private), "--out", str(out)])  # fmt: skip
+    assert code in (0, 1, 3, 4)
+    opened = open_review(out, key=keys.public)
+    assert opened.verified.ok, opened.verified.reason
+    stated = json.loads((out / "report.json").read_bytes())["decisions"]
+    assert {n: d.to_dict() for n, d in opened.decisions.items()} == stated
+    assert opened.notices == ()  # the record's verdicts give what report.json states
+    assert opened.policy_text is not None and "[rules." in opened.policy_text
+    assert main(["verify", str(out), "--key", str(keys.public)]) == 0
