@@ -142,6 +142,9 @@ def _check_all_written_once(url: str) -> None:
     seqs = [r.seq for r in records]
     assert seqs == sorted(seqs)
     assert [r.previous for r in records] == [None, *seqs[:-1]]
+    # the writers' lock keeps the hash chain whole: each record follows the one before it
+    chain = register_module.check_chain(url)
+    assert chain.ok and chain.records == total, chain
     # appending the same reviews again adds nothing
     again = append_records(url, records_of(0)[:1])
     assert again.added == () and len(again.already) == 1
