@@ -663,3 +663,24 @@ def test_audit_drops_qi_unique_rows_only_when_asked_and_states_the_cost(small_fi
     keys = list(zip(holdout["age"], holdout["hours"], strict=True))
     by_hand = [counts.get(k, 0) == 1 for k in keys]
     assert reference["drop_qi_unique"].to_numpy().tolist() == by_hand
+
+
+# --- real records beyond coincidence are never released unremoved (item 6) -----------------------
+
+
+def test_real_records_warning_means_release_after_curation():
+    from synthreview.judgement.decision import decide
+    from synthreview.judgement.policy import RuleVerdict, Verdicts
+
+    def verdicts(real_records: str, overall: str) -> Verdicts:
+        rule = RuleVerdict("real_records", real_records, 0.002, 0.001, 0.0025, "lower", "copies")
+        other = RuleVerdict("mia_auc", "pass", 0.5, 0.6, 0.7, "lower", "auc")
+        return Verdicts(overall, (other, rule))
+
+    warned = verdicts("warn", "warn")
+    assert decide("c", warned).outcome == "release"  # no curated version: nothing to ship
+    after = decide("c", warned, verdicts("pass", "pass"))
+    assert after.outcome == "release_after_curation" and after.rule == "real_records"
+    assert "real records beyond what a fresh sample repeats" in after.reason
+    assert decide("c", warned, verdicts("pass", "fail")).outcome == "do_not_release"
+    assert decide("c", verdicts("pass", "pass"), verdicts("pass", "pass")).outcome == "release"

@@ -126,6 +126,17 @@ def _first_sentence(verdicts: Verdicts) -> tuple[str, str | None]:
     return f"every required rule is met ({len(checked)}), no warnings", None
 
 
+def real_records_flagged(verdicts: Verdicts) -> bool:
+    """Whether the audit found real records beyond coincidence (rule ``real_records`` warns).
+
+    A warning there means rows equal to a training or holdout record exceed what a fresh
+    sample repeats by coincidence at the sample's own power (its one-sided 95 % bound beyond
+    the reference): each is a named person's record that the audit itself flags, so it must
+    never ship unremoved (issue 36 item 6), even when no rule fails.
+    """
+    return any(r.rule == "real_records" and r.verdict == "warn" for r in verdicts.rules)
+
+
 def decide(name: str, verdicts: Verdicts, curated: Verdicts | None = None) -> Decision:
     """The decision for one candidate.
 
@@ -142,7 +153,9 @@ def decide(name: str, verdicts: Verdicts, curated: Verdicts | None = None) -> De
     Decision
         ``do_not_release`` when a rule fails and curation does not fix it (or there was no
         curation); ``release_after_curation`` when the submitted candidate fails but its
-        curated version passes every required rule; ``incomplete`` when no rule fails but a
+        curated version passes every required rule, or when it fails none but holds real
+        records beyond coincidence (:func:`real_records_flagged`) and its curated version
+        passes; ``incomplete`` when no rule fails but a
         required rule could not be computed; ``release`` otherwise. A candidate judged "n/a"
         throughout (no rule applies) is ``incomplete``: nothing was shown to be safe.
     """
@@ -163,6 +176,20 @@ def decide(name: str, verdicts: Verdicts, curated: Verdicts | None = None) -> De
         return Decision(name, "do_not_release", reason, rule, verdicts.overall, after)
     if verdicts.overall in ("incomplete", "n/a"):
         return Decision(name, "incomplete", reason, rule, verdicts.overall, after)
+    if real_records_flagged(verdicts) and curated is not None:
+        if curated.overall in ("pass", "warn"):
+            return Decision(
+                name,
+                "release_after_curation",
+                "as submitted it holds real records beyond what a fresh sample repeats by "
+                "coincidence (real_records); the curated version removes them and meets every "
+                "required rule",
+                "real_records",
+                verdicts.overall,
+                after,
+            )
+        reason = f"{reason}; real records beyond coincidence and the curated version fails"
+        return Decision(name, "do_not_release", reason, "real_records", verdicts.overall, after)
     return Decision(name, "release", reason, rule, verdicts.overall, after)
 
 

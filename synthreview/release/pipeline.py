@@ -32,7 +32,7 @@ import pandas as pd
 from synthreview.errors import ConfigError
 from synthreview.io.schema import Review
 from synthreview.judgement.context import ReleaseContext
-from synthreview.judgement.decision import Decision, decide, exit_code
+from synthreview.judgement.decision import Decision, decide, exit_code, real_records_flagged
 from synthreview.judgement.ledger import PriorRelease, cap_decisions
 from synthreview.judgement.policy import LedgerLimits, Policy, Verdicts, load_policy
 from synthreview.judgement.waivers import Waiver, decide_with_waivers
@@ -406,7 +406,9 @@ def release_candidate(
     verdicts = judge_audited(
         policy, content, copies=audit.copies if audit is not None else None, kind=report.kind
     )
-    wanted = curate_when == "always" or (curate_when == "failing" and verdicts.overall == "fail")
+    # a candidate holding real records beyond coincidence is curated too: they must not ship
+    failing = verdicts.overall == "fail" or real_records_flagged(verdicts)
+    wanted = curate_when == "always" or (curate_when == "failing" and failing)
     curated = None
     if wanted and audit is not None:
         if same and reuse is not None and reuse.curated is not None:
