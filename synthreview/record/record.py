@@ -26,14 +26,24 @@ from synthreview.judgement.waivers import Waiver
 from synthreview.record.codec import to_record_json
 from synthreview.release.controls import PlantedControls
 from synthreview.release.curation import CurationResult
+from synthreview.release.export import dumps
 from synthreview.release.pipeline import CandidateRelease, Release
 from synthreview.release.signoff import SignOff
 from synthreview.review import Report
 
-__all__ = ["RECORD_NAME", "ReviewRecord", "Verified", "build_record"]
+__all__ = [
+    "RECORD_FORMAT",
+    "RECORD_NAME",
+    "RECORD_VERSION",
+    "ReviewRecord",
+    "Verified",
+    "build_record",
+]
 
 #: the file of a review folder that holds the record's typed content (lossless JSON)
 RECORD_NAME = "record.json"
+RECORD_FORMAT = "synthreview-review-record"
+RECORD_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -181,6 +191,12 @@ class ReviewRecord:
             }
         )
 
+    def record_json(self) -> bytes:
+        """The bytes of ``record.json`` (equal content gives equal bytes)."""
+        content = {"format": RECORD_FORMAT, "version": RECORD_VERSION, "content": self.content()}
+        text = json.dumps(content, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.encode("utf-8")
+
     def equivalent(self, other: ReviewRecord) -> bool:
         """Whether ``other`` holds the same record: every number, table, file and signature.
 
@@ -292,7 +308,7 @@ def build_record(
     versions: dict[str, str] = {}
     if "manifest.json" in release.files:
         versions = dict(json.loads(release.files["manifest.json"]).get("versions") or {})
-    return ReviewRecord(
+    record = ReviewRecord(
         report=replace(report, context=None),
         releases={n: _shipped(release.candidates[n], decided[n]) for n in report.candidates},
         policy=release.policy,
@@ -306,3 +322,18 @@ def build_record(
         versions=versions,
         files=dict(release.files),
     )
+    return replace(record, files=_listed(record))
+
+
+def _listed(record: ReviewRecord) -> dict[str, bytes]:
+    """The record's files with ``manifest.json`` listing ``record.json`` among the outputs."""
+    files = dict(record.files)
+    if "manifest.json" not in files:
+        return files
+    data = record.record_json()
+    manifest = json.loads(files["manifest.json"])
+    outputs = dict(manifest.get("outputs") or {})
+    outputs[RECORD_NAME] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    manifest["outputs"] = dict(sorted(outputs.items()))
+    files["manifest.json"] = dumps(manifest)
+    return files

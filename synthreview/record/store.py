@@ -29,7 +29,7 @@ from synthreview.judgement.policy import Policy
 from synthreview.judgement.waivers import Waiver
 from synthreview.metrics.fidelity.features import PairwiseCombinations
 from synthreview.record.codec import RecordFormatError, from_jsonable
-from synthreview.record.record import RECORD_NAME, ReviewRecord
+from synthreview.record.record import RECORD_FORMAT, RECORD_NAME, RECORD_VERSION, ReviewRecord
 from synthreview.record.trust import (
     KeyLike,
     countersign_name,
@@ -49,8 +49,6 @@ __all__ = [
     "MAX_ZIP_FILES",
     "OPEN_ENV",
     "OPEN_KEY_ENV",
-    "RECORD_FORMAT",
-    "RECORD_VERSION",
     "open_review",
     "read_review_files",
     "read_review_zip",
@@ -62,10 +60,8 @@ __all__ = [
 #: the public key it is verified with
 OPEN_ENV = "SYNTHREVIEW_OPEN"
 OPEN_KEY_ENV = "SYNTHREVIEW_OPEN_KEY"
-RECORD_FORMAT = "synthreview-review-record"
 #: result classes a record holds in fields typed ``Any`` (the type hints do not name them)
 UNTYPED_CLASSES: tuple[type, ...] = (PairwiseCombinations,)
-RECORD_VERSION = 1
 
 #: the most bytes the files of an uploaded review ZIP may hold once decompressed (zip bombs)
 MAX_UNZIPPED_BYTES = 512 * 1024 * 1024
@@ -154,19 +150,12 @@ def read_review_zip(
     return files
 
 
-def _record_bytes(record: ReviewRecord) -> bytes:
-    content = {"format": RECORD_FORMAT, "version": RECORD_VERSION, "content": record.content()}
-    return json.dumps(content, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(
-        "utf-8"
-    )
-
-
 def record_files(record: ReviewRecord) -> dict[str, bytes]:
     """The record's folder as ``{relative path: bytes}``: its files, ``record.json``, signatures.
 
     The completion marker is left to ``release.folder.write_review_folder``.
     """
-    files = {**record.files, RECORD_NAME: _record_bytes(record)}
+    files = {**record.files, RECORD_NAME: record.record_json()}
     if record.signature is not None:
         files[ENVELOPE_NAME] = record.signature
     for n, envelope in enumerate(record.countersignatures, start=1):
@@ -201,7 +190,7 @@ def write_record(
         ``record`` as written (with its signature when ``key`` was given).
     """
     if key is not None:
-        unsigned = {**record.files, RECORD_NAME: _record_bytes(record)}
+        unsigned = {**record.files, RECORD_NAME: record.record_json()}
         signed = sign_files(unsigned, key)
         record = replace(record, signature=signed[ENVELOPE_NAME], countersignatures=())
     write_review_folder(folder, record_files(record), overwrite=overwrite)
