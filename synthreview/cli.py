@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -1182,10 +1183,24 @@ def run_show(args: argparse.Namespace) -> int:
     """``synthreview show PATH [--key PUB] [--port N]``: the dashboard on that record."""
     command, env = show_command(args)
     say(f"synthreview show: http://127.0.0.1:{args.port} (Ctrl+C stops it)", file=sys.stderr)
+    server = subprocess.Popen(command, env=env)
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    # a terminated `show` stops its server too (the server is its child, not a daemon)
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
-        return subprocess.call(command, env=env)
+        return server.wait()
     except KeyboardInterrupt:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
         return EXIT_RELEASE
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 RECORD_COMMANDS = {

@@ -389,8 +389,16 @@ def test_a_changed_record_opens_not_verified_naming_the_file(signed, tmp_path, c
 def test_show_starts_the_dashboard_on_localhost_with_the_record(demo_record_folder, monkeypatch):
     _, folder = demo_record_folder
     started = []
-    monkeypatch.setattr(subprocess, "call", lambda command, env: started.append((command, env)))
-    assert main(["show", str(folder), "--port", "8765"]) in (0, None)
+
+    class Server:
+        def __init__(self, command, env):
+            started.append((command, env))
+
+        def wait(self, timeout=None):
+            return 0
+
+    monkeypatch.setattr(subprocess, "Popen", Server)
+    assert main(["show", str(folder), "--port", "8765"]) == 0
     ((command, env),) = started
     assert command[1:4] == ["-m", "streamlit", "run"] and command[4].endswith("app.py")
     assert command[command.index("--server.address") + 1] == "127.0.0.1"
@@ -400,7 +408,7 @@ def test_show_starts_the_dashboard_on_localhost_with_the_record(demo_record_fold
 
 
 def test_show_refuses_what_it_cannot_open_before_starting(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("a server started"))
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: pytest.fail("a server started"))
     (tmp_path / "report.json").write_text("{}")
     assert main(["show", str(tmp_path)]) == 2
     assert "record.json" in capsys.readouterr().err
