@@ -15,7 +15,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from typing import Any
 
@@ -158,7 +158,11 @@ class ReviewRecord:
     def decisions(self) -> dict[str, Decision]:
         """Candidate -> decision, as ``report.json`` states it."""
         stated = self.stated.get("decisions") or {}
-        return {name: Decision(**entry) for name, entry in stated.items()}
+        known = {f.name for f in fields(Decision)}
+        return {
+            name: Decision(**{k: v for k, v in entry.items() if k in known})
+            for name, entry in stated.items()
+        }
 
     @property
     def release(self) -> Release:
