@@ -763,6 +763,6 @@ def group_tpr_bars(reports: Mapping[str, object]) -> go.Figure:
             x=[plot_text(k) for k in worst], y=list(worst.values()), name=plot_text(name),
             marker_color=palette(i),
         ))  # fmt: skip
-    fig.add_hline(y=0.01, line_dash="dot", annotation_text="chance (1 %)")
+    fig.add_hline(y=0.01, line_dash="dot", annotation_text="guessing (1 %)")
     fig.update_layout(barmode="group", yaxis_title="TPR at 1 % FPR (worst attack)")
     return apply_style(fig, height=380)

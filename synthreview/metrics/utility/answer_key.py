@@ -31,6 +31,7 @@ import pandas as pd
 from sklearn.tree import DecisionTreeClassifier
 
 from synthreview.errors import ConfigError
+from synthreview.io.row_hash import value_order
 from synthreview.io.schema import Schema
 from synthreview.results import to_jsonable
 
@@ -166,7 +167,11 @@ def _fit(x: pd.DataFrame, y: pd.Series, depth: int, seed: int) -> tuple[float, o
 
 
 def _sample(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
-    return frame if len(frame) <= MAX_ROWS else frame.sample(MAX_ROWS, random_state=seed)
+    """At most :data:`MAX_ROWS` rows, drawn from a value-defined order (row order is moot)."""
+    if len(frame) <= MAX_ROWS:
+        return frame
+    ordered = frame.iloc[value_order(frame)].reset_index(drop=True)
+    return ordered.sample(MAX_ROWS, random_state=seed)
 
 
 def answer_keys(
