@@ -1577,8 +1577,9 @@ def add_approval(approval: bytes, public_key: bytes) -> str | None:
 
 def ledger_prior() -> tuple[PriorRelease, ...]:
     """The server register's earlier records from this review's training data (its sha256, or
-    the release context's source id), for the policy's ``[ledger]`` caps; read only. A register
-    that cannot be read gives none (the Audit page's recording then reports its error)."""
+    the release context's source id), for the policy's ``[ledger]`` caps; read only. No register
+    yet means no earlier release; a register that exists and cannot be read gives an *unknown*
+    history (``PriorRelease.unreadable``), which a capping policy refuses (fail closed)."""
     review = get_review()
     if review is None:
         return ()
@@ -1589,8 +1590,10 @@ def ledger_prior() -> tuple[PriorRelease, ...]:
             sha256=getattr(review.real, "sha256", None),
             source=context.source if context is not None else None,
         )
-    except ConfigError:
-        return ()
+    except ConfigError as exc:
+        if str(exc).startswith("no register at"):
+            return ()
+        return (PriorRelease.unreadable(str(exc)),)
     return prior_releases(records)
 
 

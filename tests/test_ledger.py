@@ -126,6 +126,23 @@ def test_cap_counts_this_reviews_candidates_in_name_order():
     assert composed_epsilon([1.0, 2.0]) == 3.0 and composed_epsilon([1.0, None]) is None
 
 
+def test_an_unreadable_ledger_ships_nothing_under_a_cap():
+    """A register that exists and cannot be read: the history is unknown, so a capping policy
+    releases nothing (fail closed); without a cap the decisions stand."""
+    from synthreview.judgement.decision import decide
+
+    policy = parse_policy("[ledger]\nmax_releases = 5\n")
+    decisions = {n: decide(n, apply_policy(policy, candidate())) for n in ("a", "b")}
+    assert all(d.ships for d in decisions.values())
+    unknown = (PriorRelease.unreadable("the register x refused the connection"),)
+    capped = cap_decisions(decisions, unknown, policy.ledger, claimed_epsilon=None)
+    assert {d.outcome for d in capped.values()} == {"do_not_release"}
+    assert all("could not be read (the register x refused" in d.reason for d in capped.values())
+    uncapped = parse_policy("")
+    kept = cap_decisions(decisions, unknown, uncapped.ledger, claimed_epsilon=None)
+    assert {d.outcome for d in kept.values()} == {"release"}
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -36,6 +36,16 @@ class PriorRelease:
     access: str | None
     claimed_epsilon: float | None
 
+    #: why the earlier releases are unknown (the register could not be read); such an entry
+    #: stands for "the history is unknown", and a capping policy then refuses (fail closed)
+    unknown: str | None = None
+
+    @classmethod
+    def unreadable(cls, reason: str) -> PriorRelease:
+        """The ledger could not be read: every candidate a capping policy judges is refused."""
+        return cls(seq=0, candidate="", recorded_at="", outcome="unknown", access=None,
+                   claimed_epsilon=None, unknown=reason)  # fmt: skip
+
     @property
     def shipped(self) -> bool:
         """Whether its data were released (release or release after curation)."""
@@ -48,6 +58,8 @@ class PriorRelease:
             if self.claimed_epsilon is None
             else f"claimed ε {self.claimed_epsilon:g}"
         )
+        if self.unknown is not None:
+            return f"unknown (the register could not be read: {self.unknown})"
         access = f"{self.access} access" if self.access else "no context"
         when = self.recorded_at[:10]
         return f"#{self.seq} {self.candidate} {when} ({self.outcome}, {access}, {eps})"
@@ -77,11 +89,25 @@ def cap_decisions(
     released = [p for p in prior if p.shipped]
     epsilons: list[float | None] = [p.claimed_epsilon for p in released]
     names: list[str] = [p.describe() for p in released]
+    unknown = [p.unknown for p in prior if p.unknown is not None]
     capped: dict[str, Decision] = {}
     for name in sorted(decisions):
         decision = decisions[name]
         if not decision.ships:
             capped[name] = decision
+            continue
+        if unknown and (limits.max_releases is not None or limits.max_epsilon is not None):
+            # the policy caps releases from this source and the history cannot be read: what
+            # cannot be counted is not released (fail closed)
+            capped[name] = replace(
+                decision,
+                outcome="do_not_release",
+                rule=LEDGER_RULE,
+                reason=(
+                    "ledger: the policy caps releases from this source, and the earlier "
+                    f"releases could not be read ({unknown[0]}); nothing ships until they can"
+                ),
+            )
             continue
         problems = []
         count = len(names) + 1
