@@ -10,6 +10,7 @@ every attack by its registry label.
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -61,7 +62,8 @@ def _builders() -> set[str]:
 @pytest.fixture(scope="module")
 def report():
     review = demo.tables(seed=0, n_train=200)
-    options = default_options(review)
+    # quasi-identifiers named, so the disclosure figures have data (groups: race and sex)
+    options = replace(default_options(review), quasi_identifiers=("age", "sex", "race"))
     result = evaluate(review, sections=("fidelity", "privacy", "utility"), options=options)
     return review, result
 
@@ -110,6 +112,8 @@ def figures(report) -> dict[str, go.Figure]:
         ),
         "roc_overlay": privacy_fig.roc_overlay(privacy[names[1]]),
         "dcr_histogram": privacy_fig.dcr_histogram(privacy),
+        "qi_risk_histogram": privacy_fig.qi_risk_histogram(privacy),
+        "group_tpr_bars": privacy_fig.group_tpr_bars(privacy),
         "correlation_heatmaps": utility_fig.correlation_heatmaps(detail.correlation, name=names[1]),
         "k_marginal_bars": utility_fig.k_marginal_bars(utility),
         "marginal_heatmap": utility_fig.marginal_heatmap(detail.k_marginal.worst[2][0]),

@@ -216,6 +216,7 @@ def test_figure_builders_escape_user_text(table_review, trace_review):
     options = replace(
         default_options(table_review),
         groups=(h["image"], "sex"),
+        quasi_identifiers=(h["image"], "sex"),
         formula=FORMULA,
     )
     report = evaluate(table_review, sections=("fidelity", "privacy", "utility"), options=options)
@@ -261,6 +262,8 @@ def test_figure_builders_escape_user_text(table_review, trace_review):
         ),
         "roc_overlay": privacy_fig.roc_overlay(privacy[names[0]]),
         "dcr_histogram": privacy_fig.dcr_histogram(privacy),
+        "qi_risk_histogram": privacy_fig.qi_risk_histogram(privacy),
+        "group_tpr_bars": privacy_fig.group_tpr_bars(privacy),
         "correlation_heatmaps": utility_fig.correlation_heatmaps(detail.correlation, name=names[0]),
         "k_marginal_bars": utility_fig.k_marginal_bars(utility),
         "marginal_heatmap": utility_fig.marginal_heatmap(
