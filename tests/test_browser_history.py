@@ -187,7 +187,10 @@ def test_signed_record_register_and_history_of_a_changed_candidate(
     open_page(page, "History")
     expect(page.get_by_text(f"Register: {db} (read only)")).to_be_visible()
     expect(page.get_by_text("2 decisions", exact=True)).to_be_visible()
-    expect(page.get_by_test_id("stDataFrame")).to_have_count(2)  # the records, the changes
+    # the records as a static table (decision, meeting decision, sign-off, signature first),
+    # the changed rules as a data grid
+    expect(page.locator(".st-key-history_table").get_by_test_id("stTable")).to_have_count(1)
+    expect(page.get_by_test_id("stDataFrame")).to_have_count(1)
     expect(page.get_by_text("No rule verdict changed")).to_have_count(0)
     pair = f"gen (#{records[0].seq} → #{records[1].seq}): "
     line = page.locator(".st-key-history_changed").get_by_text(pair)
