@@ -195,8 +195,12 @@ def test_confirm_dialog_then_downloads(patched):
         "audit_download_manifest", "audit_download_zip",
     }  # fmt: skip
     assert {"cand/curated.csv", "cand/curated.parquet"} <= dashboard_zip(at, review, policy)
-    # the run curated no candidate (each passes as submitted); the confirmation curated this one
-    assert runs == 0 and evaluate.call_count == 1
+    # the run curated both candidates: no rule fails, but real_records warns (records of real
+    # people beyond coincidence never ship unremoved, issue 36 item 6); the confirmation under
+    # the same thresholds re-uses those curated evaluations
+    assert runs == 2 and evaluate.call_count == 2
+    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    assert {d.outcome for d in summary.decisions.values()} == {"release_after_curation"}
     assert len(at.get("plotly_chart")) == 4  # overlaps, α curve, β curve, before/after bars
     labels = {m.label: m.value for m in at.metric}
     assert {"Verdict as submitted", "Verdict after curation"} <= set(labels)
