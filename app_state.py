@@ -1388,9 +1388,7 @@ def sampled_review(options: ReviewOptions | None = None) -> tuple[Review, Sampli
     key = (review_digest(review), seed(), options.sample_rows, options.person)
     if key not in cache:
         cache.clear()  # samples of one review at a time
-        cache[key] = sample_review(
-            review, options.sample_rows, seed=seed(), person=options.person
-        )
+        cache[key] = sample_review(review, options.sample_rows, seed=seed(), person=options.person)
     return cache[key]
 
 

@@ -214,7 +214,9 @@ if len(flagged):
         if entry["top_columns"]:
             st.text(f"Columns that make up most of the distance: {entry['top_columns']}")
         st.checkbox(
-            "Show raw training rows", value=False, key=app_state.RAW_ROWS_KEY,
+            "Show raw training rows",
+            value=False,
+            key=app_state.RAW_ROWS_KEY,
             disabled=app_state.presentation_mode(),
             help="Off by default and always off in presentation mode: the rows are shown "
             "masked like the most exposed records (decile intervals, rare levels masked).",
@@ -372,8 +374,10 @@ with st.form("audit_waiver_form"):
 left, right = st.columns(2)
 approval = left.file_uploader("Approval (synthreview approve)", key="audit_waiver_approval")
 approver = right.file_uploader("Approver's public key", key="audit_waiver_approver")
-if approval is not None and approver is not None and st.button(
-    "Add the approval", key="audit_waiver_add"
+if (
+    approval is not None
+    and approver is not None
+    and st.button("Add the approval", key="audit_waiver_add")
 ):
     problem = app_state.add_approval(approval.getvalue(), approver.getvalue())
     if problem:

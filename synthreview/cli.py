@@ -1060,9 +1060,7 @@ def run_ledger(args: argparse.Namespace) -> int:
         say(f"  {prior.describe()}")
     shipped = [p for p in prior_releases(records) if p.shipped]
     total = composed_epsilon([p.claimed_epsilon for p in shipped])
-    composed = (
-        "unknown (a release claims no ε)" if total is None and shipped else f"{total or 0:g}"
-    )
+    composed = "unknown (a release claims no ε)" if total is None and shipped else f"{total or 0:g}"
     say(
         f"{len(shipped)} released of {len(records)} recorded; composed claimed ε {composed} "
         "(basic composition: the sum of the releases' claimed ε, an upper bound)"

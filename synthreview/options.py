@@ -127,11 +127,31 @@ class ReviewOptions:
 #: options each section's numbers depend on (the rest of ReviewOptions does not change them)
 SECTION_OPTIONS = {
     "fidelity": ("embedding", "n_bootstrap", "sample_rows"),
-    "privacy": ("embedding", "sample_rows", "sensitive", "l_diversity", "max_attack", "generator",
-                "shadow_models", "shadow_targets", "shadow_time_limit", "person",
-                "claimed_epsilon", "claimed_delta", "quasi_identifiers", "groups"),
-    "utility": ("target", "groups", "formula", "sample_rows", "label_leak_columns", "constraints",
-                "person"),
+    "privacy": (
+        "embedding",
+        "sample_rows",
+        "sensitive",
+        "l_diversity",
+        "max_attack",
+        "generator",
+        "shadow_models",
+        "shadow_targets",
+        "shadow_time_limit",
+        "person",
+        "claimed_epsilon",
+        "claimed_delta",
+        "quasi_identifiers",
+        "groups",
+    ),
+    "utility": (
+        "target",
+        "groups",
+        "formula",
+        "sample_rows",
+        "label_leak_columns",
+        "constraints",
+        "person",
+    ),
     "glucose": ("max_attack", "n_bootstrap", "motif_length", "motif_tolerance"),
 }
 #: sections that apply to each kind of review (``Review.kind``): traces have no utility

@@ -23,6 +23,7 @@ def pytest_collection_modifyitems(config, items):
         if item.get_closest_marker("e2e") is not None:
             item.add_marker(pytest.mark.slow)
 
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")

@@ -233,9 +233,7 @@ def test_a_row_tied_with_the_holdouts_maximum_is_kept():
     holdout row is there too, while a row strictly beyond the quantile is removed."""
     finite = np.linspace(0.0, 0.98, 400)
     # 401 holdout rows, α loss 0.5 %: j = floor(0.005 * 402) - 1 = 1 (beyond the 2nd largest)
-    audit, reference = _alpha_audit(
-        np.array([np.inf, 0.985, 0.98, 0.5]), np.append(finite, np.inf)
-    )
+    audit, reference = _alpha_audit(np.array([np.inf, 0.985, 0.98, 0.5]), np.append(finite, np.inf))
     assert list(audit["drop_outside_alpha"]) == [False, True, False, False]
     # leave-one-out (400 other rows, j = 1): the single row at inf has no tie among the others,
     # so it and the largest finite row are lost (2 of 401)

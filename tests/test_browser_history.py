@@ -73,7 +73,6 @@ def tables(tmp_path_factory) -> dict[str, Path]:
     return paths
 
 
-
 def _upload(page, key: str, path: Path) -> None:
     page.locator(f".st-key-{key}").get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
         str(path)
@@ -116,7 +115,6 @@ def _choose(page, key: str, option: str) -> None:
     box.click()
     page.get_by_role("option", name=option, exact=True).click()
     wait_for_app_run(page)
-
 
 
 def _file_the_record(page, *, private_key: Path | None, keyid: str, db: Path) -> str:

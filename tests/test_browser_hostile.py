@@ -93,7 +93,6 @@ def _upload(page, key: str, files: list[tuple[str, Path]]) -> None:
     wait_for_app_run(page)
 
 
-
 def _assert_inert(page, port: int, where: str) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
     # let plotly finish drawing every chart on the page before the DOM is read

@@ -39,7 +39,6 @@ REVIEW_MS = 1_500_000  # a whole review on 2 shared cores
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
-
 def _run_review(page) -> None:
     """Press Run review (if a run is due) and wait until the decisions are current."""
     open_page(page, "Overview")
@@ -58,7 +57,6 @@ def _overview_line(page, candidate: str) -> tuple[str, str]:
         line.locator(".sr-badge").inner_text().strip(),
         line.locator(".sr-reason").inner_text().strip(),
     )
-
 
 
 def _curate_and_export(page, candidate: str, folder: Path) -> tuple[str, dict, str]:

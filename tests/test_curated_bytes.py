@@ -153,7 +153,9 @@ def test_a_release_of_several_candidates_hashes_each_source_once(tmp_path, monke
     monkeypatch.setattr(hashlib, "file_digest", counting)
     report = {"candidates": {"a": {}, "b": {}}, "inputs": [], "seed": 0}
     files = bundle.build_release(
-        report, curations=curations, verdicts=dict.fromkeys(curations, Verdicts("pass")),
+        report,
+        curations=curations,
+        verdicts=dict.fromkeys(curations, Verdicts("pass")),
         sources=sources,
     )
     # three files hashed for the index, then each candidate's own file once per CSV written

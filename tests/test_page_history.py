@@ -254,7 +254,11 @@ def test_history_names_the_rules_that_changed_as_text(tmp_path, monkeypatch):
     assert len(at.dataframe) == 1
     first = at.table[0].value
     assert list(first.columns)[:5] == [
-        "candidate", "decision", "meeting decision", "signed off by", "signature"
+        "candidate",
+        "decision",
+        "meeting decision",
+        "signed off by",
+        "signature",
     ]
     assert "None" not in first.to_string() and "not signed off" in first.to_string()
 

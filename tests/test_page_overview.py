@@ -184,7 +184,8 @@ def test_key_numbers_grow_down_not_sideways(opened):
     table = opened.table[0].value
     assert list(table.index) == ["decision", *(markdown_text(v) for v in HEADLINES.values())]
     assert list(table.columns) == [
-        "holdout (reference)", *(markdown_text(n) for n in ("good", "leaky", NASTY))
+        "holdout (reference)",
+        *(markdown_text(n) for n in ("good", "leaky", NASTY)),
     ]
     assert table.loc["decision", "leaky"] == DECISION_STYLE["do_not_release"].label
 

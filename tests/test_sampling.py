@@ -101,9 +101,7 @@ def test_population_statistics_are_those_of_the_samples(leak, sampled_report):
     on_samples = evaluate(
         sampled, sections=("fidelity", "privacy"), options=replace(OPTIONS, sample_rows=None)
     )
-    assert (
-        sampled_report.candidates["leak"].to_dict() == on_samples.candidates["leak"].to_dict()
-    )
+    assert sampled_report.candidates["leak"].to_dict() == on_samples.candidates["leak"].to_dict()
     content = sampled_report.to_dict()
     assert [(t["rows_used"], t["rows_total"]) for t in content["sampling"]["tables"]] == [
         (SAMPLE, N)
@@ -114,9 +112,7 @@ def test_population_statistics_are_those_of_the_samples(leak, sampled_report):
     assert "sampling" not in on_samples.to_dict()  # a review on every row says nothing
 
 
-def test_the_audit_judges_every_row_and_finds_copies_outside_the_real_sample(
-    leak, sampled_report
-):
+def test_the_audit_judges_every_row_and_finds_copies_outside_the_real_sample(leak, sampled_report):
     review, planted = leak
     # the sampled sections cannot see them: their sources are not in the real sample
     assert sampled_report.candidates["leak"].privacy.dcr.exact_copies == 0

@@ -262,9 +262,7 @@ def test_sampled_marginals_are_drawn_without_listing_every_combination():
     wide = pd.DataFrame({f"c{i}": rng.integers(0, 3, 60).astype(str) for i in range(999)})
     tracemalloc.start()
     shuffled = wide.sample(frac=1.0, random_state=1)
-    result = k_marginal_score(
-        wide, shuffled, k=(3,), columns=list(wide), max_marginals=50, seed=0
-    )
+    result = k_marginal_score(wide, shuffled, k=(3,), columns=list(wide), max_marginals=50, seed=0)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert result.n_possible[3] == math.comb(999, 3) and result.n_marginals[3] == 50

@@ -690,9 +690,7 @@ def measure_real_records(c: Mapping[str, Any], k: int) -> Measurement:
         detail += f"; a fresh real sample: {reference:.2%} (upper 95 % bound {upper:.2%})"
         reference = min(upper, 1.0)
     words = f"the one-sided 95 % lower bound {lower:.1%} over {found.get('n_rows')} rows"
-    return Measurement(
-        share, reference=reference, detail=detail, bound=lower, bound_text=words
-    )
+    return Measurement(share, reference=reference, detail=detail, bound=lower, bound_text=words)
 
 
 def measure_reattack(c: Mapping[str, Any], k: int) -> Measurement:

@@ -84,8 +84,11 @@ class AuditRecord:
             "ratio_space": calibration.get("ratio_space"),
             # a review estimated on samples audits every row through a faiss index: its
             # measured recall is part of the record (absent on the exact path)
-            **({"neighbour_search": list(self.audit.attrs["search"])}
-               if self.audit.attrs.get("search") else {}),
+            **(
+                {"neighbour_search": list(self.audit.attrs["search"])}
+                if self.audit.attrs.get("search")
+                else {}
+            ),
         }
 
 

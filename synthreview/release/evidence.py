@@ -102,8 +102,11 @@ def _blame(diff_sq: np.ndarray, groups: Mapping[str, Sequence[int]] | None, top:
         if s <= 0:
             out.append("")
             continue
-        out.append("; ".join(f"{names[c]} {f:.0%}" for c, v, f in zip(cols, values, share,
-                                                                     strict=True) if v > 0))
+        out.append(
+            "; ".join(
+                f"{names[c]} {f:.0%}" for c, v, f in zip(cols, values, share, strict=True) if v > 0
+            )
+        )
     return out
 
 

@@ -645,6 +645,4 @@ def review_release(
         timestamp=timestamp,
     )
     claimed = report.options.claimed_epsilon if report.options is not None else None
-    return Release(
-        files, candidates, policy, control_table, tuple(prior), claimed, tuple(waivers)
-    )
+    return Release(files, candidates, policy, control_table, tuple(prior), claimed, tuple(waivers))

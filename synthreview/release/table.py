@@ -28,8 +28,7 @@ RULES: dict[str, str] = {
     "drop_too_close": "too close to a training row (distance)",
     "drop_exact_copy": "exact copy of a training row",
     "drop_holdout_copy": "exact copy of a holdout record (a real person the generator never saw)",
-    "drop_qi_unique": "quasi-identifiers of exactly one training person (re-identification "
-    "risk 1)",
+    "drop_qi_unique": "quasi-identifiers of exactly one training person (re-identification risk 1)",
 }
 #: rule -> the statistic it thresholds
 STATISTICS: dict[str, str] = {

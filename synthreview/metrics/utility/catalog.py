@@ -43,9 +43,7 @@ def correlation_mae(real, synthetic, *, holdout=None, schema: Schema, seed: int 
     return correlation_error(real, synthetic, columns=schema.numeric).mae
 
 
-def discriminator_roc_auc(
-    real, synthetic, *, holdout=None, schema: Schema, seed: int = 0
-) -> float:
+def discriminator_roc_auc(real, synthetic, *, holdout=None, schema: Schema, seed: int = 0) -> float:
     """Cross-validated ROC AUC of gradient boosting telling real from synthetic rows."""
     return discriminator_auc(real, synthetic, schema=schema, seed=seed).auc
 

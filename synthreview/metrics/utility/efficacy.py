@@ -523,13 +523,13 @@ def ml_efficacy(
         ratio = num / den if den > 0 and not math.isnan(num) else math.nan
         ci = (math.nan, math.nan)
         predicted = tstr[(m, "scores")], trtr[(m, "scores")]
-        if k in INTERVAL_METRICS and not math.isnan(ratio) and all(
-            p is not None for p in predicted
+        if (
+            k in INTERVAL_METRICS
+            and not math.isnan(ratio)
+            and all(p is not None for p in predicted)
         ):
             ci = ratio_interval(k, y_test, *predicted, groups=units, seed=seed)
-        scores.append(
-            EfficacyScore(m, k, v, trtr[(m, k)], ratio=ratio, ratio_ci=ci, unit=unit)
-        )
+        scores.append(EfficacyScore(m, k, v, trtr[(m, k)], ratio=ratio, ratio_ci=ci, unit=unit))
     return MLEfficacy(
         target=target,
         task=task,

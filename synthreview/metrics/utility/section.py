@@ -340,7 +340,13 @@ def evaluate_utility(
             "ml_efficacy",
             errors,
             lambda: ml_efficacy(
-                real, synthetic, holdout, schema=schema, target=target, seed=seed, memo=memo,
+                real,
+                synthetic,
+                holdout,
+                schema=schema,
+                target=target,
+                seed=seed,
+                memo=memo,
                 person=person,
             ),
         )
