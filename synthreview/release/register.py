@@ -164,6 +164,10 @@ MIGRATIONS: dict[int, dict[str, tuple[str, ...]]] = {
 }
 
 
+class NoRegister(ConfigError):
+    """A reader found no register at the location (nothing has been recorded there yet)."""
+
+
 @dataclass(frozen=True)
 class RegisterURL:
     """Where a register lives.
@@ -892,7 +896,7 @@ def _connect(where: RegisterURL, *, create: bool = True, read_only: bool = False
     if where.dialect == "sqlite":
         path = Path(where.target)
         if (read_only or not create) and not path.is_file():
-            raise ConfigError(f"no register at {where.shown} yet: register a review first")
+            raise NoRegister(f"no register at {where.shown} yet: register a review first")
         if read_only:
             # mode=ro: SQLite itself refuses every write, so a reader never creates tables,
             # switches the journal mode or leaves a byte of another application's file changed
@@ -1023,10 +1027,8 @@ def ledger(
             records = register.history(inputs_sha256=digest) if by_digest else []
             if source is not None:
                 records += [r for r in register.history() if r.source_id == source]
-    except ConfigError as exc:
-        if "no register at" in str(exc):
-            return []
-        raise
+    except NoRegister:
+        return []
     chosen = {
         r.seq: r
         for r in records
