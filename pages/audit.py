@@ -159,6 +159,35 @@ def _curation_evidence(name: str, release) -> None:
         st.text(curated.reattack.note)
 
 
+def _drill_down(name: str, flagged: pd.DataFrame, review) -> None:
+    """A removed row beside its nearest training row (masked unless raw rows are allowed)."""
+    with st.expander("Why was a row removed? (row beside its nearest training row)"):
+        pick = st.selectbox("Removed row (position in the file)", flagged["row"].tolist(),
+                            key="audit_drill_row")  # fmt: skip
+        entry = flagged.loc[flagged["row"] == pick].iloc[0]
+        st.text(f"Rules: {entry['reasons']}")
+        if entry["top_columns"]:
+            st.text(f"Columns that make up most of the distance: {entry['top_columns']}")
+        st.checkbox(
+            "Show raw training rows",
+            value=False,
+            key=app_state.RAW_ROWS_KEY,
+            disabled=app_state.presentation_mode(),
+            help="Off by default and always off in presentation mode: the rows are shown "
+            "masked like the most exposed records (decile intervals, rare levels masked).",
+        )
+        raw = app_state.show_raw_rows()  # never while presenting, whatever the box says
+        nearest = entry["nearest_train_row"]
+        st.dataframe(
+            row_pair(
+                review.synthetic[name].frame, review.real.frame, row=int(pick),
+                train_row=int(nearest) if pd.notna(nearest) else None,
+                columns=review.schema.analysed, numeric=review.schema.numeric, raw=raw,
+            ),
+            key="audit_drill_table",
+        )  # fmt: skip
+
+
 def _signing_key_panel() -> None:
     """The session's Ed25519 private key: uploaded, read in memory, never written to disk."""
     key_col, pass_col = st.columns(2)
@@ -308,12 +337,13 @@ def _record_page(record) -> None:
             removed = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
         with st.expander(f"Removed rows ({len(removed)})", expanded=False):
             st.dataframe(removed, key="audit_removed_table")
-        st.info(
-            app_state.escape(
-                "A removed row beside its nearest training row needs the review's input "
-                f"files, which a stored record does not hold: {app_state.record_inputs_needed()}."
-            )
-        )
+        flagged = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
+        # the rows themselves only from loaded files whose sha256 are the record's own
+        rows = app_state.record_rows()
+        if rows is None:
+            app_state.inputs_needed("A removed row beside its nearest training row")
+        elif len(flagged):
+            _drill_down(name, flagged, rows)
     _curation_evidence(name, release)
     st.subheader("Planted-leak controls")
     if record.controls is not None:
@@ -430,31 +460,7 @@ flagged = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
 with st.expander(f"Removed rows ({len(flagged)})", expanded=False):
     st.dataframe(app_state.removed_preview(name, audit), key="audit_removed_table")
 if len(flagged):
-    with st.expander("Why was a row removed? (row beside its nearest training row)"):
-        pick = st.selectbox("Removed row (position in the file)", flagged["row"].tolist(),
-                            key="audit_drill_row")  # fmt: skip
-        entry = flagged.loc[flagged["row"] == pick].iloc[0]
-        st.text(f"Rules: {entry['reasons']}")
-        if entry["top_columns"]:
-            st.text(f"Columns that make up most of the distance: {entry['top_columns']}")
-        st.checkbox(
-            "Show raw training rows",
-            value=False,
-            key=app_state.RAW_ROWS_KEY,
-            disabled=app_state.presentation_mode(),
-            help="Off by default and always off in presentation mode: the rows are shown "
-            "masked like the most exposed records (decile intervals, rare levels masked).",
-        )
-        raw = app_state.show_raw_rows()  # never while presenting, whatever the box says
-        nearest = entry["nearest_train_row"]
-        st.dataframe(
-            row_pair(
-                review.synthetic[name].frame, review.real.frame, row=int(pick),
-                train_row=int(nearest) if pd.notna(nearest) else None,
-                columns=review.schema.analysed, numeric=review.schema.numeric, raw=raw,
-            ),
-            key="audit_drill_table",
-        )  # fmt: skip
+    _drill_down(name, flagged, review)
 
 st.button(
     "Curate…",
