@@ -51,9 +51,25 @@ from synthreview.metrics.fidelity.features import pca_projection
 from synthreview.metrics.registry import get as metric_info
 from synthreview.metrics.utility.regression import parse_formula, suggest_formula
 from synthreview.options import SECTION_OPTIONS, ReviewOptions, default_options, section_key
-from synthreview.record.countersign import countersigned_decisions
+from synthreview.record.countersign import (
+    countersign_folder,
+    countersigned_decisions,
+    meeting_signoff,
+    reviewers_from_text,
+)
+from synthreview.record.evidence import open_evidence
+from synthreview.record.inputs import (
+    InputMatch,
+    encoded_projection,
+    has_holdout,
+    input_line,
+    inputs_frame,
+    match_inputs,
+    recorded_review,
+)
 from synthreview.record.record import ReviewRecord
 from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, open_review, read_review_zip
+from synthreview.record.trust import trusted_keys
 from synthreview.release.audit import CopyCounts, Thresholds
 from synthreview.release.bundle import folder_names, zip_bytes
 from synthreview.release.controls import PlantedControls, control_table, planted_controls
@@ -221,8 +237,8 @@ class StepResult:
 # --- the loaded review -------------------------------------------------------------------------
 def set_review(review: Review | None) -> None:
     """Store the loaded review (``None`` clears it) and drop results of the previous one."""
+    # an opened record stays open: loaded files are the inputs its raw-row views draw
     st.session_state[REVIEW_KEY] = review
-    st.session_state.pop(OPENED_KEY, None)  # loading data closes an opened record
     for key in (
         _RESULTS_KEY, _LATEST_KEY, _CONTEXTS_KEY, _PROJECTIONS_KEY, _RELEASES_KEY, SUMMARY_KEY,
         AUDIT_PREVIEW_KEY, AUDIT_CONTROLS_KEY, _VIEWS_KEY, SIGNOFF_KEY, SAMPLED_REVIEW_KEY,
@@ -282,8 +298,11 @@ def opened_record() -> ReviewRecord | None:
     return st.session_state.get(OPENED_KEY)
 
 
-def open_record(source: str | os.PathLike[str] | bytes, *, key: Any = None) -> ReviewRecord:
-    """Open a stored review (folder, ZIP path or ZIP bytes) for every page; nothing recomputed.
+def open_record(
+    source: str | os.PathLike[str] | bytes | ReviewRecord, *, key: Any = None
+) -> ReviewRecord:
+    """Open a stored review (folder, ZIP path or ZIP bytes, or a record already opened: History's
+    evidence) for every page; nothing recomputed.
 
     The loaded data and its results are dropped: the session shows the record alone.
 
@@ -293,7 +312,7 @@ def open_record(source: str | os.PathLike[str] | bytes, *, key: Any = None) -> R
         ``record.store.open_review``'s refusals (not a review, written before records, an
         unreadable key).
     """
-    record = open_review(source, key=key)
+    record = source if isinstance(source, ReviewRecord) else open_review(source, key=key)
     set_review(None)
     st.session_state[OPENED_KEY] = record
     st.session_state[DEMO_AUTOLOADED_KEY] = True
@@ -370,6 +389,17 @@ def record_banner() -> None:
         )
         for notice in record.notices:
             st.warning(markdown_text(notice))
+        match = record_match()
+        st.button(
+            "Re-run with these inputs",
+            key="record_rerun",
+            on_click=rerun_with_inputs,
+            disabled=match is None or not match.ok,
+            help="Computes a new review of the record's input files with its options, seed, "
+            "policy and release context; the record itself stays as it is. "
+            + ("Its input files are loaded." if match is not None and match.ok else
+               "Load its input files on the Data page first: " + record_inputs_needed()),
+        )  # fmt: skip
         signed = countersigned_decisions(record)
         if signed:
             lines = [
@@ -388,11 +418,126 @@ def record_banner() -> None:
 def record_inputs_needed() -> str:
     """Which input files a raw-row view of the open record needs (name, role, sha256)."""
     record = opened_record()
-    if record is None:
-        return ""
-    return "; ".join(
-        f"{i['name']} ({i['role']}, sha256 {str(i['sha256'])[:12]}...)" for i in record.inputs
+    return "" if record is None else "; ".join(input_line(i) for i in record.inputs)
+
+
+def record_match() -> InputMatch | None:
+    """How the files loaded on the Data page supply the open record's inputs (None: no record)."""
+    record = opened_record()
+    return None if record is None else match_inputs(record.inputs, get_review())
+
+
+def record_rows() -> Review | None:
+    """The rows a raw-row view draws: the loaded review, or for an open record the loaded files
+    named as the record names them, only when every one has the record's sha256 (else None)."""
+    match = record_match()
+    if match is None:
+        return get_review()
+    review = get_review()
+    return recorded_review(review, match) if review is not None and match.ok else None
+
+
+def inputs_needed(what: str) -> None:
+    """Say which input files ``what`` (a raw-row view of the open record) needs, and which of
+    them are not loaded: it draws nothing else."""
+    match = record_match()
+    missing = match.sentence() if match is not None else ""
+    st.info(
+        markdown_text(
+            f"{what} needs the review's input files, which a stored record does not hold: "
+            f"{record_inputs_needed()}. Load these files on the Data page (they are accepted "
+            f"only when their sha256 equals the record's). {missing}".strip()
+        )
     )
+
+
+def record_inputs_frame() -> pd.DataFrame:
+    """The open record's input files, each with whether the loaded files supply it."""
+    record, match = opened_record(), record_match()
+    if record is None or match is None:
+        return pd.DataFrame()
+    return inputs_frame(record.inputs, match)
+
+
+def locked() -> bool:
+    """Whether the page shows an opened record: controls that would change numbers are disabled
+    (the record is evidence; :func:`rerun_with_inputs` computes a new one)."""
+    return opened_record() is not None
+
+
+def holdout_given() -> bool:
+    """Whether the shown review (an open record, else the loaded one) has a holdout table."""
+    record, review = opened_record(), get_review()
+    if record is not None:
+        return has_holdout(record.inputs)
+    return review is not None and review.holdout is not None
+
+
+def review_kind() -> str | None:
+    """``"table"`` or ``"traces"``: the open record's kind, else the loaded review's (None)."""
+    record, review = opened_record(), get_review()
+    if record is not None:
+        return record.report.kind
+    return None if review is None else review.kind
+
+
+def close_record() -> None:
+    """``on_click`` of *Close the record*: the session shows the loaded files (if any) again."""
+    st.session_state.pop(OPENED_KEY, None)
+    st.session_state.pop(_RECORD_SUMMARY_KEY, None)
+    st.session_state[_VIEWS_KEY] = {}
+
+
+def rerun_with_inputs() -> None:
+    """``on_click`` of *Re-run with these inputs*: close the open record and compute a new
+    review of the loaded files (the record's own, by sha256) with the record's options, seed,
+    policy and release context. The record itself is never changed."""
+    record = opened_record()
+    rows = record_rows()
+    if record is None or rows is None:
+        return
+    context = record_context(record)
+    policy = None
+    if record.policy_text is not None:
+        policy = parse_policy(record.policy_text, source=record.policy.source)
+    close_record()
+    set_review(rows)
+    st.session_state[_OPTIONS_KEY] = record.report.options
+    st.session_state[SEED_KEY] = int(record.report.seed)
+    st.session_state[POLICY_KEY] = policy
+    st.session_state[CONTEXT_KEY] = context
+    request_run()
+
+
+def record_context(record: ReviewRecord) -> ReleaseContext | None:
+    """The release context ``report.json`` of ``record`` states (None: none, or unreadable)."""
+    stated = record.stated.get("context")
+    if not isinstance(stated, Mapping):
+        return None
+    try:
+        return parse_context(
+            {k: v for k, v in stated.items() if v is not None}, where="the record's context"
+        )
+    except ConfigError:
+        return None
+
+
+def record_projection() -> pd.DataFrame | str | None:
+    """The PCA view of the open record's rows when its input files are loaded (None: not)."""
+    record, rows = opened_record(), record_rows()
+    if record is None or rows is None or rows.kind != "table":
+        return None
+    cache = st.session_state.setdefault(_PROJECTIONS_KEY, {})
+    key = ("record", hashlib.sha256(record.files.get("report.json", b"")).hexdigest(),
+           review_digest(rows))  # fmt: skip
+    if key not in cache:
+        try:
+            cache[key] = encoded_projection(
+                rows, options=record.report.options, seed=record.report.seed
+            )
+        except Exception as exc:  # a failed view must not stop the page
+            cache[key] = error_message(exc)
+    return cache[key]
 
 
 def _record_summary(record: ReviewRecord) -> ReviewSummary:
@@ -449,10 +594,11 @@ def page_start() -> None:
 
 
 def require_review_or_record() -> Review | None:
-    """:func:`require_review` for a page that renders an opened record too (the Overview): the
-    loaded review, or ``None`` while a record is open (the page reads :func:`get_summary`)."""
+    """:func:`require_review` for a page that renders an opened record: the loaded review, or
+    ``None`` while a record is open (the page reads the record through :func:`get_report` and
+    :func:`get_summary`, and raw rows through :func:`record_rows`)."""
     _open_from_environment()
-    if opened_record() is not None and get_review() is None:
+    if opened_record() is not None:
         page_start()
         return None
     return require_review()
@@ -537,7 +683,10 @@ def candidate_sources() -> tuple[bytes, ...]:
 
 
 def seed() -> int:
-    """The review's seed (set on the Data page)."""
+    """The review's seed (set on the Data page; an open record's own)."""
+    record = opened_record()
+    if record is not None:
+        return int(record.report.seed)
     return int(st.session_state.get(SEED_KEY, 0))
 
 
@@ -555,7 +704,11 @@ def review_digest(review: Review) -> str:
 
 # --- options and policy ------------------------------------------------------------------------
 def get_options() -> ReviewOptions:
-    """The session's review options (target, sensitive column, groups, formula, ...)."""
+    """The session's review options (target, sensitive column, groups, formula, ...); an open
+    record's own options while one is open."""
+    record = opened_record()
+    if record is not None:
+        return record.report.options
     options = st.session_state.get(_OPTIONS_KEY)
     if options is None:
         review = get_review()
@@ -571,9 +724,14 @@ def set_options(options: ReviewOptions) -> None:
     Raises
     ------
     ConfigError
-        ``options.generator`` is not a generator this server allows (:func:`allowed_generator`);
-        the session's options are left as they were.
+        ``options.generator`` is not a generator this server allows (:func:`allowed_generator`),
+        or a record is open; the session's options are left as they were.
     """
+    if opened_record() is not None:
+        raise ConfigError(
+            "an opened record keeps the options it was computed with; Re-run with these inputs "
+            "to review them with other options"
+        )
     allowed_generator(options.generator)
     st.session_state[_OPTIONS_KEY] = options
 
@@ -596,7 +754,10 @@ def get_policy() -> Policy:
 
 
 def get_context() -> ReleaseContext | None:
-    """The release context given on the Data page (None: not given)."""
+    """The release context given on the Data page (None: not given); an open record's own."""
+    record = opened_record()
+    if record is not None:
+        return record_context(record)
     return st.session_state.get(CONTEXT_KEY)
 
 
@@ -834,6 +995,9 @@ def get_report(sections: Sequence[str], options: ReviewOptions | None = None) ->
     when it is stale (an option changed), the page shows the previous numbers under a warning
     that names the changed options.
     """
+    record = opened_record()
+    if record is not None:
+        return record.report  # evidence: every section as filed, nothing recomputed
     review = get_review()
     if review is None:
         return require_review()  # draws the explanation and stops
@@ -1241,7 +1405,7 @@ def execute_pending_run() -> None:
     the script); a page switch keeps the request, so the next script run continues the review.
     """
     review = get_review()
-    if not run_requested() or review is None:
+    if not run_requested() or review is None or opened_record() is not None:
         return
     options = get_options()
     steps = plan(review, options)
@@ -1382,7 +1546,9 @@ def sampled_review(options: ReviewOptions | None = None) -> tuple[Review, Sampli
     Above ``options.sample_rows`` rows the sections' per-row results (closest pairs) are rows
     of these samples; ``Sampling`` maps them to the files' rows. Below it: the loaded review.
     """
-    review = _loaded_review()
+    review = record_rows()  # an open record's input files, named as the record names them
+    if review is None:
+        raise ConfigError("no review is loaded, or not the open record's input files")
     options = options or get_options()
     cache = st.session_state.setdefault(SAMPLED_REVIEW_KEY, {})
     key = (review_digest(review), seed(), options.sample_rows, options.person)
@@ -1900,7 +2066,7 @@ def _store_projection(review: Review, options: ReviewOptions, context: Context |
 def sidebar_status() -> None:
     """Sidebar panel on every page: the Run review button and what is current or stale."""
     review = get_review()
-    if review is None:
+    if review is None or opened_record() is not None:  # a record is evidence: nothing to run
         return
     with st.sidebar.container(key="review_status"):
         run_button(key="run_review")
@@ -1915,3 +2081,36 @@ def sidebar_status() -> None:
         if note:
             st.caption(note)
             st.page_link("pages/overview.py", label="See the decisions", icon=":material/traffic:")
+
+
+# --- meeting countersign ---
+def server_trusted_keys() -> dict[str, Any]:
+    """The keys this server trusts: ``synthreview show``'s key and ``$SYNTHREVIEW_TRUST``'s."""
+    return trusted_keys(os.environ.get(OPEN_KEY_ENV) or None)
+
+
+def meeting_countersign(name: str, *, reviewers: str, decision: str | None, reason: str) -> Any:
+    """Countersign ``name`` of the opened record with the session's key, beside the record on the
+    server, into the server's register (``record.countersign.countersign_folder``); every page
+    then shows the countersigned record. Raises ``ConfigError`` with why it was refused."""
+    record, key = opened_record(), signing_key()
+    if record is None or key is None:
+        raise ConfigError("open a record and load the meeting's private key (above) first")
+    if decision is None:
+        raise ConfigError("choose the meeting's decision first (blank until the meeting chooses)")
+    signoff = meeting_signoff(record, name, decision=decision, reason=reason,
+                              reviewers=reviewers_from_text(reviewers))  # fmt: skip
+    done = countersign_folder(record, [signoff], key, register=register_location(),
+                              trusted=server_trusted_keys())  # fmt: skip
+    st.session_state[OPENED_KEY] = done.record
+    st.session_state.pop(_RECORD_SUMMARY_KEY, None)
+    return done
+
+
+def open_register_row(seq: int) -> ReviewRecord:
+    """Open the evidence of register record ``seq`` (the folder the register states, never one
+    named by the browser) for every page; ``EvidenceNotFound`` says why not."""
+    row = next((r for r in register_history() if r.seq == seq), None)
+    if row is None:
+        raise ConfigError(f"the register holds no record #{seq}")
+    return open_record(open_evidence(row, key=os.environ.get(OPEN_KEY_ENV) or None))

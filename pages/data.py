@@ -102,6 +102,18 @@ with st.expander("Open a stored review (a review folder or its ZIP)", expanded=F
         else:
             st.switch_page("pages/overview.py")
 
+if app_state.opened_record() is not None:
+    with st.container(key="record_inputs_panel"):
+        st.subheader("The opened record's input files")
+        st.caption(
+            "The record holds every number and decision of its review but none of its rows. "
+            "Views that draw rows (the PCA, closest pairs, a column's values, trace heatmaps) "
+            "accept only these files, byte for byte (equal sha256): load them below. Re-run "
+            "with these inputs then computes a new review of them."
+        )
+        st.dataframe(app_state.record_inputs_frame(), hide_index=True, key="record_inputs")
+        st.button("Close the record", key="close_record", on_click=app_state.close_record)
+
 if app_state.demo_autoload_pending():
     # a fresh session opens on the bundled demo so the dashboard shows something at once
     with st.spinner("Loading the bundled demo (UCI Adult)…"):
@@ -220,7 +232,9 @@ st.success(
     f"Review loaded: {review.kind}, {len(review.candidates)} synthetic candidate(s): "
     + markdown_text(", ".join(review.candidates))
 )
-if app_state.status() and "current" not in app_state.status().values():
+# an opened record is shown: the loaded files are its inputs, not a review to run
+running = not app_state.locked() and app_state.status()
+if running and "current" not in app_state.status().values():
     # the button is drawn right here: the sidebar may be hidden (presentation mode, a narrow
     # window), so the words name no other place
     st.info("Next: press **Run review** below to compute every section once.")
@@ -249,6 +263,10 @@ st.dataframe(
     hide_index=True,
     key="loaded_tables",
 )
+if app_state.locked():
+    # the choices below change a review's numbers: an opened record keeps its own
+    st.caption("Close the record to review these files with other choices.")
+    st.stop()
 
 if review.kind == "traces":
     trace_sets = review.traces or {}

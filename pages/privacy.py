@@ -27,7 +27,7 @@ from synthreview.metrics.registry import get as get_info
 NONE = "(none)"
 LIGHTS = {"pass": "green", "warn": "orange", "fail": "red", "incomplete": "violet", "n/a": "gray"}
 
-review = app_state.require_review()
+app_state.require_review_or_record()  # an opened record's numbers need no data
 st.header("Privacy")
 st.caption(
     "Could someone holding the synthetic data tell who was in the training data, or learn a "
@@ -49,16 +49,24 @@ def _light(verdict: str) -> str:
 
 
 options = app_state.get_options()
-if review.kind == "table":
-    choices = [NONE, *review.schema.analysed]
+# an opened record's options are shown, not changed (its numbers are evidence)
+locked = app_state.locked()
+# the rows themselves: the loaded files (an opened record's only when their sha256 are its own)
+review = app_state.record_rows()
+kind = app_state.review_kind()
+if kind == "table":
+    columns = list(review.schema.analysed) if review is not None else []
+    choices = [NONE, *columns]
+    if options.sensitive is not None and options.sensitive not in choices:
+        choices.append(options.sensitive)  # the record's choice, kept on screen
     current = options.sensitive if options.sensitive in choices else NONE
     chosen = st.selectbox(
         "Sensitive column for attribute inference", choices, index=choices.index(current),
-        key="privacy_sensitive",
+        key="privacy_sensitive", disabled=locked,
         help="The attacker knows every other column of a training record and predicts this one.",
     )  # fmt: skip
     wanted = None if chosen == NONE else chosen
-    if wanted != options.sensitive:
+    if wanted != options.sensitive and not locked:
         options = replace(options, sensitive=wanted)
         app_state.set_options(options)
     with st.expander("Claimed differential-privacy guarantee",
@@ -71,14 +79,15 @@ if review.kind == "table":
         col_eps, col_delta = st.columns(2)
         claimed = col_eps.number_input(
             "Claimed ε (empty = no claim)", min_value=0.0, value=options.claimed_epsilon,
-            step=0.5, format="%g", key="privacy_claimed_epsilon",
+            step=0.5, format="%g", key="privacy_claimed_epsilon", disabled=locked,
         )  # fmt: skip
         delta = col_delta.number_input(
             "Claimed δ", min_value=0.0, max_value=0.5, value=float(options.claimed_delta),
-            step=1e-6, format="%g", key="privacy_claimed_delta", disabled=claimed is None,
+            step=1e-6, format="%g", key="privacy_claimed_delta",
+            disabled=claimed is None or locked,
         )  # fmt: skip
         wanted_claim = (claimed, float(delta) if claimed is not None else 0.0)
-        if wanted_claim != (options.claimed_epsilon, options.claimed_delta):
+        if wanted_claim != (options.claimed_epsilon, options.claimed_delta) and not locked:
             options = replace(options, claimed_epsilon=wanted_claim[0],
                               claimed_delta=wanted_claim[1])  # fmt: skip
             app_state.set_options(options)
@@ -90,7 +99,7 @@ fidelity = {n: c.fidelity for n, c in report.candidates.items() if c.fidelity is
 if not privacy:
     st.stop()
 tab_labels = [markdown_text(name) for name in privacy]  # tab labels render Markdown
-if review.holdout is None:
+if not app_state.holdout_given():
     st.warning("No holdout table: membership inference and the DCR share need non-members.")
 
 st.subheader("Summary")
@@ -304,7 +313,7 @@ if len(fig.l_diversity_table(privacy)):
     )
     st.table(fig.l_diversity_reading_table(privacy), hide_index=True)
 
-if review.kind == "table":
+if report.kind == "table":
     st.subheader("Quasi-identifiers, answer keys, declared constraints")
     st.caption(
         "Chosen on the Data page. A synthetic row whose quasi-identifiers (age, sex, area...) "
@@ -361,7 +370,7 @@ if review.kind == "table":
                 st.markdown(f"{_light(found.verdict)} **{markdown_text(name)}**, `{rule}`: "
                             f"{markdown_text(found.reason)}")  # fmt: skip
 
-if review.kind != "table":
+if report.kind != "table":
     st.stop()
 st.subheader("Shadow-model attack on the generator")
 st.caption(
@@ -389,31 +398,31 @@ with st.expander("Generator to attack", expanded=options.generator is not None):
         listed.append(current)  # a free name the operator allowed, kept on screen
     picked = st.selectbox(
         "Generator", listed, index=listed.index(current) if current in listed else 0,
-        key="privacy_generator", format_func=markdown_text,
+        key="privacy_generator", format_func=markdown_text, disabled=locked,
     )  # fmt: skip
     spec = None if picked == none else picked
     if free:
         typed = st.text_input(
             "Or another generator (module:function; allowed by this server's operator)",
-            key="privacy_generator_path",
+            key="privacy_generator_path", disabled=locked,
         ).strip()  # fmt: skip
         spec = typed or spec
     col_k, col_t, col_s = st.columns(3)
     n_shadows = col_k.number_input(
         "Shadows per target (K)", min_value=4, max_value=1000, value=options.shadow_models,
-        step=2, key="privacy_shadow_k",
+        step=2, key="privacy_shadow_k", disabled=locked,
     )  # fmt: skip
     n_targets = col_t.number_input(
         "Targets (T)", min_value=1, max_value=1000, value=options.shadow_targets,
-        key="privacy_shadow_t",
+        key="privacy_shadow_t", disabled=locked,
     )  # fmt: skip
     limit = col_s.number_input(
         "Time limit (s)", min_value=1.0, max_value=86400.0,
-        value=float(options.shadow_time_limit), key="privacy_shadow_s",
+        value=float(options.shadow_time_limit), key="privacy_shadow_s", disabled=locked,
     )  # fmt: skip
     wanted = replace(options, generator=spec, shadow_models=int(n_shadows),
                      shadow_targets=int(n_targets), shadow_time_limit=float(limit))  # fmt: skip
-    if wanted != options:
+    if wanted != options and not locked:
         try:
             app_state.set_options(wanted)
         except ConfigError as exc:
@@ -445,6 +454,9 @@ if not with_dcr:
 left, right = st.columns([2, 1])
 name = left.selectbox("Candidate", with_dcr, key="privacy_pairs_candidate")
 n_pairs = right.slider("Pairs", 1, 50, 10, key="privacy_pairs_n")
+if review is None:
+    app_state.inputs_needed("The closest pairs (synthetic rows beside training rows)")
+    st.stop()
 samples = getattr(fidelity.get(name), "samples", None)
 authentic = getattr(samples, "authentic", None)
 rows = fig.riskiest_rows(privacy[name], authentic=authentic, n=n_pairs)

@@ -16,8 +16,12 @@ from synthreview.metrics.utility.regression import parse_formula, suggest_formul
 
 NONE = "(none)"
 
-review = app_state.require_review()
-schema = review.schema
+app_state.require_review_or_record()  # an opened record's numbers need no data
+# an opened record's options are shown, not changed (its numbers are evidence)
+locked = app_state.locked()
+# the rows themselves: the loaded files (an opened record's only when their sha256 are its own)
+review = app_state.record_rows()
+kind = app_state.review_kind()
 st.header("Utility")
 st.caption(
     "General and specific utility after the Urban Institute appendix (proportions, means, "
@@ -25,27 +29,33 @@ st.caption(
     "efficacy after Eiring (2022). Every number sits beside its holdout reference: the same "
     "metric for the holdout table, i.e. what sampling noise alone costs."
 )
-if review.kind != "table":
+if kind != "table":
     st.info("Utility metrics are for tables; glucose traces are reviewed on the Glucose page.")
     st.stop()
 
 current = app_state.get_options()
 left, middle, right = st.columns([1, 1, 2])
-choices = [NONE, *schema.analysed]
-default_target = current.target if current.target in schema.analysed else NONE
+schema = review.schema if review is not None else None
+# without the rows (an opened record), the choices are the record's own
+analysed = list(schema.analysed) if schema is not None else [c for c in [current.target] if c]
+categorical = list(schema.categorical) if schema is not None else list(current.groups)
+choices = [NONE, *analysed]
+default_target = current.target if current.target in analysed else NONE
 target = left.selectbox(
     "Target column (ML efficacy)", choices, index=choices.index(default_target),
     key="utility_target", help="Categorical target: classification; numeric: regression.",
+    disabled=locked,
 )  # fmt: skip
-default_groups = [c for c in current.groups if c in schema.categorical]
+default_groups = [c for c in current.groups if c in categorical]
 groups = middle.multiselect(
-    "Grouping columns", schema.categorical, default=default_groups, key="utility_groups",
+    "Grouping columns", categorical, default=default_groups, key="utility_groups",
     help="Proportion and mean errors are also computed within each level of each column.",
+    disabled=locked,
 )  # fmt: skip
-suggested = suggest_formula(schema) or ""
+suggested = (suggest_formula(schema) or "") if schema is not None else ""
 text = right.text_input(
     "Regression formula (CI overlap)", value=current.formula or "", key="utility_formula",
-    placeholder=suggested or "y ~ a + b",
+    placeholder=suggested or "y ~ a + b", disabled=locked,
     help="'y ~ a + b^2 + c[level] + d': b^2 adds a square, c[level] a 0/1 indicator, a "
     "categorical d is one-hot encoded (first level dropped). Leave empty to skip. "
     f"Suggested for this data: {markdown_text(suggested or 'none')}.",
@@ -54,20 +64,20 @@ text = right.text_input(
 # (it used to write its own default formula into the options that key the results, so every
 # visit made utility stale and recomputed it).
 formula = current.formula
-if text.strip() != (current.formula or ""):
+if text.strip() != (current.formula or "") and not locked:
     formula = None
     if text.strip():
         try:
             formula = str(parse_formula(text, schema=schema, real=review.real.frame))
         except ConfigError as exc:
             right.error(markdown_text(f"Formula not used: {exc}"))
-if review.holdout is None:
+if not app_state.holdout_given():
     st.warning("No holdout table: holdout references and ML efficacy are skipped.")
 
 options = replace(
     current, target=None if target == NONE else target, groups=tuple(groups), formula=formula
 )
-if options != current:
+if options != current and not locked:
     app_state.set_options(options)  # marks utility stale; Run review recomputes only it
 report = app_state.get_report(("utility",))
 reports = app_state.section_results(report, "utility")
@@ -157,7 +167,9 @@ else:
     part_error(chosen, "k_marginal")
 
 st.subheader("Percentiles")
-numeric = schema.numeric
+# the numeric columns the percentiles were computed on (an opened record has no schema)
+measured = detail.percentiles.table["column"] if detail.percentiles is not None else ()
+numeric = list(schema.numeric) if schema is not None else list(dict.fromkeys(measured))
 if numeric:
     column = st.selectbox("Numeric column", numeric, key="utility_percentile_column")
     st.plotly_chart(

@@ -176,3 +176,16 @@ def demo_record_folder(tmp_path_factory):
     folder = tmp_path_factory.mktemp("record") / "demo"
     write_record(record, folder)
     return record, folder
+
+
+@pytest.fixture(scope="session")
+def demo_glucose_record_folder(tmp_path_factory):
+    """The glucose demo's review record (40 day traces a source), built once per session and
+    written unsigned: ``(record, folder)``. About 15 s on 2 cores."""
+    from synthreview.record.demo import demo_glucose_record
+    from synthreview.record.store import write_record
+
+    record = demo_glucose_record()
+    folder = tmp_path_factory.mktemp("record") / "glucose"
+    write_record(record, folder)
+    return record, folder
