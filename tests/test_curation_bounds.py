@@ -19,8 +19,8 @@ from synthreview.judgement.decision import CANNOT_FIX
 from synthreview.judgement.policy import load_policy
 from synthreview.metrics.utility.kmarginal import k_marginal_score
 from synthreview.options import default_options
-from synthreview.release.curation import curation_bounds
 from synthreview.record.codec import from_jsonable, to_record_json
+from synthreview.release.curation import curation_bounds
 from synthreview.release.pipeline import CandidateRelease, release_candidate
 from synthreview.review import evaluate
 
