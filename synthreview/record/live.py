@@ -168,16 +168,6 @@ class LiveReview:
         names = SECTION_OPTIONS[section]
         return [n for n, old, new in zip(names, base[2][1:], now[1:], strict=True) if old != new]
 
-    def status(self, *, seed: int, options: ReviewOptions) -> dict[str, str]:
-        """``{section: "current" | "stale" | "missing"}``."""
-        stale = set(self.stale_sections(seed=seed, options=options))
-        return {
-            s: "current"
-            if s not in stale
-            else ("stale" if self.latest_base(s, seed=seed) is not None else "missing")
-            for s in needed_sections(self.review)
-        }
-
     def plan(self, *, seed: int, options: ReviewOptions) -> list[tuple[str, str]]:
         """The ``(candidate, section)`` steps a run would compute now, in order."""
         steps = []

@@ -538,7 +538,15 @@ class ReviewSession:
     def status(self) -> dict[str, str]:
         """``{section: "current" | "stale" | "missing"}`` for the loaded review."""
         live = self.live()
-        return {} if live is None else live.status(seed=self.seed(), options=self.get_options())
+        if live is None:
+            return {}
+        stale = set(self.stale_sections())
+        return {
+            s: "current"
+            if s not in stale
+            else ("stale" if live.latest_base(s, seed=self.seed()) is not None else "missing")
+            for s in needed_sections(live.review)
+        }
 
     def plan(self, options: ReviewOptions) -> list[tuple[str, str]]:
         """The ``(candidate, section)`` steps a run would compute now, in order."""
