@@ -240,17 +240,18 @@ class ReviewSession:
         return self.state.get(OPENED_KEY)
 
     def open_record(
-        self, source: str | os.PathLike[str] | bytes, *, key: Any = None
+        self, source: str | os.PathLike[str] | bytes | ReviewRecord, *, key: Any = None
     ) -> ReviewRecord:
-        """Open a stored review (folder, ZIP path or bytes) for every page; the loaded data and
-        its results are dropped: the session shows the record alone.
+        """Open a stored review (folder, ZIP path or bytes, or a record already opened: History's
+        evidence) for every page; the loaded data and its results are dropped: the session
+        shows the record alone.
 
         Raises
         ------
         DataError, ConfigError
             ``record.store.open_review``'s refusals.
         """
-        record = open_review(source, key=key)
+        record = source if isinstance(source, ReviewRecord) else open_review(source, key=key)
         self.set_review(None)
         self.state[OPENED_KEY] = record
         self.state[DEMO_AUTOLOADED_KEY] = True
