@@ -543,6 +543,7 @@ def run_review(args: argparse.Namespace) -> int:
             progress=progress,
             threads=args.threads,
             approximate=args.approximate,
+            keep_memo=True,  # the curated versions and controls share the real side computed here
         )
         for name, candidate in report.candidates.items():
             for section, message in candidate.errors.items():
@@ -573,6 +574,8 @@ def run_review(args: argparse.Namespace) -> int:
             if requests
             else (),
         )
+        if report.context is not None:  # nothing of the real side outlives the release
+            report.context.memo.clear()
     say(f"policy thresholds: {policy.access_reason}", file=sys.stderr)
     # the folder is the review's record: its files, record.json (read back by open_review and
     # `synthreview show`) and the signature over both
