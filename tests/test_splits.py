@@ -23,6 +23,7 @@ from synthreview.splits import (
     cv_folds,
     draw_rows,
     permute_rows,
+    random_folds,
     split_rows,
     units_of,
 )
@@ -39,11 +40,6 @@ ALLOWED = {
         8,
         "query columns, operators and random guesses of the attacks; "
         "targets are one row per person already",
-    ),
-    "metrics/privacy/attacks.py": (
-        1,
-        "fold of each attack row in the LOGAN classifier: the "
-        "attack set holds one row per person in a person review",
     ),
     "metrics/privacy/shadow.py": (
         4,
@@ -111,6 +107,7 @@ def test_row_draws_reproduce_the_earlier_calls():
         assert np.array_equal(bootstrap_rows(a, 40), b.integers(0, 40, 40))
         drawn = draw_rows(a, 25, 7, drawn_order=True)
         assert np.array_equal(drawn, b.choice(25, 7, replace=False))
+        assert np.array_equal(random_folds(a, 30, 2), b.integers(0, 2, 30))
         # the generator continues identically after each call
         assert a.random() == b.random()
 
@@ -186,6 +183,18 @@ def test_folds_put_each_person_in_one_test_fold():
         for person in set(ids[test]):
             assert tested.setdefault(person, k) == k
     assert len(tested) == 40
+
+
+def test_random_folds_put_each_person_in_one_fold_and_single_rows_are_rows():
+    ids = _people()
+    fold = random_folds(np.random.default_rng(6), len(ids), 3, groups=ids)
+    assert all(len(set(fold[ids == p])) == 1 for p in set(ids))
+    assert set(fold) == {0, 1, 2}
+    # one row per person: the person draw is the row draw, call for call
+    a, b = np.random.default_rng(8), np.random.default_rng(8)
+    single = np.array([f"p{i}" for i in range(30)])
+    assert not units_of(30, single).grouped
+    assert np.array_equal(draw_rows(a, 30, 10, groups=single), draw_rows(b, 30, 10))
 
 
 def test_a_bootstrap_resample_brings_each_drawn_person_whole():

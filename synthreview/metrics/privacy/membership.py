@@ -207,6 +207,7 @@ def density_scores(
     n_mixture: int = 10,
     n_folds: int = 3,
     groups: np.ndarray | None = None,
+    reference_groups: np.ndarray | None = None,
     seed: int = 0,
 ) -> np.ndarray:
     """DOMIAS-style score log p_synthetic(x) - log p_reference(x) per attack row.
@@ -226,8 +227,10 @@ def density_scores(
     is_member : ndarray of bool
     reference_rows : ndarray of int, shape (len(attack_x),)
         Position of each attack row in ``reference_x`` (-1 if it is not a reference row).
-    groups : ndarray, optional
-        Person of every attack row: the folds then divide people.
+    groups, reference_groups : ndarray, optional
+        Person of every attack row and of every reference row (labelled alike): the folds
+        then divide people, and fold ``k``'s reference density leaves out every reference
+        row of the fold's people, not only the scored rows.
     """
     # the projection was once fitted on the training rows: an attacker never holds those, and
     # members then sit in components fitted to them (German credit, 300 + 300 fresh rows,
@@ -256,6 +259,8 @@ def density_scores(
             return mixture(synthetic_p).score_samples(a)
         keep = np.ones(len(r), dtype=bool)
         keep[reference_rows[(fold == k) & (reference_rows >= 0)]] = False
+        if groups is not None and reference_groups is not None:
+            keep[np.isin(np.asarray(reference_groups), np.asarray(groups)[fold == k])] = False
         return mixture(r[keep]).score_samples(a[fold == k])
 
     # the n_folds + 1 mixtures are independent: side by side on the engine's threads, each
@@ -304,10 +309,11 @@ def membership_inference(
     real_groups, holdout_groups : ndarray, optional
         Person of every real / holdout row (a person-level review's row-level attacks): the
         attack set, the sanity split and the cross-fitting folds then divide people
-        (:func:`~synthreview.metrics.privacy.attack_stats.attack_set`). The no-box attacks
-        still leave only the scored row itself out of the reference sample, so these row
-        scores are shown, not judged; people are judged by
-        :mod:`synthreview.metrics.privacy.person`.
+        (:func:`~synthreview.metrics.privacy.attack_stats.attack_set`), and every attack
+        that reads the reference sample (the holdout) leaves out all rows of the scored
+        row's person, not only the row (:class:`~synthreview.metrics.privacy.attacks.
+        NoBoxInputs`, :func:`density_scores`). People are judged by
+        :mod:`synthreview.metrics.privacy.person`; these row scores are shown.
     seed : int, default=0
     progress : callable(fraction, message), optional
 
@@ -375,9 +381,14 @@ def membership_inference(
     def no_box(run: str) -> NoBoxInputs:
         if "pool" not in shared:  # one set of searches and densities, shared by attacks
             x = np.vstack([real_x[sets.real_rows], holdout_x[used]])
+            pool_people = reference_people = None
+            if people is not None:
+                pool_people = np.r_[people["real"][sets.real_rows], people["holdout"][used]]
+                reference_people = people["holdout"]
             shared["pool"] = NoBoxInputs(
-                x, synthetic_x, holdout_x, pool_own, categorical_blocks=blocks, seed=seed
-            )
+                x, synthetic_x, holdout_x, pool_own, categorical_blocks=blocks,
+                groups=pool_people, reference_groups=reference_people, seed=seed,
+            )  # fmt: skip
         if run not in shared:
             shared[run] = shared["pool"].subset(pool_rows(run))
         return shared[run]
@@ -411,8 +422,10 @@ def membership_inference(
                 x, synthetic_x, is_member, categorical_blocks=blocks, groups=groups, seed=seed
             )
         if attack == "density":
-            return density_scores(x, synthetic_x, holdout_x, is_member, in_holdout,
-                                  groups=groups, seed=seed)  # fmt: skip
+            return density_scores(
+                x, synthetic_x, holdout_x, is_member, in_holdout, groups=groups,
+                reference_groups=None if people is None else people["holdout"], seed=seed,
+            )  # fmt: skip
         return no_box_scores(attack, no_box(run))
 
     results = []

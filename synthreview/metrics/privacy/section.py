@@ -249,6 +249,18 @@ def distance_to_closest_record(
 _l_diversity = l_diversity  # evaluate_privacy's option of the same name shadows it
 
 
+def _value_order(frame: pd.DataFrame, cols: Sequence[str], person: str | None) -> np.ndarray:
+    """The rows of ``frame`` in the order of their values on ``cols``.
+
+    In a person-level review, equal rows of different people are ordered by their person (as
+    :func:`~synthreview.metrics.privacy.person.person_rounds` orders them), so that a draw of
+    people does not depend on the file's row order either.
+    """
+    if person is None:
+        return value_order(frame[list(cols)])
+    return np.lexsort((person_ids(frame[person]), table_row_hashes(frame, list(cols))))
+
+
 @dataclass(frozen=True)
 class PrivacyReport:
     """Everything the privacy section found for one synthetic candidate.
@@ -445,14 +457,11 @@ def evaluate_privacy(
     # attack sets, folds and subsamples are drawn by position: put real and holdout in an order
     # defined by their values, so shuffling either file changes no estimate; rows reported back
     # (vulnerable records, nearest training rows, per-holdout-row evidence) are input positions
-    # (equal rows of different people ordered by their person, so that a draw of people does
-    # not depend on the file's order either)
-    ordered_by = cols if person is None else [*cols, person]
-    real_order = value_order(real[ordered_by])
+    real_order = _value_order(real, cols, person)
     real = real.iloc[real_order].reset_index(drop=True)
     holdout_order = None
     if holdout is not None:
-        holdout_order = value_order(holdout[ordered_by])
+        holdout_order = _value_order(holdout, cols, person)
         holdout = holdout.iloc[holdout_order].reset_index(drop=True)
     real_x, synthetic_x = (
         encoder.transform(real, name="real"),

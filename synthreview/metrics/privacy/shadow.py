@@ -54,7 +54,7 @@ from sklearn.preprocessing import StandardScaler
 from synthreview.errors import ConfigError, DataError
 from synthreview.generators.runner import GeneratorProcess, GeneratorTimeout
 from synthreview.io.persons import person_ids
-from synthreview.io.row_hash import value_order
+from synthreview.io.row_hash import table_row_hashes, value_order
 from synthreview.io.schema import Schema
 from synthreview.results import to_jsonable
 from synthreview.splits import cv_folds, draw_rows, units_of
@@ -452,6 +452,13 @@ def _tpr_at(scores: np.ndarray, labels: np.ndarray, fpr: float) -> tuple[Rate, R
     )
 
 
+def _value_order(frame: pd.DataFrame, cols: list[str], person: str | None) -> np.ndarray:
+    """Rows in the order of their values; equal rows of different people by their person."""
+    if person is None:
+        return value_order(frame[cols])
+    return np.lexsort((person_ids(frame[person]), table_row_hashes(frame, cols)))
+
+
 def _choose_targets(
     n_real: int,
     n_holdout: int,
@@ -553,10 +560,9 @@ def _shadow_attack(
     start = time.monotonic()
     deadline = start + settings.time_limit_s
     cols = list(schema.analysed)
-    # equal rows of different people ordered by their person: draws of people ignore row order
-    ordered_by = cols if person is None else [*cols, person]
-    real_order = value_order(real[ordered_by])
-    holdout_order = None if holdout is None else value_order(holdout[ordered_by])
+    real_order, holdout_order = _value_order(real, cols, person), None
+    if holdout is not None:
+        holdout_order = _value_order(holdout, cols, person)
     real_rank = np.empty(len(real_order), dtype=np.int64)
     real_rank[real_order] = np.arange(len(real_order))
     ordered_real = real.iloc[real_order].reset_index(drop=True)
