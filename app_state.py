@@ -51,7 +51,13 @@ from synthreview.metrics.fidelity.features import pca_projection
 from synthreview.metrics.registry import get as metric_info
 from synthreview.metrics.utility.regression import parse_formula, suggest_formula
 from synthreview.options import SECTION_OPTIONS, ReviewOptions, default_options, section_key
-from synthreview.record.countersign import countersigned_decisions
+from synthreview.record.countersign import (
+    countersign_folder,
+    countersigned_decisions,
+    meeting_signoff,
+    reviewers_from_text,
+)
+from synthreview.record.evidence import open_evidence
 from synthreview.record.inputs import (
     InputMatch,
     encoded_projection,
@@ -63,6 +69,7 @@ from synthreview.record.inputs import (
 )
 from synthreview.record.record import ReviewRecord
 from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, open_review, read_review_zip
+from synthreview.record.trust import trusted_keys
 from synthreview.release.audit import CopyCounts, Thresholds
 from synthreview.release.bundle import folder_names, zip_bytes
 from synthreview.release.controls import PlantedControls, control_table, planted_controls
@@ -291,8 +298,11 @@ def opened_record() -> ReviewRecord | None:
     return st.session_state.get(OPENED_KEY)
 
 
-def open_record(source: str | os.PathLike[str] | bytes, *, key: Any = None) -> ReviewRecord:
-    """Open a stored review (folder, ZIP path or ZIP bytes) for every page; nothing recomputed.
+def open_record(
+    source: str | os.PathLike[str] | bytes | ReviewRecord, *, key: Any = None
+) -> ReviewRecord:
+    """Open a stored review (folder, ZIP path or ZIP bytes, or a record already opened: History's
+    evidence) for every page; nothing recomputed.
 
     The loaded data and its results are dropped: the session shows the record alone.
 
@@ -302,7 +312,7 @@ def open_record(source: str | os.PathLike[str] | bytes, *, key: Any = None) -> R
         ``record.store.open_review``'s refusals (not a review, written before records, an
         unreadable key).
     """
-    record = open_review(source, key=key)
+    record = source if isinstance(source, ReviewRecord) else open_review(source, key=key)
     set_review(None)
     st.session_state[OPENED_KEY] = record
     st.session_state[DEMO_AUTOLOADED_KEY] = True
@@ -2071,3 +2081,36 @@ def sidebar_status() -> None:
         if note:
             st.caption(note)
             st.page_link("pages/overview.py", label="See the decisions", icon=":material/traffic:")
+
+
+# --- meeting countersign ---
+def server_trusted_keys() -> dict[str, Any]:
+    """The keys this server trusts: ``synthreview show``'s key and ``$SYNTHREVIEW_TRUST``'s."""
+    return trusted_keys(os.environ.get(OPEN_KEY_ENV) or None)
+
+
+def meeting_countersign(name: str, *, reviewers: str, decision: str | None, reason: str) -> Any:
+    """Countersign ``name`` of the opened record with the session's key, beside the record on the
+    server, into the server's register (``record.countersign.countersign_folder``); every page
+    then shows the countersigned record. Raises ``ConfigError`` with why it was refused."""
+    record, key = opened_record(), signing_key()
+    if record is None or key is None:
+        raise ConfigError("open a record and load the meeting's private key (above) first")
+    if decision is None:
+        raise ConfigError("choose the meeting's decision first (blank until the meeting chooses)")
+    signoff = meeting_signoff(record, name, decision=decision, reason=reason,
+                              reviewers=reviewers_from_text(reviewers))  # fmt: skip
+    done = countersign_folder(record, [signoff], key, register=register_location(),
+                              trusted=server_trusted_keys())  # fmt: skip
+    st.session_state[OPENED_KEY] = done.record
+    st.session_state.pop(_RECORD_SUMMARY_KEY, None)
+    return done
+
+
+def open_register_row(seq: int) -> ReviewRecord:
+    """Open the evidence of register record ``seq`` (the folder the register states, never one
+    named by the browser) for every page; ``EvidenceNotFound`` says why not."""
+    row = next((r for r in register_history() if r.seq == seq), None)
+    if row is None:
+        raise ConfigError(f"the register holds no record #{seq}")
+    return open_record(open_evidence(row, key=os.environ.get(OPEN_KEY_ENV) or None))

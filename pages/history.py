@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 import app_state
-from synthreview.errors import ConfigError
+from synthreview.errors import ConfigError, DataError
 from synthreview.figures.explain import reading_table
 from synthreview.release.register import changes_frame, history_frame
 
@@ -69,6 +69,42 @@ def _chain_panel() -> None:
             )
 
 
+def _evidence_panel(records) -> None:
+    """Open a register record's review folder again: every page then shows that record."""
+    if not records:
+        return
+    st.markdown("**Open the evidence**")
+    st.caption(
+        "Opens the review folder the register states for a record (never a path typed here), "
+        "when it is still there and holds the record the register names (same signed "
+        "statement; for the meeting's records, its countersignature). Every page then shows "
+        "that record, verified on opening."
+    )
+    by_seq = {r.seq: r for r in records}
+    left, right = st.columns([3, 1])
+    seq = left.selectbox(
+        "Record",
+        sorted(by_seq, reverse=True),
+        format_func=lambda n: (
+            f"#{n} {by_seq[n].candidate}: {by_seq[n].outcome} ({by_seq[n].generated_at})"
+        ),
+        key="history_evidence_row",
+    )
+    if right.button("Open the evidence", key="history_open_evidence"):
+        try:
+            app_state.open_register_row(int(seq))
+        except (ConfigError, DataError) as exc:
+            with st.container(key="history_evidence_error"):
+                st.error(app_state.escape(str(exc)))
+            return
+        st.rerun()  # every page's banner (drawn above) now names the opened record
+    opened = app_state.opened_record()
+    if opened is not None and opened.location == by_seq[seq].location:
+        with st.container(key="history_evidence_opened"):
+            st.text(f"Open now: the evidence of record #{seq} ({opened.location}).")
+            st.page_link("pages/overview.py", label="See its decisions on the Overview")
+
+
 def _register_panel() -> None:
     """The register's records, a candidate or input filter, and the rule verdicts that changed."""
     st.subheader("Decision register")
@@ -113,6 +149,7 @@ def _register_panel() -> None:
     with st.expander("Every register column"):
         rest = ["#", *(c for c in frame.columns if c not in FIRST_COLUMNS)]
         st.table(reading_table(frame[rest].set_index("#")))
+    _evidence_panel(shown)
     st.markdown("**Rule verdicts that changed since the previous review**")
     changes = changes_frame(records, candidate=chosen)
     if changes.empty:
