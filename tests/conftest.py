@@ -39,7 +39,7 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 ARTIFACTS = ROOT / "artifacts"
-#: training rows of the table demo the browser tests' server loads (app_state.DEMO_ROWS_ENV):
+#: training rows of the table demo the browser tests' server loads (record.session.DEMO_ROWS_ENV):
 #: the full 5,000-row demo takes many minutes to review on 2 cores; the decisions on these rows
 #: are still the engine's own
 DEMO_ROWS = 600

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 import app_state
 from synthreview.cli import main
+from synthreview.record.session import OPENED_KEY
 from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, write_record
 from synthreview.record.trust import TRUST_ENV
 from synthreview.release.register import history
@@ -168,13 +169,13 @@ def test_the_meeting_countersigns_registers_and_history_reopens(
     assert main(["verify", str(copy), "--key", str(tool.public)]) == 0
 
     # History opens the register row's folder: the session shows the countersigned record
-    at.session_state[app_state.OPENED_KEY] = None
+    at.session_state[OPENED_KEY] = None
     at.switch_page("pages/history.py").run()
     assert not at.exception, at.exception
     at.selectbox(key="history_evidence_row").set_value(rows[0].seq)
     at.button(key="history_open_evidence").click().run()
     assert not at.exception, at.exception
-    opened = at.session_state[app_state.OPENED_KEY]
+    opened = at.session_state[OPENED_KEY]
     assert opened is not None and opened.verified.ok, opened.verified
     assert len(opened.countersignatures) == 1
     text = _texts(at)
