@@ -19,11 +19,15 @@ from synthreview.figures.audit import (
     rule_overlap_bars,
 )
 from synthreview.figures.privacy import row_pair
+from synthreview.figures.release_tables import controls_frame, reattack_frame, rule_labels
+from synthreview.figures.text import markdown_text
 from synthreview.judgement.verdicts import DECISION_STYLE, OUTCOMES
+from synthreview.record.countersign import countersigned_decisions
+from synthreview.record.session import RAW_ROWS_KEY, SIGNING_PASSPHRASE_KEY, SIGNING_UPLOAD_KEY
 
 
 def _close_dialog() -> None:
-    app_state.set_audit_dialog(False)
+    app_state.session().set_audit_dialog(False)
 
 
 @st.dialog("Confirm curation", on_dismiss=_close_dialog)
@@ -34,13 +38,13 @@ def confirm_dialog(name: str, thresholds, n_removed: int, n_rows: int) -> None:
         f"{n_rows - n_removed} rows exactly as they are in the input file?"
     )
     with st.container(key="audit_confirm_thresholds"):
-        st.markdown("\n".join(f"- {line}" for line in _threshold_lines(thresholds)))
+        st.markdown("\n".join(f"- {line}" for line in _threshold_lines(thresholds, review.kind)))
     ok, cancel = st.columns(2)
     if ok.button("Confirm", key="audit_confirm", type="primary"):
-        app_state.confirm_curation(name, thresholds)
+        app_state.session().confirm_curation(name, thresholds)
         # computed now, before the rerun draws the sidebar: nothing is left for Run review
         app_state.confirmed_release(name)
-        app_state.set_audit_dialog(False)
+        app_state.session().set_audit_dialog(False)
         st.rerun()
     if cancel.button("Cancel", key="audit_cancel"):
         _close_dialog()
@@ -48,10 +52,10 @@ def confirm_dialog(name: str, thresholds, n_removed: int, n_rows: int) -> None:
 
 
 def _open_dialog() -> None:
-    app_state.set_audit_dialog(True)
+    app_state.session().set_audit_dialog(True)
 
 
-def _threshold_lines(thresholds) -> list[str]:
+def _threshold_lines(thresholds, kind: str) -> list[str]:
     """The confirmed thresholds in words and numbers (never JSON, never ``None``)."""
 
     def on(flag: bool) -> str:
@@ -78,7 +82,7 @@ def _threshold_lines(thresholds) -> list[str]:
         f"Drop copies of holdout records: {on(thresholds.drop_holdout_copies)}",
         f"Drop rows closer to training than fresh real rows are: {on(thresholds.drop_too_close)}",
     ]
-    if review.kind == "traces":
+    if kind == "traces":
         lines += [
             f"Drop implausible traces: {on(thresholds.drop_implausible)}",
             f"Drop windows of memorised subjects: {on(thresholds.drop_memorised_subjects)}",
@@ -92,7 +96,285 @@ def _decision_line(decision) -> None:
         st.text(decision.reason)
 
 
-review = app_state.require_review()
+def _preview_tiles(audit) -> None:
+    """What each rule removes beside what it would remove of fresh real data."""
+    preview = audit.preview()
+    for col, rule in zip(st.columns(len(preview)), preview, strict=True):
+        col.metric(rule.label, rule.flagged, help=f"{rule.only} by this rule alone")
+        if rule.real_loss is not None:
+            col.caption(
+                f"removes {rule.share:.1%}; a fresh real sample would lose {rule.real_loss:.1%}"
+            )
+            if rule.too_lossy:
+                col.warning(f"This rule would remove {rule.real_loss:.1%} of real data.")
+        elif rule.rule != "any" and rule.active:
+            col.caption(f"removes {rule.share:.1%}; no holdout reference")
+
+
+def _copy_counts(counts) -> None:
+    """The copies counted once, as the Overview, the Privacy page and the record count them."""
+    with st.container(key="audit_copy_counts"):
+        st.markdown(markdown_text(counts.sentence()))
+        with st.expander("Copies, counted once"):
+            st.table(pd.DataFrame(counts.rows(), columns=["rows", "count"]).set_index("rows"))
+
+
+def _curation_evidence(name: str, release) -> None:
+    """Verdicts as submitted and after curation, the curves before and after, the re-attack."""
+    left, right = st.columns(2)
+    left.metric("Verdict as submitted", release.verdicts.overall.upper())
+    failing = [r.rule for r in release.verdicts.failed]
+    if failing:
+        left.text(
+            "Failed as submitted: "
+            + ", ".join(rule_labels(app_state.session().get_policy(), failing))
+        )
+    curated = release.curated
+    if curated is not None:
+        right.metric("Verdict after curation", curated.verdicts.overall.upper())
+        failing = [r.rule for r in curated.verdicts.failed]
+        missing = [r.rule for r in curated.verdicts.incomplete]
+        if failing:
+            right.text(
+                "Failed after curation: "
+                + ", ".join(rule_labels(app_state.session().get_policy(), failing))
+            )
+        if missing:
+            right.text(
+                "Not computed after curation: "
+                + ", ".join(rule_labels(app_state.session().get_policy(), missing))
+            )
+        for section, message in (curated.report.candidates[name].errors.items()
+                                 if curated.report is not None else ()):  # fmt: skip
+            app_state.show_error(message, what=f"{section.capitalize()} after curation")
+    if curated is None or curated.report is None:
+        return
+    st.subheader("Before and after curation")
+    pair = {name: release.content, f"{name} (curated)": curated.content}
+    # one under the other at full width: side by side each plot was squeezed below 300 px
+    st.plotly_chart(fidelity_curves(pair, curve="alpha"), key="audit_alpha_curve")
+    st.plotly_chart(fidelity_curves(pair, curve="beta"), key="audit_beta_curve")
+    st.plotly_chart(
+        before_after_bars({name: release.content}, {name: curated.content}),
+        key="audit_before_after",
+    )
+    st.subheader("Re-attack after curation")
+    st.caption(
+        "Every membership-inference attack on the curated set, same attack set and seed. A "
+        "curated set fails when an attack got worse beyond its before-curation 95 % interval "
+        "(Ganev & De Cristofaro, arXiv 2312.05114)."
+    )
+    if curated.reattack is not None and curated.reattack.attacks:
+        # a static table whose cells wrap: it fits 1280 px (one row per attack)
+        st.table(reattack_reading_table(reattack_frame(curated.reattack)))
+    elif curated.reattack is not None:
+        st.text(curated.reattack.note)
+
+
+def _drill_down(name: str, flagged: pd.DataFrame, review) -> None:
+    """A removed row beside its nearest training row (masked unless raw rows are allowed)."""
+    with st.expander("Why was a row removed? (row beside its nearest training row)"):
+        pick = st.selectbox("Removed row (position in the file)", flagged["row"].tolist(),
+                            key="audit_drill_row")  # fmt: skip
+        entry = flagged.loc[flagged["row"] == pick].iloc[0]
+        st.text(f"Rules: {entry['reasons']}")
+        if entry["top_columns"]:
+            st.text(f"Columns that make up most of the distance: {entry['top_columns']}")
+        st.checkbox(
+            "Show raw training rows",
+            value=False,
+            key=RAW_ROWS_KEY,
+            disabled=app_state.session().presentation_mode(),
+            help="Off by default and always off in presentation mode: the rows are shown "
+            "masked like the most exposed records (decile intervals, rare levels masked).",
+        )
+        raw = app_state.session().show_raw_rows()  # never while presenting, whatever the box says
+        nearest = entry["nearest_train_row"]
+        st.dataframe(
+            row_pair(
+                review.synthetic[name].frame, review.real.frame, row=int(pick),
+                train_row=int(nearest) if pd.notna(nearest) else None,
+                columns=review.schema.analysed, numeric=review.schema.numeric, raw=raw,
+            ),
+            key="audit_drill_table",
+        )  # fmt: skip
+
+
+def _signing_key_panel() -> None:
+    """The session's Ed25519 private key: uploaded, read in memory, never written to disk."""
+    key_col, pass_col = st.columns(2)
+    key_col.file_uploader(
+        "Private key (synthreview.key)",
+        key=SIGNING_UPLOAD_KEY,
+        on_change=app_state.session().load_signing_key,
+    )
+    pass_col.text_input(
+        "Passphrase (when the key has one)",
+        type="password",
+        key=SIGNING_PASSPHRASE_KEY,
+        on_change=app_state.session().load_signing_key,
+    )
+    if app_state.session().signing_error():
+        st.error(markdown_text(app_state.session().signing_error()))
+
+
+def _meeting_signoff(record, name: str, slot: int) -> None:
+    """The meeting's countersignature of one candidate of an opened, verified record."""
+    st.subheader("The meeting's sign-off")
+    tool = record.decisions[name]
+    st.caption(
+        "The meeting's decision on this candidate, countersigned with the meeting's private key: "
+        "a signed statement over the record's own (by digest) and this sign-off, written beside "
+        "the record on the server and appended to the server's register. A decision that "
+        "differs from the record's needs a reason."
+    )
+    signed = countersigned_decisions(record).get(name)
+    if signed is not None:
+        with st.container(key="audit_countersigned"):
+            st.text(
+                f"Countersigned: {DECISION_STYLE[signed['decision']].label} by "
+                + ", ".join(f"{p['name']} ({p['role']})" for p in signed["reviewers"])
+                + f" at {signed['time']}"
+                + (f"; reason: {signed['reason']}" if signed.get("reason") else "")
+            )
+    verified = record.verified
+    if verified is None or not verified.ok:
+        with st.container(key="audit_countersign_refused"):
+            st.error(
+                "This record is NOT VERIFIED, so it cannot be countersigned or registered as "
+                "verified: open it with the signer's public key (or a key in the server's trust "
+                "folder), with every file as signed."
+            )
+        return
+    _signing_key_panel()
+    keyid = app_state.session().signing_key_id()
+    st.text(
+        f"Meeting's key: {keyid}" if keyid else "Load the meeting's private key to countersign."
+    )
+    # keys per candidate: what is typed or chosen for one candidate never shows under another,
+    # and the meeting's decision stays blank until the meeting chooses it
+    with st.container(border=True, key=f"audit_meeting_{slot}"):
+        reviewers = st.text_area(
+            "Reviewers, one per line as 'name: role'",
+            key=f"audit_meeting_reviewers_{slot}",
+            placeholder="Ann Lee: chair\nBo Chen: privacy officer",
+        )
+        choice = st.selectbox(
+            f"Decision taken by the meeting (the record: {DECISION_STYLE[tool.outcome].label})",
+            list(OUTCOMES),
+            index=None,
+            format_func=lambda o: DECISION_STYLE[o].label,
+            placeholder="Choose the meeting's decision",
+            key=f"audit_meeting_decision_{slot}",
+        )
+        reason = st.text_area(
+            "Reason (required when it differs from the record's)",
+            key=f"audit_meeting_reason_{slot}",
+        )
+        submitted = st.button(
+            "Countersign and register",
+            key=f"audit_meeting_countersign_{slot}",
+            disabled=keyid is None,
+            type="primary",
+        )
+    if submitted:
+        try:
+            done = app_state.meeting_countersign(
+                name, reviewers=reviewers, decision=choice, reason=reason
+            )
+        except ConfigError as exc:
+            with st.container(key="audit_countersign_error"):
+                st.error(markdown_text(f"Not countersigned: {exc}"))
+            return
+        with st.container(key="audit_countersign_done"):
+            st.success(
+                markdown_text(
+                    f"Countersigned {name} ({done.file}, key {done.keyid[:16]}); "
+                    f"{len(done.registered.added)} decisions added to the register."
+                )
+            )
+    # the register is the server's setting (docs/security.md): shown, never typed in a browser
+    st.text(f"Register: {app_state.session().register_shown()}")
+
+
+def _record_page(record) -> None:
+    """The Audit page of an opened record: its audits, curations and controls, nothing
+    recomputed; controls that would change numbers are shown disabled."""
+    st.header("Audit & export")
+    st.caption(
+        "The audit of an opened review record: every table, threshold, curation, re-attack and "
+        "control as the record holds them. It is evidence, not a draft: nothing is recomputed, "
+        "and the controls that would change its numbers are disabled."
+    )
+    candidates = record.candidates
+    name = st.selectbox("Candidate", candidates,
+                        index=app_state.session().audit_candidate_index(candidates),
+                        key="audit_candidate")  # fmt: skip
+    app_state.session().remember_audit_candidate(name)
+    release = record.releases[name]
+    for section, message in record.report.candidates[name].errors.items():
+        app_state.show_error(message, what=f"{section.capitalize()} of {name}")
+    st.subheader("Decision")
+    st.caption("As the record states it (report.json), the same the Overview shows.")
+    _decision_line(record.decisions[name])
+    audit = release.audit
+    if audit is None:
+        st.info("This candidate has neither fidelity nor privacy results: it was not audited.")
+    else:
+        st.subheader("Rules")
+        with st.container(key="audit_record_thresholds"):
+            st.markdown(
+                "\n".join(
+                    f"- {markdown_text(line)}"
+                    for line in _threshold_lines(audit.thresholds, record.report.kind)
+                )
+            )
+        st.button(
+            "Curate…",
+            key="audit_curate",
+            disabled=True,
+            help="An opened record is evidence: its curation is shown as it was made.",
+        )
+        st.subheader("Preview")
+        _preview_tiles(audit)
+        _copy_counts(audit.counts)
+        overlaps = audit.overlaps()
+        if overlaps.empty:
+            st.info("These thresholds remove no row.")
+        else:
+            st.plotly_chart(rule_overlap_bars(overlaps), key="audit_overlaps")
+        curation = release.curated.curation if release.curated is not None else None
+        removed = curation.removed_table() if curation is not None else None
+        if removed is None:
+            removed = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
+        with st.expander(f"Removed rows ({len(removed)})", expanded=False):
+            st.dataframe(removed, key="audit_removed_table")
+        flagged = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
+        # the rows themselves only from loaded files whose sha256 are the record's own
+        rows = app_state.session().record_rows()
+        if rows is None:
+            app_state.inputs_needed("A removed row beside its nearest training row")
+        elif len(flagged):
+            _drill_down(name, flagged, rows)
+    _curation_evidence(name, release)
+    st.subheader("Planted-leak controls")
+    if record.controls is not None:
+        st.dataframe(controls_frame(record.controls), key="audit_controls_table")
+    else:
+        st.text("The record holds no planted-leak controls.")
+    st.button(
+        "Run the planted-leak controls",
+        key="audit_run_controls",
+        disabled=True,
+        help="An opened record is evidence: re-run with its inputs for new controls.",
+    )
+    _meeting_signoff(record, name, candidates.index(name))
+
+
+review = app_state.require_review_or_record()
+if app_state.session().opened_record() is not None:
+    _record_page(app_state.session().opened_record())
+    st.stop()
 st.header("Audit & export")
 st.caption(
     "Model auditing (Alaa et al. 2022, §1 and §5.1): judge every synthetic row and release the "
@@ -111,9 +393,9 @@ if not audited:
     st.stop()
 
 # the choice outlives the widget (Streamlit drops a widget's state on another page)
-name = st.selectbox("Candidate", audited, index=app_state.audit_candidate_index(audited),
+name = st.selectbox("Candidate", audited, index=app_state.session().audit_candidate_index(audited),
                     key="audit_candidate")  # fmt: skip
-app_state.remember_audit_candidate(name)
+app_state.session().remember_audit_candidate(name)
 result = report.candidates[name]
 for section, message in result.errors.items():
     app_state.show_error(message, what=f"{section.capitalize()} of {name}")
@@ -164,7 +446,7 @@ drop_close = c3.checkbox(
     False,
     key="audit_use_distance",
 )
-thresholds = app_state.audit_thresholds(
+thresholds = app_state.session().audit_thresholds(
     mode=mode,
     level=float(level),
     fdr=float(fdr),
@@ -174,27 +456,11 @@ thresholds = app_state.audit_thresholds(
     drop_too_close=drop_close,
     drop_exact_copies=drop_exact,
 )
-audit = app_state.preview_audit(name, thresholds)
+audit = app_state.session().preview_audit(name, thresholds)
 
 st.subheader("Preview")
-preview = audit.preview()
-cols = st.columns(len(preview))
-for col, rule in zip(cols, preview, strict=True):
-    col.metric(rule.label, rule.flagged, help=f"{rule.only} by this rule alone")
-    if rule.real_loss is not None:
-        col.caption(
-            f"removes {rule.share:.1%}; a fresh real sample would lose {rule.real_loss:.1%}"
-        )
-        if rule.too_lossy:
-            col.warning(f"This rule would remove {rule.real_loss:.1%} of real data.")
-    elif rule.rule != "any" and rule.active:
-        col.caption(f"removes {rule.share:.1%}; no holdout reference")
-# the copies counted once, as the Overview, the Privacy page and the record count them
-counts = audit.counts
-with st.container(key="audit_copy_counts"):
-    st.markdown(app_state.escape(counts.sentence()))
-    with st.expander("Copies, counted once"):
-        st.table(pd.DataFrame(counts.rows(), columns=["rows", "count"]).set_index("rows"))
+_preview_tiles(audit)
+_copy_counts(audit.counts)
 overlaps = audit.overlaps()
 if overlaps.empty:
     st.info("These thresholds remove no row.")
@@ -204,33 +470,9 @@ else:
 n_rows = len(audit.audit)
 flagged = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
 with st.expander(f"Removed rows ({len(flagged)})", expanded=False):
-    st.dataframe(app_state.removed_preview(name, audit), key="audit_removed_table")
+    st.dataframe(app_state.session().removed_preview(name, audit), key="audit_removed_table")
 if len(flagged):
-    with st.expander("Why was a row removed? (row beside its nearest training row)"):
-        pick = st.selectbox("Removed row (position in the file)", flagged["row"].tolist(),
-                            key="audit_drill_row")  # fmt: skip
-        entry = flagged.loc[flagged["row"] == pick].iloc[0]
-        st.text(f"Rules: {entry['reasons']}")
-        if entry["top_columns"]:
-            st.text(f"Columns that make up most of the distance: {entry['top_columns']}")
-        st.checkbox(
-            "Show raw training rows",
-            value=False,
-            key=app_state.RAW_ROWS_KEY,
-            disabled=app_state.presentation_mode(),
-            help="Off by default and always off in presentation mode: the rows are shown "
-            "masked like the most exposed records (decile intervals, rare levels masked).",
-        )
-        raw = app_state.show_raw_rows()  # never while presenting, whatever the box says
-        nearest = entry["nearest_train_row"]
-        st.dataframe(
-            row_pair(
-                review.synthetic[name].frame, review.real.frame, row=int(pick),
-                train_row=int(nearest) if pd.notna(nearest) else None,
-                columns=review.schema.analysed, numeric=review.schema.numeric, raw=raw,
-            ),
-            key="audit_drill_table",
-        )  # fmt: skip
+    _drill_down(name, flagged, review)
 
 st.button(
     "Curate…",
@@ -240,10 +482,10 @@ st.button(
     disabled=len(flagged) == n_rows,
     help="Opens a confirmation; nothing is produced before you confirm.",
 )
-if app_state.audit_dialog_open():
+if app_state.session().audit_dialog_open():
     confirm_dialog(name, thresholds, len(flagged), n_rows)
 
-confirmed = app_state.confirmed_curations().get(name)
+confirmed = app_state.session().confirmed_curations().get(name)
 if confirmed is not None and confirmed[0] == thresholds:
     release = app_state.confirmed_release(name)
 else:
@@ -253,7 +495,7 @@ else:
         "The curated files under these thresholds appear once they are confirmed (Curate…); "
         "the decision and the record below stand as the review computed them."
     )
-    release = app_state.candidate_release(name)
+    release = app_state.session().candidate_release(name)
 if release is None:
     st.warning(
         "The decisions are out of date; press Run review (sidebar). Nothing is judged or "
@@ -265,56 +507,18 @@ if release is None:
 st.subheader("Decision")
 st.caption("The same decision the Overview shows and the record files.")
 _decision_line(release.decision)
-left, right = st.columns(2)
-left.metric("Verdict as submitted", release.verdicts.overall.upper())
-failing = [r.rule for r in release.verdicts.failed]
-if failing:
-    left.text("Failed as submitted: " + ", ".join(app_state.rule_labels(failing)))
-curated = release.curated
-if curated is not None:
-    right.metric("Verdict after curation", curated.verdicts.overall.upper())
-    failing = [r.rule for r in curated.verdicts.failed]
-    missing = [r.rule for r in curated.verdicts.incomplete]
-    if failing:
-        right.text("Failed after curation: " + ", ".join(app_state.rule_labels(failing)))
-    if missing:
-        right.text("Not computed after curation: " + ", ".join(app_state.rule_labels(missing)))
-    for section, message in (curated.report.candidates[name].errors.items()
-                             if curated.report is not None else ()):  # fmt: skip
-        app_state.show_error(message, what=f"{section.capitalize()} after curation")
-
-if curated is not None and curated.report is not None:
-    st.subheader("Before and after curation")
-    before = release.content
-    pair = {name: before, f"{name} (curated)": curated.content}
-    # one under the other at full width: side by side each plot was squeezed below 300 px
-    st.plotly_chart(fidelity_curves(pair, curve="alpha"), key="audit_alpha_curve")
-    st.plotly_chart(fidelity_curves(pair, curve="beta"), key="audit_beta_curve")
-    st.plotly_chart(
-        before_after_bars({name: before}, {name: curated.content}), key="audit_before_after"
-    )
-    st.subheader("Re-attack after curation")
-    st.caption(
-        "Every membership-inference attack on the curated set, same attack set and seed. A "
-        "curated set fails when an attack got worse beyond its before-curation 95 % interval "
-        "(Ganev & De Cristofaro, arXiv 2312.05114)."
-    )
-    if curated.reattack is not None and curated.reattack.attacks:
-        # a static table whose cells wrap: it fits 1280 px (one row per attack)
-        st.table(reattack_reading_table(app_state.reattack_frame(curated.reattack)))
-    elif curated.reattack is not None:
-        st.text(curated.reattack.note)
+_curation_evidence(name, release)
 
 st.subheader("Planted-leak controls")
 st.caption(
     "The same review on a fresh-like sample of real rows (half of the holdout) with 0 %, 1 % "
     "and 5 % training rows planted: which rules and attacks see them at this sample size."
 )
-if app_state.controls_possible():
+if app_state.session().controls_possible():
     run_controls = st.button("Run the planted-leak controls", key="audit_run_controls")
     controls = app_state.controls_for(thresholds, compute=run_controls)
     if controls is not None:
-        st.dataframe(app_state.controls_frame(controls), key="audit_controls_table")
+        st.dataframe(controls_frame(controls), key="audit_controls_table")
 else:
     st.text("Needs a table review with a holdout of at least 20 rows.")
 
@@ -323,7 +527,7 @@ st.caption(
     "The meeting's decision, filed in report.json and report.html beside the tool's. A decision "
     "that differs from the tool's needs a reason."
 )
-signed = app_state.signoffs().get(name)
+signed = app_state.session().signoffs().get(name)
 # keys per candidate: a value typed or chosen for one candidate never shows under another, and
 # the meeting's decision stays blank until the meeting chooses it
 slot = audited.index(name)
@@ -346,13 +550,13 @@ with st.form(f"audit_signoff_form_{slot}"):
     comment = st.text_area("Comment", value=signed.comment if signed else "",
                            key=f"audit_signoff_comment_{slot}")  # fmt: skip
     if st.form_submit_button("Record sign-off"):
-        problem = app_state.record_signoff(
+        problem = app_state.session().record_signoff(
             name, reviewer=reviewer, decision=choice, reason=reason, comment=comment
         )
         if problem:
-            st.error(app_state.escape(problem))
+            st.error(markdown_text(problem))
         else:
-            signed = app_state.signoffs().get(name)
+            signed = app_state.session().signoffs().get(name)
 if signed is not None:
     st.text(f"Signed off by {signed.reviewer} at {signed.time:%Y-%m-%d %H:%M} UTC: "
             f"{DECISION_STYLE[signed.decision].label}")  # fmt: skip
@@ -365,12 +569,14 @@ st.caption(
     "the approver's public key here."
 )
 with st.form("audit_waiver_form"):
-    waived_rule = st.selectbox("Rule", list(app_state.get_policy().rules), key="audit_waiver_rule")
+    waived_rule = st.selectbox(
+        "Rule", list(app_state.session().get_policy().rules), key="audit_waiver_rule"
+    )
     justification = st.text_area("Justification", key="audit_waiver_reason")
     if st.form_submit_button("Request the waiver"):
-        problem = app_state.request_waiver(waived_rule, justification)
+        problem = app_state.session().request_waiver(waived_rule, justification)
         if problem:
-            st.error(app_state.escape(problem))
+            st.error(markdown_text(problem))
 left, right = st.columns(2)
 approval = left.file_uploader("Approval (synthreview approve)", key="audit_waiver_approval")
 approver = right.file_uploader("Approver's public key", key="audit_waiver_approver")
@@ -379,10 +585,10 @@ if (
     and approver is not None
     and st.button("Add the approval", key="audit_waiver_add")
 ):
-    problem = app_state.add_approval(approval.getvalue(), approver.getvalue())
+    problem = app_state.session().add_approval(approval.getvalue(), approver.getvalue())
     if problem:
-        st.error(app_state.escape(problem))
-waivers = app_state.session_waivers()
+        st.error(markdown_text(problem))
+waivers = app_state.session().session_waivers()
 for waiver in waivers:
     st.text(
         f"{', '.join(waiver.candidates)}: {waiver.rule} {waiver.status} ({waiver.reason}; "
@@ -395,9 +601,9 @@ for waiver in waivers:
     )
 
 st.subheader("Downloads")
-refusal = app_state.record_refusal()
+refusal = app_state.session().record_refusal()
 if refusal is not None:
-    st.warning(app_state.escape(f"Exports are refused: {refusal}."))
+    st.warning(markdown_text(f"Exports are refused: {refusal}."))
     st.stop()
 with st.container(border=True, key="audit_signing"):
     st.markdown("**Sign the record** (optional)")
@@ -410,26 +616,30 @@ with st.container(border=True, key="audit_signing"):
     key_col, pass_col = st.columns(2)
     key_col.file_uploader(
         "Private key (synthreview.key)",
-        key=app_state.SIGNING_UPLOAD_KEY,
-        on_change=app_state.load_signing_key,
+        key=SIGNING_UPLOAD_KEY,
+        on_change=app_state.session().load_signing_key,
     )
     pass_col.text_input(
         "Passphrase (when the key has one)",
         type="password",
-        key=app_state.SIGNING_PASSPHRASE_KEY,
-        on_change=app_state.load_signing_key,
+        key=SIGNING_PASSPHRASE_KEY,
+        on_change=app_state.session().load_signing_key,
     )
-    if app_state.signing_error():
-        st.error(app_state.escape(app_state.signing_error()))
-    keyid = app_state.signing_key_id()
+    if app_state.session().signing_error():
+        st.error(markdown_text(app_state.session().signing_error()))
+    keyid = app_state.session().signing_key_id()
     if keyid is None:
         st.caption("The downloads are not signed.")
     else:
         st.text(f"Signed with key {keyid}")
-        st.button("Stop signing", key="audit_signing_forget", on_click=app_state.forget_signing_key)
-key = app_state.signing_key()
-build = app_state.record_builder(thresholds, key=key)
-folder = app_state.record_folders()[name]
+        st.button(
+            "Stop signing",
+            key="audit_signing_forget",
+            on_click=app_state.session().forget_signing_key,
+        )
+key = app_state.session().signing_key()
+build = app_state.session().record_builder(thresholds, key=key)
+folder = app_state.session().record_folders()[name]
 downloads = []
 if release.curated is not None and release.decision.ships:  # only what may ship is shipped
     downloads += [
@@ -454,7 +664,7 @@ downloads += [
     ("manifest.json", "manifest.json", "application/json", "audit_download_manifest"),
 ]  # fmt: skip
 if key is not None:
-    downloads.append(("Signature (release.intoto.jsonl)", app_state.signature_file_name(),
+    downloads.append(("Signature (release.intoto.jsonl)", app_state.session().signature_file_name(),
                       "application/jsonl", "audit_download_envelope"))  # fmt: skip
 cols = st.columns(4)
 for i, (label, path, mime, download_key) in enumerate(downloads):
@@ -468,13 +678,13 @@ for i, (label, path, mime, download_key) in enumerate(downloads):
     )
 cols[len(downloads) % 4].download_button(
     "Everything (ZIP)",
-    data=lambda: app_state.zip_record(build()),
+    data=lambda: app_state.session().zip_record(build()),
     file_name="release.zip",
     mime="application/zip",
     key="audit_download_zip",
     on_click="ignore",
 )
-st.caption(app_state.escaping_statement())
+st.caption(app_state.session().escaping_statement())
 
 with st.container(border=True, key="audit_register"):
     st.markdown("**Record in the register** (optional)")
@@ -485,15 +695,15 @@ with st.container(border=True, key="audit_register"):
         "adds nothing."
     )
     # the register is the server's setting (docs/security.md): shown, never typed in a browser
-    st.text(f"Register: {app_state.register_shown()}")
+    st.text(f"Register: {app_state.session().register_shown()}")
     st.caption(
         "Set by whoever runs this dashboard (SYNTHREVIEW_REGISTER or .streamlit/synthreview.toml)."
     )
     if st.button("Record in the register", key="audit_register_record"):
         try:
-            recorded = app_state.record_in_register(build(), key=key)
+            recorded = app_state.session().record_in_register(build(), key=key)
         except ConfigError as exc:
-            st.error(app_state.escape(f"The register was not updated: {exc}"))
+            st.error(markdown_text(f"The register was not updated: {exc}"))
         else:
             signed_by = f"signed with key {keyid[:16]}" if keyid else "unsigned"
             st.success(

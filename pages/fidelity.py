@@ -12,7 +12,9 @@ from synthreview.figures import explain
 from synthreview.figures import fidelity as fig
 from synthreview.figures.text import markdown_text
 
-review = app_state.require_review()
+session = app_state.session()  # this browser session's review
+
+app_state.require_review_or_record()  # an opened record's numbers need no data
 st.header("Fidelity")
 st.caption(
     "Alaa et al. (2022): α-Precision asks whether synthetic rows look like typical real rows, "
@@ -61,12 +63,12 @@ if suspicious:
             "means the candidate reproduces training rows (memorisation), not a better generator."
         )
     )
-if review.holdout is None:
+if not session.holdout_given():
     st.warning("No holdout table: scores cannot be compared with a fresh real sample.")
 
 # the release rules of this section: the value each judged, its line and verdict, written as the
 # Overview writes them (figures.explain.rule_reading)
-verdicts = app_state.rule_verdicts(report)
+verdicts = session.rule_verdicts(report)
 rules = {n: explain.readings_markdown(n, v, "fidelity") for n, v in verdicts.items()}
 if any(rules.values()):
     with st.container(key="fidelity_rules"):
@@ -76,12 +78,12 @@ if any(rules.values()):
                 st.markdown(text)
 
 st.subheader("α-Precision and β-Recall curves")
-st.plotly_chart(app_state.view("fidelity_curves", lambda: fig.precision_recall_curves(reports)),
+st.plotly_chart(session.view("fidelity_curves", lambda: fig.precision_recall_curves(reports)),
                 key="fidelity_curves")  # fmt: skip
 
 st.subheader("Authenticity per row")
 st.plotly_chart(
-    app_state.view("fidelity_authenticity", lambda: fig.authenticity_histogram(reports)),
+    session.view("fidelity_authenticity", lambda: fig.authenticity_histogram(reports)),
     key="fidelity_authenticity",
 )
 
@@ -98,22 +100,30 @@ st.dataframe(
     },
 )
 
-if review.kind != "table" or report.context is None:
+if report.kind != "table":
+    st.stop()
+# the rows themselves: the loaded files (an opened record's only when their sha256 are its own)
+review = session.record_rows()
+record = session.opened_record()
+if record is None and report.context is None:
     st.stop()
 
 st.subheader("PCA of the encoded rows (fitted on real only)")
-sources = {"real": review.real.frame}
-if review.holdout is not None:
-    sources["holdout"] = review.holdout.frame
-sources.update({name: table.frame for name, table in review.synthetic.items()})
-pca = app_state.projection()  # computed with the review run, never on opening the page
-if pca is None:
+# a live run stores it; an opened record's is drawn from its own input files
+pca = session.projection() if record is None else session.record_projection()
+if review is None:
+    app_state.inputs_needed("The PCA of the rows")
+elif pca is None:
     st.info("The projection is computed with the review; press Run review.")
 elif isinstance(pca, str):
     app_state.show_error(pca, what="The PCA projection")
 else:
+    sources = {"real": review.real.frame}
+    if review.holdout is not None:
+        sources["holdout"] = review.holdout.frame
+    sources.update({name: table.frame for name, table in review.synthetic.items()})
     event = st.plotly_chart(
-        app_state.view("fidelity_pca", lambda: fig.pca_scatter(pca, review.candidates)),
+        session.view("fidelity_pca", lambda: fig.pca_scatter(pca, review.candidates)),
         key="fidelity_pca", on_select="rerun",
         selection_mode=("lasso", "box"),
     )  # fmt: skip
@@ -152,12 +162,15 @@ else:
             f"{combos.synthetic_not_in_real} never occur in real."
         )
     column = st.selectbox("Column", list(features["column"]), key="fidelity_feature_column")
+    if review is None:
+        app_state.inputs_needed("The distribution of a column")
+        st.stop()
     values = {"real": review.real.frame[column], name: review.synthetic[name].frame[column]}
     if review.holdout is not None:
         values = {"real": values["real"], "holdout": review.holdout.frame[column],
                   name: values[name]}  # fmt: skip
     st.plotly_chart(
-        app_state.view("fidelity_overlay", lambda: fig.feature_overlay(
+        session.view("fidelity_overlay", lambda: fig.feature_overlay(
             values, column=column, kind=review.schema.kinds[column], candidates=review.candidates
         ), name, column),
         key="fidelity_overlay",

@@ -23,13 +23,18 @@ from synthreview.metrics.glucose.motifs import (
     PAPER_TOLERANCE_MG_DL,
 )
 
+session = app_state.session()  # this browser session's review
+
 ALPHA = 0.05
 
-review = app_state.require_review()
+app_state.require_review_or_record()  # an opened record's numbers need no data
+# the traces themselves: the loaded files (an opened record's only when their sha256 are its own)
+review = session.record_rows()
+locked = session.locked()  # an opened record's options are shown, not changed
 st.header("Glucose traces")
-if review.kind != "traces" or not review.traces:
+if session.review_kind() != "traces" or (review is not None and not review.traces):
     st.info(
-        "This page reviews glucose (CGM) day traces; the loaded review holds tables. "
+        "This page reviews glucose (CGM) day traces; the review shown holds tables. "
         "Load the glucose demo or upload trace files on the Data page."
     )
     st.page_link("pages/data.py", label="Go to the Data page", icon=":material/folder_open:")
@@ -42,26 +47,31 @@ st.caption(
     "embedding of the traces (Alaa et al. 2022). The holdout (a fresh real sample) shows what "
     "sampling noise alone costs."
 )
-traces = review.traces
-names = review.candidates
-shown = {"real": traces["real"].values, **{n: traces[n].values for n in names}}
+traces = review.traces if review is not None else None
+shown = {}
+if traces is not None:
+    shown = {"real": traces["real"].values, **{n: traces[n].values for n in review.candidates}}
 
 st.subheader("Traces")
-st.plotly_chart(
-    fig.trace_heatmaps(shown, step_minutes=traces["real"].step_minutes, seed=app_state.seed()),
-    key="glucose_heatmaps",
-)
+if traces is None:
+    app_state.inputs_needed("The trace heatmaps and the PCA of the traces")
+else:
+    st.plotly_chart(
+        fig.trace_heatmaps(shown, step_minutes=traces["real"].step_minutes, seed=session.seed()),
+        key="glucose_heatmaps",
+    )
 
-options = app_state.get_options()
+options = session.get_options()
 with st.expander("Motif matching (τ, σ)", expanded=False):
     left, right = st.columns(2)
     motif_length = left.number_input(
         "Motif length τ (steps of 5 minutes)", min_value=2, max_value=288,
-        value=int(options.motif_length), key="glucose_motif_length",
+        value=int(options.motif_length), key="glucose_motif_length", disabled=locked,
     )  # fmt: skip
     motif_tolerance = right.number_input(
         "Tolerance σ (mg/dL per value)", min_value=0.5, max_value=100.0,
         value=float(options.motif_tolerance), step=0.5, key="glucose_motif_tolerance",
+        disabled=locked,
     )  # fmt: skip
     st.caption(
         f"Defaults τ = {DEFAULT_MOTIF_LENGTH} (30 minutes), σ = {DEFAULT_TOLERANCE_MG_DL:g} mg/dL: "
@@ -70,12 +80,13 @@ with st.expander("Motif matching (τ, σ)", expanded=False):
         "the glucose review."
     )
     paper, ours = st.columns(2)
-    if paper.button("Use GlucoSynth's settings", key="glucose_motif_paper"):
+    if paper.button("Use GlucoSynth's settings", key="glucose_motif_paper", disabled=locked):
         motif_length, motif_tolerance = PAPER_MOTIF_LENGTH, PAPER_TOLERANCE_MG_DL
-    if ours.button("Use the defaults", key="glucose_motif_default"):
+    if ours.button("Use the defaults", key="glucose_motif_default", disabled=locked):
         motif_length, motif_tolerance = DEFAULT_MOTIF_LENGTH, DEFAULT_TOLERANCE_MG_DL
-if (motif_length, motif_tolerance) != (options.motif_length, options.motif_tolerance):
-    app_state.set_options(
+wanted = (motif_length, motif_tolerance)
+if wanted != (options.motif_length, options.motif_tolerance) and not locked:
+    session.set_options(
         replace(options, motif_length=int(motif_length), motif_tolerance=float(motif_tolerance))
     )
 report = app_state.get_report(("glucose",))
@@ -112,17 +123,18 @@ with left:
         samples.update({n: r.samples["synthetic"] for n, r in results.items()})
         st.plotly_chart(fig.variance_distributions(samples), key="glucose_variance")
 with right:
-    pca_sources = dict(shown)
-    if "holdout" in traces:
-        pca_sources["holdout"] = traces["holdout"].values
-    st.plotly_chart(fig.trace_pca(pca_sources, seed=app_state.seed()), key="glucose_pca")
+    if traces is not None:
+        pca_sources = dict(shown)
+        if "holdout" in traces:
+            pca_sources["holdout"] = traces["holdout"].values
+        st.plotly_chart(fig.trace_pca(pca_sources, seed=session.seed()), key="glucose_pca")
 
 if not results:
     st.stop()
 
 # the release rules judging traces: the value each judged, its line and verdict, written as the
 # Overview writes them (figures.explain.rule_reading)
-verdicts = app_state.rule_verdicts(report)
+verdicts = session.rule_verdicts(report)
 rules = {
     n: readings_markdown(n, v, ("glucose", "fidelity", "privacy")) for n, v in verdicts.items()
 }
@@ -293,7 +305,7 @@ if privacy:
                 st.caption("More figures of the same attacks: TPR at 0.1 % FPR, the membership "
                            "advantage and the challenge accuracy.")  # fmt: skip
                 st.table(more)
-elif review.holdout is None:
+elif not session.holdout_given():
     st.warning("No holdout traces: membership attacks need them as non-members.")
 
 st.subheader("Privacy per person")
@@ -317,7 +329,7 @@ if not per_person.empty:
             st.warning(markdown_text(f"{name}: traces of subjects {memorised} are reproduced."))
     st.dataframe(numbers_as_text(fig.subject_rows(results)), hide_index=True,
                  key="glucose_subjects_table")  # fmt: skip
-elif review.holdout is None:
+elif not session.holdout_given():
     st.warning("No holdout traces: per-person privacy needs them as non-members.")
 
 st.subheader("Plausibility of the traces")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 import app_state
-from synthreview.errors import ConfigError
+from synthreview.errors import ConfigError, DataError
 from synthreview.figures.explain import reading_table
+from synthreview.figures.text import markdown_text
+from synthreview.record.uploads import verify_review_zip
 from synthreview.release.register import changes_frame, history_frame
 
 #: the register's columns a meeting reads first: decision, meeting decision, sign-off, signature
@@ -32,9 +34,9 @@ def _verify_panel() -> None:
         st.caption("Upload both to verify.")
         return
     try:
-        result = app_state.verify_review_zip(archive.getvalue(), public.getvalue())
+        result = verify_review_zip(archive.getvalue(), public.getvalue())
     except ConfigError as exc:
-        st.error(app_state.escape(str(exc)))
+        st.error(markdown_text(str(exc)))
         return
     with st.container(key="history_verify_result"):
         if result.ok:
@@ -51,9 +53,9 @@ def _chain_panel() -> None:
     if not st.button("Check the chain", key="history_check_chain"):
         return
     try:
-        check = app_state.register_chain_check()
+        check = app_state.session().register_chain_check()
     except ConfigError as exc:
-        st.error(app_state.escape(str(exc)))
+        st.error(markdown_text(str(exc)))
         return
     with st.container(key="history_chain_result"):
         if check.ok:
@@ -69,6 +71,42 @@ def _chain_panel() -> None:
             )
 
 
+def _evidence_panel(records) -> None:
+    """Open a register record's review folder again: every page then shows that record."""
+    if not records:
+        return
+    st.markdown("**Open the evidence**")
+    st.caption(
+        "Opens the review folder the register states for a record (never a path typed here), "
+        "when it is still there and holds the record the register names (same signed "
+        "statement; for the meeting's records, its countersignature). Every page then shows "
+        "that record, verified on opening."
+    )
+    by_seq = {r.seq: r for r in records}
+    left, right = st.columns([3, 1])
+    seq = left.selectbox(
+        "Record",
+        sorted(by_seq, reverse=True),
+        format_func=lambda n: (
+            f"#{n} {by_seq[n].candidate}: {by_seq[n].outcome} ({by_seq[n].generated_at})"
+        ),
+        key="history_evidence_row",
+    )
+    if right.button("Open the evidence", key="history_open_evidence"):
+        try:
+            app_state.open_register_row(int(seq))
+        except (ConfigError, DataError) as exc:
+            with st.container(key="history_evidence_error"):
+                st.error(markdown_text(str(exc)))
+            return
+        st.rerun()  # every page's banner (drawn above) now names the opened record
+    opened = app_state.session().opened_record()
+    if opened is not None and opened.location == by_seq[seq].location:
+        with st.container(key="history_evidence_opened"):
+            st.text(f"Open now: the evidence of record #{seq} ({opened.location}).")
+            st.page_link("pages/overview.py", label="See its decisions on the Overview")
+
+
 def _register_panel() -> None:
     """The register's records, a candidate or input filter, and the rule verdicts that changed."""
     st.subheader("Decision register")
@@ -79,11 +117,11 @@ def _register_panel() -> None:
         "Records are never changed; a later review is a new record that follows the earlier one."
     )
     # the register is the server's setting, read only here (docs/security.md): never typed
-    st.text(f"Register: {app_state.register_shown()} (read only)")
+    st.text(f"Register: {app_state.session().register_shown()} (read only)")
     try:
-        records = app_state.register_history()
+        records = app_state.session().register_history()
     except ConfigError as exc:
-        st.info(app_state.escape(str(exc)))
+        st.info(markdown_text(str(exc)))
         return
     _chain_panel()
     names = sorted({r.candidate for r in records})
@@ -98,9 +136,9 @@ def _register_panel() -> None:
         ).strip()
     chosen = None if candidate == "all candidates" else candidate
     try:
-        shown = app_state.register_history(candidate=chosen, inputs_sha256=digest or None)
+        shown = app_state.session().register_history(candidate=chosen, inputs_sha256=digest or None)
     except ConfigError as exc:
-        st.error(app_state.escape(str(exc)))
+        st.error(markdown_text(str(exc)))
         return
     st.markdown(f"**{len(shown)} decisions**")
     frame = history_frame(shown).fillna(
@@ -113,6 +151,7 @@ def _register_panel() -> None:
     with st.expander("Every register column"):
         rest = ["#", *(c for c in frame.columns if c not in FIRST_COLUMNS)]
         st.table(reading_table(frame[rest].set_index("#")))
+    _evidence_panel(shown)
     st.markdown("**Rule verdicts that changed since the previous review**")
     changes = changes_frame(records, candidate=chosen)
     if changes.empty:

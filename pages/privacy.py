@@ -23,11 +23,14 @@ from synthreview.figures.explain import (
 from synthreview.figures.text import markdown_text
 from synthreview.judgement.policy import RuleVerdict, apply_policy
 from synthreview.metrics.registry import get as get_info
+from synthreview.record.session import RAW_ROWS_KEY
+
+session = app_state.session()  # this browser session's review
 
 NONE = "(none)"
 LIGHTS = {"pass": "green", "warn": "orange", "fail": "red", "incomplete": "violet", "n/a": "gray"}
 
-review = app_state.require_review()
+app_state.require_review_or_record()  # an opened record's numbers need no data
 st.header("Privacy")
 st.caption(
     "Could someone holding the synthetic data tell who was in the training data, or learn a "
@@ -48,19 +51,27 @@ def _light(verdict: str) -> str:
     return f":{LIGHTS[verdict]}-background[{verdict.upper()}]"
 
 
-options = app_state.get_options()
-if review.kind == "table":
-    choices = [NONE, *review.schema.analysed]
+options = session.get_options()
+# an opened record's options are shown, not changed (its numbers are evidence)
+locked = session.locked()
+# the rows themselves: the loaded files (an opened record's only when their sha256 are its own)
+review = session.record_rows()
+kind = session.review_kind()
+if kind == "table":
+    columns = list(review.schema.analysed) if review is not None else []
+    choices = [NONE, *columns]
+    if options.sensitive is not None and options.sensitive not in choices:
+        choices.append(options.sensitive)  # the record's choice, kept on screen
     current = options.sensitive if options.sensitive in choices else NONE
     chosen = st.selectbox(
         "Sensitive column for attribute inference", choices, index=choices.index(current),
-        key="privacy_sensitive",
+        key="privacy_sensitive", disabled=locked,
         help="The attacker knows every other column of a training record and predicts this one.",
     )  # fmt: skip
     wanted = None if chosen == NONE else chosen
-    if wanted != options.sensitive:
+    if wanted != options.sensitive and not locked:
         options = replace(options, sensitive=wanted)
-        app_state.set_options(options)
+        session.set_options(options)
     with st.expander("Claimed differential-privacy guarantee",
                      expanded=options.claimed_epsilon is not None):  # fmt: skip
         st.markdown(
@@ -71,32 +82,33 @@ if review.kind == "table":
         col_eps, col_delta = st.columns(2)
         claimed = col_eps.number_input(
             "Claimed ε (empty = no claim)", min_value=0.0, value=options.claimed_epsilon,
-            step=0.5, format="%g", key="privacy_claimed_epsilon",
+            step=0.5, format="%g", key="privacy_claimed_epsilon", disabled=locked,
         )  # fmt: skip
         delta = col_delta.number_input(
             "Claimed δ", min_value=0.0, max_value=0.5, value=float(options.claimed_delta),
-            step=1e-6, format="%g", key="privacy_claimed_delta", disabled=claimed is None,
+            step=1e-6, format="%g", key="privacy_claimed_delta",
+            disabled=claimed is None or locked,
         )  # fmt: skip
         wanted_claim = (claimed, float(delta) if claimed is not None else 0.0)
-        if wanted_claim != (options.claimed_epsilon, options.claimed_delta):
+        if wanted_claim != (options.claimed_epsilon, options.claimed_delta) and not locked:
             options = replace(options, claimed_epsilon=wanted_claim[0],
                               claimed_delta=wanted_claim[1])  # fmt: skip
-            app_state.set_options(options)
+            session.set_options(options)
 
 report = app_state.get_report(("fidelity", "privacy"), options=options)
-policy = app_state.get_policy()
+policy = session.get_policy()
 privacy = app_state.section_results(report, "privacy")
 fidelity = {n: c.fidelity for n, c in report.candidates.items() if c.fidelity is not None}
 if not privacy:
     st.stop()
 tab_labels = [markdown_text(name) for name in privacy]  # tab labels render Markdown
-if review.holdout is None:
+if not session.holdout_given():
     st.warning("No holdout table: membership inference and the DCR share need non-members.")
 
 st.subheader("Summary")
 # each tile's verdict is the judgement's (the Overview's decision rests on the same verdicts):
 # the stored summary's when the review ran, else the policy applied to these numbers
-summary = app_state.review_summary(options)
+summary = session.review_summary(options)
 if summary is not None:
     judged = summary.verdicts
 else:
@@ -143,7 +155,7 @@ for name, result in privacy.items():
     _tile(col_share, name, "dcr_share")
     # the count the audit_copies rule judges, beside that rule's verdict (counted once:
     # the Overview, the Audit page and the record state the same numbers)
-    counts = app_state.copy_counts(name)
+    counts = session.copy_counts(name)
     col_copies.metric(
         "rows flagged as copies", f"{counts.flagged_as_copies:,}" if counts else "n/a",
         help=f"The verdict is the audit's rule on {metric_label('audit_copy_share')}: "
@@ -304,7 +316,7 @@ if len(fig.l_diversity_table(privacy)):
     )
     st.table(fig.l_diversity_reading_table(privacy), hide_index=True)
 
-if review.kind == "table":
+if report.kind == "table":
     st.subheader("Quasi-identifiers, answer keys, declared constraints")
     st.caption(
         "Chosen on the Data page. A synthetic row whose quasi-identifiers (age, sex, area...) "
@@ -361,7 +373,7 @@ if review.kind == "table":
                 st.markdown(f"{_light(found.verdict)} **{markdown_text(name)}**, `{rule}`: "
                             f"{markdown_text(found.reason)}")  # fmt: skip
 
-if review.kind != "table":
+if report.kind != "table":
     st.stop()
 st.subheader("Shadow-model attack on the generator")
 st.caption(
@@ -372,8 +384,8 @@ st.caption(
     "generator, not the file."
 )
 with st.expander("Generator to attack", expanded=options.generator is not None):
-    choices = app_state.generator_choices()
-    free = app_state.settings().allow_generator_paths
+    choices = session.generator_choices()
+    free = session.settings().allow_generator_paths
     st.markdown(
         "Pick a generator **installed on the machine running this dashboard**: a Python "
         "callable `fit_sample(train, n, seed) -> DataFrame` that a package declares as an entry "
@@ -389,33 +401,33 @@ with st.expander("Generator to attack", expanded=options.generator is not None):
         listed.append(current)  # a free name the operator allowed, kept on screen
     picked = st.selectbox(
         "Generator", listed, index=listed.index(current) if current in listed else 0,
-        key="privacy_generator", format_func=markdown_text,
+        key="privacy_generator", format_func=markdown_text, disabled=locked,
     )  # fmt: skip
     spec = None if picked == none else picked
     if free:
         typed = st.text_input(
             "Or another generator (module:function; allowed by this server's operator)",
-            key="privacy_generator_path",
+            key="privacy_generator_path", disabled=locked,
         ).strip()  # fmt: skip
         spec = typed or spec
     col_k, col_t, col_s = st.columns(3)
     n_shadows = col_k.number_input(
         "Shadows per target (K)", min_value=4, max_value=1000, value=options.shadow_models,
-        step=2, key="privacy_shadow_k",
+        step=2, key="privacy_shadow_k", disabled=locked,
     )  # fmt: skip
     n_targets = col_t.number_input(
         "Targets (T)", min_value=1, max_value=1000, value=options.shadow_targets,
-        key="privacy_shadow_t",
+        key="privacy_shadow_t", disabled=locked,
     )  # fmt: skip
     limit = col_s.number_input(
         "Time limit (s)", min_value=1.0, max_value=86400.0,
-        value=float(options.shadow_time_limit), key="privacy_shadow_s",
+        value=float(options.shadow_time_limit), key="privacy_shadow_s", disabled=locked,
     )  # fmt: skip
     wanted = replace(options, generator=spec, shadow_models=int(n_shadows),
                      shadow_targets=int(n_targets), shadow_time_limit=float(limit))  # fmt: skip
-    if wanted != options:
+    if wanted != options and not locked:
         try:
-            app_state.set_options(wanted)
+            session.set_options(wanted)
         except ConfigError as exc:
             app_state.show_error(str(exc), what="The generator")
 shadowed = {n: r.shadow for n, r in privacy.items() if r.shadow is not None}
@@ -445,12 +457,15 @@ if not with_dcr:
 left, right = st.columns([2, 1])
 name = left.selectbox("Candidate", with_dcr, key="privacy_pairs_candidate")
 n_pairs = right.slider("Pairs", 1, 50, 10, key="privacy_pairs_n")
+if review is None:
+    app_state.inputs_needed("The closest pairs (synthetic rows beside training rows)")
+    st.stop()
 samples = getattr(fidelity.get(name), "samples", None)
 authentic = getattr(samples, "authentic", None)
 rows = fig.riskiest_rows(privacy[name], authentic=authentic, n=n_pairs)
 columns = review.schema.analysed
 # the rows the statistics were estimated on (samples of tables above options.sample_rows)
-population, sampling = app_state.sampled_review()
+population, sampling = session.sampled_review()
 synthetic, real = population.synthetic[name].frame, population.real.frame
 file_rows = {"synthetic_rows": None, "real_rows": None}
 if sampling is not None:
@@ -463,12 +478,12 @@ st.caption("Order: exact copies first, then rows the fidelity section judged una
 st.table(fig.closest_pairs_reading(synthetic, real, privacy[name], rows=rows, columns=columns,
                                    **file_rows))  # fmt: skip
 st.checkbox(
-    "Show raw training rows", value=False, key=app_state.RAW_ROWS_KEY,
-    disabled=app_state.presentation_mode(),
+    "Show raw training rows", value=False, key=RAW_ROWS_KEY,
+    disabled=session.presentation_mode(),
     help="Off by default and always off in presentation mode: the pair is shown masked like "
     "the most exposed records (decile intervals, rare levels masked).",
 )  # fmt: skip
-shown_raw = app_state.show_raw_rows()  # never while presenting, whatever the box says
+shown_raw = session.show_raw_rows()  # never while presenting, whatever the box says
 as_filed = file_rows["synthetic_rows"]
 pick = st.selectbox(
     "Pair (synthetic row)", [int(r) for r in rows], key="privacy_pair_row",

@@ -14,10 +14,16 @@ from synthreview.figures.explain import format_number
 from synthreview.figures.text import markdown_text
 from synthreview.metrics.utility.regression import parse_formula, suggest_formula
 
+session = app_state.session()  # this browser session's review
+
 NONE = "(none)"
 
-review = app_state.require_review()
-schema = review.schema
+app_state.require_review_or_record()  # an opened record's numbers need no data
+# an opened record's options are shown, not changed (its numbers are evidence)
+locked = session.locked()
+# the rows themselves: the loaded files (an opened record's only when their sha256 are its own)
+review = session.record_rows()
+kind = session.review_kind()
 st.header("Utility")
 st.caption(
     "General and specific utility after the Urban Institute appendix (proportions, means, "
@@ -25,27 +31,33 @@ st.caption(
     "efficacy after Eiring (2022). Every number sits beside its holdout reference: the same "
     "metric for the holdout table, i.e. what sampling noise alone costs."
 )
-if review.kind != "table":
+if kind != "table":
     st.info("Utility metrics are for tables; glucose traces are reviewed on the Glucose page.")
     st.stop()
 
-current = app_state.get_options()
+current = session.get_options()
 left, middle, right = st.columns([1, 1, 2])
-choices = [NONE, *schema.analysed]
-default_target = current.target if current.target in schema.analysed else NONE
+schema = review.schema if review is not None else None
+# without the rows (an opened record), the choices are the record's own
+analysed = list(schema.analysed) if schema is not None else [c for c in [current.target] if c]
+categorical = list(schema.categorical) if schema is not None else list(current.groups)
+choices = [NONE, *analysed]
+default_target = current.target if current.target in analysed else NONE
 target = left.selectbox(
     "Target column (ML efficacy)", choices, index=choices.index(default_target),
     key="utility_target", help="Categorical target: classification; numeric: regression.",
+    disabled=locked,
 )  # fmt: skip
-default_groups = [c for c in current.groups if c in schema.categorical]
+default_groups = [c for c in current.groups if c in categorical]
 groups = middle.multiselect(
-    "Grouping columns", schema.categorical, default=default_groups, key="utility_groups",
+    "Grouping columns", categorical, default=default_groups, key="utility_groups",
     help="Proportion and mean errors are also computed within each level of each column.",
+    disabled=locked,
 )  # fmt: skip
-suggested = suggest_formula(schema) or ""
+suggested = (suggest_formula(schema) or "") if schema is not None else ""
 text = right.text_input(
     "Regression formula (CI overlap)", value=current.formula or "", key="utility_formula",
-    placeholder=suggested or "y ~ a + b",
+    placeholder=suggested or "y ~ a + b", disabled=locked,
     help="'y ~ a + b^2 + c[level] + d': b^2 adds a square, c[level] a 0/1 indicator, a "
     "categorical d is one-hot encoded (first level dropped). Leave empty to skip. "
     f"Suggested for this data: {markdown_text(suggested or 'none')}.",
@@ -54,21 +66,21 @@ text = right.text_input(
 # (it used to write its own default formula into the options that key the results, so every
 # visit made utility stale and recomputed it).
 formula = current.formula
-if text.strip() != (current.formula or ""):
+if text.strip() != (current.formula or "") and not locked:
     formula = None
     if text.strip():
         try:
             formula = str(parse_formula(text, schema=schema, real=review.real.frame))
         except ConfigError as exc:
             right.error(markdown_text(f"Formula not used: {exc}"))
-if review.holdout is None:
+if not session.holdout_given():
     st.warning("No holdout table: holdout references and ML efficacy are skipped.")
 
 options = replace(
     current, target=None if target == NONE else target, groups=tuple(groups), formula=formula
 )
-if options != current:
-    app_state.set_options(options)  # marks utility stale; Run review recomputes only it
+if options != current and not locked:
+    session.set_options(options)  # marks utility stale; Run review recomputes only it
 report = app_state.get_report(("utility",))
 reports = app_state.section_results(report, "utility")
 if not reports:
@@ -84,17 +96,17 @@ def part_error(name: str, part: str) -> bool:
 
 
 st.subheader("Summary")
-policy = app_state.get_policy()
-summary = app_state.view("utility_summary", lambda: fig.utility_summary(reports, policy=policy))
+policy = session.get_policy()
+summary = session.view("utility_summary", lambda: fig.utility_summary(reports, policy=policy))
 # a static table whose headers and cells wrap: every candidate's name is read whole at 1280 px
 # (a data grid cut the headers to its column widths)
 with st.container(key="utility_summary"):
-    st.table(app_state.view("utility_summary_styled", summary.reading_styled))
+    st.table(session.view("utility_summary_styled", summary.reading_styled))
 st.caption("What each row means is listed below the table; a row's direction is under better.")
 st.caption(markdown_text(fig.light_caption(policy)))
 # the release rules of this section: the value each judged, its line and verdict, written as the
 # Overview writes them (figures.explain.rule_reading)
-verdicts = app_state.rule_verdicts(report)
+verdicts = session.rule_verdicts(report)
 rules = {n: explain.readings_markdown(n, v, "utility") for n, v in verdicts.items()}
 if any(rules.values()):
     with st.container(key="utility_rules"):
@@ -119,13 +131,13 @@ detail = reports[chosen].candidate
 st.subheader("Correlations")
 if detail.correlation is not None:
     st.plotly_chart(
-        app_state.view("utility_correlation",
+        session.view("utility_correlation",
                        lambda: fig.correlation_heatmaps(detail.correlation, name=chosen), chosen),
         key="utility_correlation",
     )  # fmt: skip
 
 st.subheader("k-marginals")
-st.plotly_chart(app_state.view("utility_kmarginal", lambda: fig.k_marginal_bars(reports)),
+st.plotly_chart(session.view("utility_kmarginal", lambda: fig.k_marginal_bars(reports)),
                 key="utility_kmarginal")  # fmt: skip
 if detail.k_marginal is not None:
     km = detail.k_marginal
@@ -149,7 +161,7 @@ if detail.k_marginal is not None:
         which = st.selectbox("Marginal", range(len(worst)), format_func=labels.__getitem__,
                              key="utility_marginal")  # fmt: skip
         st.plotly_chart(
-            app_state.view("utility_marginal", lambda: fig.marginal_heatmap(worst[which]),
+            session.view("utility_marginal", lambda: fig.marginal_heatmap(worst[which]),
                            chosen, k, which),
             key="utility_marginal_heatmap",
         )  # fmt: skip
@@ -157,11 +169,13 @@ else:
     part_error(chosen, "k_marginal")
 
 st.subheader("Percentiles")
-numeric = schema.numeric
+# the numeric columns the percentiles were computed on (an opened record has no schema)
+measured = detail.percentiles.table["column"] if detail.percentiles is not None else ()
+numeric = list(schema.numeric) if schema is not None else list(dict.fromkeys(measured))
 if numeric:
     column = st.selectbox("Numeric column", numeric, key="utility_percentile_column")
     st.plotly_chart(
-        app_state.view("utility_percentiles", lambda: fig.percentile_figure(reports, column),
+        session.view("utility_percentiles", lambda: fig.percentile_figure(reports, column),
                        column),
         key="utility_percentiles",
     )  # fmt: skip
@@ -177,12 +191,12 @@ if groups:
             return fig.group_error_bars(reports, kind=kind)
 
         st.plotly_chart(
-            app_state.view("utility_groups", group_bars, kind), key=f"utility_groups_{kind[0]}"
+            session.view("utility_groups", group_bars, kind), key=f"utility_groups_{kind[0]}"
         )
 
 st.subheader("ML efficacy: train on synthetic, test on real")
 if any(r.ml_efficacy is not None for r in reports.values()):
-    st.plotly_chart(app_state.view("utility_efficacy", lambda: fig.efficacy_bars(reports)),
+    st.plotly_chart(session.view("utility_efficacy", lambda: fig.efficacy_bars(reports)),
                     key="utility_efficacy")  # fmt: skip
     task = next(r.ml_efficacy for r in reports.values() if r.ml_efficacy is not None)
     if task.positive_class is not None:
@@ -195,7 +209,7 @@ else:
 
 st.subheader("Regression confidence-interval overlap")
 if any(r.candidate.ci_overlap is not None for r in reports.values()):
-    st.plotly_chart(app_state.view("utility_ci", lambda: fig.ci_forest(reports)),
+    st.plotly_chart(session.view("utility_ci", lambda: fig.ci_forest(reports)),
                     key="utility_ci")  # fmt: skip
     st.caption(
         "Overlap J = ½[(U − L)/(u_r − l_r) + (U − L)/(u_s − l_s)], L and U the larger lower and "

@@ -543,6 +543,7 @@ def run_review(args: argparse.Namespace) -> int:
             progress=progress,
             threads=args.threads,
             approximate=args.approximate,
+            keep_memo=True,  # the curated versions and controls share the real side computed here
         )
         for name, candidate in report.candidates.items():
             for section, message in candidate.errors.items():
@@ -573,6 +574,8 @@ def run_review(args: argparse.Namespace) -> int:
             if requests
             else (),
         )
+        if report.context is not None:  # nothing of the real side outlives the release
+            report.context.memo.clear()
     say(f"policy thresholds: {policy.access_reason}", file=sys.stderr)
     # the folder is the review's record: its files, record.json (read back by open_review and
     # `synthreview show`) and the signature over both
@@ -580,7 +583,10 @@ def run_review(args: argparse.Namespace) -> int:
     record = write_record(record, args.out, key=key, overwrite=args.overwrite)
     if args.register is not None:
         try:
-            append_records(args.register, records_of_release(record_files(record), key=key))
+            append_records(
+                args.register,
+                records_of_release(record_files(record), key=key, location=args.out),
+            )
         except ConfigError as exc:  # the folder is written: say so, keep the decision's code
             say(f"warning: the register was not updated: {exc}", file=sys.stderr)
     for name, decision in release.decisions.items():
@@ -969,7 +975,7 @@ def run_register(args: argparse.Namespace) -> int:
             say(f"{args.dir}: NOT verified; the register was not updated", file=sys.stderr)
             return EXIT_FAIL
         records = records_from_statement(
-            result.statement, review_id=result.review_id, keyid=result.keyid
+            result.statement, review_id=result.review_id, keyid=result.keyid, location=args.dir
         )
     else:
         if args.key is not None:
@@ -978,7 +984,9 @@ def run_register(args: argparse.Namespace) -> int:
             )
         files = read_folder(args.dir)
         statement = release_statement({n: d for n, d in files.items() if n != MARKER})
-        records = records_from_statement(statement, review_id=statement_id(statement))
+        records = records_from_statement(
+            statement, review_id=statement_id(statement), location=args.dir
+        )
     with open_register(args.db) as register:
         appended = register.append(records)
     for record in appended.added:
@@ -1084,6 +1092,8 @@ def run_history(args: argparse.Namespace) -> int:
         say(f"#{record.seq} {_describe(record)}")
         if record.waivers:
             say(f"    waivers: {waivers_text(record.waivers)}")
+        if record.location:
+            say(f"    evidence: {record.location}")
         earlier = known.get(record.previous) if record.previous is not None else None
         if earlier is None:
             continue
@@ -1152,7 +1162,9 @@ def run_countersign(args: argparse.Namespace) -> int:
     record = append_countersignature(record, envelope, args.dir)
     say(f"{args.dir}: countersignature {len(record.countersignatures)} written")
     if args.register is not None:
-        rows = countersign_records(record, envelope, keyid=key_id(key.public_key()))
+        rows = countersign_records(
+            record, envelope, keyid=key_id(key.public_key()), location=args.dir
+        )
         append_records(args.register, rows)
         say(f"{args.dir}: {len(rows)} countersigned decisions appended to the register")
     return EXIT_RELEASE

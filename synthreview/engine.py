@@ -19,16 +19,17 @@ from __future__ import annotations
 import contextvars
 import functools
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import faiss
 import torch
-from threadpoolctl import ThreadpoolController, threadpool_limits
+from threadpoolctl import OpenBLASController, ThreadpoolController
 
 from synthreview.distributed import connect
 from synthreview.errors import ConfigError
@@ -227,11 +228,87 @@ def limited_threads(threads: int | None) -> Iterator[None]:
     faiss.omp_set_num_threads(threads)
     torch.set_num_threads(threads)
     try:
-        with threadpool_limits(limits=threads):
+        # OpenMP's limit is per thread; BLAS's is the process's and goes through its bound
+        with _openmp_limited(threads), _BLAS.bound(threads):
             yield
     finally:
         faiss.omp_set_num_threads(previous_faiss)
         torch.set_num_threads(previous_torch)
+
+
+def _openmp_limited(threads: int) -> Any:
+    """OpenMP limited to ``threads`` in this thread; on exit only OpenMP's limit is restored
+    (a limit taken on every library would restore BLAS's too, over the bound of
+    :class:`_BlasBound`)."""
+    return threadpools().select(user_api="openmp").limit(limits=threads)
+
+
+def _take_blas_control() -> None:
+    """Let this thread change the BLAS limit.
+
+    threadpoolctl (3.6 and later) lets one thread only, the first that set a limit, change a
+    pthreads OpenBLAS's thread count, and silently ignores every other thread. The candidate
+    tasks of an in-process Dask cluster run in worker threads while the client's thread had
+    set the review's limit: every one-thread block of a task was ignored, its mixture fits ran
+    on two BLAS threads and rounded otherwise, and the density attack scored differently in a
+    cluster task than in-process (on AVX-512 machines, whose OpenBLAS kernels split these small
+    products across threads; tests/test_distributed.py). :class:`_BlasBound` serialises every
+    change the engine makes, so it may take control for each.
+    """
+    clear = getattr(OpenBLASController, "clear_controlling_thread", None)
+    if clear is not None:
+        clear(force=True)
+
+
+class _BlasBound:
+    """The process's one BLAS thread limit, shared by every thread that bounds it.
+
+    OpenBLAS keeps a single thread count for the whole process. Two reviews side by side in one
+    process (the candidate tasks of an in-process Dask cluster) would each set and restore it,
+    and one task's exit could restore two threads while the other's mixture fit is inside its
+    one-thread block. Here every bound in force is kept, the limit is their minimum, and the
+    original limit comes back when the last bound ends: a block that asked for one thread keeps
+    one thread until it ends, whatever the other threads do meanwhile.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._bounds: list[int] = []
+        self._original: Any = None  # the limiter of the first bound: it restores the original
+        self._applied: int | None = None
+
+    def _apply(self) -> None:  # called with the lock held
+        blas = threadpools().select(user_api="blas")
+        if not self._bounds:
+            if self._original is not None:
+                _take_blas_control()
+                self._original.restore_original_limits()
+            self._original, self._applied = None, None
+            return
+        wanted = min(self._bounds)
+        if self._original is None:
+            _take_blas_control()
+            self._original = blas.limit(limits=wanted)
+        elif wanted != self._applied:
+            _take_blas_control()
+            blas.limit(limits=wanted)
+        self._applied = wanted
+
+    @contextmanager
+    def bound(self, threads: int) -> Iterator[None]:
+        """BLAS limited to at most ``threads`` inside the block, in every thread."""
+        with self._lock:
+            self._bounds.append(threads)
+            self._apply()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._bounds.remove(threads)
+                self._apply()
+
+
+_BLAS = _BlasBound()
 
 
 @functools.cache
@@ -242,14 +319,24 @@ def threadpools() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def single_threaded(user_api: str | None = None) -> Any:
+@contextmanager
+def single_threaded(user_api: str | None = None) -> Iterator[None]:
     """Context manager: BLAS and OpenMP (or only ``user_api``) limited to one thread inside.
 
     For work whose result must not depend on the thread count: a BLAS product or LAPACK
     factorisation split across threads, or an OpenMP reduction, rounds differently. OpenMP's
-    limit is per thread: set it in the thread that does the work.
+    limit is per thread: set it in the thread that does the work. BLAS's is the process's: it
+    stays one thread until the block ends, whatever other threads set meanwhile
+    (:class:`_BlasBound`).
     """
-    return threadpools().limit(limits=1, user_api=user_api)
+    if user_api not in (None, "blas", "openmp"):
+        raise ConfigError(f"user_api must be None, 'blas' or 'openmp'; got {user_api!r} instead")
+    with ExitStack() as stack:
+        if user_api in (None, "openmp"):
+            stack.enter_context(_openmp_limited(1))
+        if user_api in (None, "blas"):
+            stack.enter_context(_BLAS.bound(1))
+        yield
 
 
 def blas_threads() -> int:

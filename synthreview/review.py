@@ -564,6 +564,7 @@ def evaluate(
     threads: int | None = None,
     scheduler: str | None = None,
     approximate: str | None = None,
+    keep_memo: bool = False,
 ) -> Report:
     """Run the requested metric sections for every synthetic candidate.
 
@@ -595,6 +596,13 @@ def evaluate(
         block, else in-process.
     approximate : {None, "ivf", "hnsw"}
         Opt-in approximate k-NN (faiss); its measured 1-NN recall is in ``Report.search``.
+    keep_memo : bool
+        Keep what the candidates share (real-side neighbours, the utility holdout reference,
+        TRTR models: the context's :class:`~synthreview.memo.Memo`) in ``Report.context`` for
+        later evaluations of the same review, such as its curated versions
+        (``release.pipeline.review_release``), which then compute none of it again. The caller
+        owns it and clears it when done (``report.context.memo.clear()``). Default: it is
+        cleared when this call returns, unless ``context`` was given (its owner clears it).
 
     Returns
     -------
@@ -657,7 +665,7 @@ def evaluate(
     finally:
         # the memo holds rows derived from this review's real data: drop them when the call
         # ends unless the caller passed the context in to share it (then it owns the lifetime)
-        if not context_given:
+        if not context_given and not keep_memo:
             ctx.memo.clear()
         scope.close()
     if progress:

@@ -39,7 +39,7 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 ARTIFACTS = ROOT / "artifacts"
-#: training rows of the table demo the browser tests' server loads (app_state.DEMO_ROWS_ENV):
+#: training rows of the table demo the browser tests' server loads (record.session.DEMO_ROWS_ENV):
 #: the full 5,000-row demo takes many minutes to review on 2 cores; the decisions on these rows
 #: are still the engine's own. The size of the stored demo record (``demo_record_folder``), so
 #: the suite reviews the table demo at one size (issue 33 item 8); each of its decisions is the
@@ -176,5 +176,18 @@ def demo_record_folder(tmp_path_factory):
 
     record = demo_record(n_train=DEMO_ROWS)
     folder = tmp_path_factory.mktemp("record") / "demo"
+    write_record(record, folder)
+    return record, folder
+
+
+@pytest.fixture(scope="session")
+def demo_glucose_record_folder(tmp_path_factory):
+    """The glucose demo's review record (40 day traces a source), built once per session and
+    written unsigned: ``(record, folder)``. About 15 s on 2 cores."""
+    from synthreview.record.demo import demo_glucose_record
+    from synthreview.record.store import write_record
+
+    record = demo_glucose_record()
+    folder = tmp_path_factory.mktemp("record") / "glucose"
     write_record(record, folder)
     return record, folder

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-import app_state
+from synthreview.record.session import DEMO_AUTOLOADED_KEY, REVIEW_KEY
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -23,8 +23,8 @@ def run_page(
     widgets would (e.g. a claimed ε, a person column, no embedding for a fast review).
     """
     at = AppTest.from_file(APP, default_timeout=timeout)
-    at.session_state[app_state.REVIEW_KEY] = review
-    at.session_state[app_state.DEMO_AUTOLOADED_KEY] = True
+    at.session_state[REVIEW_KEY] = review
+    at.session_state[DEMO_AUTOLOADED_KEY] = True
     if options is not None:
         at.session_state["_options"] = options  # app_state's options key
     at.run()
@@ -37,8 +37,8 @@ def run_page(
 def run_page_without_data(page: str, *, timeout: float = 180) -> AppTest:
     """Run ``page`` with no review loaded (the demo auto-load already spent)."""
     at = AppTest.from_file(APP, default_timeout=timeout)
-    at.session_state[app_state.DEMO_AUTOLOADED_KEY] = True
-    at.session_state[app_state.REVIEW_KEY] = None
+    at.session_state[DEMO_AUTOLOADED_KEY] = True
+    at.session_state[REVIEW_KEY] = None
     at.run()
     return at.switch_page(page).run()
 

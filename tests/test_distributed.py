@@ -89,33 +89,10 @@ def in_process():
     return review, report, _release(review, report)
 
 
-def _cpu_flags() -> set[str]:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return set()
-    line = next((x for x in text.splitlines() if x.startswith("flags")), "")
-    return set(line.partition(":")[2].split())
-
-
-# Known bug, open: on an AVX-512 machine the density attack (membership.density_scores: PCA
-# then Gaussian mixtures) scores differently inside a cluster task than in-process, from
-# byte-identical inputs (AUC 0.5535 vs 0.5539 on this test's "fresh"); each path is
-# deterministic, and the same inputs submitted alone to a worker score equally. Seen at the
-# commit that last passed CI (6642e58) on such a machine, never on AVX2 ones. Not strict: the
-# test still runs and passes wherever the bug does not show.
-DENSITY_ON_AVX512 = pytest.mark.xfail(
-    "avx512f" in _cpu_flags(),
-    reason="density attack differs in cluster tasks on AVX-512 machines (open bug, see above)",
-    strict=False,
-)
-
-
 def _json(report) -> str:
     return json.dumps(report.to_dict(), sort_keys=True)
 
 
-@DENSITY_ON_AVX512
 def test_candidate_tasks_equal_the_in_process_review_and_share_the_real_side(
     cluster, in_process, monkeypatch
 ):
@@ -164,7 +141,6 @@ def sharded(monkeypatch) -> list[int]:
     return calls
 
 
-@DENSITY_ON_AVX512
 def test_review_and_curated_release_on_a_cluster_equal_the_in_process_ones(
     cluster, in_process, sharded
 ):

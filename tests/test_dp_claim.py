@@ -2,13 +2,15 @@
 
 A noisy copy of the training rows contradicts ε = 1; a fresh real sample (German credit rows
 disjoint from training and holdout) is consistent with ε = 1; the phantom share is reported;
-the Clopper-Pearson arithmetic is checked by hand.
+the Clopper-Pearson arithmetic is checked by hand. Issue 35 item 6: 15 verbatim training
+records contradict a claimed ε = 0 (the verbatim-copy event), a fresh sample does not.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,13 +19,22 @@ from scipy.stats import beta
 
 from synthreview.cli import main
 from synthreview.errors import ConfigError
+from synthreview.io.persons import with_person
 from synthreview.io.tables import align
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.metrics.privacy.attack_stats import summarize_attack
-from synthreview.metrics.privacy.dp_claim import certified_epsilon, dp_claim_test
+from synthreview.metrics.privacy.dp_claim import (
+    VerbatimEvents,
+    certified_epsilon,
+    dp_claim_test,
+    verbatim_events,
+)
 from synthreview.options import ReviewOptions, validate_options
 from synthreview.review import evaluate
 from tests.credit_split import german_credit_split, noisy_copy
+
+#: the first 120 people (960 rows) of the NLSY wage panel (tests/data/README.md)
+PANEL = Path(__file__).resolve().parent / "data" / "wage_panel_120.csv"
 
 
 def test_certified_epsilon_by_hand():
@@ -183,3 +194,118 @@ def test_cli_tests_a_claim_and_files_it(tmp_path):
     rule = report["verdicts"]["synthetic"]["rules"]["dp_claim"]
     assert rule["verdict"] in ("pass", "fail") and "claimed ε = 1, δ = 1e-05" in rule["reason"]
     assert "Claimed privacy guarantee" in (out / "report.html").read_text()
+
+
+# --- issue 35 item 6: verbatim records are an event ε-DP bounds, ε = 0 included ----------------
+
+
+def test_verbatim_events_count_units_by_hand():
+    real = np.array([1, 2, 3, 4, 5, 6], np.uint64)
+    holdout = np.array([7, 8, 9, 3], np.uint64)  # 3: a holdout row that repeats a training row
+    synthetic = np.array([2, 3, 3, 42], np.uint64)
+    rows = verbatim_events(real, holdout, synthetic)
+    assert (rows.copied_members, rows.n_members) == (2, 6)  # rows 2 and 3
+    assert (rows.copied_nonmembers, rows.n_nonmembers) == (1, 4) and rows.unit == "row"
+    # by person: a person is copied when any of the person's rows is
+    people = verbatim_events(real, holdout, synthetic,
+                             real_groups=np.array(["a", "a", "b", "b", "c", "c"]),
+                             holdout_groups=np.array(["x", "x", "y", "y"]))  # fmt: skip
+    assert (people.copied_members, people.n_members) == (2, 3)  # a (row 2) and b (row 3)
+    assert (people.copied_nonmembers, people.n_nonmembers) == (1, 2) and people.unit == "person"
+    with pytest.raises(ValueError, match="real_groups and holdout_groups must be given together"):
+        verbatim_events(real, holdout, synthetic, real_groups=np.zeros(6))
+
+
+@pytest.mark.parametrize("claimed", [0.0, 0.1, 0.5])
+def test_fifteen_verbatim_records_contradict_a_small_epsilon_by_hand(claimed):
+    # 15 of 300 training rows copied, none of 300 holdout rows: the event "copied" holds half
+    # the family's α, each of its two bounds one-sided at 1 - 0.05 / 4
+    rng = np.random.default_rng(0)
+    null = _attack("null", rng.normal(size=300), rng.normal(size=300))
+    events = VerbatimEvents(15, 300, 0, 300)
+    result = dp_claim_test([null], epsilon=claimed, verbatim=events)
+    lo = beta.ppf(0.0125, 15, 286)
+    hi = 1 - 0.0125 ** (1 / 300)  # Clopper-Pearson upper bound of 0 of 300
+    assert result.verbatim_epsilon == pytest.approx(math.log(lo / hi))
+    assert result.verbatim_epsilon == pytest.approx(0.5795, abs=1e-4)
+    assert result.contradicted and result.contradicting == ("verbatim_copies",)
+    assert result.attack == "verbatim_copies" and result.certified_epsilon > claimed
+    assert (result.tpr_lower, result.fpr_upper) == pytest.approx((lo, hi))
+    assert result.n_tests == 21 and result.disclosures == 15 and result.phantom_share == 0.0
+    # the attacks' points share the other half of α
+    alone = dp_claim_test([null], epsilon=claimed)
+    assert not alone.contradicted and math.isnan(alone.verbatim_epsilon)
+    # ε = 0.58 is consistent with the same evidence; so is any ε when the holdout is copied alike
+    assert not dp_claim_test([null], epsilon=0.6, verbatim=events).contradicted
+    alike = dp_claim_test([null], epsilon=0.0, verbatim=VerbatimEvents(15, 300, 15, 300))
+    assert not alike.contradicted and alike.verbatim_epsilon == 0.0
+
+
+@pytest.fixture(scope="module")
+def verbatim_claims():
+    """German credit, 300 rows a side: the fresh sample, and the fresh sample with 15 of its
+    rows replaced by training rows; ε = 0 claimed."""
+    split = german_credit_split(300)
+    copied = split.fresh.frame.copy()
+    rows = np.random.default_rng(0).choice(300, 15, replace=False)
+    copied.iloc[rows] = split.real.frame.iloc[rows].to_numpy()
+    review = align(split.real, {"fresh": split.fresh, "verbatim": copied}, holdout=split.holdout,
+                   schema=split.schema)  # fmt: skip
+    options = ReviewOptions(max_attack=300, claimed_epsilon=0.0)
+    report = evaluate(review, sections=["privacy"], options=options, seed=0)
+    return {name: c.to_dict() for name, c in report.candidates.items()}
+
+
+def test_fifteen_verbatim_training_records_fail_a_claimed_epsilon_of_zero(verbatim_claims):
+    claim = verbatim_claims["verbatim"]["privacy"]["dp_claim"]
+    assert claim["verbatim"] == {
+        "copied_members": 15,
+        "n_members": 300,
+        "copied_nonmembers": 0,
+        "n_nonmembers": 300,
+        "unit": "row",
+    }
+    assert claim["contradicted"] and "verbatim_copies" in claim["contradicting"]
+    assert claim["certified_epsilon"] == pytest.approx(0.5795, abs=1e-4)
+    rule = apply_policy(load_policy(), verbatim_claims["verbatim"])["dp_claim"]
+    assert rule.verdict == "fail" and "claimed ε = 0" in rule.reason
+    # a fresh sample copies nothing: the same claim stands
+    fresh = verbatim_claims["fresh"]["privacy"]["dp_claim"]
+    assert fresh["verbatim_epsilon"] == 0.0 and not fresh["contradicted"]
+    assert apply_policy(load_policy(), verbatim_claims["fresh"])["dp_claim"].verdict == "pass"
+
+
+def test_verbatim_people_fail_a_claimed_epsilon_of_zero_per_person():
+    """NLSY panel (tests/data/wage_panel_120.csv), 40 people a side split by person: every row
+    of 15 training people in place of 15 fresh people (ids renumbered) contradicts ε = 0 per
+    person; the fresh people do not."""
+    frame = pd.read_csv(PANEL)
+    people = np.sort(frame["person_id"].unique())
+    order = people[np.random.default_rng(0).permutation(len(people))]
+    parts = {name: frame[frame["person_id"].isin(ids)].reset_index(drop=True)
+             for name, ids in (("real", order[:40]), ("holdout", order[40:80]),
+                               ("fresh", order[80:]))}  # fmt: skip
+    fresh = parts["fresh"].assign(person_id=parts["fresh"]["person_id"] + 100_000)
+    copied = parts["real"][parts["real"]["person_id"].isin(order[:15])]
+    kept = fresh[fresh["person_id"].isin(order[80 + 15 :] + 100_000)]
+    verbatim = pd.concat([kept, copied.assign(person_id=copied["person_id"] + 200_000)])
+    review = with_person(
+        align(parts["real"], {"fresh": fresh, "verbatim": verbatim.reset_index(drop=True)},
+              holdout=parts["holdout"]),
+        "person_id",
+    )  # fmt: skip
+    options = ReviewOptions(embedding="none", person="person_id", claimed_epsilon=0.0)
+    report = evaluate(review, sections=["privacy"], options=options, seed=0)
+    content = {name: c.to_dict() for name, c in report.candidates.items()}
+    claim = content["verbatim"]["privacy"]["dp_claim"]
+    assert claim["unit"] == "person" and claim["verbatim"]["unit"] == "person"
+    assert (claim["verbatim"]["copied_members"], claim["verbatim"]["n_members"]) == (15, 40)
+    assert claim["verbatim"]["n_nonmembers"] == 40
+    lo = beta.ppf(0.0125, 15, 26)
+    hi = beta.ppf(1 - 0.0125, claim["verbatim"]["copied_nonmembers"] + 1,
+                  40 - claim["verbatim"]["copied_nonmembers"])  # fmt: skip
+    assert claim["verbatim_epsilon"] == pytest.approx(math.log(lo / hi))
+    assert claim["contradicted"] and "verbatim_copies" in claim["contradicting"]
+    assert apply_policy(load_policy(), content["verbatim"])["dp_claim"].verdict == "fail"
+    fresh_claim = content["fresh"]["privacy"]["dp_claim"]
+    assert fresh_claim["verbatim_epsilon"] == 0.0 and not fresh_claim["contradicted"]

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-import app_state
 from synthreview import demo
 from synthreview.figures.explain import headline_readings, rule_reading
 from synthreview.figures.text import markdown_text
+from synthreview.record.session import SUMMARY_KEY
 from tests.page_helpers import run_page
 
 pytestmark = pytest.mark.slow
@@ -21,7 +21,7 @@ def pages():
     review = demo.tables(seed=0, n_train=300)
     at = run_page("pages/overview.py", review, timeout=600)
     assert not at.exception, at.exception
-    stored = at.session_state[app_state.SUMMARY_KEY]
+    stored = at.session_state[SUMMARY_KEY]
     (summary,) = stored.values()
     overview = _texts(at), [t.value for t in at.table]
     at.switch_page("pages/privacy.py").run()

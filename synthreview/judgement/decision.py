@@ -29,6 +29,9 @@ EXIT_RELEASE_AFTER_CURATION = 4
 #: the outcomes whose data may ship (their curated files are written); every other keeps its
 #: audit evidence only
 SHIPPING_OUTCOMES = frozenset({"release", "release_after_curation"})
+#: how a curated version's rule that removing rows provably cannot fix begins its reason
+#: (``release.curation.curation_bounds``); a decision then says it instead of "does not fix"
+CANNOT_FIX = "curation cannot fix"
 
 
 @dataclass(frozen=True)
@@ -172,7 +175,8 @@ def decide(name: str, verdicts: Verdicts, curated: Verdicts | None = None) -> De
                 after,
             )
         if curated is not None:
-            reason = f"{reason}; curation does not fix it ({after})"
+            proven = [r.reason for r in curated.failed if r.reason.startswith(CANNOT_FIX)]
+            reason = f"{reason}; {proven[0] if proven else f'curation does not fix it ({after})'}"
         return Decision(name, "do_not_release", reason, rule, verdicts.overall, after)
     if verdicts.overall in ("incomplete", "n/a"):
         return Decision(name, "incomplete", reason, rule, verdicts.overall, after)

@@ -23,28 +23,38 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from synthreview.errors import ConfigError
 from synthreview.judgement.verdicts import OUTCOMES, Outcome
 from synthreview.record.record import ReviewRecord
-from synthreview.record.trust import COUNTERSIGN_TYPE, countersign_name, statement_digest
+from synthreview.record.trust import COUNTERSIGN_TYPE, TRUST_ENV, countersign_name, statement_digest
 from synthreview.release.folder import MARKER, FileDigest, marker_bytes
-from synthreview.release.register import Record, records_from_statement
+from synthreview.release.register import (
+    AppendResult,
+    Record,
+    append_records,
+    check_register,
+    records_from_statement,
+)
 from synthreview.release.signing import (
     STATEMENT_TYPE,
+    key_id,
     read_envelope,
     read_folder,
     sign_statement,
 )
 
 __all__ = [
+    "Countersigned",
     "MeetingSignOff",
     "append_countersignature",
     "countersign",
+    "countersign_folder",
     "countersign_records",
     "countersigned_decisions",
     "meeting_signoff",
+    "reviewers_from_text",
 ]
 
 MAX_TEXT = 5000
@@ -218,19 +228,29 @@ def countersigned_decisions(record: ReviewRecord) -> dict[str, Mapping[str, Any]
     return found
 
 
-def countersign_records(record: ReviewRecord, envelope: bytes, *, keyid: str) -> list[Record]:
+def countersign_records(
+    record: ReviewRecord,
+    envelope: bytes,
+    *,
+    keyid: str,
+    location: str | os.PathLike[str] | None = None,
+) -> list[Record]:
     """The register rows of a countersignature: one per candidate signed off.
 
     Each is the prepared record's row of the candidate (``release.register``) with the
     meeting's reviewers, decision and reason, under the countersignature's statement digest as
     its review id and the meeting's key id, so it is appended beside the prepared record's rows.
+    ``location`` is the folder holding the record and the countersignature; the rows'
+    ``statement_sha256`` is the prepared record's statement, which History checks there.
     """
     if record.signature is None:
         raise ConfigError("only a signed record's countersignature can be registered")
     prepared = json.loads(read_envelope(record.signature).payload)
     predicate = json.loads(read_envelope(envelope).payload).get("predicate") or {}
     signed = predicate.get("signoff") or {}
-    rows = records_from_statement(prepared, review_id=statement_digest(envelope), keyid=keyid)
+    rows = records_from_statement(
+        prepared, review_id=statement_digest(envelope), keyid=keyid, location=location
+    )
     return [
         replace(
             row,
@@ -239,7 +259,114 @@ def countersign_records(record: ReviewRecord, envelope: bytes, *, keyid: str) ->
             ),
             signed_decision=signed[row.candidate]["decision"],
             signed_reason=signed[row.candidate]["reason"],
+            statement_sha256=statement_digest(record.signature),
         )
         for row in rows
         if row.candidate in signed
     ]
+
+
+def reviewers_from_text(text: str) -> list[tuple[str, str]]:
+    """The reviewers a meeting types, one per line as ``name: role`` (as ``--reviewer``).
+
+    Raises
+    ------
+    ConfigError
+        A line without ``:``, or with an empty name or role.
+    """
+    people = []
+    for line in str(text).splitlines():
+        if not line.strip():
+            continue
+        name, found, role = line.partition(":")
+        if not found or not name.strip() or not role.strip():
+            raise ConfigError(
+                "reviewers must be one per line as 'name: role' (e.g. 'Ann Lee: chair'); got "
+                f"{line.strip()!r} instead"
+            )
+        people.append((name.strip(), role.strip()))
+    return people
+
+
+@dataclass(frozen=True)
+class Countersigned:
+    """What :func:`countersign_folder` did.
+
+    Attributes
+    ----------
+    record : ReviewRecord
+        The record with the new countersignature (as it now is on disk).
+    file : str
+        The countersignature's file name in the record's folder.
+    keyid : str
+        The meeting's key id.
+    registered : AppendResult
+        The register rows appended (one per candidate signed off).
+    """
+
+    record: ReviewRecord
+    file: str
+    keyid: str
+    registered: AppendResult
+
+
+def countersign_folder(
+    record: ReviewRecord,
+    signoffs: Sequence[MeetingSignOff],
+    key: Ed25519PrivateKey,
+    *,
+    register: str | None,
+    trusted: Mapping[str, Ed25519PublicKey],
+) -> Countersigned:
+    """The dashboard's countersignature: signed, written beside the record, registered.
+
+    The same steps as ``synthreview countersign --register`` (:func:`countersign`,
+    :func:`append_countersignature`, :func:`countersign_records`), for a record opened from a
+    folder on the server (``record.location``), with two checks more, both before anything is
+    written: the meeting's key must be one the server trusts (``trusted``: the key
+    ``synthreview show`` was given and ``$SYNTHREVIEW_TRUST``'s), so that the countersigned
+    record verifies when it is opened again and its register rows name a trusted signer; and
+    the register must open.
+
+    Parameters
+    ----------
+    record : ReviewRecord
+        Opened from a folder and verified (``record.verified.ok``).
+    signoffs : sequence of MeetingSignOff
+        :func:`meeting_signoff` per candidate.
+    key : Ed25519PrivateKey
+        The meeting's key.
+    register : str or None
+        The server's register (``release.register`` URL or path; None: the default location).
+    trusted : mapping of key id to Ed25519PublicKey
+        ``record.trust.trusted_keys`` of the server.
+
+    Raises
+    ------
+    ConfigError
+        The record is NOT VERIFIED or was not opened from a folder; the key is not trusted; the
+        register cannot be opened; a sign-off is refused (see :func:`countersign`).
+    """
+    if record.location is None:
+        raise ConfigError(
+            "only a record opened from a review folder on this server can be countersigned "
+            "here (the countersignature is written beside it); this one was opened from a ZIP: "
+            "countersign the folder with `synthreview countersign`"
+        )
+    keyid = key_id(key.public_key())
+    if keyid not in trusted:
+        raise ConfigError(
+            f"the meeting's key {keyid[:16]} is not one this server trusts, so the "
+            "countersignature would open as NOT VERIFIED; the operator adds its public key to "
+            f"the trust folder ({TRUST_ENV}) or gives it to `synthreview show --key`"
+        )
+    envelope = countersign(record, signoffs, key)  # refuses a record that is NOT VERIFIED
+    check_register(register)  # before anything is written
+    signed = append_countersignature(record, envelope, record.location)
+    rows = countersign_records(signed, envelope, keyid=keyid, location=record.location)
+    return Countersigned(
+        record=signed,
+        file=countersign_name(len(signed.countersignatures)),
+        keyid=keyid,
+        registered=append_records(register, rows),
+    )

@@ -119,6 +119,10 @@ class ReviewRecord:
         built: nothing to check yet). Not part of the record's identity.
     notices : tuple of str
         What opening found missing or odd (e.g. a folder written by an earlier synthreview).
+    location : str or None
+        The review folder the record was opened from (absolute); None for a ZIP, its bytes or
+        a record built in memory. Where a countersignature is written and the register's
+        evidence location. Not part of the record's identity.
     """
 
     report: Report
@@ -137,6 +141,7 @@ class ReviewRecord:
     countersignatures: tuple[bytes, ...] = field(default=(), repr=False)
     verified: Verified | None = field(default=None, compare=False)
     notices: tuple[str, ...] = field(default=(), compare=False)
+    location: str | None = field(default=None, compare=False)
 
     @property
     def inputs(self) -> list[dict[str, Any]]:

@@ -334,12 +334,14 @@ def open_review(
         if n not in (MARKER, ENVELOPE_NAME, RECORD_NAME) and n not in countersigned
     }
     verified = verify_record_files(files, keys)
+    folder = None if isinstance(path_or_zip, bytes | bytearray) else Path(path_or_zip)
     record = ReviewRecord(
         **values,
         files=kept,
         signature=files.get(ENVELOPE_NAME),
         countersignatures=tuple(files[n] for n in countersigned),
         verified=verified,
+        location=str(folder.resolve()) if folder is not None and folder.is_dir() else None,
     )
     return replace(record, notices=_notices(record))
 

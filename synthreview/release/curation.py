@@ -13,7 +13,8 @@ back as the file's own bytes (line ends, quoting, delimiter and encoding include
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,8 @@ import pandas as pd
 from synthreview.errors import ConfigError, DataError
 from synthreview.io.schema import LoadedTable, Review
 from synthreview.io.traces import Traces
+from synthreview.judgement.decision import CANNOT_FIX
+from synthreview.judgement.policy import RuleVerdict, Verdicts
 from synthreview.options import ReviewOptions
 from synthreview.release.audit import Thresholds, apply_thresholds
 from synthreview.results import to_jsonable
@@ -283,3 +286,162 @@ def _kept_of_sample(
         synthetic[name] = cut_table(curated.synthetic[name], at)
         drawn[name] = TableSample(name, "synthetic", len(at), len(curation.kept_rows), at)
     return replace(curated, synthetic={**curated.synthetic, **synthetic}), drawn
+
+
+# --- what curation cannot change -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CurationBound:
+    """A failing rule that removing the audit's rows provably cannot bring under its fail line.
+
+    Curation only removes rows, so some judged quantities can move by a bounded amount only: the
+    least value the rule can judge after removing ``n_removed`` of ``n_rows`` rows is still
+    beyond its fail line, and evaluating the curated set again could not change the decision.
+
+    Attributes
+    ----------
+    rule : str
+        The policy rule.
+    value : float
+        Its judged value as submitted.
+    least : float
+        The least judged value any removal of ``n_removed`` of the ``n_rows`` rows can give
+        (the rule's thresholds are lower-is-better), strictly beyond ``fail_at``.
+    fail_at : float
+        The rule's fail line.
+    n_removed, n_rows : int
+        Rows the curation removes of the rows the rule's statistic was computed on.
+    why : str
+        The bound in words, with its argument.
+    """
+
+    rule: str
+    value: float
+    least: float
+    fail_at: float
+    n_removed: int
+    n_rows: int
+    why: str
+
+    @property
+    def reason(self) -> str:
+        """``"curation cannot fix: ..."``: what a decision says of this rule."""
+        return f"{CANNOT_FIX}: {self.why}"
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready fields and the reason."""
+        return to_jsonable({**self.__dict__, "reason": self.reason})
+
+
+#: room for floating-point rounding in a judged value computed as a mean of many terms
+_ROUNDING = 1e-9
+
+
+def _k_marginal_least(verdict: RuleVerdict, n_removed: int, n_rows: int) -> tuple[float, str]:
+    """Least k-marginal shortfall after removing ``n_removed`` of ``n_rows`` synthetic rows.
+
+    The score is ``(1 - mean TVD) x 1000`` over marginals whose cells and bins are fixed by the
+    real data and the seed (:mod:`synthreview.metrics.utility.kmarginal`). With ``f = r / n``
+    the candidate's cell proportions are ``q = (1 - f) q' + f q_removed``, so
+    ``TVD(q, q') = f TVD(q_removed, q') <= f`` and, by the triangle inequality, each marginal's
+    TVD to the real data falls by at most ``f``: the score rises by at most ``1000 f`` points and
+    the shortfall (holdout reference less the score) falls by at most as much.
+    """
+    rise = 1000.0 * n_removed / n_rows
+    least = float(verdict.value) - rise - _ROUNDING * 1000.0
+    why = (
+        f"k-marginal shortfall {verdict.value:.1f} points; removing {n_removed:,} of {n_rows:,} "
+        f"rows moves each marginal's total variation distance by at most {n_removed:,}/"
+        f"{n_rows:,}, so the score rises by at most {rise:.1f} points and the shortfall stays "
+        f"at least {least:.1f}, above the fail line {verdict.fail_at:g}"
+    )
+    return least, why
+
+
+#: rules whose judged value has a proven least value after removing rows
+_LEAST_AFTER_REMOVAL: dict[str, Callable[[RuleVerdict, int, int], tuple[float, str]]] = {
+    "k_marginal": _k_marginal_least,
+}
+
+
+def curation_bounds(
+    verdicts: Verdicts,
+    *,
+    n_removed: int,
+    n_rows: int,
+    waived: Collection[str] = (),
+) -> tuple[CurationBound, ...]:
+    """The failing rules that removing ``n_removed`` of ``n_rows`` rows cannot bring under
+    their fail line.
+
+    Only required rules that fail as submitted and have a proven bound are considered
+    (``k_marginal``: see :func:`_k_marginal_least`); a rule in ``waived`` is never used,
+    since an approved waiver leaves it out of the decision and the other rules then decide.
+
+    Parameters
+    ----------
+    verdicts : Verdicts
+        The candidate's verdicts as submitted.
+    n_removed, n_rows : int
+        Rows the curation removes of the rows the statistics were computed on (the candidate's
+        sample on a review estimated on samples).
+    waived : collection of str
+        Rules a waiver may leave out of the decision.
+
+    Returns
+    -------
+    tuple of CurationBound
+        Empty when curation might fix every failing rule.
+    """
+    if not 0 <= n_removed <= n_rows or n_rows < 1:
+        raise ValueError(
+            f"n_removed must be in [0, n_rows] with n_rows >= 1; got {n_removed} of {n_rows}"
+        )
+    found = []
+    for verdict in verdicts.failed:
+        least_of = _LEAST_AFTER_REMOVAL.get(verdict.rule)
+        usable = (
+            least_of is not None
+            and verdict.required
+            and verdict.rule not in waived
+            and verdict.direction == "lower"
+            and verdict.value is not None
+            and math.isfinite(verdict.value)
+        )
+        if not usable:
+            continue
+        least, why = least_of(verdict, n_removed, n_rows)
+        if least > verdict.fail_at:
+            value = float(verdict.value)
+            found.append(
+                CurationBound(verdict.rule, value, least, verdict.fail_at, n_removed, n_rows, why)
+            )
+    return tuple(found)
+
+
+def bounded_verdicts(verdicts: Verdicts, bounds: Sequence[CurationBound]) -> Verdicts:
+    """The curated set's verdicts where it was not evaluated because of ``bounds``.
+
+    ``verdicts`` judges a curated content that holds no section (each says why it was not
+    evaluated), so its rules are missing; each bounded rule then fails on its least value
+    (``value``), with the bound and its argument as the reason.
+    """
+    by_rule = {b.rule: b for b in bounds}
+    rules = tuple(
+        replace(
+            r,
+            verdict="fail",
+            value=by_rule[r.rule].least,
+            measured=None,
+            point=None,
+            bound=None,
+            bound_text=f"at least {by_rule[r.rule].least:.1f} after curation (a proven bound)",
+            reason=by_rule[r.rule].reason,
+            note="not evaluated after curation: the bound already decides",
+        )
+        if r.rule in by_rule
+        else r
+        for r in verdicts.rules
+    )
+    return replace(verdicts, rules=rules, overall="fail")

@@ -22,11 +22,12 @@ release the rest unchanged.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 
 from synthreview.errors import ConfigError
@@ -49,7 +50,14 @@ from synthreview.release.audit import (
 )
 from synthreview.release.bundle import AuditRecord, build_release
 from synthreview.release.controls import PlantedControls, planted_controls
-from synthreview.release.curation import CurationResult, curate, evaluate_curated
+from synthreview.release.curation import (
+    CurationBound,
+    CurationResult,
+    bounded_verdicts,
+    curate,
+    curation_bounds,
+    evaluate_curated,
+)
 from synthreview.release.evidence import copy_evidence_for
 from synthreview.release.reattack import Reattack, compare_attacks
 from synthreview.release.rows import every_row_evidence
@@ -203,6 +211,11 @@ class CuratedCandidate:
         Every membership attack before -> after curation.
     verdicts : Verdicts
         The policy applied to ``content`` with the curated audit's evidence and the re-attack.
+    bounds : tuple of CurationBound
+        The failing rules that removing the audit's rows provably cannot bring under their
+        fail line (``release.curation.curation_bounds``). When there are any, the curated set
+        is cut but not evaluated (``report`` is None): the decision cannot change, and its
+        reason says "curation cannot fix: ..." with the bound.
     """
 
     curation: CurationResult
@@ -211,6 +224,7 @@ class CuratedCandidate:
     audit: CandidateAudit | None
     reattack: Reattack | None
     verdicts: Verdicts
+    bounds: tuple[CurationBound, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -293,6 +307,35 @@ def audit_candidate(
     return CandidateAudit(audit, reference, chosen)
 
 
+def _removed_of_statistics(report: Report, name: str, curation: CurationResult) -> tuple[int, int]:
+    """Rows removed of the rows the candidate's statistics were computed on, and those rows:
+    the whole file, or on a review estimated on samples the candidate's sample (whose kept rows
+    are what the curated set is evaluated on: ``curation._kept_of_sample``)."""
+    if report.sampling is None:
+        return len(curation.removed_rows), curation.n_input
+    positions = report.sampling.table(name).positions
+    return int(np.isin(positions, curation.removed_rows).sum()), len(positions)
+
+
+def _not_evaluated(
+    report: Report, curation: CurationResult, policy: Policy, bounds: Sequence[CurationBound]
+) -> CuratedCandidate:
+    """The curated version of a candidate that curation provably cannot fix: cut, not evaluated.
+
+    Its content says for every section why it was not computed; its verdicts fail each bounded
+    rule on its least value after curation, so the decision is the full computation's
+    (*do not release*) and says why.
+    """
+    why = "; ".join(b.reason for b in bounds)
+    content: dict[str, object] = {
+        "errors": {section: f"not evaluated after curation: {why}" for section in report.sections}
+    }
+    judged = judge_audited(policy, content, copies=None, kind=report.kind)
+    return CuratedCandidate(
+        curation, None, content, None, None, bounded_verdicts(judged, bounds), tuple(bounds)
+    )
+
+
 def _curate(
     review: Review,
     report: Report,
@@ -300,6 +343,8 @@ def _curate(
     audit: CandidateAudit,
     policy: Policy,
     *,
+    submitted: Verdicts,
+    waived: Collection[str],
     device: str,
     progress: Progress | None,
 ) -> CuratedCandidate:
@@ -310,6 +355,11 @@ def _curate(
         }
         verdicts = judge_audited(policy, content, copies=None, kind=report.kind)
         return CuratedCandidate(curation, None, content, None, None, verdicts)
+    # a rule that removing these rows provably leaves failing decides without a re-evaluation
+    n_removed, n_rows = _removed_of_statistics(report, name, curation)
+    bounds = curation_bounds(submitted, n_removed=n_removed, n_rows=n_rows, waived=waived)
+    if bounds:
+        return _not_evaluated(report, curation, policy, bounds)
     # every section of the submitted review, so each rule the policy requires is judged again
     after = evaluate_curated(
         review,
@@ -358,6 +408,7 @@ def release_candidate(
     reuse: CandidateRelease | None = None,
     device: str = "cpu",
     progress: Progress | None = None,
+    waived: Collection[str] = (),
 ) -> CandidateRelease:
     """Audit, curate, re-evaluate, re-attack and judge one candidate.
 
@@ -383,6 +434,12 @@ def release_candidate(
         redone (e.g. after a policy change).
     device, progress
         As for ``review.evaluate`` (the curated re-evaluation).
+    waived : collection of str
+        Rules a waiver may leave out of the decision. The curated set is evaluated only when
+        curation can change the outcome: a candidate failing a rule that removing the audit's
+        rows provably cannot bring under its line (``release.curation.curation_bounds``) is
+        cut but not re-evaluated; a waived rule is never used so, since without it the other
+        rules decide.
 
     Returns
     -------
@@ -411,11 +468,13 @@ def release_candidate(
     wanted = curate_when == "always" or (curate_when == "failing" and failing)
     curated = None
     if wanted and audit is not None:
-        if same and reuse is not None and reuse.curated is not None:
+        # a curated set left unevaluated by a bound is not re-judged: under another policy or
+        # other waivers the bound may not decide, and the set must then be evaluated
+        if same and reuse is not None and reuse.curated is not None and not reuse.curated.bounds:
             curated = _rejudged(reuse.curated, policy, report.kind)
         else:
-            curated = _curate(review, report, name, audit, policy, device=device,
-                              progress=progress)  # fmt: skip
+            curated = _curate(review, report, name, audit, policy, submitted=verdicts,
+                              waived=waived, device=device, progress=progress)  # fmt: skip
     return CandidateRelease(name, content, audit, verdicts, curated)
 
 
@@ -620,6 +679,8 @@ def review_release(
             curate_when="always" if curate else "never",
             device=device,
             progress=progress,
+            # a requested waiver may be approved: its rule must not stand in for the others
+            waived={w.rule for w in waivers},
         )
     control_table = None
     if controls and review.kind == "table" and review.holdout is not None:

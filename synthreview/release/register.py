@@ -70,7 +70,7 @@ from synthreview.release.signing import (
     statement_id,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: ``prev_hash`` of the chain's first row
 GENESIS = "0" * 64
 #: an open register connection
@@ -104,6 +104,8 @@ _COLUMNS = (
     "source_id",
     "claimed_epsilon",
     "waivers",
+    "location",
+    "statement_sha256",
 )
 _TABLE = """
 CREATE TABLE decisions (
@@ -158,6 +160,16 @@ MIGRATIONS: dict[int, dict[str, tuple[str, ...]]] = {
             "ALTER TABLE decisions ADD COLUMN source_id TEXT",
             "ALTER TABLE decisions ADD COLUMN claimed_epsilon DOUBLE PRECISION",
             "ALTER TABLE decisions ADD COLUMN waivers TEXT",
+        )
+        for dialect in ("sqlite", "postgresql")
+    },
+    # the evidence: the review folder the record was written to (absolute path) and the sha256
+    # of the signed statement of the record held there, so History can open the folder again
+    # and tell whether it still holds that record (NULL in earlier rows: their hashes stay)
+    4: {
+        dialect: (
+            "ALTER TABLE decisions ADD COLUMN location TEXT",
+            "ALTER TABLE decisions ADD COLUMN statement_sha256 TEXT",
         )
         for dialect in ("sqlite", "postgresql")
     },
@@ -231,6 +243,13 @@ class Record:
         The review's claimed ε (``--claimed-epsilon``), for the ledger's composition.
     waivers : str or None
         JSON list of the candidate's waivers (``report.json`` ``waivers``), None: none.
+    location : str or None
+        The review folder the record's evidence was written to (absolute); None when the
+        review was recorded without a folder (the dashboard's downloads) or before schema 4.
+    statement_sha256 : str or None
+        sha256 of the signed statement of the record held at ``location``: the prepared
+        record's (``review_id`` for its own rows; the record a countersignature countersigns
+        for the meeting's rows). Opening the folder again checks it.
     """
 
     seq: int
@@ -255,6 +274,8 @@ class Record:
     source_id: str | None = None
     claimed_epsilon: float | None = None
     waivers: str | None = None
+    location: str | None = None
+    statement_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -415,7 +436,11 @@ def parse_register_url(url: str) -> RegisterURL:
 
 
 def records_from_statement(
-    statement: JSONObject, *, review_id: str, keyid: str | None = None
+    statement: JSONObject,
+    *,
+    review_id: str,
+    keyid: str | None = None,
+    location: str | os.PathLike[str] | None = None,
 ) -> list[Record]:
     """One :class:`Record` (``seq`` 0, not yet appended) per candidate decision of a statement.
 
@@ -424,9 +449,13 @@ def records_from_statement(
     statement : mapping
         A release statement (:func:`synthreview.release.signing.release_statement`).
     review_id : str
-        sha256 of the statement's bytes (``Verification.review_id``).
+        sha256 of the statement's bytes (``Verification.review_id``); also the records'
+        ``statement_sha256``, the digest History checks when it opens ``location`` again.
     keyid : str, optional
         The key whose signature was verified.
+    location : path, optional
+        The review folder that holds the record (stored absolute); None: no folder (the
+        dashboard's downloads).
     """
     if statement.get("predicateType") != PREDICATE_TYPE:
         raise ConfigError(
@@ -489,9 +518,16 @@ def records_from_statement(
                 source_id=context.get("source"),
                 claimed_epsilon=_epsilon(options.get("claimed_epsilon")),
                 waivers=_waivers_of(predicate.get("waivers"), name),
+                location=folder_location(location),
+                statement_sha256=review_id,
             )
         )
     return records
+
+
+def folder_location(folder: str | os.PathLike[str] | None) -> str | None:
+    """How the register stores a review folder's location: its absolute, resolved path."""
+    return None if folder is None else str(Path(folder).resolve())
 
 
 def _waivers_of(waivers: object, candidate: str) -> str | None:
@@ -519,7 +555,10 @@ def _mapping(value: object, what: str) -> Mapping[str, Any]:
 
 
 def records_of_release(
-    files: Mapping[str, bytes], *, key: Ed25519PrivateKey | None = None
+    files: Mapping[str, bytes],
+    *,
+    key: Ed25519PrivateKey | None = None,
+    location: str | os.PathLike[str] | None = None,
 ) -> list[Record]:
     """The records of a review this process just built (``Release.files``), signed or not.
 
@@ -527,11 +566,14 @@ def records_of_release(
     the completion marker left out), so its id equals that of the statement
     ``sign_files(files, key)`` signs; ``key`` marks the records as signed by it. A folder read
     back from disk goes through ``verify_files`` instead (``synthreview register``).
+    ``location`` is the folder ``files`` were written to, when they were.
     """
     kept = {n: d for n, d in files.items() if n not in (ENVELOPE_NAME, MARKER)}
     statement = release_statement(kept)
     keyid = key_id(key.public_key()) if key is not None else None
-    return records_from_statement(statement, review_id=statement_id(statement), keyid=keyid)
+    return records_from_statement(
+        statement, review_id=statement_id(statement), keyid=keyid, location=location
+    )
 
 
 def check_register(url: str | None) -> RegisterURL:
@@ -783,7 +825,14 @@ class Register:
 
 _SELECT = "seq, " + ", ".join(_COLUMNS)
 #: the schema version that added a column (the others are version 1's)
-_COLUMN_SINCE = {"access": 3, "source_id": 3, "claimed_epsilon": 3, "waivers": 3}
+_COLUMN_SINCE = {
+    "access": 3,
+    "source_id": 3,
+    "claimed_epsilon": 3,
+    "waivers": 3,
+    "location": 4,
+    "statement_sha256": 4,
+}
 
 
 def _select(version: int) -> str:
@@ -839,6 +888,8 @@ def _values(record: Record, previous: int | None) -> tuple[str | int | None, ...
         record.source_id,
         record.claimed_epsilon,
         record.waivers,
+        record.location,
+        record.statement_sha256,
     )
 
 
@@ -1094,6 +1145,7 @@ def history_frame(records: Sequence[Record]) -> pd.DataFrame:
             "access": r.access,
             "waivers": waivers_text(r.waivers),
             "review id": r.review_id[:12],
+            "evidence at": r.location,
         }
         for r in sorted(records, key=lambda r: -r.seq)
     ]
@@ -1117,6 +1169,7 @@ _HISTORY_COLUMNS = (
     "access",
     "waivers",
     "review id",
+    "evidence at",
 )
 
 

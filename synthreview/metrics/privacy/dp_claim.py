@@ -23,6 +23,22 @@ operating point reported, members flagged are the detected disclosures and non-m
 ``phantom_share`` is their ratio: about 1 for a fresh real sample (every detected disclosure is
 a phantom), near 0 for a copy. Like the ε lower bound (:mod:`.epsilon`), the test uses one
 training set, so it can refute a claim but never prove one.
+
+**Verbatim copies** (issue 35 item 6). The attacks' quantile thresholds cannot isolate a few
+copied records: at the top one of 20 the flagged rows are ~5 % of the attack set, so 15
+verbatim training records among 300 certified nothing and a claimed ε = 0 passed. DP bounds
+*every* event of the output, so the test adds one event fixed before looking at the data:
+"the record (with ``--person``: any of the person's records) appears verbatim in the
+candidate" (:func:`verbatim_events`, row hashes over the analysed columns). For members
+(training units) and non-members (holdout units) it is one more operating point, bounded as
+above: ``P(copied | member) <= e^ε P(copied | non-member) + δ`` (Kairouz, Oh & Viswanath 2015,
+Theorem 2.1, for the test "call a unit a member when it is copied"; the same inequality
+Jagielski et al. 2020 audit with). Under a fresh sample both sides are copied only by
+coincidence, at one rate, and the bound certifies ε = 0. The family's α is split in two halves
+(weighted Bonferroni, still ``1 - confidence`` in all): one for this single event, one shared by
+the attacks' K × T operating points, so the event keeps its power (15 copies of 300 training
+rows and none of 300 holdout rows certify ε ≥ 0.58; as one of 13 × 20 + 1 equal shares
+they certified nothing).
 """
 
 from __future__ import annotations
@@ -37,8 +53,80 @@ import numpy as np
 from synthreview.metrics.privacy.attack_stats import AttackResult
 from synthreview.metrics.privacy.epsilon import clopper_pearson
 from synthreview.results import to_jsonable
+from synthreview.splits import units_of
 
-__all__ = ["DPClaimTest", "certified_epsilon", "dp_claim_test"]
+__all__ = [
+    "VERBATIM_EVENT",
+    "DPClaimTest",
+    "VerbatimEvents",
+    "certified_epsilon",
+    "dp_claim_test",
+    "verbatim_events",
+]
+
+#: name of the verbatim-copy event among the tested operating points
+VERBATIM_EVENT = "verbatim_copies"
+
+
+@dataclass(frozen=True)
+class VerbatimEvents:
+    """How many member and non-member units appear verbatim in a candidate.
+
+    Attributes
+    ----------
+    copied_members, n_members : int
+        Training units (rows, or people with ``unit="person"``) with a record that equals a
+        candidate row on every analysed column, and all training units.
+    copied_nonmembers, n_nonmembers : int
+        The same for the holdout units: what a fresh sample repeats by coincidence.
+    unit : {"row", "person"}
+    """
+
+    copied_members: int
+    n_members: int
+    copied_nonmembers: int
+    n_nonmembers: int
+    unit: str = "row"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return to_jsonable({f.name: getattr(self, f.name) for f in fields(self)})
+
+
+def verbatim_events(
+    real_hashes: np.ndarray,
+    holdout_hashes: np.ndarray,
+    synthetic_hashes: np.ndarray,
+    *,
+    real_groups: np.ndarray | None = None,
+    holdout_groups: np.ndarray | None = None,
+) -> VerbatimEvents:
+    """Count the training and holdout units whose record appears verbatim in the candidate.
+
+    Parameters
+    ----------
+    real_hashes, holdout_hashes, synthetic_hashes : ndarray of uint64
+        One hash per row over the analysed columns (equal rows hash equal).
+    real_groups, holdout_groups : ndarray, optional
+        Person id of every training / holdout row: the unit is then the person, copied when
+        any of the person's rows is. Both or neither.
+
+    Returns
+    -------
+    VerbatimEvents
+    """
+    if (real_groups is None) != (holdout_groups is None):
+        raise ValueError(
+            "real_groups and holdout_groups must be given together; got only "
+            f"{'real_groups' if holdout_groups is None else 'holdout_groups'}"
+        )
+    counts = []
+    for hashes, groups in ((real_hashes, real_groups), (holdout_hashes, holdout_groups)):
+        copied = np.isin(np.asarray(hashes), np.asarray(synthetic_hashes))
+        units = units_of(len(copied), groups)
+        per_unit = np.bincount(units.labels, weights=copied, minlength=units.n_units) > 0
+        counts += [int(per_unit.sum()), units.n_units]
+    return VerbatimEvents(*counts, unit="row" if real_groups is None else "person")
 
 
 @dataclass(frozen=True)
@@ -76,6 +164,10 @@ class DPClaimTest:
         What the claim protects and the attacks scored: ``"row"``, or ``"person"`` in a
         person-level review (each person one score, so ε is a person's, the unit a DP
         guarantee for data with several rows per person must protect).
+    verbatim : VerbatimEvents or None
+        Units copied verbatim on each side, when the event was tested.
+    verbatim_epsilon : float
+        ε the verbatim event alone certifies (0 = no evidence; NaN when not tested).
     """
 
     claimed_epsilon: float
@@ -97,11 +189,14 @@ class DPClaimTest:
     disclosures: int
     phantom_share: float
     unit: str = "row"
+    verbatim: VerbatimEvents | None = None
+    verbatim_epsilon: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["contradicting"] = list(self.contradicting)
+        out["verbatim"] = None if self.verbatim is None else self.verbatim.to_dict()
         return to_jsonable(out)
 
 
@@ -129,6 +224,7 @@ def dp_claim_test(
     *,
     epsilon: float,
     delta: float = 0.0,
+    verbatim: VerbatimEvents | None = None,
     confidence: float = 0.95,
     n_thresholds: int = 20,
 ) -> DPClaimTest:
@@ -142,8 +238,11 @@ def dp_claim_test(
         Claimed ε, ``>= 0``.
     delta : float, default=0.0
         Claimed δ, in ``[0, 1)``.
+    verbatim : VerbatimEvents, optional
+        Units copied verbatim (:func:`verbatim_events`): tested as one more operating point,
+        with half the family's α (module docstring).
     confidence : float, default=0.95
-        Family-wise confidence over all attacks and thresholds.
+        Family-wise confidence over all attacks, thresholds and the verbatim event.
     n_thresholds : int, default=20
         Operating points per attack: score quantiles at ``(i + 1) / (T + 1)`` of the attack
         set (members and non-members pooled, so no label chooses them).
@@ -164,11 +263,19 @@ def dp_claim_test(
         raise ValueError(f"confidence must be in (0, 1); got {confidence!r} instead")
     if isinstance(n_thresholds, bool) or not isinstance(n_thresholds, int) or n_thresholds < 1:
         raise ValueError(f"n_thresholds must be an integer >= 1; got {n_thresholds!r} instead")
+    if verbatim is not None and (verbatim.n_members < 1 or verbatim.n_nonmembers < 1):
+        raise ValueError(
+            "verbatim must count >= 1 member and >= 1 non-member unit; got "
+            f"{verbatim.n_members} and {verbatim.n_nonmembers} instead"
+        )
     usable = [a for a in attacks if a.error is None and len(a.scores)]
     if not usable:
         raise ValueError("the claim test needs at least one membership attack that ran")
     n_tests = len(usable) * n_thresholds
-    alpha = (1 - confidence) / (2 * n_tests)  # two bounds per operating point
+    # two bounds per operating point; with the verbatim event, half of the family's α is its
+    # own (one pre-chosen event) and the attacks' operating points share the other half
+    share = 1 - confidence if verbatim is None else (1 - confidence) / 2
+    alpha = share / (2 * n_tests)
     levels = np.arange(1, n_thresholds + 1) / (n_thresholds + 1)
     found = []  # (certified ε, excess flags, operating point) per attack
     contradicting = []
@@ -188,6 +295,19 @@ def dp_claim_test(
         i = int(np.argmax(eps)) if eps.max() > 0 else int(np.argmax(excess_flags))
         point = (a.attack, thresholds[i], tp[i], fp[i], n_m, n_o, tpr_lo[i], fpr_hi[i])
         found.append((float(eps[i]), float(excess_flags[i]), point))
+    verbatim_eps = math.nan
+    if verbatim is not None:
+        # the score "copied" (1) or not (0), flagged at >= 1
+        tp, n_m = verbatim.copied_members, verbatim.n_members
+        fp, n_o = verbatim.copied_nonmembers, verbatim.n_nonmembers
+        eps, tpr_lo, fpr_hi = certified_epsilon(
+            tp, n_m, fp, n_o, delta=delta, alpha=(1 - confidence) / 4
+        )
+        verbatim_eps = float(eps)
+        if verbatim_eps > epsilon:
+            contradicting.append(VERBATIM_EVENT)
+        point = (VERBATIM_EVENT, 1.0, tp, fp, n_m, n_o, float(tpr_lo), float(fpr_hi))
+        found.append((verbatim_eps, float(tp - fp * n_m / n_o), point))
     certified, _, point = max(found, key=lambda f: f[:2])
     attack, threshold, tp, fp, n_m, n_o, tpr_lo, fpr_hi = point
     phantoms = fp * n_m / n_o if n_o else math.nan
@@ -195,7 +315,7 @@ def dp_claim_test(
         claimed_epsilon=float(epsilon),
         claimed_delta=float(delta),
         confidence=confidence,
-        n_tests=n_tests,
+        n_tests=n_tests + (verbatim is not None),
         contradicted=bool(contradicting),
         certified_epsilon=certified,
         excess=max(0.0, certified - float(epsilon)),
@@ -210,4 +330,6 @@ def dp_claim_test(
         n_nonmembers=n_o,
         disclosures=int(tp),
         phantom_share=float(min(1.0, phantoms / tp)) if tp > 0 else math.nan,
+        verbatim=verbatim,
+        verbatim_epsilon=verbatim_eps,
     )

@@ -18,6 +18,7 @@ import pandas as pd
 
 from synthreview.encoding import TabularEncoder
 from synthreview.errors import ConfigError, DataError, attempt
+from synthreview.io.persons import person_ids
 from synthreview.io.row_hash import table_row_hashes, value_order
 from synthreview.io.schema import Schema
 from synthreview.metrics.privacy.attack_stats import AttackResult, attack_set
@@ -28,7 +29,7 @@ from synthreview.metrics.privacy.disclosure import (
     attribute_inference,
     l_diversity,
 )
-from synthreview.metrics.privacy.dp_claim import DPClaimTest, dp_claim_test
+from synthreview.metrics.privacy.dp_claim import DPClaimTest, dp_claim_test, verbatim_events
 from synthreview.metrics.privacy.epsilon import EpsilonBound, epsilon_lower_bound
 from synthreview.metrics.privacy.groups import GroupMembership, group_membership
 from synthreview.metrics.privacy.membership import membership_inference
@@ -478,20 +479,32 @@ def evaluate_privacy(
             max_attack=max_attack, wp29_targets=wp29_targets, seed=seed,
             progress=lambda f, m: step(0.5 + 0.1 * f, m),
         ))  # fmt: skip
-    dp_claim = None
-    if claimed_epsilon is not None and person is not None:
+    real_hashes, synthetic_hashes = row_hashes(real[cols]), row_hashes(synthetic[cols])
+    holdout_hashes = None if holdout is None else row_hashes(holdout[cols])
+    dp_claim = verbatim = None
+    if claimed_epsilon is not None and holdout is not None and len(holdout) >= 2:
+        # a verbatim record is an event whose probability ε-DP bounds like any attack's
+        # (dp_claim's module docstring): tested beside the attacks, per person with --person
+        verbatim = attempt("dp_claim", errors, lambda: verbatim_events(
+            real_hashes, holdout_hashes, synthetic_hashes,
+            real_groups=None if person is None else person_ids(real[person]),
+            holdout_groups=None if person is None else person_ids(holdout[person]),
+        ))  # fmt: skip
+    if "dp_claim" in errors:
+        pass  # the verbatim event could not be counted: no test without it (incomplete)
+    elif claimed_epsilon is not None and person is not None:
         # the claim protects people: tested on the attacks' person scores (one per person)
         judged = [a.result for a in (person_level.attacks if person_level else ())
                   if a.error is None and a.result is not None]  # fmt: skip
         if judged:
             dp_claim = attempt("dp_claim", errors, lambda: replace(dp_claim_test(
-                judged, epsilon=claimed_epsilon, delta=claimed_delta,
+                judged, epsilon=claimed_epsilon, delta=claimed_delta, verbatim=verbatim,
             ), unit="person"))  # fmt: skip
         elif holdout is not None and len(holdout) >= 2:
             errors["dp_claim"] = "no membership attack could be judged per person"
     elif attacks and claimed_epsilon is not None:
         dp_claim = attempt("dp_claim", errors, lambda: dp_claim_test(
-            attacks, epsilon=claimed_epsilon, delta=claimed_delta,
+            attacks, epsilon=claimed_epsilon, delta=claimed_delta, verbatim=verbatim,
         ))  # fmt: skip
     if holdout is None:
         skipped["wp29"] = "needs a holdout table (the control attack)"
@@ -503,9 +516,8 @@ def evaluate_privacy(
         ))  # fmt: skip
     step(0.7, "distance to closest record")
     dcr = attempt("dcr", errors, lambda: distance_to_closest_record(
-        real_x, synthetic_x, holdout_x, real_hashes=row_hashes(real[cols]),
-        synthetic_hashes=row_hashes(synthetic[cols]),
-        holdout_hashes=None if holdout is None else row_hashes(holdout[cols]),
+        real_x, synthetic_x, holdout_x, real_hashes=real_hashes,
+        synthetic_hashes=synthetic_hashes, holdout_hashes=holdout_hashes,
         categorical_blocks=[encoder.groups[c] for c in schema.categorical], seed=seed,
     ))  # fmt: skip
     if dcr is not None:

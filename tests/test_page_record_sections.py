@@ -1,0 +1,255 @@
+"""Every evidence page renders an opened review record: its numbers, nothing recomputed.
+
+The record is opened as ``synthreview show`` opens it (``SYNTHREVIEW_OPEN``); no test presses
+Run review, and the engine's computing entry points are replaced by ones that fail the test, so
+a page that recomputed anything could not pass. Views that need the rows say which input files
+they need; a changed byte of the folder shows NOT VERIFIED in red on every page.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import synthreview.release.pipeline as pipeline_module
+import synthreview.review as review_module
+from synthreview import demo
+from synthreview.figures import explain
+from synthreview.figures import fidelity as fidelity_fig
+from synthreview.figures import glucose as glucose_fig
+from synthreview.figures.explain import format_metric
+from synthreview.judgement.verdicts import DECISION_STYLE
+from synthreview.record.inputs import input_line
+from synthreview.record.session import OPENED_KEY, REVIEW_KEY
+from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, write_record
+from synthreview.release.signing import generate_keys, load_private_key
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PAGES = ("overview", "data", "fidelity", "privacy", "utility", "glucose")
+
+
+class Recomputed(AssertionError):
+    """A page computed what the record holds."""
+
+
+@pytest.fixture
+def no_computing(monkeypatch):
+    """Every module's binding of the engine's computing entry points fails when called."""
+    for module, names in (
+        (review_module, ("evaluate", "prepare")),
+        (pipeline_module, ("release_candidate", "audit_candidate", "review_release")),
+    ):
+        for name in names:
+            original = getattr(module, name)
+
+            def refuse(*args, _name=name, **kwargs):
+                raise Recomputed(f"{_name} was called while a record is open")
+
+            for loaded in list(sys.modules.values()):
+                if getattr(loaded, name, None) is original:
+                    monkeypatch.setattr(loaded, name, refuse)
+
+
+def _opened(monkeypatch, folder, key=None) -> AppTest:
+    monkeypatch.setenv(OPEN_ENV, str(folder))
+    if key is None:
+        monkeypatch.delenv(OPEN_KEY_ENV, raising=False)
+    else:
+        monkeypatch.setenv(OPEN_KEY_ENV, str(key))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _page(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, at.exception
+    assert "run_review" not in {b.key for b in at.button}  # an opened record is not run
+    return at
+
+
+def _texts(at) -> str:
+    parts = [m.value for m in at.markdown] + [e.value for e in at.error]
+    parts += [s.value for s in at.success] + [i.value for i in at.info]
+    parts += [c.value for c in at.caption] + [w.value for w in at.warning]
+    # Markdown-escaped user text (markdown_text): backslashes and word joiners taken off
+    return "\n".join(str(p) for p in parts).replace("\u2060", "").replace("\\", "")
+
+
+def _needs_inputs(at, record) -> None:
+    text = _texts(at)
+    assert "needs the review's input files" in text
+    for entry in record.inputs:
+        assert input_line(entry).replace("\\", "") in text
+
+
+def test_overview_states_the_record(demo_record_folder, monkeypatch, no_computing):
+    record, folder = demo_record_folder
+    at = _page(_opened(monkeypatch, folder), "overview")
+    assert not at.session_state[REVIEW_KEY]  # nothing loaded, nothing computed
+    body = next(h.proto.body for h in at.get("html") if 'sr-decisions"' in h.proto.body)
+    for decision in record.decisions.values():
+        assert DECISION_STYLE[decision.outcome].label in body
+
+
+def test_fidelity_shows_the_record_scores(demo_record_folder, monkeypatch, no_computing):
+    record, folder = demo_record_folder
+    at = _page(_opened(monkeypatch, folder), "fidelity")
+    shown = [m.value for m in at.metric]
+    for result in (c.fidelity for c in record.report.candidates.values()):
+        for score in fidelity_fig.SCORES:
+            assert format_metric(score, getattr(result, score)) in shown
+    assert {"fidelity_curves", "fidelity_authenticity"} <= {c.key for c in _charts(at)}
+    # the PCA and a column's values need the rows: the input files are named instead
+    assert "fidelity_pca" not in {c.key for c in _charts(at)}
+    _needs_inputs(at, record)
+
+
+def _charts(at):
+    return list(at.get("plotly_chart"))
+
+
+def test_privacy_shows_the_record_attacks_and_epsilon(
+    demo_record_folder, monkeypatch, no_computing
+):
+    record, folder = demo_record_folder
+    at = _page(_opened(monkeypatch, folder), "privacy")
+    shown = [m.value for m in at.metric]
+    text = _texts(at)
+    for name, candidate in record.report.candidates.items():
+        privacy = candidate.privacy
+        aucs = [a.auc for a in privacy.membership_inference if a.error is None]
+        assert format_metric("mia_auc", max(aucs)) in shown
+        share = privacy.dcr.share_closer_to_train
+        assert format_metric("dcr_share", share) in shown
+        bound = privacy.epsilon_lower_bound
+        assert f"**{name}**: ε ≥ {bound.epsilon:.2f}" in text
+        counts = record.releases[name].audit.counts
+        assert f"{counts.flagged_as_copies:,}" in shown  # the record's audit, counted once
+    keys = {c.key for c in _charts(at)}
+    assert {f"privacy_roc_{n}" for n in record.candidates} <= keys
+    assert "privacy_dcr" in keys and "privacy_authenticity" in keys
+    # controls that would change the numbers are shown, disabled, with the record's choices
+    assert at.selectbox(key="privacy_sensitive").disabled
+    assert at.number_input(key="privacy_claimed_epsilon").disabled
+    _needs_inputs(at, record)  # the closest pairs need the training rows
+
+
+def test_utility_shows_the_record_rules(demo_record_folder, monkeypatch, no_computing):
+    record, folder = demo_record_folder
+    at = _page(_opened(monkeypatch, folder), "utility")
+    text = _texts(at)
+    for name, release in record.releases.items():
+        rules = explain.readings_markdown(name, release.verdicts, "utility")
+        assert rules and rules.replace("\\", "").replace("\u2060", "") in text
+    assert at.selectbox(key="utility_target").disabled
+    assert at.text_input(key="utility_formula").disabled
+    assert at.text_input(key="utility_formula").value == (record.report.options.formula or "")
+    keys = {c.key for c in _charts(at)}
+    assert {"utility_kmarginal", "utility_ci", "utility_percentiles"} <= keys
+    assert at.table  # the summary table
+
+
+def test_glucose_shows_the_record_tables(demo_glucose_record_folder, monkeypatch, no_computing):
+    record, folder = demo_glucose_record_folder
+    at = _page(_opened(monkeypatch, folder), "glucose")
+    first = next(iter(record.report.candidates.values())).glucose
+    expected = glucose_fig.comparison_table(first.metrics, first.holdout_metrics, alpha=0.05)
+    assert at.table[0].value.equals(expected.data)
+    keys = {c.key for c in _charts(at)}
+    assert {"glucose_variance", "glucose_agp", "glucose_rmse"} <= keys
+    assert {f"glucose_clarke_{n}" for n in record.candidates} <= keys
+    assert "glucose_heatmaps" not in keys  # the traces themselves are not in the record
+    assert at.number_input(key="glucose_motif_length").disabled
+    _needs_inputs(at, record)
+
+
+def test_data_lists_the_record_inputs(demo_record_folder, monkeypatch, no_computing):
+    record, folder = demo_record_folder
+    at = _page(_opened(monkeypatch, folder), "data")
+    listed = _inputs_listed(at)
+    assert list(listed["sha256"]) == [i["sha256"] for i in record.inputs]
+    assert set(listed["loaded (same sha256)"]) == {"no"}
+    assert at.button(key="record_rerun").disabled
+
+
+def _inputs_listed(at):
+    return next(f.value for f in at.dataframe if "loaded (same sha256)" in f.value.columns)
+
+
+@pytest.fixture(scope="module")
+def signed_and_changed(demo_record_folder, tmp_path_factory):
+    """The demo record signed, and a copy of it with one byte of ``report.html`` changed."""
+    record, _ = demo_record_folder
+    root = tmp_path_factory.mktemp("changed")
+    keys = generate_keys(root / "keys")
+    write_record(record, root / "signed", key=load_private_key(keys.private.read_bytes()))
+    shutil.copytree(root / "signed", root / "changed")
+    data = bytearray((root / "changed" / "report.html").read_bytes())
+    data[200] ^= 1
+    (root / "changed" / "report.html").write_bytes(bytes(data))
+    return root / "signed", root / "changed", keys
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_says_who_signed_or_not_verified_in_red(
+    signed_and_changed, monkeypatch, no_computing, page
+):
+    signed, changed, keys = signed_and_changed
+    at = _page(_opened(monkeypatch, signed, keys.public), page)
+    assert [s.value for s in at.success if s.value.startswith(f"verified - signed by {keys.keyid}")]
+    at = _page(_opened(monkeypatch, changed, keys.public), page)
+    red = [m.value for m in at.markdown if m.value.startswith(":red[**NOT VERIFIED")]
+    assert red and "report.html" in red[0].replace("\\", "").replace("\u2060", "")
+    assert not at.success
+
+
+def test_loaded_inputs_equal_to_the_record_draw_the_rows(
+    demo_record_folder, monkeypatch, no_computing
+):
+    """The record's own input files (equal sha256) loaded: the PCA and the closest pairs draw,
+    still from the record's numbers, and Re-run with these inputs is offered."""
+    _, folder = demo_record_folder
+    at = _opened(monkeypatch, folder)
+    at.session_state[REVIEW_KEY] = demo.tables(seed=0, n_train=300, n_holdout=300)
+    _page(at, "data")
+    assert set(_inputs_listed(at)["loaded (same sha256)"]) == {"yes"}
+    assert not at.button(key="record_rerun").disabled
+    _page(at, "fidelity")
+    assert "fidelity_pca" in {c.key for c in _charts(at)}
+    _page(at, "privacy")
+    assert "needs the review's input files" not in _texts(at)
+    assert any("equal" in frame.value.columns for frame in at.dataframe)  # the pair, side by side
+
+
+def test_other_files_are_not_taken_for_the_record_inputs(
+    demo_record_folder, monkeypatch, no_computing
+):
+    record, folder = demo_record_folder
+    at = _opened(monkeypatch, folder)
+    at.session_state[REVIEW_KEY] = demo.tables(seed=1, n_train=300, n_holdout=300)
+    _page(at, "fidelity")
+    assert "fidelity_pca" not in {c.key for c in _charts(at)}
+    _needs_inputs(at, record)
+    assert at.button(key="record_rerun").disabled
+
+
+@pytest.mark.slow
+def test_rerun_with_these_inputs_computes_a_new_review(demo_record_folder, monkeypatch):
+    record, folder = demo_record_folder
+    at = _opened(monkeypatch, folder)
+    at.session_state[REVIEW_KEY] = demo.tables(seed=0, n_train=300, n_holdout=300)
+    at.run()
+    at.button(key="record_rerun").click().run()
+    assert not at.exception, at.exception
+    assert OPENED_KEY not in at.session_state  # the record is closed, not changed
+    at.switch_page("pages/overview.py").run()
+    body = next(h.proto.body for h in at.get("html") if 'sr-decisions"' in h.proto.body)
+    # a new review of the same files, options, seed and policy states the same decisions
+    for decision in record.decisions.values():
+        assert DECISION_STYLE[decision.outcome].label in body
