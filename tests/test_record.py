@@ -16,7 +16,6 @@ import pandas as pd
 import pytest
 
 import synthreview as sr
-from synthreview import demo
 from synthreview.cli import main
 from synthreview.errors import ConfigError, DataError
 from synthreview.io.persons import with_person
@@ -220,10 +219,10 @@ def test_every_result_class_is_read_back(demo_record_folder, person_record, samp
 
 
 @pytest.mark.slow
-def test_glucose_record_reads_back_whole(tmp_path):
-    """The trace demo's record (every glucose result class): about 40 s on 2 cores."""
-    record = _record(demo.traces(seed=0), ReviewOptions(n_bootstrap=20, max_attack=100))
-    opened = _round_trip(record, tmp_path / "glucose")
+def test_glucose_record_reads_back_whole(demo_glucose_record_folder):
+    """The trace demo's record (every glucose result class), stored once for the session."""
+    record, folder = demo_glucose_record_folder
+    opened = open_review(folder)
     assert opened.equivalent(record), opened.differences(record)
     found = _classes(opened, set())
     glucose = {c.__qualname__ for c in recordable_classes(GlucoseReport).values()}
