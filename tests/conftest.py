@@ -168,6 +168,18 @@ def meeting(browser, streamlit_url):
 
 
 @pytest.fixture(scope="session")
+def demo_run():
+    """The table demo (``DEMO_ROWS`` training rows, seed 0) loaded in a dashboard session and
+    reviewed once (Run review): ``(review, stored)``. Page tests open their page on it with
+    ``page_helpers.page_after_run`` instead of pressing Run review on the same data again."""
+    from synthreview import demo
+    from tests.page_helpers import reviewed_session
+
+    review = demo.tables(seed=0, n_train=DEMO_ROWS)
+    return review, reviewed_session(review)
+
+
+@pytest.fixture(scope="session")
 def demo_record_folder(tmp_path_factory):
     """The table demo's review record (300 training rows), built once per session and written
     unsigned: ``(record, folder)``. Tests open the folder instead of recomputing a review."""
