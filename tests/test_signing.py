@@ -171,6 +171,7 @@ def _flipped(data: bytes, at: int) -> bytes:
     return bytes(changed)
 
 
+@pytest.mark.slow
 def test_flipping_any_byte_of_any_file_fails_naming_that_file(
     review_folder, public_key, monkeypatch
 ):
