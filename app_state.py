@@ -453,27 +453,36 @@ def controls_for(thresholds: Thresholds, *, compute: bool = False) -> PlantedCon
 
 
 # --- meeting countersign ---
-def server_trusted_keys() -> dict[str, Any]:
-    """The keys this server trusts: ``synthreview show``'s key and ``$SYNTHREVIEW_TRUST``'s."""
-    return trusted_keys(os.environ.get(OPEN_KEY_ENV) or None)
+_MEETING_DONE_KEY = "_meeting_countersigned"  # (candidate slot, what was done): shown once
 
 
-def meeting_countersign(name: str, *, reviewers: str, decision: str | None, reason: str) -> Any:
-    """Countersign ``name`` of the opened record with the session's key, beside the record on the
-    server, into the server's register (``record.countersign.countersign_folder``); every page
-    then shows the countersigned record. Raises ``ConfigError`` with why it was refused."""
+def meeting_countersign(name: str, slot: int, *, reviewers: str, decision: str | None,
+                        reason: str) -> None:  # fmt: skip
+    """Countersign ``name`` of the opened record with the session's key, beside the record on
+    the server, into the server's register (``record.countersign.countersign_folder``); the
+    session then holds the countersigned record. ``ConfigError`` says why it was refused."""
     record, key = session().opened_record(), session().signing_key()
     if record is None or key is None:
         raise ConfigError("open a record and load the meeting's private key (above) first")
-    if decision is None:
-        raise ConfigError("choose the meeting's decision first (blank until the meeting chooses)")
     signoff = meeting_signoff(record, name, decision=decision, reason=reason,
                               reviewers=reviewers_from_text(reviewers))  # fmt: skip
+    trusted = trusted_keys(os.environ.get(OPEN_KEY_ENV) or None)  # show's key, the trust folder
     done = countersign_folder(record, [signoff], key, register=server.register_location(),
-                              trusted=server_trusted_keys())  # fmt: skip
+                              trusted=trusted)  # fmt: skip
     st.session_state[OPENED_KEY] = done.record
     st.session_state.pop(RECORD_SUMMARY_KEY, None)
-    return done
+    said = f"Countersigned {name} ({done.file}, key {done.keyid[:16]}); registered."
+    st.session_state[_MEETING_DONE_KEY] = (slot, said)
+
+
+def meeting_done(slot: int) -> str | None:
+    """What the countersignature just written for candidate ``slot`` did, once; its fields are
+    blank again then (a second click signs nothing twice)."""
+    if st.session_state.get(_MEETING_DONE_KEY, (None,))[0] != slot:
+        return None
+    for field in ("reviewers", "decision", "reason"):
+        st.session_state.pop(f"audit_meeting_{field}_{slot}", None)
+    return st.session_state.pop(_MEETING_DONE_KEY)[1]
 
 
 def open_register_row(seq: int) -> ReviewRecord:

@@ -247,6 +247,10 @@ def _meeting_signoff(record, name: str, slot: int) -> None:
                 "folder), with every file as signed."
             )
         return
+    done = app_state.meeting_done(slot)  # before the fields: it blanks them
+    if done is not None:
+        with st.container(key="audit_countersign_done"):
+            st.success(markdown_text(done))
     _signing_key_panel()
     keyid = app_state.session().signing_key_id()
     st.text(
@@ -280,20 +284,14 @@ def _meeting_signoff(record, name: str, slot: int) -> None:
         )
     if submitted:
         try:
-            done = app_state.meeting_countersign(
-                name, reviewers=reviewers, decision=choice, reason=reason
+            app_state.meeting_countersign(
+                name, slot, reviewers=reviewers, decision=choice, reason=reason
             )
         except ConfigError as exc:
             with st.container(key="audit_countersign_error"):
                 st.error(markdown_text(f"Not countersigned: {exc}"))
             return
-        with st.container(key="audit_countersign_done"):
-            st.success(
-                markdown_text(
-                    f"Countersigned {name} ({done.file}, key {done.keyid[:16]}); "
-                    f"{len(done.registered.added)} decisions added to the register."
-                )
-            )
+        st.rerun()  # every page's banner and this candidate's line show the countersignature
     # the register is the server's setting (docs/security.md): shown, never typed in a browser
     st.text(f"Register: {server.register_shown()}")
 

@@ -164,6 +164,12 @@ def test_the_meeting_countersigns_registers_and_history_reopens(
     assert rows[0].location == str(copy.resolve())
     assert rows[0].reviewer == "Ann Lee (chair); Bo Chen (privacy officer)"
     assert "Countersigned" in _texts(at)
+    # the fields are blank again: a second click countersigns nothing twice
+    assert at.selectbox(key="audit_meeting_decision_0").value is None
+    assert at.text_area(key="audit_meeting_reviewers_0").value == ""
+    at.button(key="audit_meeting_countersign_0").click().run()
+    assert "must be chosen" in _texts(at)
+    assert not (copy / "countersign.2.intoto.jsonl").exists() and len(history(str(db))) == 1
     # the chain verifies, and fails after a change
     monkeypatch.setenv(TRUST_ENV, str(trust))
     assert main(["verify", str(copy), "--key", str(tool.public)]) == 0

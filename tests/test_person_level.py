@@ -482,3 +482,42 @@ def test_planted_controls_divide_people(person_report, monkeypatch):
             assert len(whole) >= len(planted) - 1
         else:
             assert not planted
+
+
+@pytest.mark.slow
+def test_a_sampled_person_level_review_samples_people_and_audits_them_whole():
+    """The NLSY panel (545 people x 8 years) split by person, about 1,450 rows a side, reviewed
+    with ``sample_rows=1000``: the statistics are estimated on whole people (issue 34: sampling
+    above --sample-rows samples people), and the every-row audit still groups the candidate's
+    rows by person, so a copied person's rows are removed together."""
+    frame = pd.read_csv(Path(__file__).resolve().parents[2] / "shared" / "data" / "wage_panel.csv")
+    people = np.sort(frame["person_id"].unique())
+    order = people[np.random.default_rng(0).permutation(len(people))]
+    third = len(order) // 3
+    parts = [frame[frame["person_id"].isin(order[i * third : (i + 1) * third])]
+             for i in range(3)]  # fmt: skip
+    copied = parts[0][parts[0]["person_id"].isin(order[:5])]
+    candidate = pd.concat([parts[2].iloc[: -len(copied)], copied], ignore_index=True)
+    review = with_person(
+        align(parts[0].reset_index(drop=True), {"syn": candidate},
+              holdout=parts[1].reset_index(drop=True)),
+        "person_id",
+    )  # fmt: skip
+    options = ReviewOptions(person="person_id", sample_rows=1000, n_bootstrap=20, max_attack=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = evaluate(review, sections=("fidelity", "privacy"), options=options, seed=0)
+    assert report.sampling is not None
+    for name, table in (("real", review.real), ("holdout", review.holdout),
+                        ("syn", review.synthetic["syn"])):  # fmt: skip
+        sample = report.sampling.table(name)
+        assert sample.sampled and 0 < sample.rows_used <= 1000
+        ids = table.frame["person_id"].to_numpy()
+        drawn = np.zeros(len(ids), bool)
+        drawn[sample.positions] = True
+        assert not set(ids[drawn]) & set(ids[~drawn])  # whole people in the sample
+    audit = audit_candidate(report, "syn", Thresholds(), review=review).audit
+    assert audit.attrs["person"]["grouped"] and len(audit) == len(candidate)
+    copied_ids = {str(p) for p in order[:5]}
+    for person in copied_ids:  # every copied person removed with every one of their rows
+        assert audit.loc[audit["person"].astype(str) == person, "removed"].all(), person
