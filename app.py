@@ -9,12 +9,13 @@ font CDN (the emoji only names the browser tab; no emoji is drawn inside the app
 import streamlit as st
 
 import app_state
+from synthreview.record.session import start_page
 
 st.set_page_config(page_title="synthreview", page_icon="🛡️", layout="wide")
 page = st.navigation(
     {
         group: [
-            st.Page(path, title=title, icon=icon, default=path == app_state.start_page())
+            st.Page(path, title=title, icon=icon, default=path == start_page())
             for path, title, icon in pages
         ]
         for group, pages in app_state.PAGES.items()

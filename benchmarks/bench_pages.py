@@ -48,9 +48,15 @@ from bench_fidelity import describe_machine  # noqa: E402  (the script's folder 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 from streamlit.testing.v1.local_script_runner import LocalScriptRunner  # noqa: E402
 
-import app_state  # noqa: E402
 from synthreview import demo  # noqa: E402
 from synthreview.engine import available_cores  # noqa: E402
+from synthreview.record.session import (  # noqa: E402
+    DEMO_AUTOLOADED_KEY,
+    REVIEW_KEY,
+    STORED_KEYS,
+    SUMMARY_KEY,
+    TIMINGS_KEY,
+)
 
 PAGES = ("overview", "fidelity", "privacy", "utility", "audit", "data", "glossary")
 
@@ -93,7 +99,7 @@ def main() -> None:
     args = parser.parse_args()
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=3600)
-    at.session_state[app_state.DEMO_AUTOLOADED_KEY] = True
+    at.session_state[DEMO_AUTOLOADED_KEY] = True
     if args.load:
         with open(args.load, "rb") as f:
             for key, value in pickle.load(f).items():
@@ -102,7 +108,7 @@ def main() -> None:
     else:
         review = demo.tables(n_train=args.rows)
         _say(f"demo: {len(review.candidates)} candidates x {review.real.n_rows} rows")
-        at.session_state[app_state.REVIEW_KEY] = review
+        at.session_state[REVIEW_KEY] = review
         at.run()
         for line in describe_machine():
             _say(line)
@@ -120,16 +126,16 @@ def main() -> None:
         if at.exception:
             _say(f"exception: {at.exception}")
     if args.save and not args.load:
-        state = {k: at.session_state[k] for k in app_state.STORED_KEYS if k in at.session_state}
+        state = {k: at.session_state[k] for k in STORED_KEYS if k in at.session_state}
         try:
             with open(args.save, "wb") as f:
                 pickle.dump(state, f)
         except (TypeError, pickle.PicklingError) as exc:  # e.g. a model inside the context
             _say(f"review not saved: {exc}")
-    for section, seconds in at.session_state[app_state.TIMINGS_KEY].items():
+    for section, seconds in at.session_state[TIMINGS_KEY].items():
         _say(f"  {section:<30} {sum(seconds):7.1f} s over {len(seconds)} step(s)")
     at.switch_page("pages/overview.py").run()
-    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    (summary,) = at.session_state[SUMMARY_KEY].values()
     for name, decision in summary.decisions.items():
         _say(f"  {name:<20} {decision.outcome:<24} {decision.reason}")
     switch: dict[str, list[float]] = {p: [] for p in PAGES}

@@ -19,12 +19,16 @@ from synthreview.figures.audit import (
     rule_overlap_bars,
 )
 from synthreview.figures.privacy import row_pair
+from synthreview.figures.release_tables import controls_frame, reattack_frame, rule_labels
+from synthreview.figures.text import markdown_text
 from synthreview.judgement.verdicts import DECISION_STYLE, OUTCOMES
+from synthreview.record import server
 from synthreview.record.countersign import countersigned_decisions
+from synthreview.record.session import RAW_ROWS_KEY, SIGNING_PASSPHRASE_KEY, SIGNING_UPLOAD_KEY
 
 
 def _close_dialog() -> None:
-    app_state.set_audit_dialog(False)
+    app_state.session().set_audit_dialog(False)
 
 
 @st.dialog("Confirm curation", on_dismiss=_close_dialog)
@@ -38,10 +42,10 @@ def confirm_dialog(name: str, thresholds, n_removed: int, n_rows: int) -> None:
         st.markdown("\n".join(f"- {line}" for line in _threshold_lines(thresholds, review.kind)))
     ok, cancel = st.columns(2)
     if ok.button("Confirm", key="audit_confirm", type="primary"):
-        app_state.confirm_curation(name, thresholds)
+        app_state.session().confirm_curation(name, thresholds)
         # computed now, before the rerun draws the sidebar: nothing is left for Run review
         app_state.confirmed_release(name)
-        app_state.set_audit_dialog(False)
+        app_state.session().set_audit_dialog(False)
         st.rerun()
     if cancel.button("Cancel", key="audit_cancel"):
         _close_dialog()
@@ -49,7 +53,7 @@ def confirm_dialog(name: str, thresholds, n_removed: int, n_rows: int) -> None:
 
 
 def _open_dialog() -> None:
-    app_state.set_audit_dialog(True)
+    app_state.session().set_audit_dialog(True)
 
 
 def _threshold_lines(thresholds, kind: str) -> list[str]:
@@ -111,7 +115,7 @@ def _preview_tiles(audit) -> None:
 def _copy_counts(counts) -> None:
     """The copies counted once, as the Overview, the Privacy page and the record count them."""
     with st.container(key="audit_copy_counts"):
-        st.markdown(app_state.escape(counts.sentence()))
+        st.markdown(markdown_text(counts.sentence()))
         with st.expander("Copies, counted once"):
             st.table(pd.DataFrame(counts.rows(), columns=["rows", "count"]).set_index("rows"))
 
@@ -122,16 +126,25 @@ def _curation_evidence(name: str, release) -> None:
     left.metric("Verdict as submitted", release.verdicts.overall.upper())
     failing = [r.rule for r in release.verdicts.failed]
     if failing:
-        left.text("Failed as submitted: " + ", ".join(app_state.rule_labels(failing)))
+        left.text(
+            "Failed as submitted: "
+            + ", ".join(rule_labels(app_state.session().get_policy(), failing))
+        )
     curated = release.curated
     if curated is not None:
         right.metric("Verdict after curation", curated.verdicts.overall.upper())
         failing = [r.rule for r in curated.verdicts.failed]
         missing = [r.rule for r in curated.verdicts.incomplete]
         if failing:
-            right.text("Failed after curation: " + ", ".join(app_state.rule_labels(failing)))
+            right.text(
+                "Failed after curation: "
+                + ", ".join(rule_labels(app_state.session().get_policy(), failing))
+            )
         if missing:
-            right.text("Not computed after curation: " + ", ".join(app_state.rule_labels(missing)))
+            right.text(
+                "Not computed after curation: "
+                + ", ".join(rule_labels(app_state.session().get_policy(), missing))
+            )
         for section, message in (curated.report.candidates[name].errors.items()
                                  if curated.report is not None else ()):  # fmt: skip
             app_state.show_error(message, what=f"{section.capitalize()} after curation")
@@ -154,7 +167,7 @@ def _curation_evidence(name: str, release) -> None:
     )
     if curated.reattack is not None and curated.reattack.attacks:
         # a static table whose cells wrap: it fits 1280 px (one row per attack)
-        st.table(reattack_reading_table(app_state.reattack_frame(curated.reattack)))
+        st.table(reattack_reading_table(reattack_frame(curated.reattack)))
     elif curated.reattack is not None:
         st.text(curated.reattack.note)
 
@@ -171,12 +184,12 @@ def _drill_down(name: str, flagged: pd.DataFrame, review) -> None:
         st.checkbox(
             "Show raw training rows",
             value=False,
-            key=app_state.RAW_ROWS_KEY,
-            disabled=app_state.presentation_mode(),
+            key=RAW_ROWS_KEY,
+            disabled=app_state.session().presentation_mode(),
             help="Off by default and always off in presentation mode: the rows are shown "
             "masked like the most exposed records (decile intervals, rare levels masked).",
         )
-        raw = app_state.show_raw_rows()  # never while presenting, whatever the box says
+        raw = app_state.session().show_raw_rows()  # never while presenting, whatever the box says
         nearest = entry["nearest_train_row"]
         st.dataframe(
             row_pair(
@@ -193,17 +206,17 @@ def _signing_key_panel() -> None:
     key_col, pass_col = st.columns(2)
     key_col.file_uploader(
         "Private key (synthreview.key)",
-        key=app_state.SIGNING_UPLOAD_KEY,
-        on_change=app_state.load_signing_key,
+        key=SIGNING_UPLOAD_KEY,
+        on_change=app_state.session().load_signing_key,
     )
     pass_col.text_input(
         "Passphrase (when the key has one)",
         type="password",
-        key=app_state.SIGNING_PASSPHRASE_KEY,
-        on_change=app_state.load_signing_key,
+        key=SIGNING_PASSPHRASE_KEY,
+        on_change=app_state.session().load_signing_key,
     )
-    if app_state.signing_error():
-        st.error(app_state.escape(app_state.signing_error()))
+    if app_state.session().signing_error():
+        st.error(markdown_text(app_state.session().signing_error()))
 
 
 def _meeting_signoff(record, name: str, slot: int) -> None:
@@ -234,8 +247,12 @@ def _meeting_signoff(record, name: str, slot: int) -> None:
                 "folder), with every file as signed."
             )
         return
+    done = app_state.meeting_done(slot)  # before the fields: it blanks them
+    if done is not None:
+        with st.container(key="audit_countersign_done"):
+            st.success(markdown_text(done))
     _signing_key_panel()
-    keyid = app_state.signing_key_id()
+    keyid = app_state.session().signing_key_id()
     st.text(
         f"Meeting's key: {keyid}" if keyid else "Load the meeting's private key to countersign."
     )
@@ -267,22 +284,16 @@ def _meeting_signoff(record, name: str, slot: int) -> None:
         )
     if submitted:
         try:
-            done = app_state.meeting_countersign(
-                name, reviewers=reviewers, decision=choice, reason=reason
+            app_state.meeting_countersign(
+                name, slot, reviewers=reviewers, decision=choice, reason=reason
             )
         except ConfigError as exc:
             with st.container(key="audit_countersign_error"):
-                st.error(app_state.escape(f"Not countersigned: {exc}"))
+                st.error(markdown_text(f"Not countersigned: {exc}"))
             return
-        with st.container(key="audit_countersign_done"):
-            st.success(
-                app_state.escape(
-                    f"Countersigned {name} ({done.file}, key {done.keyid[:16]}); "
-                    f"{len(done.registered.added)} decisions added to the register."
-                )
-            )
+        st.rerun()  # every page's banner and this candidate's line show the countersignature
     # the register is the server's setting (docs/security.md): shown, never typed in a browser
-    st.text(f"Register: {app_state.register_shown()}")
+    st.text(f"Register: {server.register_shown()}")
 
 
 def _record_page(record) -> None:
@@ -296,9 +307,9 @@ def _record_page(record) -> None:
     )
     candidates = record.candidates
     name = st.selectbox("Candidate", candidates,
-                        index=app_state.audit_candidate_index(candidates),
+                        index=app_state.session().audit_candidate_index(candidates),
                         key="audit_candidate")  # fmt: skip
-    app_state.remember_audit_candidate(name)
+    app_state.session().remember_audit_candidate(name)
     release = record.releases[name]
     for section, message in record.report.candidates[name].errors.items():
         app_state.show_error(message, what=f"{section.capitalize()} of {name}")
@@ -313,7 +324,7 @@ def _record_page(record) -> None:
         with st.container(key="audit_record_thresholds"):
             st.markdown(
                 "\n".join(
-                    f"- {app_state.escape(line)}"
+                    f"- {markdown_text(line)}"
                     for line in _threshold_lines(audit.thresholds, record.report.kind)
                 )
             )
@@ -339,7 +350,7 @@ def _record_page(record) -> None:
             st.dataframe(removed, key="audit_removed_table")
         flagged = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
         # the rows themselves only from loaded files whose sha256 are the record's own
-        rows = app_state.record_rows()
+        rows = app_state.session().record_rows()
         if rows is None:
             app_state.inputs_needed("A removed row beside its nearest training row")
         elif len(flagged):
@@ -347,7 +358,7 @@ def _record_page(record) -> None:
     _curation_evidence(name, release)
     st.subheader("Planted-leak controls")
     if record.controls is not None:
-        st.dataframe(app_state.controls_frame(record.controls), key="audit_controls_table")
+        st.dataframe(controls_frame(record.controls), key="audit_controls_table")
     else:
         st.text("The record holds no planted-leak controls.")
     st.button(
@@ -360,8 +371,8 @@ def _record_page(record) -> None:
 
 
 review = app_state.require_review_or_record()
-if app_state.opened_record() is not None:
-    _record_page(app_state.opened_record())
+if app_state.session().opened_record() is not None:
+    _record_page(app_state.session().opened_record())
     st.stop()
 st.header("Audit & export")
 st.caption(
@@ -381,9 +392,9 @@ if not audited:
     st.stop()
 
 # the choice outlives the widget (Streamlit drops a widget's state on another page)
-name = st.selectbox("Candidate", audited, index=app_state.audit_candidate_index(audited),
+name = st.selectbox("Candidate", audited, index=app_state.session().audit_candidate_index(audited),
                     key="audit_candidate")  # fmt: skip
-app_state.remember_audit_candidate(name)
+app_state.session().remember_audit_candidate(name)
 result = report.candidates[name]
 for section, message in result.errors.items():
     app_state.show_error(message, what=f"{section.capitalize()} of {name}")
@@ -434,7 +445,7 @@ drop_close = c3.checkbox(
     False,
     key="audit_use_distance",
 )
-thresholds = app_state.audit_thresholds(
+thresholds = app_state.session().audit_thresholds(
     mode=mode,
     level=float(level),
     fdr=float(fdr),
@@ -444,7 +455,7 @@ thresholds = app_state.audit_thresholds(
     drop_too_close=drop_close,
     drop_exact_copies=drop_exact,
 )
-audit = app_state.preview_audit(name, thresholds)
+audit = app_state.session().preview_audit(name, thresholds)
 
 st.subheader("Preview")
 _preview_tiles(audit)
@@ -458,7 +469,7 @@ else:
 n_rows = len(audit.audit)
 flagged = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
 with st.expander(f"Removed rows ({len(flagged)})", expanded=False):
-    st.dataframe(app_state.removed_preview(name, audit), key="audit_removed_table")
+    st.dataframe(app_state.session().removed_preview(name, audit), key="audit_removed_table")
 if len(flagged):
     _drill_down(name, flagged, review)
 
@@ -470,10 +481,10 @@ st.button(
     disabled=len(flagged) == n_rows,
     help="Opens a confirmation; nothing is produced before you confirm.",
 )
-if app_state.audit_dialog_open():
+if app_state.session().audit_dialog_open():
     confirm_dialog(name, thresholds, len(flagged), n_rows)
 
-confirmed = app_state.confirmed_curations().get(name)
+confirmed = app_state.session().confirmed_curations().get(name)
 if confirmed is not None and confirmed[0] == thresholds:
     release = app_state.confirmed_release(name)
 else:
@@ -483,7 +494,7 @@ else:
         "The curated files under these thresholds appear once they are confirmed (Curate…); "
         "the decision and the record below stand as the review computed them."
     )
-    release = app_state.candidate_release(name)
+    release = app_state.session().candidate_release(name)
 if release is None:
     st.warning(
         "The decisions are out of date; press Run review (sidebar). Nothing is judged or "
@@ -502,11 +513,11 @@ st.caption(
     "The same review on a fresh-like sample of real rows (half of the holdout) with 0 %, 1 % "
     "and 5 % training rows planted: which rules and attacks see them at this sample size."
 )
-if app_state.controls_possible():
+if app_state.session().controls_possible():
     run_controls = st.button("Run the planted-leak controls", key="audit_run_controls")
     controls = app_state.controls_for(thresholds, compute=run_controls)
     if controls is not None:
-        st.dataframe(app_state.controls_frame(controls), key="audit_controls_table")
+        st.dataframe(controls_frame(controls), key="audit_controls_table")
 else:
     st.text("Needs a table review with a holdout of at least 20 rows.")
 
@@ -515,7 +526,7 @@ st.caption(
     "The meeting's decision, filed in report.json and report.html beside the tool's. A decision "
     "that differs from the tool's needs a reason."
 )
-signed = app_state.signoffs().get(name)
+signed = app_state.session().signoffs().get(name)
 # keys per candidate: a value typed or chosen for one candidate never shows under another, and
 # the meeting's decision stays blank until the meeting chooses it
 slot = audited.index(name)
@@ -538,13 +549,13 @@ with st.form(f"audit_signoff_form_{slot}"):
     comment = st.text_area("Comment", value=signed.comment if signed else "",
                            key=f"audit_signoff_comment_{slot}")  # fmt: skip
     if st.form_submit_button("Record sign-off"):
-        problem = app_state.record_signoff(
+        problem = app_state.session().record_signoff(
             name, reviewer=reviewer, decision=choice, reason=reason, comment=comment
         )
         if problem:
-            st.error(app_state.escape(problem))
+            st.error(markdown_text(problem))
         else:
-            signed = app_state.signoffs().get(name)
+            signed = app_state.session().signoffs().get(name)
 if signed is not None:
     st.text(f"Signed off by {signed.reviewer} at {signed.time:%Y-%m-%d %H:%M} UTC: "
             f"{DECISION_STYLE[signed.decision].label}")  # fmt: skip
@@ -557,12 +568,14 @@ st.caption(
     "the approver's public key here."
 )
 with st.form("audit_waiver_form"):
-    waived_rule = st.selectbox("Rule", list(app_state.get_policy().rules), key="audit_waiver_rule")
+    waived_rule = st.selectbox(
+        "Rule", list(app_state.session().get_policy().rules), key="audit_waiver_rule"
+    )
     justification = st.text_area("Justification", key="audit_waiver_reason")
     if st.form_submit_button("Request the waiver"):
-        problem = app_state.request_waiver(waived_rule, justification)
+        problem = app_state.session().request_waiver(waived_rule, justification)
         if problem:
-            st.error(app_state.escape(problem))
+            st.error(markdown_text(problem))
 left, right = st.columns(2)
 approval = left.file_uploader("Approval (synthreview approve)", key="audit_waiver_approval")
 approver = right.file_uploader("Approver's public key", key="audit_waiver_approver")
@@ -571,10 +584,10 @@ if (
     and approver is not None
     and st.button("Add the approval", key="audit_waiver_add")
 ):
-    problem = app_state.add_approval(approval.getvalue(), approver.getvalue())
+    problem = app_state.session().add_approval(approval.getvalue(), approver.getvalue())
     if problem:
-        st.error(app_state.escape(problem))
-waivers = app_state.session_waivers()
+        st.error(markdown_text(problem))
+waivers = app_state.session().session_waivers()
 for waiver in waivers:
     st.text(
         f"{', '.join(waiver.candidates)}: {waiver.rule} {waiver.status} ({waiver.reason}; "
@@ -587,9 +600,9 @@ for waiver in waivers:
     )
 
 st.subheader("Downloads")
-refusal = app_state.record_refusal()
+refusal = app_state.session().record_refusal()
 if refusal is not None:
-    st.warning(app_state.escape(f"Exports are refused: {refusal}."))
+    st.warning(markdown_text(f"Exports are refused: {refusal}."))
     st.stop()
 with st.container(border=True, key="audit_signing"):
     st.markdown("**Sign the record** (optional)")
@@ -602,26 +615,30 @@ with st.container(border=True, key="audit_signing"):
     key_col, pass_col = st.columns(2)
     key_col.file_uploader(
         "Private key (synthreview.key)",
-        key=app_state.SIGNING_UPLOAD_KEY,
-        on_change=app_state.load_signing_key,
+        key=SIGNING_UPLOAD_KEY,
+        on_change=app_state.session().load_signing_key,
     )
     pass_col.text_input(
         "Passphrase (when the key has one)",
         type="password",
-        key=app_state.SIGNING_PASSPHRASE_KEY,
-        on_change=app_state.load_signing_key,
+        key=SIGNING_PASSPHRASE_KEY,
+        on_change=app_state.session().load_signing_key,
     )
-    if app_state.signing_error():
-        st.error(app_state.escape(app_state.signing_error()))
-    keyid = app_state.signing_key_id()
+    if app_state.session().signing_error():
+        st.error(markdown_text(app_state.session().signing_error()))
+    keyid = app_state.session().signing_key_id()
     if keyid is None:
         st.caption("The downloads are not signed.")
     else:
         st.text(f"Signed with key {keyid}")
-        st.button("Stop signing", key="audit_signing_forget", on_click=app_state.forget_signing_key)
-key = app_state.signing_key()
-build = app_state.record_builder(thresholds, key=key)
-folder = app_state.record_folders()[name]
+        st.button(
+            "Stop signing",
+            key="audit_signing_forget",
+            on_click=app_state.session().forget_signing_key,
+        )
+key = app_state.session().signing_key()
+build = app_state.session().record_builder(thresholds, key=key)
+folder = app_state.session().record_folders()[name]
 downloads = []
 if release.curated is not None and release.decision.ships:  # only what may ship is shipped
     downloads += [
@@ -646,7 +663,7 @@ downloads += [
     ("manifest.json", "manifest.json", "application/json", "audit_download_manifest"),
 ]  # fmt: skip
 if key is not None:
-    downloads.append(("Signature (release.intoto.jsonl)", app_state.signature_file_name(),
+    downloads.append(("Signature (release.intoto.jsonl)", app_state.session().signature_file_name(),
                       "application/jsonl", "audit_download_envelope"))  # fmt: skip
 cols = st.columns(4)
 for i, (label, path, mime, download_key) in enumerate(downloads):
@@ -660,13 +677,13 @@ for i, (label, path, mime, download_key) in enumerate(downloads):
     )
 cols[len(downloads) % 4].download_button(
     "Everything (ZIP)",
-    data=lambda: app_state.zip_record(build()),
+    data=lambda: app_state.session().zip_record(build()),
     file_name="release.zip",
     mime="application/zip",
     key="audit_download_zip",
     on_click="ignore",
 )
-st.caption(app_state.escaping_statement())
+st.caption(app_state.session().escaping_statement())
 
 with st.container(border=True, key="audit_register"):
     st.markdown("**Record in the register** (optional)")
@@ -677,15 +694,15 @@ with st.container(border=True, key="audit_register"):
         "adds nothing."
     )
     # the register is the server's setting (docs/security.md): shown, never typed in a browser
-    st.text(f"Register: {app_state.register_shown()}")
+    st.text(f"Register: {server.register_shown()}")
     st.caption(
         "Set by whoever runs this dashboard (SYNTHREVIEW_REGISTER or .streamlit/synthreview.toml)."
     )
     if st.button("Record in the register", key="audit_register_record"):
         try:
-            recorded = app_state.record_in_register(build(), key=key)
+            recorded = server.record_in_register(build(), key=key)
         except ConfigError as exc:
-            st.error(app_state.escape(f"The register was not updated: {exc}"))
+            st.error(markdown_text(f"The register was not updated: {exc}"))
         else:
             signed_by = f"signed with key {keyid[:16]}" if keyid else "unsigned"
             st.success(

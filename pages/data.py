@@ -19,7 +19,11 @@ from synthreview.io.tables import align, missing_rates, read_table
 from synthreview.io.traces import align_traces, load_traces
 from synthreview.judgement.context import ACCESS_MODELS
 from synthreview.options import validate_options
+from synthreview.record import server
+from synthreview.record.session import SEED_KEY, demo_rows
 from synthreview.sampling import DEFAULT_SAMPLE_ROWS, MIN_SAMPLE_ROWS, plan_sentence
+
+session = app_state.session()  # this browser session's review
 
 SOURCES = {
     "demo_tables": "Demo: UCI Adult census tables",
@@ -48,22 +52,20 @@ def share_text(share: float) -> str:
 # the control shows what is loaded when the page opens (a widget's state ends with its page)
 source = st.radio(
     "Source", list(SOURCES), format_func=SOURCES.get, key="data_source", horizontal=True,
-    index=list(SOURCES).index(app_state.loaded_source() or "demo_tables"),
+    index=list(SOURCES).index(session.loaded_source() or "demo_tables"),
 )  # fmt: skip
-st.number_input(
-    "Seed (every random step of the review uses it)", min_value=0, step=1, key=app_state.SEED_KEY
-)
+st.number_input("Seed (every random step of the review uses it)", min_value=0, step=1, key=SEED_KEY)
 
 
 def _load(make_review, source: str) -> None:
     try:
         review = make_review()
     except DataError as exc:
-        app_state.set_load_error(str(exc))
+        session.set_load_error(str(exc))
         return
-    app_state.set_load_error(None)
-    app_state.set_review(review)
-    app_state.set_loaded_source(source)
+    session.set_load_error(None)
+    session.set_review(review)
+    session.set_loaded_source(source)
     # the sidebar was drawn before this click's load: draw the page again so its status
     # describes the data loaded now ("not computed"), not the previous review's run
     st.rerun()
@@ -73,7 +75,7 @@ with st.expander("Open a stored review (a review folder or its ZIP)", expanded=F
     # evidence, not a draft: every page then reads the record, nothing is recomputed
     # the folders the operator put in the server's reviews folder: picked, never a typed path
     # (a path from a browser would read folders anywhere the server can; docs/security.md)
-    offered = app_state.stored_reviews()
+    offered = server.stored_reviews()
     where = st.selectbox(
         "Review folder on this server", ["", *offered], key="open_record_folder",
         format_func=lambda name: markdown_text(name) if name else "(none)",
@@ -94,15 +96,15 @@ with st.expander("Open a stored review (a review folder or its ZIP)", expanded=F
         try:
             verify_with = public.getvalue() if public is not None else None
             if zipped is not None:
-                app_state.open_record(zipped.getvalue(), key=verify_with)
+                session.open_record(zipped.getvalue(), key=verify_with)
             else:
-                app_state.open_stored_review(where, key=verify_with)
+                session.open_stored_review(where, key=verify_with)
         except (DataError, ConfigError) as exc:
             st.error(markdown_text(str(exc)))
         else:
             st.switch_page("pages/overview.py")
 
-if app_state.opened_record() is not None:
+if session.opened_record() is not None:
     with st.container(key="record_inputs_panel"):
         st.subheader("The opened record's input files")
         st.caption(
@@ -111,14 +113,14 @@ if app_state.opened_record() is not None:
             "accept only these files, byte for byte (equal sha256): load them below. Re-run "
             "with these inputs then computes a new review of them."
         )
-        st.dataframe(app_state.record_inputs_frame(), hide_index=True, key="record_inputs")
-        st.button("Close the record", key="close_record", on_click=app_state.close_record)
+        st.dataframe(session.record_inputs_frame(), hide_index=True, key="record_inputs")
+        st.button("Close the record", key="close_record", on_click=session.close_record)
 
-if app_state.demo_autoload_pending():
+if session.demo_autoload_pending():
     # a fresh session opens on the bundled demo so the dashboard shows something at once
     with st.spinner("Loading the bundled demo (UCI Adult)…"):
         _load(
-            lambda: demo.tables(seed=app_state.seed(), n_train=app_state.demo_rows()),
+            lambda: demo.tables(seed=session.seed(), n_train=demo_rows()),
             "demo_tables",
         )
 
@@ -127,11 +129,11 @@ if source in ("demo_tables", "demo_traces"):
         with st.spinner("Preparing the demo data…"):
             if source == "demo_tables":
                 _load(
-                    lambda: demo.tables(seed=app_state.seed(), n_train=app_state.demo_rows()),
+                    lambda: demo.tables(seed=session.seed(), n_train=demo_rows()),
                     source,
                 )
             else:
-                _load(lambda: demo.traces(seed=app_state.seed()), source)
+                _load(lambda: demo.traces(seed=session.seed()), source)
 else:
     is_traces = source == "upload_traces"
     kinds = ["csv", "tsv", "txt", "parquet"]
@@ -205,10 +207,10 @@ else:
             real_table = read_table(real, role="real")
             holdout_table = read_table(holdout, role="holdout") if holdout else None
             tables = [read_table(f, role="synthetic") for f in synthetic]
-            app_state.set_loaded_tables((real_table, holdout_table, tables))
+            session.set_loaded_tables((real_table, holdout_table, tables))
             # the uploaded files as sent: curated rows are copied from them byte for byte (a
             # folder's rows are written from their cells, as the command line writes them)
-            app_state.set_candidate_sources(
+            session.set_candidate_sources(
                 [] if as_folders else [f.getvalue() for f in synthetic_files]
             )
             return align(real_table, tables, holdout=holdout_table)
@@ -220,11 +222,11 @@ else:
             "Upload at least the real table and one synthetic candidate, then press Load files."
         )
 
-if app_state.load_error():
+if session.load_error():
     # the message quotes file and column names: never render them as Markdown
-    st.error(markdown_text(app_state.load_error()), icon=":material/error:")
+    st.error(markdown_text(session.load_error()), icon=":material/error:")
 
-review = app_state.get_review()
+review = session.get_review()
 if review is None:
     st.stop()
 
@@ -233,8 +235,8 @@ st.success(
     + markdown_text(", ".join(review.candidates))
 )
 # an opened record is shown: the loaded files are its inputs, not a review to run
-running = not app_state.locked() and app_state.status()
-if running and "current" not in app_state.status().values():
+running = not session.locked() and session.status()
+if running and "current" not in session.status().values():
     # the button is drawn right here: the sidebar may be hidden (presentation mode, a narrow
     # window), so the words name no other place
     st.info("Next: press **Run review** below to compute every section once.")
@@ -263,7 +265,7 @@ st.dataframe(
     hide_index=True,
     key="loaded_tables",
 )
-if app_state.locked():
+if session.locked():
     # the choices below change a review's numbers: an opened record keeps its own
     st.caption("Close the record to review these files with other choices.")
     st.stop()
@@ -316,11 +318,11 @@ else:
             lambda: align(
                 review.real, list(review.synthetic.values()), holdout=review.holdout, schema=schema
             ),
-            app_state.loaded_source() or source,  # the same data, from where it came
+            session.loaded_source() or source,  # the same data, from where it came
         )
         st.rerun()
     st.subheader("Person column")
-    current = app_state.get_options().person
+    current = session.get_options().person
     if current is None:  # a panel loaded without its person column named (issue 34)
         for notice in person_key_notices(review):
             st.warning(markdown_text(notice.message), icon=":material/group:")
@@ -339,12 +341,12 @@ else:
         except (DataError, ConfigError) as exc:
             st.error(markdown_text(str(exc)), icon=":material/error:")
         else:
-            options = app_state.get_options()
-            app_state.set_review(grouped)
-            app_state.set_options(replace(options, person=person))
+            options = session.get_options()
+            session.set_review(grouped)
+            session.set_options(replace(options, person=person))
             st.rerun()
     st.subheader("Rows for the statistics")
-    options = app_state.get_options()
+    options = session.get_options()
     every_row = st.checkbox(
         "Estimate every statistic on every row (exact; slow above ~200,000 rows)",
         value=options.sample_rows is None,
@@ -361,10 +363,10 @@ else:
     chosen_rows = None if every_row else int(wanted)
     st.caption(markdown_text(plan_sentence(review, chosen_rows, person=options.person)))
     if chosen_rows != options.sample_rows and st.button("Apply", key="apply_sample_rows"):
-        app_state.set_options(replace(options, sample_rows=chosen_rows))
+        session.set_options(replace(options, sample_rows=chosen_rows))
         st.rerun()
     st.subheader("Disclosure checks")
-    options = app_state.get_options()
+    options = session.get_options()
     st.caption(
         "Quasi-identifiers are columns an intruder may know from elsewhere (age, sex, area, "
         "occupation): the privacy section measures QI replay, k-anonymity and each synthetic "
@@ -420,7 +422,7 @@ else:
         if problem is not None:
             st.error(markdown_text(problem), icon=":material/error:")
         else:
-            app_state.set_options(wanted)
+            session.set_options(wanted)
             st.rerun()
     st.subheader("Missing values")
     st.caption("Share of empty cells per column, in each table.")
@@ -439,7 +441,7 @@ for notice in review.notices:
 def _context_form() -> None:
     """The release context: to whom, why, under which access model and threat (issue 37)."""
     st.subheader("Release context")
-    current = app_state.get_context()
+    current = session.get_context()
     st.caption(
         "To whom the data would go, for what, how they reach it and who might attack it: filed "
         "in the signed record, and the policy judges with its access model's thresholds. "
@@ -490,7 +492,7 @@ def _context_form() -> None:
         keep = left.form_submit_button("Keep this context", key="context_keep")
         clear = right.form_submit_button("Clear the context", key="context_clear")
     if clear:
-        app_state.set_context(None)
+        session.set_context(None)
         st.rerun()
     if keep:
         values = {
@@ -507,7 +509,7 @@ def _context_form() -> None:
             },
         }
         try:
-            app_state.set_context(values)
+            session.set_context(values)
         except ConfigError as exc:
             st.error(markdown_text(str(exc)))
             return

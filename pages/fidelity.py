@@ -12,6 +12,8 @@ from synthreview.figures import explain
 from synthreview.figures import fidelity as fig
 from synthreview.figures.text import markdown_text
 
+session = app_state.session()  # this browser session's review
+
 app_state.require_review_or_record()  # an opened record's numbers need no data
 st.header("Fidelity")
 st.caption(
@@ -61,12 +63,12 @@ if suspicious:
             "means the candidate reproduces training rows (memorisation), not a better generator."
         )
     )
-if not app_state.holdout_given():
+if not session.holdout_given():
     st.warning("No holdout table: scores cannot be compared with a fresh real sample.")
 
 # the release rules of this section: the value each judged, its line and verdict, written as the
 # Overview writes them (figures.explain.rule_reading)
-verdicts = app_state.rule_verdicts(report)
+verdicts = session.rule_verdicts(report)
 rules = {n: explain.readings_markdown(n, v, "fidelity") for n, v in verdicts.items()}
 if any(rules.values()):
     with st.container(key="fidelity_rules"):
@@ -76,12 +78,12 @@ if any(rules.values()):
                 st.markdown(text)
 
 st.subheader("α-Precision and β-Recall curves")
-st.plotly_chart(app_state.view("fidelity_curves", lambda: fig.precision_recall_curves(reports)),
+st.plotly_chart(session.view("fidelity_curves", lambda: fig.precision_recall_curves(reports)),
                 key="fidelity_curves")  # fmt: skip
 
 st.subheader("Authenticity per row")
 st.plotly_chart(
-    app_state.view("fidelity_authenticity", lambda: fig.authenticity_histogram(reports)),
+    session.view("fidelity_authenticity", lambda: fig.authenticity_histogram(reports)),
     key="fidelity_authenticity",
 )
 
@@ -101,14 +103,14 @@ st.dataframe(
 if report.kind != "table":
     st.stop()
 # the rows themselves: the loaded files (an opened record's only when their sha256 are its own)
-review = app_state.record_rows()
-record = app_state.opened_record()
+review = session.record_rows()
+record = session.opened_record()
 if record is None and report.context is None:
     st.stop()
 
 st.subheader("PCA of the encoded rows (fitted on real only)")
 # a live run stores it; an opened record's is drawn from its own input files
-pca = app_state.projection() if record is None else app_state.record_projection()
+pca = session.projection() if record is None else session.record_projection()
 if review is None:
     app_state.inputs_needed("The PCA of the rows")
 elif pca is None:
@@ -121,7 +123,7 @@ else:
         sources["holdout"] = review.holdout.frame
     sources.update({name: table.frame for name, table in review.synthetic.items()})
     event = st.plotly_chart(
-        app_state.view("fidelity_pca", lambda: fig.pca_scatter(pca, review.candidates)),
+        session.view("fidelity_pca", lambda: fig.pca_scatter(pca, review.candidates)),
         key="fidelity_pca", on_select="rerun",
         selection_mode=("lasso", "box"),
     )  # fmt: skip
@@ -168,7 +170,7 @@ else:
         values = {"real": values["real"], "holdout": review.holdout.frame[column],
                   name: values[name]}  # fmt: skip
     st.plotly_chart(
-        app_state.view("fidelity_overlay", lambda: fig.feature_overlay(
+        session.view("fidelity_overlay", lambda: fig.feature_overlay(
             values, column=column, kind=review.schema.kinds[column], candidates=review.candidates
         ), name, column),
         key="fidelity_overlay",

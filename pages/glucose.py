@@ -23,14 +23,16 @@ from synthreview.metrics.glucose.motifs import (
     PAPER_TOLERANCE_MG_DL,
 )
 
+session = app_state.session()  # this browser session's review
+
 ALPHA = 0.05
 
 app_state.require_review_or_record()  # an opened record's numbers need no data
 # the traces themselves: the loaded files (an opened record's only when their sha256 are its own)
-review = app_state.record_rows()
-locked = app_state.locked()  # an opened record's options are shown, not changed
+review = session.record_rows()
+locked = session.locked()  # an opened record's options are shown, not changed
 st.header("Glucose traces")
-if app_state.review_kind() != "traces" or (review is not None and not review.traces):
+if session.review_kind() != "traces" or (review is not None and not review.traces):
     st.info(
         "This page reviews glucose (CGM) day traces; the review shown holds tables. "
         "Load the glucose demo or upload trace files on the Data page."
@@ -55,11 +57,11 @@ if traces is None:
     app_state.inputs_needed("The trace heatmaps and the PCA of the traces")
 else:
     st.plotly_chart(
-        fig.trace_heatmaps(shown, step_minutes=traces["real"].step_minutes, seed=app_state.seed()),
+        fig.trace_heatmaps(shown, step_minutes=traces["real"].step_minutes, seed=session.seed()),
         key="glucose_heatmaps",
     )
 
-options = app_state.get_options()
+options = session.get_options()
 with st.expander("Motif matching (τ, σ)", expanded=False):
     left, right = st.columns(2)
     motif_length = left.number_input(
@@ -84,7 +86,7 @@ with st.expander("Motif matching (τ, σ)", expanded=False):
         motif_length, motif_tolerance = DEFAULT_MOTIF_LENGTH, DEFAULT_TOLERANCE_MG_DL
 wanted = (motif_length, motif_tolerance)
 if wanted != (options.motif_length, options.motif_tolerance) and not locked:
-    app_state.set_options(
+    session.set_options(
         replace(options, motif_length=int(motif_length), motif_tolerance=float(motif_tolerance))
     )
 report = app_state.get_report(("glucose",))
@@ -125,14 +127,14 @@ with right:
         pca_sources = dict(shown)
         if "holdout" in traces:
             pca_sources["holdout"] = traces["holdout"].values
-        st.plotly_chart(fig.trace_pca(pca_sources, seed=app_state.seed()), key="glucose_pca")
+        st.plotly_chart(fig.trace_pca(pca_sources, seed=session.seed()), key="glucose_pca")
 
 if not results:
     st.stop()
 
 # the release rules judging traces: the value each judged, its line and verdict, written as the
 # Overview writes them (figures.explain.rule_reading)
-verdicts = app_state.rule_verdicts(report)
+verdicts = session.rule_verdicts(report)
 rules = {
     n: readings_markdown(n, v, ("glucose", "fidelity", "privacy")) for n, v in verdicts.items()
 }
@@ -303,7 +305,7 @@ if privacy:
                 st.caption("More figures of the same attacks: TPR at 0.1 % FPR, the membership "
                            "advantage and the challenge accuracy.")  # fmt: skip
                 st.table(more)
-elif not app_state.holdout_given():
+elif not session.holdout_given():
     st.warning("No holdout traces: membership attacks need them as non-members.")
 
 st.subheader("Privacy per person")
@@ -327,7 +329,7 @@ if not per_person.empty:
             st.warning(markdown_text(f"{name}: traces of subjects {memorised} are reproduced."))
     st.dataframe(numbers_as_text(fig.subject_rows(results)), hide_index=True,
                  key="glucose_subjects_table")  # fmt: skip
-elif not app_state.holdout_given():
+elif not session.holdout_given():
     st.warning("No holdout traces: per-person privacy needs them as non-members.")
 
 st.subheader("Plausibility of the traces")

@@ -7,6 +7,9 @@ import streamlit as st
 import app_state
 from synthreview.errors import ConfigError, DataError
 from synthreview.figures.explain import reading_table
+from synthreview.figures.text import markdown_text
+from synthreview.record import server
+from synthreview.record.uploads import verify_review_zip
 from synthreview.release.register import changes_frame, history_frame
 
 #: the register's columns a meeting reads first: decision, meeting decision, sign-off, signature
@@ -32,9 +35,9 @@ def _verify_panel() -> None:
         st.caption("Upload both to verify.")
         return
     try:
-        result = app_state.verify_review_zip(archive.getvalue(), public.getvalue())
+        result = verify_review_zip(archive.getvalue(), public.getvalue())
     except ConfigError as exc:
-        st.error(app_state.escape(str(exc)))
+        st.error(markdown_text(str(exc)))
         return
     with st.container(key="history_verify_result"):
         if result.ok:
@@ -51,9 +54,9 @@ def _chain_panel() -> None:
     if not st.button("Check the chain", key="history_check_chain"):
         return
     try:
-        check = app_state.register_chain_check()
+        check = server.register_chain_check()
     except ConfigError as exc:
-        st.error(app_state.escape(str(exc)))
+        st.error(markdown_text(str(exc)))
         return
     with st.container(key="history_chain_result"):
         if check.ok:
@@ -95,10 +98,10 @@ def _evidence_panel(records) -> None:
             app_state.open_register_row(int(seq))
         except (ConfigError, DataError) as exc:
             with st.container(key="history_evidence_error"):
-                st.error(app_state.escape(str(exc)))
+                st.error(markdown_text(str(exc)))
             return
         st.rerun()  # every page's banner (drawn above) now names the opened record
-    opened = app_state.opened_record()
+    opened = app_state.session().opened_record()
     if opened is not None and opened.location == by_seq[seq].location:
         with st.container(key="history_evidence_opened"):
             st.text(f"Open now: the evidence of record #{seq} ({opened.location}).")
@@ -115,11 +118,11 @@ def _register_panel() -> None:
         "Records are never changed; a later review is a new record that follows the earlier one."
     )
     # the register is the server's setting, read only here (docs/security.md): never typed
-    st.text(f"Register: {app_state.register_shown()} (read only)")
+    st.text(f"Register: {server.register_shown()} (read only)")
     try:
-        records = app_state.register_history()
+        records = server.register_history()
     except ConfigError as exc:
-        st.info(app_state.escape(str(exc)))
+        st.info(markdown_text(str(exc)))
         return
     _chain_panel()
     names = sorted({r.candidate for r in records})
@@ -134,9 +137,9 @@ def _register_panel() -> None:
         ).strip()
     chosen = None if candidate == "all candidates" else candidate
     try:
-        shown = app_state.register_history(candidate=chosen, inputs_sha256=digest or None)
+        shown = server.register_history(candidate=chosen, inputs_sha256=digest or None)
     except ConfigError as exc:
-        st.error(app_state.escape(str(exc)))
+        st.error(markdown_text(str(exc)))
         return
     st.markdown(f"**{len(shown)} decisions**")
     frame = history_frame(shown).fillna(

@@ -27,6 +27,9 @@ from synthreview.figures.text import markdown_text
 from synthreview.judgement.decision import rule_label
 from synthreview.judgement.policy import HEADLINES, headline_scores
 from synthreview.judgement.verdicts import DECISION_STYLE
+from synthreview.record.session import POLICY_UPLOAD_KEY, PRESENTATION_KEY
+
+session = app_state.session()  # this browser session's review
 
 # local CSS only (no fonts or files from the network). Decision lines wrap instead of
 # scrolling sideways (a fixed-column grid squeezed reasons into four lines at 1280x720).
@@ -105,9 +108,9 @@ def key_numbers(candidates, verdicts, decisions) -> tuple[pd.DataFrame, list[str
 
 
 def copies_line(name: str) -> None:
-    """The candidate's copies counted once (``app_state.copy_counts``), the breakdown one
+    """The candidate's copies counted once (``session.copy_counts``), the breakdown one
     click away."""
-    counts = app_state.copy_counts(name)
+    counts = session.copy_counts(name)
     if counts is None:
         return
     st.markdown(f"**{markdown_text(name)}**: {markdown_text(counts.sentence())}")
@@ -118,7 +121,7 @@ def copies_line(name: str) -> None:
 review = app_state.require_review_or_record()  # an opened record needs no data
 present = st.toggle(
     "Presentation mode",
-    key=app_state.PRESENTATION_KEY,
+    key=PRESENTATION_KEY,
     help="Large type, no sidebar or controls, one figure per screen; a row of links at the "
     "top of every page opens the other pages.",
 )
@@ -126,7 +129,7 @@ st.html(DECISION_CSS)
 if present:
     st.html(PRESENTATION_CSS)
 
-policy = app_state.get_policy()
+policy = session.get_policy()
 # serialised, judged and decided once per stored result (app_state), not on every page open
 summary = app_state.get_summary()
 report = summary.report
@@ -146,7 +149,7 @@ with st.container(key="overview_slide_0"):
     )
     if report.sampling is not None:
         st.caption(markdown_text(report.sampling.sentence()))
-    context = app_state.get_context()
+    context = session.get_context()
     with st.container(key="overview_context"):
         if context is None:
             st.caption(
@@ -163,7 +166,7 @@ with st.container(key="overview_slide_0"):
 for name, candidate in report.candidates.items():
     for section, message in candidate.errors.items():
         app_state.show_error(message, what=f"{section.capitalize()} of {name}")
-for name, message in app_state.curation_errors().items():
+for name, message in session.curation_errors().items():
     app_state.show_error(message, what=f"The curated version of {name}")
 
 with st.container(key="overview_slide_1"):
@@ -178,7 +181,7 @@ with st.container(key="overview_slide_1"):
             key="overview_frontier_axis",
             help=metric_help("tstr_trtr_ratio") + " / " + metric_help("k_marginal"),
         )
-    points = app_state.view(
+    points = session.view(
         "overview_frontier_points",
         lambda: frontier_points(candidates, curated=curated, utility=axis),
         axis,
@@ -194,7 +197,7 @@ with st.container(key="overview_slide_1"):
             figure.update_layout(font={"size": size})
         return figure
 
-    fig = app_state.view("overview_frontier", frontier_figure, axis, present)
+    fig = session.view("overview_frontier", frontier_figure, axis, present)
     st.plotly_chart(fig, key="overview_frontier")
     missing = [n for n in candidates if n not in {p.candidate for p in points}]
     st.caption(
@@ -218,7 +221,7 @@ with st.container(key="overview_slide_2"):
         st.caption(f"Note {i}. {markdown_text(note)}")
     # "see the errors above" only when the page shows errors
     shown_errors = any(c.errors for c in report.candidates.values())
-    shown_errors = shown_errors or bool(app_state.curation_errors())
+    shown_errors = shown_errors or bool(session.curation_errors())
     why_missing = "see the errors above or the section's page"
     if not shown_errors:
         why_missing = "its section's page says why"
@@ -228,7 +231,7 @@ with st.container(key="overview_slide_2"):
         "holdout column is what a fresh real sample scores: the level a perfect generator "
         "reaches. The Glossary page explains every measure."
     )
-    if any(app_state.copy_counts(n) is not None for n in candidates):
+    if any(session.copy_counts(n) is not None for n in candidates):
         st.subheader("Copies of real records")
         for name in candidates:
             copies_line(name)
@@ -237,7 +240,7 @@ if not present:  # controls are not drawn at all while presenting
     with st.expander("Every rule, per candidate"):
         # a static table whose cells wrap: no label is cut at 1280 px
         with st.container(key="overview_scorecard"):
-            st.table(app_state.view("overview_scorecard", lambda: scorecard_frame(verdicts)))
+            st.table(session.view("overview_scorecard", lambda: scorecard_frame(verdicts)))
         for name, verdict in verdicts.items():
             # wrapped lines (a preformatted block scrolls sideways at 1280 px)
             st.markdown(f"**{markdown_text(name)}**\n\n" + "\n".join(
@@ -249,16 +252,16 @@ if not present:  # controls are not drawn at all while presenting
         st.file_uploader(
             "Policy file (TOML); rules it leaves out keep the defaults",
             type=["toml"],
-            key=app_state.POLICY_UPLOAD_KEY,
-            on_change=app_state.load_uploaded_policy,
-            disabled=app_state.opened_record() is not None,
+            key=POLICY_UPLOAD_KEY,
+            on_change=session.load_uploaded_policy,
+            disabled=session.opened_record() is not None,
             help="An opened record keeps the policy it was judged by: Re-run with these inputs "
             "to judge under another."
-            if app_state.opened_record() is not None
+            if session.opened_record() is not None
             else None,
         )
-        if app_state.policy_error():
-            st.error(markdown_text(app_state.policy_error()))
+        if session.policy_error():
+            st.error(markdown_text(session.policy_error()))
         st.caption(f"Policy in use: {markdown_text(policy.name)} ({markdown_text(policy.source)})")
         st.dataframe(
             pd.DataFrame.from_dict(policy.to_dict()["rules"], orient="index"),
@@ -277,5 +280,5 @@ for i, which in enumerate(("alpha", "beta"), start=3):
                 figure.update_layout(font={"size": 24}, height=720)
             return figure
 
-        fig = app_state.view("overview_curve", curve_figure, which, present)
+        fig = session.view("overview_curve", curve_figure, which, present)
         st.plotly_chart(fig, key=f"overview_curve_{which}")

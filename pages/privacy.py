@@ -23,6 +23,10 @@ from synthreview.figures.explain import (
 from synthreview.figures.text import markdown_text
 from synthreview.judgement.policy import RuleVerdict, apply_policy
 from synthreview.metrics.registry import get as get_info
+from synthreview.record import server
+from synthreview.record.session import RAW_ROWS_KEY
+
+session = app_state.session()  # this browser session's review
 
 NONE = "(none)"
 LIGHTS = {"pass": "green", "warn": "orange", "fail": "red", "incomplete": "violet", "n/a": "gray"}
@@ -48,12 +52,12 @@ def _light(verdict: str) -> str:
     return f":{LIGHTS[verdict]}-background[{verdict.upper()}]"
 
 
-options = app_state.get_options()
+options = session.get_options()
 # an opened record's options are shown, not changed (its numbers are evidence)
-locked = app_state.locked()
+locked = session.locked()
 # the rows themselves: the loaded files (an opened record's only when their sha256 are its own)
-review = app_state.record_rows()
-kind = app_state.review_kind()
+review = session.record_rows()
+kind = session.review_kind()
 if kind == "table":
     columns = list(review.schema.analysed) if review is not None else []
     choices = [NONE, *columns]
@@ -68,7 +72,7 @@ if kind == "table":
     wanted = None if chosen == NONE else chosen
     if wanted != options.sensitive and not locked:
         options = replace(options, sensitive=wanted)
-        app_state.set_options(options)
+        session.set_options(options)
     with st.expander("Claimed differential-privacy guarantee",
                      expanded=options.claimed_epsilon is not None):  # fmt: skip
         st.markdown(
@@ -90,22 +94,22 @@ if kind == "table":
         if wanted_claim != (options.claimed_epsilon, options.claimed_delta) and not locked:
             options = replace(options, claimed_epsilon=wanted_claim[0],
                               claimed_delta=wanted_claim[1])  # fmt: skip
-            app_state.set_options(options)
+            session.set_options(options)
 
 report = app_state.get_report(("fidelity", "privacy"), options=options)
-policy = app_state.get_policy()
+policy = session.get_policy()
 privacy = app_state.section_results(report, "privacy")
 fidelity = {n: c.fidelity for n, c in report.candidates.items() if c.fidelity is not None}
 if not privacy:
     st.stop()
 tab_labels = [markdown_text(name) for name in privacy]  # tab labels render Markdown
-if not app_state.holdout_given():
+if not session.holdout_given():
     st.warning("No holdout table: membership inference and the DCR share need non-members.")
 
 st.subheader("Summary")
 # each tile's verdict is the judgement's (the Overview's decision rests on the same verdicts):
 # the stored summary's when the review ran, else the policy applied to these numbers
-summary = app_state.review_summary(options)
+summary = session.review_summary(options)
 if summary is not None:
     judged = summary.verdicts
 else:
@@ -152,7 +156,7 @@ for name, result in privacy.items():
     _tile(col_share, name, "dcr_share")
     # the count the audit_copies rule judges, beside that rule's verdict (counted once:
     # the Overview, the Audit page and the record state the same numbers)
-    counts = app_state.copy_counts(name)
+    counts = session.copy_counts(name)
     col_copies.metric(
         "rows flagged as copies", f"{counts.flagged_as_copies:,}" if counts else "n/a",
         help=f"The verdict is the audit's rule on {metric_label('audit_copy_share')}: "
@@ -381,8 +385,8 @@ st.caption(
     "generator, not the file."
 )
 with st.expander("Generator to attack", expanded=options.generator is not None):
-    choices = app_state.generator_choices()
-    free = app_state.settings().allow_generator_paths
+    choices = server.generator_choices()
+    free = server.settings().allow_generator_paths
     st.markdown(
         "Pick a generator **installed on the machine running this dashboard**: a Python "
         "callable `fit_sample(train, n, seed) -> DataFrame` that a package declares as an entry "
@@ -424,7 +428,7 @@ with st.expander("Generator to attack", expanded=options.generator is not None):
                      shadow_targets=int(n_targets), shadow_time_limit=float(limit))  # fmt: skip
     if wanted != options and not locked:
         try:
-            app_state.set_options(wanted)
+            session.set_options(wanted)
         except ConfigError as exc:
             app_state.show_error(str(exc), what="The generator")
 shadowed = {n: r.shadow for n, r in privacy.items() if r.shadow is not None}
@@ -462,7 +466,7 @@ authentic = getattr(samples, "authentic", None)
 rows = fig.riskiest_rows(privacy[name], authentic=authentic, n=n_pairs)
 columns = review.schema.analysed
 # the rows the statistics were estimated on (samples of tables above options.sample_rows)
-population, sampling = app_state.sampled_review()
+population, sampling = session.sampled_review()
 synthetic, real = population.synthetic[name].frame, population.real.frame
 file_rows = {"synthetic_rows": None, "real_rows": None}
 if sampling is not None:
@@ -475,12 +479,12 @@ st.caption("Order: exact copies first, then rows the fidelity section judged una
 st.table(fig.closest_pairs_reading(synthetic, real, privacy[name], rows=rows, columns=columns,
                                    **file_rows))  # fmt: skip
 st.checkbox(
-    "Show raw training rows", value=False, key=app_state.RAW_ROWS_KEY,
-    disabled=app_state.presentation_mode(),
+    "Show raw training rows", value=False, key=RAW_ROWS_KEY,
+    disabled=session.presentation_mode(),
     help="Off by default and always off in presentation mode: the pair is shown masked like "
     "the most exposed records (decile intervals, rare levels masked).",
 )  # fmt: skip
-shown_raw = app_state.show_raw_rows()  # never while presenting, whatever the box says
+shown_raw = session.show_raw_rows()  # never while presenting, whatever the box says
 as_filed = file_rows["synthetic_rows"]
 pick = st.selectbox(
     "Pair (synthetic row)", [int(r) for r in rows], key="privacy_pair_row",

@@ -14,14 +14,16 @@ from synthreview.figures.explain import format_number
 from synthreview.figures.text import markdown_text
 from synthreview.metrics.utility.regression import parse_formula, suggest_formula
 
+session = app_state.session()  # this browser session's review
+
 NONE = "(none)"
 
 app_state.require_review_or_record()  # an opened record's numbers need no data
 # an opened record's options are shown, not changed (its numbers are evidence)
-locked = app_state.locked()
+locked = session.locked()
 # the rows themselves: the loaded files (an opened record's only when their sha256 are its own)
-review = app_state.record_rows()
-kind = app_state.review_kind()
+review = session.record_rows()
+kind = session.review_kind()
 st.header("Utility")
 st.caption(
     "General and specific utility after the Urban Institute appendix (proportions, means, "
@@ -33,7 +35,7 @@ if kind != "table":
     st.info("Utility metrics are for tables; glucose traces are reviewed on the Glucose page.")
     st.stop()
 
-current = app_state.get_options()
+current = session.get_options()
 left, middle, right = st.columns([1, 1, 2])
 schema = review.schema if review is not None else None
 # without the rows (an opened record), the choices are the record's own
@@ -71,14 +73,14 @@ if text.strip() != (current.formula or "") and not locked:
             formula = str(parse_formula(text, schema=schema, real=review.real.frame))
         except ConfigError as exc:
             right.error(markdown_text(f"Formula not used: {exc}"))
-if not app_state.holdout_given():
+if not session.holdout_given():
     st.warning("No holdout table: holdout references and ML efficacy are skipped.")
 
 options = replace(
     current, target=None if target == NONE else target, groups=tuple(groups), formula=formula
 )
 if options != current and not locked:
-    app_state.set_options(options)  # marks utility stale; Run review recomputes only it
+    session.set_options(options)  # marks utility stale; Run review recomputes only it
 report = app_state.get_report(("utility",))
 reports = app_state.section_results(report, "utility")
 if not reports:
@@ -94,17 +96,17 @@ def part_error(name: str, part: str) -> bool:
 
 
 st.subheader("Summary")
-policy = app_state.get_policy()
-summary = app_state.view("utility_summary", lambda: fig.utility_summary(reports, policy=policy))
+policy = session.get_policy()
+summary = session.view("utility_summary", lambda: fig.utility_summary(reports, policy=policy))
 # a static table whose headers and cells wrap: every candidate's name is read whole at 1280 px
 # (a data grid cut the headers to its column widths)
 with st.container(key="utility_summary"):
-    st.table(app_state.view("utility_summary_styled", summary.reading_styled))
+    st.table(session.view("utility_summary_styled", summary.reading_styled))
 st.caption("What each row means is listed below the table; a row's direction is under better.")
 st.caption(markdown_text(fig.light_caption(policy)))
 # the release rules of this section: the value each judged, its line and verdict, written as the
 # Overview writes them (figures.explain.rule_reading)
-verdicts = app_state.rule_verdicts(report)
+verdicts = session.rule_verdicts(report)
 rules = {n: explain.readings_markdown(n, v, "utility") for n, v in verdicts.items()}
 if any(rules.values()):
     with st.container(key="utility_rules"):
@@ -129,13 +131,13 @@ detail = reports[chosen].candidate
 st.subheader("Correlations")
 if detail.correlation is not None:
     st.plotly_chart(
-        app_state.view("utility_correlation",
+        session.view("utility_correlation",
                        lambda: fig.correlation_heatmaps(detail.correlation, name=chosen), chosen),
         key="utility_correlation",
     )  # fmt: skip
 
 st.subheader("k-marginals")
-st.plotly_chart(app_state.view("utility_kmarginal", lambda: fig.k_marginal_bars(reports)),
+st.plotly_chart(session.view("utility_kmarginal", lambda: fig.k_marginal_bars(reports)),
                 key="utility_kmarginal")  # fmt: skip
 if detail.k_marginal is not None:
     km = detail.k_marginal
@@ -159,7 +161,7 @@ if detail.k_marginal is not None:
         which = st.selectbox("Marginal", range(len(worst)), format_func=labels.__getitem__,
                              key="utility_marginal")  # fmt: skip
         st.plotly_chart(
-            app_state.view("utility_marginal", lambda: fig.marginal_heatmap(worst[which]),
+            session.view("utility_marginal", lambda: fig.marginal_heatmap(worst[which]),
                            chosen, k, which),
             key="utility_marginal_heatmap",
         )  # fmt: skip
@@ -173,7 +175,7 @@ numeric = list(schema.numeric) if schema is not None else list(dict.fromkeys(mea
 if numeric:
     column = st.selectbox("Numeric column", numeric, key="utility_percentile_column")
     st.plotly_chart(
-        app_state.view("utility_percentiles", lambda: fig.percentile_figure(reports, column),
+        session.view("utility_percentiles", lambda: fig.percentile_figure(reports, column),
                        column),
         key="utility_percentiles",
     )  # fmt: skip
@@ -189,12 +191,12 @@ if groups:
             return fig.group_error_bars(reports, kind=kind)
 
         st.plotly_chart(
-            app_state.view("utility_groups", group_bars, kind), key=f"utility_groups_{kind[0]}"
+            session.view("utility_groups", group_bars, kind), key=f"utility_groups_{kind[0]}"
         )
 
 st.subheader("ML efficacy: train on synthetic, test on real")
 if any(r.ml_efficacy is not None for r in reports.values()):
-    st.plotly_chart(app_state.view("utility_efficacy", lambda: fig.efficacy_bars(reports)),
+    st.plotly_chart(session.view("utility_efficacy", lambda: fig.efficacy_bars(reports)),
                     key="utility_efficacy")  # fmt: skip
     task = next(r.ml_efficacy for r in reports.values() if r.ml_efficacy is not None)
     if task.positive_class is not None:
@@ -207,7 +209,7 @@ else:
 
 st.subheader("Regression confidence-interval overlap")
 if any(r.candidate.ci_overlap is not None for r in reports.values()):
-    st.plotly_chart(app_state.view("utility_ci", lambda: fig.ci_forest(reports)),
+    st.plotly_chart(session.view("utility_ci", lambda: fig.ci_forest(reports)),
                     key="utility_ci")  # fmt: skip
     st.caption(
         "Overlap J = ½[(U − L)/(u_r − l_r) + (U − L)/(u_s − l_s)], L and U the larger lower and "

@@ -27,8 +27,11 @@ candidate released after curation.
 
 Sampling is free of row order: rows are drawn by rank in
 :func:`synthreview.io.row_hash.value_order`, so a permutation of a file draws the same rows.
-A person-level review (``ReviewOptions.person``) and a trace review are never sampled: a
-sample of rows would split people and days.
+A person-level review (``ReviewOptions.person``) samples *people* (issue 34): whole people in a
+random order, as many as fit in the sample size (:func:`synthreview.splits.draw_rows`), so no
+person's rows are split between the sample and the rest; a candidate whose person column is
+empty (a generator that kept no ids) is sampled by row. A trace review is never sampled: a
+sample of rows would split days.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from synthreview.errors import ConfigError
+from synthreview.io.persons import person_ids
 from synthreview.io.row_hash import value_order
 from synthreview.io.schema import LoadedTable, Review
 from synthreview.splits import draw_rows
@@ -171,11 +175,11 @@ def sampled_tables(
     """The tables a review with ``sample_rows=max_rows`` estimates on samples (may be none).
 
     The one rule :func:`sample_review` and :func:`plan_sentence` share: tables above
-    ``max_rows`` rows of a table review; none of a trace review, of a person-level review
-    (``person`` given) or with ``max_rows=None``.
+    ``max_rows`` rows of a table review (a person-level review's by person: ``person``);
+    none of a trace review or with ``max_rows=None``.
     """
     max_rows = check_sample_rows(max_rows)
-    if max_rows is None or review.kind != "table" or person is not None:
+    if max_rows is None or review.kind != "table":
         return []
     return [t for t in _tables(review) if t.n_rows > max_rows]
 
@@ -190,35 +194,46 @@ def plan_sentence(review: Review, max_rows: int | None, *, person: str | None = 
     big = sampled_tables(review, max_rows, person=person)
     if big:
         names = ", ".join(t.name if t.role == "synthetic" else t.role for t in big)
+        drawn = f"{max_rows:,} rows"
+        if person is not None:
+            drawn = f"whole people (by {person!r}), up to {max_rows:,} rows"
         return (
             f"Above {max_rows:,} rows a table's population statistics are estimated on a random "
-            f"sample of {max_rows:,} rows ({names}); the audit judges every synthetic row "
-            "against every training row."
+            f"sample of {drawn} ({names}); the audit judges every synthetic row against every "
+            "training row."
         )
     # why nothing is sampled
     if review.kind != "table":
         return "Glucose traces are reviewed on every trace (never sampled)."
-    if person is not None:
-        return "A person-level review uses every row (never sampled)."
     if max_rows is None:
         return "Every statistic is estimated on every row (exact; slow above ~200,000 rows)."
     return f"Every table has at most {max_rows:,} rows: every statistic is estimated on every row."
 
 
-def sample_positions(table: LoadedTable, n: int, seed: int) -> np.ndarray:
+def sample_positions(
+    table: LoadedTable, n: int, seed: int, *, person: str | None = None
+) -> np.ndarray:
     """``n`` input positions of ``table`` drawn at random by value rank, ascending.
 
     The ranks are drawn with ``numpy.random.default_rng((seed, role))`` and mapped to rows
     through :func:`~synthreview.io.row_hash.value_order`, so the same rows (by content) are
-    drawn from any permutation of the file.
+    drawn from any permutation of the file. With ``person`` (a column of ``table`` that names
+    each row's person) whole people are drawn, as many as fit in ``n`` rows; a column with no
+    id (a candidate whose generator kept none) is drawn by row.
     """
     if n >= table.n_rows:
         return np.arange(table.n_rows, dtype=np.int64)
     # a stream per role: real and holdout of equal size must not draw the same ranks
     salt = int.from_bytes(hashlib.sha256(table.role.encode()).digest()[:4], "little")
     rng = np.random.default_rng([seed, salt])
-    ranks = draw_rows(rng, table.n_rows, n)
-    return np.sort(value_order(table.frame)[ranks]).astype(np.int64)
+    # the value order hashes every column, the person's too: equal rows of two people are
+    # ordered by their person, so the people drawn do not depend on the file's order either
+    order = value_order(table.frame)
+    groups = None
+    if person is not None and not table.frame[person].isna().all():
+        groups = person_ids(table.frame[person])[order]
+    ranks = draw_rows(rng, table.n_rows, n, groups=groups)
+    return np.sort(order[ranks]).astype(np.int64)
 
 
 def cut_table(table: LoadedTable, positions: np.ndarray) -> LoadedTable:
@@ -246,23 +261,22 @@ def sample_review(
         Rows per table above which a table is sampled to this size; None: every row.
     seed : int
     person : str, optional
-        The person column of a person-level review: such a review is not sampled.
+        The person column of a person-level review: its tables are sampled by person.
 
     Returns
     -------
     (Review, Sampling or None)
-        ``review`` itself and None when no table is sampled (traces, person-level reviews,
-        tables at or below ``max_rows``, ``max_rows=None``).
+        ``review`` itself and None when no table is sampled (traces, tables at or below
+        ``max_rows``, ``max_rows=None``).
     """
     max_rows = check_sample_rows(max_rows)
     if not sampled_tables(review, max_rows, person=person):
         return review, None
     tables = _tables(review)
+    positions = [sample_positions(t, max_rows, seed, person=person) for t in tables]
     samples = [
-        TableSample(
-            t.name, t.role, min(max_rows, t.n_rows), t.n_rows, sample_positions(t, max_rows, seed)
-        )
-        for t in tables
+        TableSample(t.name, t.role, len(rows), t.n_rows, rows)
+        for t, rows in zip(tables, positions, strict=True)
     ]
     cut = [
         cut_table(t, s.positions) if s.sampled else t for t, s in zip(tables, samples, strict=True)

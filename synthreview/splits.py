@@ -36,6 +36,7 @@ __all__ = [
     "cv_folds",
     "draw_rows",
     "permute_rows",
+    "random_folds",
     "split_rows",
     "units_of",
 ]
@@ -88,6 +89,8 @@ def units_of(n_rows: int, groups: np.ndarray | Units | None = None) -> Units:
 
     Labels are compared as text (``7`` and ``"7"`` are one person); a missing label is refused.
     ``groups`` may be a :class:`Units` already (a caller drawing many resamples groups once).
+    When every person has one row the units are the rows (``grouped=False``): a draw of people
+    is then exactly the row draw.
 
     Raises
     ------
@@ -108,6 +111,9 @@ def units_of(n_rows: int, groups: np.ndarray | Units | None = None) -> Units:
     if any(v is None or (isinstance(v, float) and np.isnan(v)) for v in values):
         raise ValueError("groups must label every row; got a missing label")
     _, first, labels = np.unique(values.astype(str), return_index=True, return_inverse=True)
+    if len(first) == n_rows:
+        # one row per person: people are rows, and every draw is the row draw
+        return Units(np.arange(n_rows), n_rows, grouped=False)
     renumber = np.empty(len(first), np.int64)
     renumber[np.argsort(first, kind="stable")] = np.arange(len(first))
     return Units(renumber[labels.reshape(-1)], len(first), grouped=True)
@@ -194,6 +200,22 @@ def bootstrap_rows(
     return units.expand(rng.integers(0, units.n_units, units.n_units))
 
 
+def random_folds(
+    rng: np.random.Generator,
+    n_rows: int,
+    n_folds: int,
+    *,
+    groups: np.ndarray | Units | None = None,
+) -> np.ndarray:
+    """A random fold in ``[0, n_folds)`` for every row, not stratified.
+
+    Without ``groups``: ``rng.integers(0, n_folds, n_rows)``. With ``groups``: one draw per
+    person, every row of the person in that fold.
+    """
+    units = units_of(n_rows, groups)
+    return rng.integers(0, n_folds, units.n_units)[units.labels]
+
+
 def cv_folds(
     y: np.ndarray,
     *,
@@ -208,10 +230,10 @@ def cv_folds(
     so a person's rows are in one test fold and never on both sides of a fit.
     """
     y = np.asarray(y)
-    if groups is None:
+    units = units_of(len(y), groups)
+    if not units.grouped:
         splitter = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
         yield from splitter.split(np.zeros(len(y)), y)
         return
-    labels = units_of(len(y), groups).labels
     grouped = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
-    yield from grouped.split(np.zeros(len(y)), y, labels)
+    yield from grouped.split(np.zeros(len(y)), y, units.labels)

@@ -12,6 +12,7 @@ from synthreview.cli import main
 from synthreview.errors import ConfigError
 from synthreview.judgement.context import STRICTEST, load_context, parse_context
 from synthreview.judgement.policy import apply_policy, load_policy, parse_policy
+from synthreview.record.session import CONTEXT_KEY, ReviewSession
 from synthreview.release.bundle import build_release
 from synthreview.release.signing import (
     generate_keys,
@@ -150,10 +151,8 @@ def test_data_page_form_keeps_a_checked_context_and_the_overview_shows_it():
     from streamlit.testing.v1 import AppTest
     from test_page_data import APP
 
-    import app_state
-
     at = AppTest.from_file(APP, default_timeout=180).run()  # the bundled demo loads
-    assert app_state.CONTEXT_KEY not in at.session_state
+    assert CONTEXT_KEY not in at.session_state
     at.text_input(key="context_recipient").input("Consortium *WP3*")
     at.text_input(key="context_purpose").input("methods")
     at.selectbox(key="context_access").select("secure")
@@ -162,10 +161,10 @@ def test_data_page_form_keeps_a_checked_context_and_the_overview_shows_it():
     at.button(key="context_keep").click().run()
     assert not at.exception, at.exception
     assert any("field 'expires' must be a date" in e.value.replace("\\", "") for e in at.error)
-    assert app_state.CONTEXT_KEY not in at.session_state  # nothing kept from a bad form
+    assert CONTEXT_KEY not in at.session_state  # nothing kept from a bad form
     at.text_input(key="context_expires").input("2027-06-30")
     at.button(key="context_keep").click().run()
-    context = at.session_state[app_state.CONTEXT_KEY]
+    context = at.session_state[CONTEXT_KEY]
     assert (context.access, context.expires, context.recipient) == (
         "secure",
         "2027-06-30",
@@ -178,19 +177,17 @@ def test_overview_names_the_context_or_says_the_strictest_thresholds_judged():
 
     from test_page_audit import fake_report, open_page, small_review
 
-    import app_state
-
     review = small_review()
     report = fake_report(review)
     with (
-        patch("app_state.stored_report", return_value=(report, [])),
-        patch("app_state.stale_sections", return_value=[]),
-        patch("app_state.plan", return_value=[]),
+        patch.object(ReviewSession, "stored_report", return_value=(report, [])),
+        patch.object(ReviewSession, "stale_sections", return_value=[]),
+        patch.object(ReviewSession, "plan", return_value=[]),
     ):
         at = open_page(review, report, "pages/overview.py").run()
         assert not at.exception, at.exception
         assert any("No release context" in c.value for c in at.caption)
-        at.session_state[app_state.CONTEXT_KEY] = parse_context(CONTEXT)
+        at.session_state[CONTEXT_KEY] = parse_context(CONTEXT)
         at.run()
         assert not at.exception, at.exception
         (line,) = (t.value for t in at.text if t.value.startswith("Release context"))

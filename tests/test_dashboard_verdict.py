@@ -14,11 +14,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import app_state
 from synthreview.io.tables import align, read_table
+from synthreview.record.session import SUMMARY_KEY
 from synthreview.release.pipeline import review_release
 from synthreview.review import evaluate
 from tests.page_helpers import run_page
+
+pytestmark = pytest.mark.slow  # a whole dashboard review beside the CLI's
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -46,7 +48,7 @@ def german_review(tmp_path_factory):
 def test_dashboard_decisions_equal_the_release_bundle(german_review):
     at = run_page("pages/overview.py", german_review, timeout=900)
     assert not at.exception, at.exception
-    summaries = list(at.session_state[app_state.SUMMARY_KEY].values())
+    summaries = list(at.session_state[SUMMARY_KEY].values())
     assert len(summaries) == 1
     dashboard = summaries[0]
     report = evaluate(german_review, options=dashboard.report.options, seed=dashboard.report.seed)

@@ -31,6 +31,7 @@ from synthreview.metrics.privacy.sensitive_values import sensitive_value_replay
 from synthreview.metrics.utility.answer_key import answer_keys
 from synthreview.metrics.utility.constraints import check_constraints, parse_constraints
 from synthreview.options import ReviewOptions
+from synthreview.record.live import initial_options
 from synthreview.review import evaluate
 
 REFERENCE = Path(__file__).parent / "reference" / "qi_reference.json"
@@ -471,14 +472,13 @@ def test_privacy_page_shows_qi_replay_answer_keys_and_constraints():
     chosen: the page shows the QI table and risk chart, the answer keys and the constraint."""
     from dataclasses import replace
 
-    import app_state
     from synthreview import demo
     from tests.page_helpers import chart_text, run_page
 
     full = demo.tables(seed=0, n_train=200)
     review = replace(full, synthetic={n: full.synthetic[n] for n in ("noisy_copy", "fresh_sample")})
     options = replace(
-        app_state.initial_options(review), embedding="none", max_attack=100,
+        initial_options(review), embedding="none", max_attack=100,
         quasi_identifiers=("age", "sex", "race"), label_leak_columns=("sex",),
         constraints="[[range]]\nname = 'adult age'\ncolumn = 'age'\nmin = 17\nmax = 60\n",
     )  # fmt: skip

@@ -14,6 +14,7 @@ from synthreview.errors import ConfigError
 from synthreview.judgement.context import parse_context
 from synthreview.judgement.ledger import PriorRelease, cap_decisions, composed_epsilon
 from synthreview.judgement.policy import apply_policy, parse_policy
+from synthreview.record.session import SUMMARY_KEY, ReviewSession
 from synthreview.release.bundle import build_release
 from synthreview.release.register import (
     append_records,
@@ -162,8 +163,6 @@ def test_the_dashboard_applies_the_cap_from_the_servers_register(tmp_path, monke
     from test_page_audit import fake_report, open_page, small_review
     from test_release_ships import policy_text
 
-    import app_state
-
     review = small_review()
     db = tmp_path / "register.sqlite"
     monkeypatch.setenv("SYNTHREVIEW_REGISTER", f"sqlite:///{db}")
@@ -181,13 +180,13 @@ def test_the_dashboard_applies_the_cap_from_the_servers_register(tmp_path, monke
 
     def decisions(policy):
         with (
-            patch("app_state.stored_report", return_value=(report, [])),
-            patch("app_state.stale_sections", return_value=[]),
-            patch("app_state.plan", return_value=[]),
+            patch.object(ReviewSession, "stored_report", return_value=(report, [])),
+            patch.object(ReviewSession, "stale_sections", return_value=[]),
+            patch.object(ReviewSession, "plan", return_value=[]),
         ):
             at = open_page(review, report, "pages/overview.py", policy=policy).run()
             assert not at.exception, at.exception
-            (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+            (summary,) = at.session_state[SUMMARY_KEY].values()
             return summary.decisions
 
     assert decisions(parse_policy(lenient))["cand"].ships  # without a cap it would ship

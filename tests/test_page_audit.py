@@ -17,11 +17,21 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import app_state
+from synthreview.figures.release_tables import NO_INTERVAL
 from synthreview.figures.text import markdown_text
 from synthreview.io.tables import align, read_table
 from synthreview.judgement.policy import load_policy, parse_policy
 from synthreview.options import ReviewOptions
+from synthreview.record.session import (
+    AUDIT_CONFIRMED_KEY,
+    POLICY_KEY,
+    PRESENTATION_KEY,
+    RAW_ROWS_KEY,
+    REVIEW_KEY,
+    SIGNOFF_KEY,
+    SUMMARY_KEY,
+    ReviewSession,
+)
 from synthreview.release.bundle import zip_bytes
 from synthreview.release.pipeline import release_files
 from synthreview.review import CandidateResult, Report, describe_inputs
@@ -117,9 +127,9 @@ def only_required(*rules: str):
 
 def open_page(review, report, page="pages/audit.py", *, policy=None):
     at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state[app_state.REVIEW_KEY] = review
+    at.session_state[REVIEW_KEY] = review
     if policy is not None:
-        at.session_state[app_state.POLICY_KEY] = policy
+        at.session_state[POLICY_KEY] = policy
     at.session_state["_run_requested"] = True  # Run review: the release step of every candidate
     at.run()
     at.switch_page(page)
@@ -134,9 +144,9 @@ def patched():
     # the sections are "computed" (the fixed report); Run review then runs the one release
     # pipeline on them, and the Audit page's confirmation runs it again with curation
     with (
-        patch("app_state.stored_report", return_value=(report, [])),
-        patch("app_state.stale_sections", return_value=[]),
-        patch("app_state.plan", return_value=[]),
+        patch.object(ReviewSession, "stored_report", return_value=(report, [])),
+        patch.object(ReviewSession, "stale_sections", return_value=[]),
+        patch.object(ReviewSession, "plan", return_value=[]),
         patch("synthreview.release.pipeline.evaluate_curated", return_value=after) as evaluate,
     ):
         yield review, report, evaluate
@@ -171,8 +181,8 @@ def test_preview_follows_thresholds(patched):
 
 def dashboard_zip(at, review, policy) -> set[str]:
     """The files of the ZIP the page's *Everything (ZIP)* gives: the session's releases through
-    ``release_files`` (what ``app_state.record_builder`` calls), zipped."""
-    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    ``release_files`` (what ``ReviewSession.record_builder`` calls), zipped."""
+    (summary,) = at.session_state[SUMMARY_KEY].values()
     files = release_files(summary.report, summary.releases, policy=policy, review=review)
     with zipfile.ZipFile(io.BytesIO(zip_bytes(files))) as archive:
         return set(archive.namelist())
@@ -200,7 +210,7 @@ def test_confirm_dialog_then_downloads(patched):
     # the same thresholds re-uses those curated evaluations (two calls each: the privacy
     # section after the others, which fail no rule here)
     assert runs == 4 and evaluate.call_count == 4
-    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    (summary,) = at.session_state[SUMMARY_KEY].values()
     assert {d.outcome for d in summary.decisions.values()} == {"release_after_curation"}
     assert len(at.get("plotly_chart")) == 4  # overlaps, α curve, β curve, before/after bars
     labels = {m.label: m.value for m in at.metric}
@@ -212,7 +222,7 @@ def test_confirm_dialog_then_downloads(patched):
     assert all(isinstance(c, str) and "None" not in c for c in reattack.to_numpy().ravel())
     # the fixed report has no intervals: the cells say so, never "(n/a to n/a)" (issue 38)
     cells = " ".join(reattack.to_numpy().ravel())
-    assert "n/a to n/a" not in cells and markdown_text(app_state.NO_INTERVAL) in cells
+    assert "n/a to n/a" not in cells and markdown_text(NO_INTERVAL) in cells
     assert reattack[markdown_text("worse than before")].isin(["yes", "no"]).all()
     # changing a threshold withdraws the confirmation of those thresholds, not the record
     at.select_slider(key="audit_level").set_value(0.02).run()
@@ -227,7 +237,7 @@ def test_a_rejected_candidate_ships_no_curated_file(patched):
     at.button(key="audit_curate").click().run()
     at.button(key="audit_confirm").click().run()
     assert not at.exception
-    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    (summary,) = at.session_state[SUMMARY_KEY].values()
     assert summary.decisions["cand"].outcome == "do_not_release"
     assert summary.releases["cand"].curated is not None  # curated, but it may not ship
     keys = {b.key for b in at.download_button}
@@ -258,13 +268,13 @@ def test_signoff_never_carries_across_candidates_and_the_choice_survives_a_visit
     assert reviewer.value == "" and decision.value is None  # blank until chosen
     _record_signoff(at)  # nothing chosen: refused, nothing stored
     assert any(markdown_text("choose the meeting's decision") in e.value for e in at.error)
-    assert at.session_state[app_state.SIGNOFF_KEY] == {}
+    assert at.session_state[SIGNOFF_KEY] == {}
     reviewer, decision = _signoff_widgets(at, 0)
     reviewer.input("A. Reviewer")
     decision.set_value("do_not_release")
     _record_signoff(at)
     assert not at.exception
-    assert at.session_state[app_state.SIGNOFF_KEY]["cand"].decision == "do_not_release"
+    assert at.session_state[SIGNOFF_KEY]["cand"].decision == "do_not_release"
     # another candidate: the previous one's decision and reviewer are not carried over
     at.selectbox(key="audit_candidate").set_value("other").run()
     reviewer, decision = _signoff_widgets(at, 1)
@@ -277,7 +287,7 @@ def test_signoff_never_carries_across_candidates_and_the_choice_survives_a_visit
     assert at.selectbox(key="audit_candidate").value == "other"
     reviewer, decision = _signoff_widgets(at, 1)
     assert reviewer.value == "" and decision.value is None
-    assert "other" not in at.session_state[app_state.SIGNOFF_KEY]
+    assert "other" not in at.session_state[SIGNOFF_KEY]
     # back to the first: its own sign-off, as recorded
     at.selectbox(key="audit_candidate").set_value("cand").run()
     reviewer, decision = _signoff_widgets(at, 0)
@@ -304,13 +314,13 @@ def test_cancel_closes_dialog(patched):
     at.button(key="audit_curate").click().run()
     at.button(key="audit_cancel").click().run()
     assert not at.session_state["audit_dialog_open"]
-    assert at.session_state[app_state.AUDIT_CONFIRMED_KEY] == {}  # nothing was confirmed
+    assert at.session_state[AUDIT_CONFIRMED_KEY] == {}  # nothing was confirmed
     assert not at.exception
 
 
 def test_page_without_data_warns():
     at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state[app_state.REVIEW_KEY] = None
+    at.session_state[REVIEW_KEY] = None
     at.session_state["_demo_autoloaded"] = True
     at.run()
     at.switch_page("pages/audit.py").run()
@@ -349,12 +359,12 @@ def test_drill_down_shows_the_row_beside_its_nearest_training_row(patched):
     assert list(table.columns) == ["synthetic #5", "training #0", "equal"]
     assert table.loc["a", "training #0"].startswith("[")  # a decile interval, not the value
     assert table.loc["note", "synthetic #5"] == "ok"  # a level 11 training rows share
-    assert at.checkbox(key=app_state.RAW_ROWS_KEY).value is False
-    at.checkbox(key=app_state.RAW_ROWS_KEY).check().run()
+    assert at.checkbox(key=RAW_ROWS_KEY).value is False
+    at.checkbox(key=RAW_ROWS_KEY).check().run()
     table = next(d.value for d in at.dataframe if "synthetic #5" in d.value)
     assert table.loc["a", "training #0"] == "0" and table.loc["b", "synthetic #5"] == "7.5"
     assert table.loc["note", "synthetic #5"] == "ok"  # user text shown as data, not Markdown
-    at.session_state[app_state.PRESENTATION_KEY] = True
+    at.session_state[PRESENTATION_KEY] = True
     at.run()
     table = next(d.value for d in at.dataframe if "synthetic #5" in d.value)
     assert table.loc["a", "training #0"].startswith("[")
@@ -394,7 +404,7 @@ def test_pages_on_real_engine_output():
     assert not at.exception
     # the removed rows always; the curated files only where the decision ships (issue 33)
     keys = {b.key for b in at.download_button}
-    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    (summary,) = at.session_state[SUMMARY_KEY].values()
     ships = summary.decisions["copula"].ships
     assert len(keys) == (8 if ships else 6) and "audit_download_removed" in keys
     assert ("audit_download_csv" in keys) == ("audit_download_parquet" in keys) == ships

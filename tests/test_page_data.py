@@ -7,7 +7,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-import app_state
+from synthreview.record.session import REVIEW_KEY, SOURCES_KEY
 from synthreview.sampling import DEFAULT_SAMPLE_ROWS
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -28,7 +28,7 @@ def _fresh() -> AppTest:
 def test_opens_on_the_bundled_demo():
     at = _fresh()
     assert not at.exception
-    review = at.session_state[app_state.REVIEW_KEY]
+    review = at.session_state[REVIEW_KEY]
     assert review is not None and review.kind == "table"
     assert "income" in review.schema.columns
     assert any("Review loaded" in s.value for s in at.success)
@@ -51,7 +51,7 @@ def test_upload_path_shows_schema_and_findings():
     at.file_uploader(key="synthetic_upload").upload("cand.csv", SYNTHETIC, "text/csv").run()
     at.button(key="load_files").click().run()
     assert not at.exception
-    review = at.session_state[app_state.REVIEW_KEY]
+    review = at.session_state[REVIEW_KEY]
     assert review.candidates == ["cand"]
     assert review.schema.kinds["age"] == "numeric"
     assert list(review.synthetic["cand"].frame.columns) == ["age", "sex", "income"]
@@ -60,7 +60,7 @@ def test_upload_path_shows_schema_and_findings():
 
 def test_mismatched_upload_is_explained_and_keeps_previous_review():
     at = _fresh()
-    before = at.session_state[app_state.REVIEW_KEY]
+    before = at.session_state[REVIEW_KEY]
     at.radio(key="data_source").set_value("upload_tables").run()
     at.file_uploader(key="real_upload").upload("real.csv", REAL, "text/csv").run()
     bad = b"age,colour\n1,red\n2,blue\n"
@@ -68,7 +68,7 @@ def test_mismatched_upload_is_explained_and_keeps_previous_review():
     at.button(key="load_files").click().run()
     assert not at.exception
     assert any("missing columns" in e.value for e in at.error)
-    assert at.session_state[app_state.REVIEW_KEY] is before
+    assert at.session_state[REVIEW_KEY] is before
 
 
 def test_markdown_in_uploaded_text_is_shown_as_text():
@@ -158,18 +158,18 @@ def test_folders_of_parquet_partitions_are_uploaded_one_folder_per_candidate():
     ).run()
     at.button(key="load_files").click().run()
     assert not at.exception and not at.error
-    review = at.session_state[app_state.REVIEW_KEY]
+    review = at.session_state[REVIEW_KEY]
     assert review.candidates == ["ctgan", "copula"]
     assert review.real.name == "train" and review.real.n_rows == 60
     assert review.synthetic["ctgan"].n_rows == 40
     assert review.real.source_format == "parquet"
-    assert app_state.SOURCES_KEY in at.session_state
-    assert at.session_state[app_state.SOURCES_KEY] == ()  # folders are written from cells
+    assert SOURCES_KEY in at.session_state
+    assert at.session_state[SOURCES_KEY] == ()  # folders are written from cells
 
 
 def test_two_folders_for_the_real_table_are_refused_naming_them():
     at = _fresh()
-    before = at.session_state[app_state.REVIEW_KEY]
+    before = at.session_state[REVIEW_KEY]
     at.radio(key="data_source").set_value("upload_tables").run()
     at.checkbox(key="folder_uploads").check().run()
     at.file_uploader(key="real_folder").set_value(
@@ -180,7 +180,7 @@ def test_two_folders_for_the_real_table_are_refused_naming_them():
     assert not at.exception
     (error,) = [e.value for e in at.error]
     assert "expected one folder" in error and "train" in error and "other" in error
-    assert at.session_state[app_state.REVIEW_KEY] is before
+    assert at.session_state[REVIEW_KEY] is before
 
 
 def test_glucose_traces_are_uploaded_as_folders_too():
@@ -210,7 +210,7 @@ def test_glucose_traces_are_uploaded_as_folders_too():
     at.file_uploader(key="synthetic_folders").set_value(readings(1, "timegan")).run()
     at.button(key="load_files").click().run()
     assert not at.exception and not at.error
-    review = at.session_state[app_state.REVIEW_KEY]
+    review = at.session_state[REVIEW_KEY]
     assert review.kind == "traces" and review.candidates == ["timegan"]
     assert review.real.n_rows == 6  # three subjects, two days each
 
@@ -231,7 +231,7 @@ def test_a_panel_without_its_person_column_is_noticed_until_grouped():
     at.selectbox(key="person_column").set_value("person_id").run()
     at.button(key="apply_person").click().run()
     assert not at.exception
-    assert at.session_state[app_state.REVIEW_KEY].schema.kinds["person_id"] == "identifier"
+    assert at.session_state[REVIEW_KEY].schema.kinds["person_id"] == "identifier"
     assert not [w for w in at.warning if "looks like a person key" in w.value]
 
 
@@ -250,7 +250,7 @@ def test_the_source_control_shows_what_is_loaded_after_a_visit_elsewhere():
     assert not at.exception
     assert at.radio(key="data_source").value == "upload_tables"
     assert not [b for b in at.button if b.key == "load_demo"]
-    assert at.session_state[app_state.REVIEW_KEY].candidates == ["cand"]
+    assert at.session_state[REVIEW_KEY].candidates == ["cand"]
 
 
 def test_each_load_notice_is_shown_once_for_the_glucose_demo():
@@ -260,7 +260,7 @@ def test_each_load_notice_is_shown_once_for_the_glucose_demo():
     at.radio(key="data_source").set_value("demo_traces").run()
     at.button(key="load_demo").click().run()
     assert not at.exception
-    review = at.session_state[app_state.REVIEW_KEY]
+    review = at.session_state[REVIEW_KEY]
     assert review.kind == "traces"
     assert len(review.notices) == len(set(review.notices)) >= 2
     shown = [e.value for e in (*at.warning, *at.info) if "cgm" in e.value]

@@ -14,12 +14,13 @@ from unittest.mock import patch
 
 import pytest
 
-import app_state
 from synthreview.errors import ConfigError
+from synthreview.record.session import SIGNING_PASSPHRASE_KEY, SIGNING_UPLOAD_KEY, ReviewSession
 from synthreview.record.store import read_review_zip
+from synthreview.record.uploads import verify_review_zip
 from synthreview.release.bundle import zip_bytes
 from synthreview.release.folder import write_review_folder
-from synthreview.release.register import append_records, history
+from synthreview.release.register import append_records, history, records_of_release
 from synthreview.release.signing import (
     ENVELOPE_NAME,
     generate_keys,
@@ -55,9 +56,9 @@ def confirmed():
     report = fake_report(review)
     after = fake_report(review, mia=0.5)
     with (
-        patch("app_state.stored_report", return_value=(report, [])),
-        patch("app_state.stale_sections", return_value=[]),
-        patch("app_state.plan", return_value=[]),
+        patch.object(ReviewSession, "stored_report", return_value=(report, [])),
+        patch.object(ReviewSession, "stale_sections", return_value=[]),
+        patch.object(ReviewSession, "plan", return_value=[]),
         patch("synthreview.release.pipeline.evaluate_curated", return_value=after),
     ):
         at = open_page(review, None, policy=only_required("ip_alpha")).run()
@@ -69,8 +70,8 @@ def confirmed():
 
 def _upload_key(at, data: bytes, *, passphrase: str | None = None):
     if passphrase is not None:
-        at.text_input(key=app_state.SIGNING_PASSPHRASE_KEY).input(passphrase)
-    at.file_uploader(key=app_state.SIGNING_UPLOAD_KEY).upload("synthreview.key", data)
+        at.text_input(key=SIGNING_PASSPHRASE_KEY).input(passphrase)
+    at.file_uploader(key=SIGNING_UPLOAD_KEY).upload("synthreview.key", data)
     return at.run()
 
 
@@ -97,7 +98,7 @@ def test_signing_key_signs_every_download_and_the_register_record(
     # no field of the page takes a register path or URL
     assert not [t.label for t in at.text_input if "egister" in t.label or "register" in t.key]
     assert any(f"Register: {db}" in t.value for t in at.text)
-    with patch("app_state.records_of_release", wraps=app_state.records_of_release) as spy:
+    with patch("synthreview.record.server.records_of_release", wraps=records_of_release) as spy:
         at.button(key="audit_register_record").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     (files,), call_key = spy.call_args.args, spy.call_args.kwargs["key"]
@@ -105,9 +106,9 @@ def test_signing_key_signs_every_download_and_the_register_record(
     assert ENVELOPE_NAME in files and verify_files(files, public).ok
     assert call_key is app_state_key(at)
     # the ZIP of those files holds the envelope, and verifies after a round trip
-    archive = app_state.zip_record(files)
+    archive = ReviewSession.zip_record(files)
     assert ENVELOPE_NAME in zipfile.ZipFile(io.BytesIO(archive)).namelist()
-    assert app_state.verify_review_zip(archive, keys.public.read_bytes()).ok
+    assert verify_review_zip(archive, keys.public.read_bytes()).ok
     recorded = history(str(db))
     assert {r.candidate for r in recorded} == {"cand", "other"}
     assert {r.keyid for r in recorded} == {keys.keyid}
@@ -147,7 +148,7 @@ def test_bad_key_or_passphrase_leaves_the_downloads_unsigned(confirmed, tmp_path
     _upload_key(at, locked.private.read_bytes(), passphrase="wrong")
     assert any("passphrase is wrong" in _plain(e.value) for e in at.error)
     assert {b.key for b in at.download_button} == ALL_DOWNLOADS
-    at.text_input(key=app_state.SIGNING_PASSPHRASE_KEY).input("correct horse").run()
+    at.text_input(key=SIGNING_PASSPHRASE_KEY).input("correct horse").run()
     assert not at.error
     assert f"Signed with key {locked.keyid}" in _texts(at)
     assert "audit_download_envelope" in {b.key for b in at.download_button}

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 import app_state
 from synthreview.cli import main
+from synthreview.record.session import OPENED_KEY
 from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, write_record
 from synthreview.record.trust import TRUST_ENV
 from synthreview.release.register import history
@@ -163,18 +164,24 @@ def test_the_meeting_countersigns_registers_and_history_reopens(
     assert rows[0].location == str(copy.resolve())
     assert rows[0].reviewer == "Ann Lee (chair); Bo Chen (privacy officer)"
     assert "Countersigned" in _texts(at)
+    # the fields are blank again: a second click countersigns nothing twice
+    assert at.selectbox(key="audit_meeting_decision_0").value is None
+    assert at.text_area(key="audit_meeting_reviewers_0").value == ""
+    at.button(key="audit_meeting_countersign_0").click().run()
+    assert "must be chosen" in _texts(at)
+    assert not (copy / "countersign.2.intoto.jsonl").exists() and len(history(str(db))) == 1
     # the chain verifies, and fails after a change
     monkeypatch.setenv(TRUST_ENV, str(trust))
     assert main(["verify", str(copy), "--key", str(tool.public)]) == 0
 
     # History opens the register row's folder: the session shows the countersigned record
-    at.session_state[app_state.OPENED_KEY] = None
+    at.session_state[OPENED_KEY] = None
     at.switch_page("pages/history.py").run()
     assert not at.exception, at.exception
     at.selectbox(key="history_evidence_row").set_value(rows[0].seq)
     at.button(key="history_open_evidence").click().run()
     assert not at.exception, at.exception
-    opened = at.session_state[app_state.OPENED_KEY]
+    opened = at.session_state[OPENED_KEY]
     assert opened is not None and opened.verified.ok, opened.verified
     assert len(opened.countersignatures) == 1
     text = _texts(at)

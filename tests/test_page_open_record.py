@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import app_state
 from synthreview.judgement.verdicts import DECISION_STYLE
 from synthreview.record.countersign import append_countersignature, countersign, meeting_signoff
+from synthreview.record.session import DEMO_AUTOLOADED_KEY, REVIEW_KEY
 from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, open_review, write_record
 from synthreview.release.signing import generate_keys, load_private_key
 
@@ -53,7 +53,7 @@ def test_the_overview_states_the_record_decisions_without_a_run(demo_record_fold
         assert html.escape(name) in lines
         assert html.escape(decision.reason) in lines
         assert DECISION_STYLE[decision.outcome].label in lines
-    assert not at.session_state[app_state.REVIEW_KEY]  # nothing loaded, nothing computed
+    assert not at.session_state[REVIEW_KEY]  # nothing loaded, nothing computed
     assert "NOT VERIFIED" in _texts(at)  # the demo record is not signed
     # a page that needs the rows names the input files instead of recomputing
     at.switch_page("pages/fidelity.py").run()
@@ -105,7 +105,7 @@ def test_the_data_page_opens_a_review_folder_on_the_server(demo_record_folder, m
     # the operator's reviews folder (SYNTHREVIEW_REVIEWS): the page offers its review folders
     monkeypatch.setenv("SYNTHREVIEW_REVIEWS", str(folder.parent))
     at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state[app_state.DEMO_AUTOLOADED_KEY] = True
+    at.session_state[DEMO_AUTOLOADED_KEY] = True
     at.run()
     assert not [t for t in at.text_input if t.key == "open_record_folder"]  # no typed path
     assert folder.name in at.selectbox(key="open_record_folder").options

@@ -18,6 +18,7 @@ from synthreview.io.tables import align, read_table
 from synthreview.judgement.policy import HEADLINES
 from synthreview.judgement.verdicts import DECISION_STYLE
 from synthreview.options import ReviewOptions
+from synthreview.record.session import PRESENTATION_KEY, RAW_ROWS_KEY, ReviewSession
 from synthreview.review import CandidateResult, Report, describe_inputs
 from tests.page_helpers import run_page
 
@@ -126,9 +127,9 @@ def opened():
         },
     )
     with (
-        patch("app_state.stored_report", return_value=(report, [])),
-        patch("app_state.stale_sections", return_value=[]),
-        patch("app_state.plan", return_value=[]),
+        patch.object(ReviewSession, "stored_report", return_value=(report, [])),
+        patch.object(ReviewSession, "stale_sections", return_value=[]),
+        patch.object(ReviewSession, "plan", return_value=[]),
         # the fixed sections carry no per-row samples: the copy audit does not cover them, so
         # the release pipeline judges them without the audit rules
         patch("synthreview.release.pipeline.audit_candidate", return_value=None),
@@ -248,16 +249,16 @@ def test_presentation_mode_keeps_page_navigation(opened):
     at.toggle(key="presentation_mode").set_value(True).run()
     pages = [path for group in app_state.PAGES.values() for path, _, _ in group]
     assert _page_links(at) == [p.removeprefix("pages/").removesuffix(".py") for p in pages]
-    at.session_state[app_state.RAW_ROWS_KEY] = True
+    at.session_state[RAW_ROWS_KEY] = True
     at.switch_page("pages/glossary.py").run()
     assert not at.exception
-    assert at.session_state[app_state.PRESENTATION_KEY] is True
+    assert at.session_state[PRESENTATION_KEY] is True
     assert len(_page_links(at)) == len(pages)
     assert any("stSidebar" in h.proto.body and "display: none" in h.proto.body
                for h in at.get("html"))  # fmt: skip
     with patch("streamlit.session_state", at.session_state):
-        assert app_state.show_raw_rows() is False  # a shared screen never shows real rows
+        assert app_state.session().show_raw_rows() is False  # a shared screen never shows real rows
     at.button(key="presentation_leave").click().run()
     assert not at.exception
-    assert at.session_state[app_state.PRESENTATION_KEY] is False
+    assert at.session_state[PRESENTATION_KEY] is False
     assert not _page_links(at)

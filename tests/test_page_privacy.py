@@ -10,13 +10,20 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import app_state
 from synthreview import demo
 from synthreview.figures.explain import format_metric, metric_help, metric_label
 from synthreview.figures.text import WORD_JOINER, markdown_text
 from synthreview.io.persons import with_person
 from synthreview.io.tables import align
-from tests.page_helpers import chart_text, run_page, run_page_without_data, with_empty_candidate
+from synthreview.record.live import initial_options
+from synthreview.record.session import PRESENTATION_KEY, RAW_ROWS_KEY, SUMMARY_KEY
+from tests.page_helpers import (
+    chart_text,
+    page_after_run,
+    run_page,
+    run_page_without_data,
+    with_empty_candidate,
+)
 from tests.test_person_level import load_person_table
 
 #: five or more decimals: a number written with float noise (``0.9663333333333334``)
@@ -31,17 +38,18 @@ def _unescaped(cell: object) -> str:
 
 
 @pytest.fixture(scope="module")
-def review():
-    return demo.tables(seed=0, n_train=300)
+def review(demo_run):
+    return demo_run[0]
 
 
-def _privacy_page(review) -> AppTest:
-    return run_page("pages/privacy.py", review, timeout=240)
+def _privacy_page(demo_run) -> AppTest:
+    """The Privacy page after the session's one review of the table demo."""
+    return page_after_run("pages/privacy.py", demo_run[1], timeout=240)
 
 
 @pytest.mark.slow
-def test_privacy_page_shows_roc_dcr_tables_and_closest_pairs(review):
-    at = _privacy_page(review)
+def test_privacy_page_shows_roc_dcr_tables_and_closest_pairs(review, demo_run):
+    at = _privacy_page(demo_run)
     assert not at.exception
     assert [h.value for h in at.header] == ["Privacy"]
     assert len(at.error) == 0
@@ -70,7 +78,7 @@ def test_privacy_page_shows_roc_dcr_tables_and_closest_pairs(review):
 @pytest.mark.slow
 def test_a_failed_candidate_shows_its_error_and_the_rest_renders(review):
     broken, name = with_empty_candidate(review)
-    at = _privacy_page(broken)
+    at = run_page("pages/privacy.py", broken, timeout=240)
     assert not at.exception
     assert any(name in e.value for e in at.error)
     dcr = metric_label("dcr_share")
@@ -100,12 +108,12 @@ def _summary_tiles(at, names) -> dict[str, list[str]]:
 
 
 @pytest.mark.slow
-def test_summary_verdicts_are_the_judgement_and_copies_fail(review):
+def test_summary_verdicts_are_the_judgement_and_copies_fail(review, demo_run):
     """The tiles show the judged rules (mia_auc, dcr_share, audit_copies); a candidate holding
     verbatim training rows shows the failing copies verdict, never a PASS beside its count."""
-    at = _privacy_page(review)
+    at = _privacy_page(demo_run)
     assert not at.exception
-    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    (summary,) = at.session_state[SUMMARY_KEY].values()
     tiles = _summary_tiles(at, review.candidates)
     for name, shown in tiles.items():
         judged = [summary.verdicts[name][rule].verdict for rule in SUMMARY_RULES]
@@ -140,24 +148,24 @@ def test_summary_verdicts_are_the_judgement_and_copies_fail(review):
 
 
 @pytest.mark.slow
-def test_closest_pairs_mask_training_rows_unless_asked_and_never_when_presenting(review):
+def test_closest_pairs_mask_training_rows_unless_asked_and_never_when_presenting(review, demo_run):
     """A shared screen shows no raw training row: the pair is masked by default (decile
     intervals), raw only once the reviewer ticks the control, and masked again while
     presenting, whatever the control says."""
-    at = _privacy_page(review)
+    at = _privacy_page(demo_run)
     assert not at.exception
     at.selectbox(key="privacy_pairs_candidate").set_value("fresh_with_copies").run()
     pair = at.dataframe[-1].value  # the chosen pair, drawn last
     numeric = [c for c in review.schema.numeric if c in pair.index]
     training = next(c for c in pair.columns if c.startswith("training #"))
     assert numeric and all(pair.loc[c, training].startswith("[") for c in numeric)
-    assert at.checkbox(key=app_state.RAW_ROWS_KEY).value is False
-    at.checkbox(key=app_state.RAW_ROWS_KEY).check().run()
+    assert at.checkbox(key=RAW_ROWS_KEY).value is False
+    at.checkbox(key=RAW_ROWS_KEY).check().run()
     raw = at.dataframe[-1].value  # the chosen pair, drawn last
     assert not any(raw.loc[c, training].startswith("[") for c in numeric)
-    at.session_state[app_state.PRESENTATION_KEY] = True
+    at.session_state[PRESENTATION_KEY] = True
     at.run()
-    assert at.checkbox(key=app_state.RAW_ROWS_KEY).disabled
+    assert at.checkbox(key=RAW_ROWS_KEY).disabled
     presented = at.dataframe[-1].value  # the chosen pair, drawn last
     assert all(presented.loc[c, training].startswith("[") for c in numeric)
     # the list of pairs shows positions and counts, never a cell value
@@ -174,7 +182,7 @@ PERSONS = "Membership by person"
 
 def _verdict(at, rule: str, name: str) -> str:
     """The judgement's verdict of ``rule`` for candidate ``name`` (the stored summary's)."""
-    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    (summary,) = at.session_state[SUMMARY_KEY].values()
     return summary.verdicts[name][rule].verdict
 
 
@@ -184,14 +192,14 @@ def test_a_claimed_guarantee_shows_claim_certified_bound_and_phantom_share():
     tooltip) and the judgement's dp_claim verdict; no person column, no person section."""
     full = demo.tables(seed=0, n_train=200)
     review = replace(full, synthetic={n: full.synthetic[n] for n in ("noisy_copy", "fresh_sample")})
-    options = replace(app_state.initial_options(review), embedding="none",
+    options = replace(initial_options(review), embedding="none",
                       claimed_epsilon=1.0, claimed_delta=1e-5)  # fmt: skip
     at = run_page("pages/privacy.py", review, options=options, timeout=240)
     assert not at.exception and not at.error
     headings = [h.value for h in at.subheader]
     assert CLAIM in headings and PERSONS not in headings
     assert at.number_input(key="privacy_claimed_epsilon").value == 1.0
-    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    (summary,) = at.session_state[SUMMARY_KEY].values()
     tiles = [(m.label, m.value, m.help) for m in at.metric]
     shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
     for name in review.candidates:
@@ -248,12 +256,12 @@ def test_membership_by_person_shows_person_auc_and_tpr_beside_the_row_level():
 
     copied = pd.concat([rows(fresh), rows(train[:6])], ignore_index=True)
     review = with_person(align(rows(train), {"copy6": copied}, holdout=rows(hold)), "person")
-    options = replace(app_state.initial_options(review), embedding="none", person="person")
+    options = replace(initial_options(review), embedding="none", person="person")
     at = run_page("pages/privacy.py", review, options=options, timeout=240)
     assert not at.exception and not at.error
     headings = [h.value for h in at.subheader]
     assert PERSONS in headings and CLAIM not in headings
-    (summary,) = at.session_state[app_state.SUMMARY_KEY].values()
+    (summary,) = at.session_state[SUMMARY_KEY].values()
     tables = [t.value for t in at.table if "person AUC" in t.value.columns]
     assert len(tables) == len(review.candidates)  # one per candidate, in review order
     for name, shown in zip(review.candidates, tables, strict=True):

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import app_state
 import synthreview.release.pipeline as pipeline_module
 import synthreview.review as review_module
 from synthreview import demo
@@ -25,6 +24,7 @@ from synthreview.figures import glucose as glucose_fig
 from synthreview.figures.explain import format_metric
 from synthreview.judgement.verdicts import DECISION_STYLE
 from synthreview.record.inputs import input_line
+from synthreview.record.session import OPENED_KEY, REVIEW_KEY
 from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, write_record
 from synthreview.release.signing import generate_keys, load_private_key
 
@@ -91,7 +91,7 @@ def _needs_inputs(at, record) -> None:
 def test_overview_states_the_record(demo_record_folder, monkeypatch, no_computing):
     record, folder = demo_record_folder
     at = _page(_opened(monkeypatch, folder), "overview")
-    assert not at.session_state[app_state.REVIEW_KEY]  # nothing loaded, nothing computed
+    assert not at.session_state[REVIEW_KEY]  # nothing loaded, nothing computed
     body = next(h.proto.body for h in at.get("html") if 'sr-decisions"' in h.proto.body)
     for decision in record.decisions.values():
         assert DECISION_STYLE[decision.outcome].label in body
@@ -216,7 +216,7 @@ def test_loaded_inputs_equal_to_the_record_draw_the_rows(
     still from the record's numbers, and Re-run with these inputs is offered."""
     _, folder = demo_record_folder
     at = _opened(monkeypatch, folder)
-    at.session_state[app_state.REVIEW_KEY] = demo.tables(seed=0, n_train=300, n_holdout=300)
+    at.session_state[REVIEW_KEY] = demo.tables(seed=0, n_train=300, n_holdout=300)
     _page(at, "data")
     assert set(_inputs_listed(at)["loaded (same sha256)"]) == {"yes"}
     assert not at.button(key="record_rerun").disabled
@@ -232,7 +232,7 @@ def test_other_files_are_not_taken_for_the_record_inputs(
 ):
     record, folder = demo_record_folder
     at = _opened(monkeypatch, folder)
-    at.session_state[app_state.REVIEW_KEY] = demo.tables(seed=1, n_train=300, n_holdout=300)
+    at.session_state[REVIEW_KEY] = demo.tables(seed=1, n_train=300, n_holdout=300)
     _page(at, "fidelity")
     assert "fidelity_pca" not in {c.key for c in _charts(at)}
     _needs_inputs(at, record)
@@ -243,11 +243,11 @@ def test_other_files_are_not_taken_for_the_record_inputs(
 def test_rerun_with_these_inputs_computes_a_new_review(demo_record_folder, monkeypatch):
     record, folder = demo_record_folder
     at = _opened(monkeypatch, folder)
-    at.session_state[app_state.REVIEW_KEY] = demo.tables(seed=0, n_train=300, n_holdout=300)
+    at.session_state[REVIEW_KEY] = demo.tables(seed=0, n_train=300, n_holdout=300)
     at.run()
     at.button(key="record_rerun").click().run()
     assert not at.exception, at.exception
-    assert app_state.OPENED_KEY not in at.session_state  # the record is closed, not changed
+    assert OPENED_KEY not in at.session_state  # the record is closed, not changed
     at.switch_page("pages/overview.py").run()
     body = next(h.proto.body for h in at.get("html") if 'sr-decisions"' in h.proto.body)
     # a new review of the same files, options, seed and policy states the same decisions

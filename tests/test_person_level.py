@@ -152,6 +152,7 @@ def test_the_table_has_3_to_10_rows_per_person(person_table):
     assert person_table[FEATURES].duplicated(keep=False).mean() > 0.3
 
 
+@pytest.mark.slow
 def test_copying_5pct_of_people_is_seen_per_person_and_fails(person_report):
     _, report = person_report
     privacy = report.candidates["copy5"].privacy
@@ -168,6 +169,7 @@ def test_copying_5pct_of_people_is_seen_per_person_and_fails(person_report):
     assert "person" in by_rule["person_mia_tpr_at_fpr_1pct"].message
 
 
+@pytest.mark.slow
 def test_a_fresh_sample_of_other_people_passes(person_report):
     _, report = person_report
     verdicts = apply_policy(load_policy(None), report.candidates["fresh"].to_dict(), kind="table")
@@ -176,6 +178,7 @@ def test_a_fresh_sample_of_other_people_passes(person_report):
     assert by_rule["person_mia_auc"].verdict == "pass"
 
 
+@pytest.mark.slow
 def test_report_says_rows_were_grouped_and_wp29_targets_people(person_report):
     review, report = person_report
     data = report.candidates["copy5"].privacy.to_dict()["person_level"]
@@ -187,6 +190,7 @@ def test_report_says_rows_were_grouped_and_wp29_targets_people(person_report):
     assert review.schema.kinds["person"] == "identifier"
 
 
+@pytest.mark.slow
 def test_the_audit_flags_and_curates_a_persons_rows_together(person_report):
     _, report = person_report
     audit = audit_candidate(report, "copy5").audit
@@ -202,6 +206,7 @@ def test_the_audit_flags_and_curates_a_persons_rows_together(person_report):
     assert PERSON_RULE not in alone and alone["removed"].sum() < audit["removed"].sum()
 
 
+@pytest.mark.slow
 def test_report_html_says_rows_were_grouped_by_person(person_report):
     _, report = person_report
     content = report.to_dict()
@@ -330,6 +335,7 @@ def test_partly_missing_synthetic_ids_are_refused(person_table):
     assert review.schema.kinds["person"] == "identifier"
 
 
+@pytest.mark.slow
 def test_without_a_person_column_the_person_rules_are_not_applicable(person_report):
     _, report = person_report
     candidate = report.candidates["fresh"].to_dict()
@@ -388,6 +394,7 @@ def _cli(paths: dict[str, Path], out: Path, *extra: str) -> int:
     ])  # fmt: skip
 
 
+@pytest.mark.slow
 def test_cli_with_person_judges_people_on_a_real_panel(tmp_path, capsys):
     paths = _panel_files(tmp_path)
     _cli(paths, tmp_path / "out", "--person", "person_id", "--sections", "privacy", "utility",
@@ -453,6 +460,7 @@ def test_row_membership_rules_are_not_judged_in_a_person_review():
     assert verdict(by_people, "person_mia_auc").verdict == "pass"
 
 
+@pytest.mark.slow
 def test_planted_controls_divide_people(person_report, monkeypatch):
     review, report = person_report
     seen = {}
@@ -482,3 +490,42 @@ def test_planted_controls_divide_people(person_report, monkeypatch):
             assert len(whole) >= len(planted) - 1
         else:
             assert not planted
+
+
+@pytest.mark.slow
+def test_a_sampled_person_level_review_samples_people_and_audits_them_whole():
+    """The NLSY panel (545 people x 8 years) split by person, about 1,450 rows a side, reviewed
+    with ``sample_rows=1000``: the statistics are estimated on whole people (issue 34: sampling
+    above --sample-rows samples people), and the every-row audit still groups the candidate's
+    rows by person, so a copied person's rows are removed together."""
+    frame = pd.read_csv(Path(__file__).resolve().parents[2] / "shared" / "data" / "wage_panel.csv")
+    people = np.sort(frame["person_id"].unique())
+    order = people[np.random.default_rng(0).permutation(len(people))]
+    third = len(order) // 3
+    parts = [frame[frame["person_id"].isin(order[i * third : (i + 1) * third])]
+             for i in range(3)]  # fmt: skip
+    copied = parts[0][parts[0]["person_id"].isin(order[:5])]
+    candidate = pd.concat([parts[2].iloc[: -len(copied)], copied], ignore_index=True)
+    review = with_person(
+        align(parts[0].reset_index(drop=True), {"syn": candidate},
+              holdout=parts[1].reset_index(drop=True)),
+        "person_id",
+    )  # fmt: skip
+    options = ReviewOptions(person="person_id", sample_rows=1000, n_bootstrap=20, max_attack=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = evaluate(review, sections=("fidelity", "privacy"), options=options, seed=0)
+    assert report.sampling is not None
+    for name, table in (("real", review.real), ("holdout", review.holdout),
+                        ("syn", review.synthetic["syn"])):  # fmt: skip
+        sample = report.sampling.table(name)
+        assert sample.sampled and 0 < sample.rows_used <= 1000
+        ids = table.frame["person_id"].to_numpy()
+        drawn = np.zeros(len(ids), bool)
+        drawn[sample.positions] = True
+        assert not set(ids[drawn]) & set(ids[~drawn])  # whole people in the sample
+    audit = audit_candidate(report, "syn", Thresholds(), review=review).audit
+    assert audit.attrs["person"]["grouped"] and len(audit) == len(candidate)
+    copied_ids = {str(p) for p in order[:5]}
+    for person in copied_ids:  # every copied person removed with every one of their rows
+        assert audit.loc[audit["person"].astype(str) == person, "removed"].all(), person

@@ -15,10 +15,10 @@ from unittest.mock import patch
 import numpy as np
 import pytest
 
-import app_state
 from synthreview.judgement.decision import EXIT_RELEASE_AFTER_CURATION, exit_code
 from synthreview.judgement.policy import load_policy
 from synthreview.options import ReviewOptions
+from synthreview.record.session import SUMMARY_KEY, ReviewSession
 from synthreview.release.audit import Thresholds
 from synthreview.release.pipeline import (
     audit_candidate,
@@ -122,28 +122,28 @@ def test_stale_numbers_are_not_decided_and_not_exported(small):
     """An option changed after the run: every decision reads out of date, exports are refused."""
     review, report, after = small
     with (
-        patch("app_state.stored_report", return_value=(report, [])),
-        patch("app_state.stale_sections", return_value=[]),
-        patch("app_state.plan", return_value=[]),
+        patch.object(ReviewSession, "stored_report", return_value=(report, [])),
+        patch.object(ReviewSession, "stale_sections", return_value=[]),
+        patch.object(ReviewSession, "plan", return_value=[]),
         patch("synthreview.release.pipeline.evaluate_curated", return_value=after),
     ):
         at = open_page(review, None, page="pages/overview.py").run()
         assert not at.exception
-        summary = next(iter(at.session_state[app_state.SUMMARY_KEY].values()))
+        summary = next(iter(at.session_state[SUMMARY_KEY].values()))
         assert summary.current and {d.outcome for d in summary.decisions.values()} != {
             "out_of_date"
         }
     with (
-        patch("app_state.stored_report", return_value=(report, ["utility"])),
-        patch("app_state.changed_options", return_value=["target"]),
-        patch("app_state.stale_sections", return_value=["utility"]),
-        patch("app_state.plan", return_value=[]),
+        patch.object(ReviewSession, "stored_report", return_value=(report, ["utility"])),
+        patch.object(ReviewSession, "changed_options", return_value=["target"]),
+        patch.object(ReviewSession, "stale_sections", return_value=["utility"]),
+        patch.object(ReviewSession, "plan", return_value=[]),
     ):
         options = at.session_state["_options"]
         at.session_state["_options"] = replace(options, target="b")  # changed after the run
         at.run()
         assert not at.exception
-        summary = next(iter(at.session_state[app_state.SUMMARY_KEY].values()))
+        summary = next(iter(at.session_state[SUMMARY_KEY].values()))
         assert not summary.current and summary.changed == ("target",)
         assert {d.outcome for d in summary.decisions.values()} == {"out_of_date"}
         html = " ".join(e.proto.body for e in at.get("html"))

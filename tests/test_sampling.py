@@ -62,9 +62,15 @@ def test_tables_at_or_below_the_size_are_not_sampled(leak):
         ReviewOptions(sample_rows=10)
 
 
-def test_a_person_level_review_is_not_sampled(leak):
+def test_a_person_level_review_is_sampled_by_person(leak):
+    # issue 34: whole people (here: everyone of one age), never a person's rows split
     review, _ = leak
-    assert sample_review(review, SAMPLE, seed=0, person="age")[1] is None
+    sampling = sample_review(review, SAMPLE, seed=0, person="age")[1]
+    real = sampling.table("real")
+    ages = review.real.frame["age"].to_numpy()
+    drawn = np.zeros(len(ages), bool)
+    drawn[real.positions] = True
+    assert real.sampled and not set(ages[drawn]) & set(ages[~drawn])
 
 
 def test_the_plan_says_before_a_run_what_the_run_samples(leak):
@@ -76,7 +82,7 @@ def test_the_plan_says_before_a_run_what_the_run_samples(leak):
     assert f"random sample of {SAMPLE:,} rows (real, holdout, leak)" in plan
     assert "every synthetic row" in plan
     assert f"at most {N:,} rows" in plan_sentence(review, N)
-    assert "never sampled" in plan_sentence(review, SAMPLE, person="age")
+    assert "whole people (by 'age')" in plan_sentence(review, SAMPLE, person="age")
     assert "on every row (exact" in plan_sentence(review, None)
     with pytest.raises(ConfigError, match="option sample_rows"):
         plan_sentence(review, 10)

@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -19,6 +20,7 @@ from synthreview.generators.plugin import check_generated, load_generator
 from synthreview.io.schema import Schema
 from synthreview.io.tables import align, infer_schema
 from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.metrics.privacy import shadow as shadow_module
 from synthreview.metrics.privacy.shadow import (
     ShadowSettings,
     clopper_pearson_rate,
@@ -109,6 +111,7 @@ def test_builtin_generators_have_the_plugin_signature(adult):
 # --- the attack: the issue's Done-when on small budgets -------------------------------------
 
 
+@pytest.mark.slow
 def test_memorising_generator_is_caught(adult):
     real, holdout = adult
     result = _attack(real, holdout, memorise)
@@ -121,6 +124,7 @@ def test_memorising_generator_is_caught(adult):
     assert result.candidate_false_alarms.value == 0.0
 
 
+@pytest.mark.slow
 def test_copula_is_within_the_interval_of_chance(adult):
     real, holdout = adult
     result = _attack(real, holdout, copula, name="copula")
@@ -144,6 +148,7 @@ def test_time_limit_gives_a_partial_result_that_is_not_judged(adult):
     assert "partial, not judged" in verdict.reason
 
 
+@pytest.mark.slow
 def test_row_order_changes_nothing(adult):
     real, holdout = adult
     first = _attack(real, holdout, copula, k=6, t=3, name="copula").to_dict()
@@ -203,6 +208,7 @@ def test_options_check_the_generator_before_computing(review):
     validate_options(review, ReviewOptions(generator=f"{BUILTIN}:memorise"))
 
 
+@pytest.mark.slow
 def test_privacy_section_runs_the_attack_and_the_record_carries_it(review):
     options = ReviewOptions(
         embedding="none", max_attack=200, n_bootstrap=0, generator=f"{BUILTIN}:memorise",
@@ -239,6 +245,7 @@ def test_without_a_generator_the_attack_is_skipped_and_the_rule_is_not_applicabl
     assert rule.verdict == "n/a"
 
 
+@pytest.mark.slow
 def test_a_failing_generator_is_the_attack_s_error_not_the_section_s(review):
     options = ReviewOptions(
         embedding="none", max_attack=200, n_bootstrap=0,
@@ -288,6 +295,7 @@ def test_cli_refuses_a_bad_generator_before_computing(files, tmp_path, capsys, e
     assert not out.exists()  # nothing computed, nothing written
 
 
+@pytest.mark.slow
 def test_cli_writes_the_attack_into_report_json(files, tmp_path, capsys):
     out = tmp_path / "out"
     code = _cli(
@@ -303,6 +311,7 @@ def test_cli_writes_the_attack_into_report_json(files, tmp_path, capsys):
     assert "shadow" in (out / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_schema_free_generators_see_every_column(adult):
     # the plugin gets the training table as loaded (all columns), features use analysed ones
     real, holdout = adult
@@ -356,3 +365,48 @@ def test_no_generator_is_not_applicable_even_when_missing_rules_fail(tmp_path):
     assert verdicts["skipped"].verdict == "n/a"
     assert verdicts["failed"].verdict == "fail"  # a failure is not "does not apply"
     assert "returned no rows" in verdicts["failed"].reason
+
+
+# --- issue 34: with --person the shadows' training sets divide people --------------------------
+
+
+class _Recording:
+    """An in-process stand-in for GeneratorProcess: memorises and records each training set."""
+
+    def __init__(self):
+        self.trains = []
+
+    def sample(self, train, n, seed, *, deadline):
+        self.trains.append(train.copy())
+        return train.sample(n, replace=True, random_state=seed).reset_index(drop=True)
+
+
+def test_shadow_training_sets_hold_whole_people_and_the_target_person_in_or_out():
+    rng = np.random.default_rng(0)
+    n_people, rows = 60, 4
+    level = np.repeat(rng.normal(0, 1, 2 * n_people), rows)
+    frame = pd.DataFrame({
+        "person": np.repeat([f"p{i}" for i in range(2 * n_people)], rows),
+        "x": level + rng.normal(0, 0.1, len(level)),
+        "kind": np.repeat(rng.choice(["a", "b", "c"], 2 * n_people), rows),
+    })  # fmt: skip
+    real, holdout = frame.iloc[: n_people * rows], frame.iloc[n_people * rows :]
+    real, holdout = real.reset_index(drop=True), holdout.reset_index(drop=True)
+    schema = Schema({"person": "identifier", "x": "numeric", "kind": "categorical"})
+    settings = ShadowSettings("unused:name", n_shadows=6, n_targets=3)
+    generator = _Recording()
+    result = shadow_module._shadow_attack(
+        real, real.iloc[::3].reset_index(drop=True), holdout, generator=generator,
+        settings=settings, schema=schema, exposed=(), person="person", seed=0, progress=None,
+    )  # fmt: skip
+    assert len(result.targets) == 3 and len(generator.trains) == 3 * 6
+    sizes = frame["person"].value_counts()
+    for t, target in enumerate(result.targets):
+        source = real if target.table == "real" else holdout
+        person = source["person"].iloc[target.row]
+        for s, train in enumerate(generator.trains[t * 6 : (t + 1) * 6]):
+            counts = train["person"].value_counts()
+            assert (counts == sizes[counts.index]).all()  # every person brings every row
+            with_target = s < 3  # labels: the first half of the shadows hold the target
+            assert (person in counts.index) == with_target, (t, s)
+            assert len(train) <= len(real)

@@ -23,6 +23,7 @@ from synthreview.splits import (
     cv_folds,
     draw_rows,
     permute_rows,
+    random_folds,
     split_rows,
     units_of,
 )
@@ -40,19 +41,15 @@ ALLOWED = {
         "query columns, operators and random guesses of the attacks; "
         "targets are one row per person already",
     ),
-    "metrics/privacy/attacks.py": (
-        1,
-        "fold of each attack row in the LOGAN classifier: the "
-        "attack set holds one row per person in a person review",
-    ),
     "metrics/privacy/shadow.py": (
-        5,
-        "shadow targets, column subsets and shadow generators' seeds (a generator's training sets)",
+        4,
+        "shadow targets, column subsets, shadow generators' and attack models' seeds (the "
+        "shadows' training sets are drawn through draw_rows, by person with --person)",
     ),
-    "metrics/privacy/quasi.py": (
-        2,
-        "quasi-identifier subsample and permutation test, written beside issue 34 by another "
-        "change: not yet routed (a person-level review does not run it by person)",
+    "metrics/utility/answer_key.py": (
+        1,
+        "pandas .sample: the rows of one table a shallow tree is fitted on (label_leak), no "
+        "two sides compared",
     ),
     "metrics/glucose/section.py": (1, "test days of the forecast without a holdout (traces)"),
     "metrics/glucose/seekers.py": (2, "training rows of the trace seekers (traces)"),
@@ -68,14 +65,18 @@ _SPLITTER_NAMES = ("KFold", "ShuffleSplit", "train_test_split", "LeaveOneGroupOu
 
 
 def _draws(path: Path) -> int:
-    """Calls of ``.choice``, ``.permutation``, ``.integers``, ``.shuffle`` and sklearn splitters."""
+    """Calls of ``.choice``, ``.permutation``, ``.integers``, ``.shuffle``, sklearn splitters
+    and pandas' ``.sample`` (told from a generator's ``.sample`` by its ``random_state``)."""
     count = 0
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name in ("choice", "permutation", "integers", "shuffle") or any(
-                s in name for s in _SPLITTER_NAMES
+            keywords = {k.arg for k in node.keywords}
+            if (
+                name in ("choice", "permutation", "integers", "shuffle")
+                or any(s in name for s in _SPLITTER_NAMES)
+                or (name == "sample" and keywords & {"random_state", "frac"})
             ):
                 count += 1
     return count
@@ -106,6 +107,7 @@ def test_row_draws_reproduce_the_earlier_calls():
         assert np.array_equal(bootstrap_rows(a, 40), b.integers(0, 40, 40))
         drawn = draw_rows(a, 25, 7, drawn_order=True)
         assert np.array_equal(drawn, b.choice(25, 7, replace=False))
+        assert np.array_equal(random_folds(a, 30, 2), b.integers(0, 2, 30))
         # the generator continues identically after each call
         assert a.random() == b.random()
 
@@ -183,6 +185,18 @@ def test_folds_put_each_person_in_one_test_fold():
     assert len(tested) == 40
 
 
+def test_random_folds_put_each_person_in_one_fold_and_single_rows_are_rows():
+    ids = _people()
+    fold = random_folds(np.random.default_rng(6), len(ids), 3, groups=ids)
+    assert all(len(set(fold[ids == p])) == 1 for p in set(ids))
+    assert set(fold) == {0, 1, 2}
+    # one row per person: the person draw is the row draw, call for call
+    a, b = np.random.default_rng(8), np.random.default_rng(8)
+    single = np.array([f"p{i}" for i in range(30)])
+    assert not units_of(30, single).grouped
+    assert np.array_equal(draw_rows(a, 30, 10, groups=single), draw_rows(b, 30, 10))
+
+
 def test_a_bootstrap_resample_brings_each_drawn_person_whole():
     ids = _people()
     rows = bootstrap_rows(np.random.default_rng(4), len(ids), groups=ids)
@@ -255,3 +269,166 @@ def test_ratio_interval_resamples_people_not_their_rows():
     assert by_person[1] - by_person[0] > 1.5 * (by_row[1] - by_row[0])
     with pytest.raises(ValueError, match="metric must be one of"):
         ratio_interval("f1", y, tstr, trtr)
+
+
+# --- issue 34 item 1: every remaining splitter divides people ----------------------------------
+
+
+def _whole(ids: np.ndarray, chosen: np.ndarray) -> bool:
+    """Every person of ``ids`` has all or none of their rows among the positions ``chosen``."""
+    inside = np.zeros(len(ids), bool)
+    inside[chosen] = True
+    return not set(ids[inside]) & set(ids[~inside])
+
+
+def test_attack_sets_and_their_sanity_halves_divide_people():
+    real_ids, holdout_ids = _people(60, seed=2), _people(50, seed=3)
+    for sanity in (False, True):
+        sets = attack_set(len(real_ids), len(holdout_ids), max_attack=80, seed=5,
+                          sanity_within_nonmembers=sanity, real_groups=real_ids,
+                          holdout_groups=holdout_ids)  # fmt: skip
+        assert 0 < len(sets.real_rows) <= 80 and 0 < len(sets.holdout_rows) <= 80
+        assert _whole(real_ids, sets.real_rows) and _whole(holdout_ids, sets.holdout_rows)
+        pseudo = (set(holdout_ids[sets.reference_member_rows]),
+                  set(holdout_ids[sets.reference_nonmember_rows]))  # fmt: skip
+        assert pseudo[0] and pseudo[1] and not pseudo[0] & pseudo[1]
+        assert len(pseudo[0]) == len(pseudo[1])  # as many people on each side
+        pool = sets.holdout_rows if sanity else np.arange(len(holdout_ids))
+        for half in (sets.reference_member_rows, sets.reference_nonmember_rows):
+            assert set(half) <= set(pool)
+            assert _whole(holdout_ids[pool], np.flatnonzero(np.isin(pool, half)))
+    # without groups the draws are the earlier ones, call for call
+    rng = np.random.default_rng(5)
+    plain = attack_set(300, 200, max_attack=80, seed=5, sanity_within_nonmembers=True)
+    real_rows, holdout_rows = (np.sort(rng.choice(n, 80, replace=False)) for n in (300, 200))
+    shuffled = holdout_rows[rng.permutation(80)]
+    assert np.array_equal(plain.real_rows, real_rows)
+    assert np.array_equal(plain.reference_member_rows, np.sort(shuffled[:40]))
+    assert np.array_equal(plain.reference_nonmember_rows, np.sort(shuffled[40:80]))
+
+
+def _spy(patch: pytest.MonkeyPatch, module, name: str) -> list:
+    """Wrap ``module.name`` (a splits function) and record each call's arguments and result."""
+    calls = []
+    real = getattr(module, name)
+
+    def recording(*args, **kwargs):
+        out = real(*args, **kwargs)
+        calls.append((args, kwargs, out))
+        return out
+
+    patch.setattr(module, name, recording)
+    return calls
+
+
+def _person_frame(n_people: int, rows: int, seed: int, offset: int = 0) -> pd.DataFrame:
+    frame = _panel(n_people, rows, seed, offset)
+    return frame.assign(person=frame["person"].astype(str))
+
+
+def _grouped(groups) -> bool:
+    """Whether a ``groups`` argument groups rows into people (labels, or a grouped Units)."""
+    return groups is not None and getattr(groups, "grouped", True)
+
+
+def _labels(groups) -> np.ndarray:
+    """One label per row from a ``groups`` argument (labels, or a Units)."""
+    return groups.labels if hasattr(groups, "labels") else np.asarray(groups)
+
+
+@pytest.fixture(scope="module")
+def person_privacy():
+    """The privacy section of a person-level review (6 rows per person, holdout smaller than
+    training so the DCR share subsamples training people), with quasi-identifiers, every draw
+    of the section, the attacks, the DCR share and the QI balance recorded."""
+    from synthreview.encoding import TabularEncoder
+    from synthreview.metrics.privacy import attack_stats, membership, quasi, section
+
+    schema = Schema({"person": "identifier", "x": "numeric", "z": "numeric",
+                     "trait": "categorical"})  # fmt: skip
+    real = _person_frame(50, 6, seed=0)
+    holdout = _person_frame(30, 6, seed=1, offset=1000)
+    synthetic = _person_frame(40, 6, seed=2, offset=2000)
+    encoder = TabularEncoder(schema).fit(real)
+    with pytest.MonkeyPatch.context() as patch:
+        calls = {
+            "dcr": _spy(patch, section, "draw_rows"),
+            "attack_draws": _spy(patch, attack_stats, "draw_rows"),
+            "attack_halves": _spy(patch, attack_stats, "split_rows"),
+            "folds": _spy(patch, membership, "cv_folds"),
+            "quasi": _spy(patch, quasi, "split_rows"),
+        }
+        report = section.evaluate_privacy(
+            real, synthetic, holdout, schema=schema, encoder=encoder, person="person",
+            quasi_identifiers=["trait"], seed=0, max_attack=100,
+        )  # fmt: skip
+    return report, calls
+
+
+def test_the_dcr_share_subsamples_whole_training_people(person_privacy):
+    report, calls = person_privacy
+    grouped = [(a, k, out) for a, k, out in calls["dcr"] if k.get("groups") is not None]
+    assert len(grouped) == 1  # training (300 rows) cut to the holdout's 180 rows, by person
+    (_, n_rows, size), kwargs, rows = grouped[0]
+    assert n_rows == 300 and size == 180 and 0 < len(rows) <= 180
+    assert _whole(_labels(kwargs["groups"]), rows)
+    assert report.dcr is not None and report.dcr.share_rows == 180
+
+
+def test_row_level_attack_sets_and_folds_divide_people(person_privacy):
+    _, calls = person_privacy
+    grouped = [c for c in calls["attack_draws"] if c[1].get("groups") is not None]
+    assert grouped, "the row-level attack set was drawn by row"
+    for _, kwargs, rows in grouped:
+        assert _whole(_labels(kwargs["groups"]), rows)
+    halves = [c for c in calls["attack_halves"] if _grouped(c[1].get("groups"))]
+    assert halves
+    for _, kwargs, parts in halves:
+        assert all(_whole(_labels(kwargs["groups"]), part) for part in parts)
+    folds = [c for c in calls["folds"] if c[1].get("groups") is not None]
+    assert folds, "the cross-fitted attacks' folds were drawn by row"
+    for _, kwargs, _ in folds:
+        labels = _labels(kwargs["groups"])
+        # the generator was consumed by the code under test: draw the folds again
+        y = np.zeros(len(labels), bool)
+        y[: len(y) // 2] = True
+        for train, test in cv_folds(y, n_splits=kwargs["n_splits"], seed=kwargs["seed"],
+                                    groups=kwargs["groups"]):  # fmt: skip
+            assert not set(labels[train]) & set(labels[test])
+
+
+def test_the_qi_balance_matches_and_resplits_whole_people(person_privacy):
+    report, calls = person_privacy
+    assert report.quasi_identifiers is not None
+    resplits = [c for c in calls["quasi"] if _grouped(c[1].get("groups"))]
+    assert len(resplits) >= 199  # the size-matching subsample and every re-split
+    for _, kwargs, parts in resplits:
+        # a person in a part has every row there: never on both sides, never cut by a subsample
+        assert all(_whole(_labels(kwargs["groups"]), part) for part in parts)
+
+
+def test_a_person_level_review_above_sample_rows_samples_people():
+    from synthreview.io.persons import with_person
+    from synthreview.io.tables import align
+    from synthreview.sampling import plan_sentence, sample_review
+
+    frame = _person_frame(500, 5, seed=0)  # 2,500 rows, 5 a person
+    parts = {"real": frame.iloc[:1500], "holdout": frame.iloc[1500:]}
+    synthetic = _person_frame(300, 5, seed=1, offset=5000)
+    no_ids = synthetic.assign(person=np.nan)
+    review = with_person(
+        align(parts["real"].reset_index(drop=True), {"syn": synthetic, "no_ids": no_ids},
+              holdout=parts["holdout"].reset_index(drop=True)),
+        "person",
+    )  # fmt: skip
+    _, sampling = sample_review(review, 1000, seed=0, person="person")
+    assert sampling is not None
+    for table in (review.real, review.holdout, review.synthetic["syn"]):
+        drawn = sampling.table(table.name if table.role == "synthetic" else table.role)
+        ids = table.frame["person"].astype(str).to_numpy()
+        assert drawn.sampled == (table.n_rows > 1000)
+        assert _whole(ids, drawn.positions)  # every sampled person brings every row
+    assert sampling.table("syn").rows_used == 1000  # 5 rows a person: 200 people exactly
+    # a candidate without ids is sampled by row
+    assert sampling.table("no_ids").rows_used == 1000
+    assert "whole people (by 'person')" in plan_sentence(review, 1000, person="person")

@@ -14,6 +14,7 @@ from synthreview.cli import main
 from synthreview.errors import ConfigError
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.judgement.waivers import Waiver, decide_with_waivers
+from synthreview.record.session import SUMMARY_KEY, ReviewSession
 from synthreview.release.bundle import build_release
 from synthreview.release.register import append_records, history, history_frame, records_of_release
 from synthreview.release.signing import generate_keys, key_id, load_private_key, load_public_key
@@ -184,12 +185,11 @@ def test_cli_approve_writes_an_approval_and_review_checks_waivers_before_computi
     assert not (tmp_path / "o").exists()  # refused before anything was computed
 
 
+@pytest.mark.slow
 def test_audit_page_waiver_changes_the_screen_and_the_record_only_once_approved(keys):
     from unittest.mock import patch
 
     from test_page_audit import fake_report, open_page, small_review
-
-    import app_state
 
     review = small_review()
     report = fake_report(review)
@@ -198,13 +198,13 @@ def test_audit_page_waiver_changes_the_screen_and_the_record_only_once_approved(
     _, approver_files = keys["paths"]
 
     def summary(at):
-        (only,) = at.session_state[app_state.SUMMARY_KEY].values()
+        (only,) = at.session_state[SUMMARY_KEY].values()
         return only
 
     with (
-        patch("app_state.stored_report", return_value=(report, [])),
-        patch("app_state.stale_sections", return_value=[]),
-        patch("app_state.plan", return_value=[]),
+        patch.object(ReviewSession, "stored_report", return_value=(report, [])),
+        patch.object(ReviewSession, "stale_sections", return_value=[]),
+        patch.object(ReviewSession, "plan", return_value=[]),
         patch("synthreview.release.pipeline.evaluate_curated", return_value=after),
     ):
         at = open_page(review, None).run()

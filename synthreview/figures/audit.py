@@ -220,8 +220,8 @@ def fidelity_curves(candidates: Mapping[str, Any], *, curve: str = "alpha") -> g
 
 def reattack_reading_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The re-attack after curation for ``st.table``: one row per attack (``frame``'s index,
-    ``app_state.reattack_frame``: numbers already as text), each value with its 95 % interval
-    in one cell, so five columns fit 1280 px; labels and cells Markdown-escaped."""
+    ``release_tables.reattack_frame``: numbers already as text), each value with its 95 %
+    interval in one cell, so five columns fit 1280 px; labels and cells Markdown-escaped."""
     table = pd.DataFrame(
         {
             "AUC before": frame["auc_before"] + " (" + frame["auc_before_ci"] + ")",

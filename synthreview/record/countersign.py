@@ -99,7 +99,7 @@ def meeting_signoff(
     record: ReviewRecord,
     candidate: str,
     *,
-    decision: str,
+    decision: str | None,
     reviewers: Sequence[tuple[str, str]],
     reason: str = "",
     time: datetime | None = None,
@@ -109,10 +109,16 @@ def meeting_signoff(
     Raises
     ------
     ConfigError
-        An unknown candidate or decision, no reviewer, a reviewer without name or role, or no
-        reason where the meeting's decision differs from the tool's.
+        No decision chosen (None), an unknown candidate or decision, no reviewer, a reviewer
+        without name or role, or no reason where the meeting's decision differs from the
+        tool's.
     """
     stated = record.decisions
+    if decision is None:
+        raise ConfigError(
+            f"the meeting's decision for {candidate!r} must be chosen (it is blank until the "
+            "meeting chooses); got none"
+        )
     if candidate not in stated:
         raise ConfigError(
             f"candidate must be one of the record's candidates {sorted(stated)}; got "

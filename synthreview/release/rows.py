@@ -35,14 +35,16 @@ to the nearest holdout row (``holdout_distance`` is left empty).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from synthreview.engine import Engine, available_cores, current_engine, using
 from synthreview.errors import ConfigError
+from synthreview.io.persons import person_ids, synthetic_person_ids
 from synthreview.io.schema import Review
 from synthreview.metrics.fidelity.alpha_beta import alpha_levels, distance_to
+from synthreview.metrics.privacy.person import PersonLevel
 from synthreview.metrics.privacy.section import DCRResult, row_hashes
 from synthreview.release.evidence import CopyEvidence, copy_evidence
 from synthreview.review import Report
@@ -79,8 +81,10 @@ class RowEvidence:
         Input positions of the holdout rows the reference was taken on.
     search : tuple of str
         What the approximate searches measured (``RecallCheck.describe``).
-    person_level : None
-        A person-level review is never sampled.
+    person_level : PersonLevel or None
+        A person-level review's (sampled by person): the sampled report's, with the person
+        ids of every synthetic row and of every holdout-sample row, so the audit removes a
+        person's rows together here too.
     """
 
     samples: dict[str, np.ndarray] = field(repr=False)
@@ -89,7 +93,7 @@ class RowEvidence:
     copies: CopyEvidence = field(repr=False)
     holdout_rows: np.ndarray = field(repr=False)
     search: tuple[str, ...] = ()
-    person_level: None = None
+    person_level: PersonLevel | None = None
 
 
 def every_row_evidence(
@@ -214,6 +218,14 @@ def every_row_evidence(
         f"exact nearest training row of every synthetic row ({len(synthetic):,}) and "
         f"holdout-sample row ({len(holdout_rows):,}) among {len(real):,}"
     )
+    person = getattr(report.candidates[name].privacy, "person_level", None)
+    if person is not None:
+        held = None if review.holdout is None else review.holdout.frame[person.column]
+        person = replace(
+            person,
+            synthetic_ids=synthetic_person_ids(review, name, person.column),
+            holdout_ids=None if held is None else person_ids(held.iloc[holdout_rows]),
+        )
     return RowEvidence(
         samples=samples,
         holdout_samples=holdout_samples,
@@ -221,4 +233,5 @@ def every_row_evidence(
         copies=copies,
         holdout_rows=holdout_rows,
         search=tuple(check.describe() for check in engine.recall_log) or (exact,),
+        person_level=person,
     )

@@ -19,7 +19,7 @@ from sklearn.metrics import roc_auc_score, roc_curve
 
 from synthreview.errors import DataError
 from synthreview.results import to_jsonable
-from synthreview.splits import bootstrap_rows, draw_rows, permute_rows
+from synthreview.splits import bootstrap_rows, draw_rows, split_rows, units_of
 
 #: ROC points kept in ``to_dict()``: a linear and a log-spaced FPR grid (the curve is interpolated)
 _ROC_GRID = np.unique(np.concatenate([np.linspace(0, 1, 101), np.logspace(-4, 0, 41)]))
@@ -250,6 +250,8 @@ def attack_set(
     max_attack: int = 10_000,
     seed: int = 0,
     sanity_within_nonmembers: bool = False,
+    real_groups: np.ndarray | None = None,
+    holdout_groups: np.ndarray | None = None,
 ) -> AttackSet:
     """Draw the attack set: ``min(max_attack, n_real, n_holdout)`` members and as many non-members.
 
@@ -259,6 +261,11 @@ def attack_set(
     rows, or with ``sanity_within_nonmembers`` two halves of the non-members themselves: the
     sanity run then scores no row the main run does not, so per-row searches serve both (the
     split is smaller only when the holdout has more rows than the non-members).
+
+    With ``real_groups`` / ``holdout_groups`` (the person of every row) members and
+    non-members are whole people, as many as fit in that many rows, and the sanity split's
+    halves hold as many people each, never a person on both sides
+    (:mod:`synthreview.splits`); without them the draws are the row draws above.
     """
     if max_attack < 1:
         raise ValueError(f"max_attack must be a positive integer; got {max_attack}")
@@ -269,12 +276,16 @@ def attack_set(
         )
     rng = np.random.default_rng(seed)
     n = min(max_attack, n_real, n_holdout)
-    real_rows = draw_rows(rng, n_real, n)
-    holdout_rows = draw_rows(rng, n_holdout, n)
-    if sanity_within_nonmembers and n >= 2:
-        half, shuffled = n // 2, holdout_rows[permute_rows(rng, len(holdout_rows))]
+    real_rows = draw_rows(rng, n_real, n, groups=real_groups)
+    holdout_rows = draw_rows(rng, n_holdout, n, groups=holdout_groups)
+    if sanity_within_nonmembers and len(holdout_rows) >= 2:
+        drawn = None if holdout_groups is None else np.asarray(holdout_groups)[holdout_rows]
+        units = units_of(len(holdout_rows), drawn)
+        half = units.n_units // 2
+        first, second = split_rows(rng, len(holdout_rows), (half, half), groups=units)
+        first, second = holdout_rows[first], holdout_rows[second]
     else:
-        half, shuffled = min(max_attack, n_holdout // 2), permute_rows(rng, n_holdout)
-    return AttackSet(
-        real_rows, holdout_rows, np.sort(shuffled[:half]), np.sort(shuffled[half : 2 * half])
-    )
+        units = units_of(n_holdout, holdout_groups)
+        half = min(max_attack, units.n_units // 2)
+        first, second = split_rows(rng, n_holdout, (half, half), groups=units)
+    return AttackSet(real_rows, holdout_rows, first, second)

@@ -9,6 +9,9 @@ Reference rows that are also scored (holdout rows in the attack set) must not he
 themselves: a non-member would then sit on its own reference row and look *less* like a
 member. Wherever ``R`` enters a score, an attack row's own position in ``R`` (``own >= 0``) is
 left out: leave-one-out for nearest rows and kernel densities, cross-fitting for fitted models.
+With several rows per person (``groups`` / ``reference_groups``: a person-level review's
+row-level attacks) every row of the scored row's person is left out instead, for the same
+reason: a non-member's *other* rows in ``R`` would sit next to it (issue 34).
 
 Attacks (score, source):
 
@@ -49,6 +52,7 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy.optimize import minimize_scalar
 from sklearn.base import clone
 from sklearn.decomposition import PCA
@@ -59,7 +63,7 @@ from synthreview.engine import single_threaded, thread_map
 from synthreview.grouped_search import GroupedReference
 from synthreview.metrics.privacy.gower import same_tuple_nearest
 from synthreview.neighbors import nearest
-from synthreview.splits import draw_rows
+from synthreview.splits import draw_rows, random_folds
 
 __all__ = [
     "NO_BOX_ATTACKS",
@@ -175,8 +179,9 @@ def _log_kernel_sums(
 ) -> tuple[np.ndarray, np.ndarray]:
     """log sum_j exp(-|q - x_j|^2 / 2) per query row (whitened units) and the rows summed.
 
-    ``own[i] >= 0`` leaves data row ``own[i]`` out of query ``i``'s sum. The sum runs in log
-    space (no underflow far from the data).
+    ``own[i] >= 0`` leaves data row ``own[i]`` out of query ``i``'s sum; ``own`` of shape
+    (n_query, m) leaves up to ``m`` rows out (-1 pads). The sum runs in log space (no
+    underflow far from the data).
     """
     # float32 BLAS and exp: in whitened units the rounding of -|q - x|^2 / 2 stays far below
     # the differences that rank rows (measured against scipy: < 1e-4 in log density)
@@ -185,6 +190,7 @@ def _log_kernel_sums(
     n = len(wd)
     out = np.empty(len(white_query))
     own = np.full(len(white_query), -1) if own is None else np.asarray(own)
+    own = own.reshape(len(white_query), -1)  # one column: leave-one-out
 
     def finish(logk: np.ndarray, half_q_sq: np.ndarray, mine: np.ndarray, at: int) -> None:
         """The elementwise steps of some rows of a block's product, in place (every step is
@@ -192,8 +198,9 @@ def _log_kernel_sums(
         logk -= half_data_sq[None, :]
         logk -= half_q_sq[:, None]
         np.minimum(logk, 0.0, out=logk)
-        rows = np.flatnonzero(mine >= 0)
-        logk[rows, mine[rows]] = -np.inf
+        for column in mine.T:
+            rows = np.flatnonzero(column >= 0)
+            logk[rows, column[rows]] = -np.inf
         top = logk.max(axis=1)
         logk -= top[:, None]
         np.exp(logk, out=logk)
@@ -212,7 +219,7 @@ def _log_kernel_sums(
                    mine[lo : lo + _KDE_ROWS], start + lo)  # fmt: skip
 
     thread_map(block, range(0, len(white_query), _KDE_BLOCK))
-    return out, np.where(own >= 0, n - 1, n)
+    return out, n - (own >= 0).sum(axis=1)
 
 
 def gaussian_kde_logpdf(
@@ -222,7 +229,8 @@ def gaussian_kde_logpdf(
 
     Kernel covariance = covariance of ``data`` (ddof 1) times ``n ** (-2 / (d + 4))`` (Scott
     1992; the estimator of the ``domias`` package's KDE baselines). ``own[i] >= 0`` leaves data
-    row ``own[i]`` out of query ``i``'s sum (leave-one-out with ``n - 1`` in the normaliser).
+    row ``own[i]`` out of query ``i``'s sum (leave-one-out with ``n - 1`` in the normaliser);
+    ``own`` of shape (n_query, m) leaves up to ``m`` rows out (-1 pads).
 
     Returns
     -------
@@ -335,7 +343,7 @@ def radius_counts(query: np.ndarray, reference: np.ndarray, radius: np.ndarray) 
 
 #: NoBoxInputs attributes a subset copies from its parent (the data and the options)
 _SETTINGS = frozenset({"synthetic_x", "reference_x", "blocks", "n_dims", "max_density_rows",
-                       "bandwidth", "radius_quantile", "seed"})  # fmt: skip
+                       "bandwidth", "radius_quantile", "seed", "reference_groups"})  # fmt: skip
 
 
 class NoBoxInputs:
@@ -372,6 +380,11 @@ class NoBoxInputs:
         covariance), the definition of the ``domias`` package's KDE baselines, kept for the
         reference comparison (``tests/test_privacy_reference.py``).
     radius_quantile : float, default=0.05
+    groups : ndarray, optional
+        Person of every attack row; with ``reference_groups`` (the person of every reference
+        row, labelled alike) every reference row of a scored row's person is left out of its
+        score, and the classifier's folds divide people.
+    reference_groups : ndarray, optional
     seed : int, default=0
     """
 
@@ -387,6 +400,8 @@ class NoBoxInputs:
         max_density_rows: int = 10_000,
         bandwidth: str = "cv",
         radius_quantile: float = 0.05,
+        groups: np.ndarray | None = None,
+        reference_groups: np.ndarray | None = None,
         seed: int = 0,
     ):
         if bandwidth not in ("cv", "scott"):
@@ -409,6 +424,12 @@ class NoBoxInputs:
         self.bandwidth = bandwidth
         self.radius_quantile = radius_quantile
         self.seed = seed
+        if (groups is None) != (reference_groups is None):
+            raise ValueError("groups and reference_groups must be given together; got one")
+        self.groups = None if groups is None else np.asarray(groups).astype(str)
+        self.reference_groups = (
+            None if reference_groups is None else np.asarray(reference_groups).astype(str)
+        )
         self._parent: NoBoxInputs | None = None
         self._rows = np.arange(len(self.attack_x))
 
@@ -424,6 +445,7 @@ class NoBoxInputs:
         child = NoBoxInputs.__new__(NoBoxInputs)
         child.__dict__.update({k: v for k, v in vars(self).items() if k in _SETTINGS})
         child.attack_x, child.own = self.attack_x[rows], self.own[rows]
+        child.groups = None if self.groups is None else self.groups[rows]
         child._parent, child._rows = self, rows
         return child
 
@@ -446,6 +468,8 @@ class NoBoxInputs:
         """Distance to the nearest reference row other than the row itself."""
         if self._parent is not None:
             return self._shared("reference_nn")
+        if self.groups is not None:
+            return self._nearest_other_person(self.attack_x, self.groups)
         dist, index = encoded_nearest(
             self.attack_x, self.reference_x, k=2, categorical_blocks=self.blocks
         )
@@ -453,6 +477,36 @@ class NoBoxInputs:
         # nearest *other* row is the second when the own row is among the two, else the first
         own_first = (index == self.own[:, None]).any(axis=1)
         return np.where(own_first & (self.own >= 0), dist[:, 1], dist[:, 0])
+
+    def _nearest_other_person(self, query: np.ndarray, people: np.ndarray) -> np.ndarray:
+        """Distance from each query row to the nearest reference row of another person.
+
+        The ``1 + (largest person's rows)`` nearest reference rows always hold one of another
+        person (when the reference holds two people).
+        """
+        sizes = np.unique(self.reference_groups, return_counts=True)[1]
+        k = int(min(len(self.reference_x), 1 + sizes.max()))
+        dist, index = encoded_nearest(query, self.reference_x, k=k, categorical_blocks=self.blocks)
+        other = self.reference_groups[index] != people[:, None]
+        first = np.argmax(other, axis=1)  # the nearest neighbour of another person
+        return np.where(other.any(axis=1), dist[np.arange(len(query)), first], np.inf)
+
+    @cached_property
+    def _own_rows(self) -> np.ndarray:
+        """Reference positions left out of each attack row's score (n, m), -1 padded.
+
+        The row itself (``own``), or with people every reference row of the row's person.
+        """
+        if self.groups is None:
+            return self.own[:, None]
+        rows_of = pd.Series(np.arange(len(self.reference_groups))).groupby(
+            self.reference_groups, sort=False
+        ).indices  # fmt: skip
+        found = [rows_of.get(g, ()) for g in self.groups]
+        out = np.full((len(found), max(1, max(map(len, found), default=0))), -1, np.int64)
+        for i, rows in enumerate(found):
+            out[i, : len(rows)] = rows
+        return out
 
     def _sample(self, x: np.ndarray, salt: int) -> tuple[np.ndarray, np.ndarray]:
         """Seeded subsample of at most ``max_density_rows`` rows and their positions."""
@@ -521,8 +575,9 @@ class NoBoxInputs:
         _, data, rows = self._density_data
         where = np.full(len(self.reference_x), -1)
         where[rows] = np.arange(len(rows))
-        own = np.where(self.own >= 0, where[np.maximum(self.own, 0)], -1)
-        return self._kde(data, own=own)
+        own = self._own_rows
+        own = np.where(own >= 0, where[np.maximum(own, 0)], -1)
+        return self._kde(data, own=own if self.groups is not None else own[:, 0])
 
     @cached_property
     def _radius_counts(self) -> np.ndarray:
@@ -537,11 +592,15 @@ class NoBoxInputs:
         if self._parent is not None:
             return self._shared("_radius_counts")
         eps = np.median(self.synthetic_knn[:, 0])
-        # nearest *other* reference row: the row itself (distance 0) is one of the two
-        # nearest, or an exact duplicate is, and then the other one is at distance 0 too
-        self_nn = encoded_nearest(
-            self.reference_x, self.reference_x, k=2, categorical_blocks=self.blocks
-        )[0][:, 1]
+        if self.reference_groups is not None:
+            # how close the population comes to *another* person
+            self_nn = self._nearest_other_person(self.reference_x, self.reference_groups)
+        else:
+            # nearest *other* reference row: the row itself (distance 0) is one of the two
+            # nearest, or an exact duplicate is, and then the other one is at distance 0 too
+            self_nn = encoded_nearest(
+                self.reference_x, self.reference_x, k=2, categorical_blocks=self.blocks
+            )[0][:, 1]
         r = np.quantile(self_nn, self.radius_quantile)
         radii = np.tile([eps, r], (len(self.attack_x), 1))
         return radius_counts(self.attack_x, self.synthetic_x, radii)
@@ -566,12 +625,15 @@ class NoBoxInputs:
                 reference = native_categories(reference, self.blocks)[0]
             estimator = forest_classifier(seed=self.seed)
         synthetic, _ = self._sample(synthetic, 3)
-        fold = np.random.default_rng([self.seed, 4]).integers(0, n_folds, len(attack))
+        rng = np.random.default_rng([self.seed, 4])
+        fold = random_folds(rng, len(attack), n_folds, groups=self.groups)
         scores = np.empty(len(attack))
 
         def fit_fold(k: int) -> np.ndarray | None:
             keep = np.ones(len(reference), bool)
             keep[self.own[(fold == k) & (self.own >= 0)]] = False
+            if self.groups is not None:  # and every reference row of the fold's people
+                keep[np.isin(self.reference_groups, self.groups[fold == k])] = False
             x = np.vstack([synthetic, reference[keep]])
             y = np.r_[np.ones(len(synthetic)), np.zeros(int(keep.sum()))]
             # classes weighted equally: the prior odds must not depend on the set sizes

@@ -118,10 +118,13 @@ def nn_seeker_scores(
     return -dist[:, 0]
 
 
-def _folds(is_member: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
-    """Fold number of every attack row, stratified on membership."""
+def _folds(
+    is_member: np.ndarray, n_folds: int, seed: int, groups: np.ndarray | None = None
+) -> np.ndarray:
+    """Fold number of every attack row, stratified on membership (a person's rows in one)."""
     fold = np.empty(len(is_member), dtype=np.int64)
-    for k, (_, test) in enumerate(cv_folds(is_member, n_splits=n_folds, seed=seed)):
+    splits = cv_folds(is_member, n_splits=n_folds, seed=seed, groups=groups)
+    for k, (_, test) in enumerate(splits):
         fold[test] = k
     return fold
 
@@ -135,6 +138,7 @@ def classifier_seeker_scores(
     max_synthetic: int = 20_000,
     estimator: Any = None,
     categorical_blocks: Sequence[Sequence[int]] | None = None,
+    groups: np.ndarray | None = None,
     seed: int = 0,
 ) -> np.ndarray:
     """Cross-fitted P(synthetic | x) for every attack row (Hide-and-Seek section 3.2).
@@ -161,6 +165,9 @@ def classifier_seeker_scores(
         One-hot positions of each categorical column (``encoder.groups``): the default
         estimator then sees one level-code feature per column (Adult: 15 features instead
         of 109).
+    groups : ndarray, optional
+        Person of every attack row: the folds then divide people, so no model learns a
+        person's rows and scores the same person's others.
     seed : int, default=0
     """
     rng = np.random.default_rng(seed)
@@ -172,7 +179,7 @@ def classifier_seeker_scores(
             attack_x = native_categories(attack_x, categorical_blocks)[0]
             synthetic_x = native_categories(synthetic_x, categorical_blocks)[0]
         estimator = forest_classifier(seed=seed)
-    fold = _folds(is_member, n_folds, seed)
+    fold = _folds(is_member, n_folds, seed, groups)
     scores = np.empty(len(attack_x))
 
     def fit_fold(k: int) -> np.ndarray:
@@ -199,6 +206,8 @@ def density_scores(
     n_dims: int = 5,
     n_mixture: int = 10,
     n_folds: int = 3,
+    groups: np.ndarray | None = None,
+    reference_groups: np.ndarray | None = None,
     seed: int = 0,
 ) -> np.ndarray:
     """DOMIAS-style score log p_synthetic(x) - log p_reference(x) per attack row.
@@ -218,6 +227,10 @@ def density_scores(
     is_member : ndarray of bool
     reference_rows : ndarray of int, shape (len(attack_x),)
         Position of each attack row in ``reference_x`` (-1 if it is not a reference row).
+    groups, reference_groups : ndarray, optional
+        Person of every attack row and of every reference row (labelled alike): the folds
+        then divide people, and fold ``k``'s reference density leaves out every reference
+        row of the fold's people, not only the scored rows.
     """
     # the projection was once fitted on the training rows: an attacker never holds those, and
     # members then sit in components fitted to them (German credit, 300 + 300 fresh rows,
@@ -239,13 +252,15 @@ def density_scores(
         )
         a, r = pca.transform(attack_x), pca.transform(reference_x)
         synthetic_p = pca.transform(synthetic_x[canonical_order(synthetic_x)])
-    fold = _folds(is_member, n_folds, seed)
+    fold = _folds(is_member, n_folds, seed, groups)
 
     def fit(k: int) -> np.ndarray:  # -1: the synthetic mixture; k >= 0: fold k's reference
         if k < 0:
             return mixture(synthetic_p).score_samples(a)
         keep = np.ones(len(r), dtype=bool)
         keep[reference_rows[(fold == k) & (reference_rows >= 0)]] = False
+        if groups is not None and reference_groups is not None:
+            keep[np.isin(np.asarray(reference_groups), np.asarray(groups)[fold == k])] = False
         return mixture(r[keep]).score_samples(a[fold == k])
 
     # the n_folds + 1 mixtures are independent: side by side on the engine's threads, each
@@ -267,6 +282,8 @@ def membership_inference(
     attacks: Sequence[str] | None = None,
     max_attack: int = 10_000,
     n_bootstrap: int = 200,
+    real_groups: np.ndarray | None = None,
+    holdout_groups: np.ndarray | None = None,
     seed: int = 0,
     progress: Callable[[float, str], None] | None = None,
 ) -> tuple[AttackResult, ...]:
@@ -289,6 +306,14 @@ def membership_inference(
         Members (and non-members) in the attack set at most.
     n_bootstrap : int, default=200
         Bootstrap resamples for the AUC interval.
+    real_groups, holdout_groups : ndarray, optional
+        Person of every real / holdout row (a person-level review's row-level attacks): the
+        attack set, the sanity split and the cross-fitting folds then divide people
+        (:func:`~synthreview.metrics.privacy.attack_stats.attack_set`), and every attack
+        that reads the reference sample (the holdout) leaves out all rows of the scored
+        row's person, not only the row (:class:`~synthreview.metrics.privacy.attacks.
+        NoBoxInputs`, :func:`density_scores`). People are judged by
+        :mod:`synthreview.metrics.privacy.person`; these row scores are shown.
     seed : int, default=0
     progress : callable(fraction, message), optional
 
@@ -321,7 +346,13 @@ def membership_inference(
     if unknown:
         raise ValueError(f"attacks must be among {list(default)}; got {unknown}")
     sets = attack_set(len(real_x), len(holdout_x), max_attack=max_attack, seed=seed,
-                      sanity_within_nonmembers=True)  # fmt: skip
+                      sanity_within_nonmembers=True, real_groups=real_groups,
+                      holdout_groups=holdout_groups)  # fmt: skip
+    # the person of every row of either run (training and holdout people told apart)
+    people = None
+    if real_groups is not None and holdout_groups is not None:
+        people = {"real": np.char.add("r:", np.asarray(real_groups).astype(str)),
+                  "holdout": np.char.add("h:", np.asarray(holdout_groups).astype(str))}  # fmt: skip
     # (member rows, non-member rows) per run: the real attack and the holdout-only sanity split
     runs = {
         "main": ((real_x, sets.real_rows), (holdout_x, sets.holdout_rows)),
@@ -350,9 +381,14 @@ def membership_inference(
     def no_box(run: str) -> NoBoxInputs:
         if "pool" not in shared:  # one set of searches and densities, shared by attacks
             x = np.vstack([real_x[sets.real_rows], holdout_x[used]])
+            pool_people = reference_people = None
+            if people is not None:
+                pool_people = np.r_[people["real"][sets.real_rows], people["holdout"][used]]
+                reference_people = people["holdout"]
             shared["pool"] = NoBoxInputs(
-                x, synthetic_x, holdout_x, pool_own, categorical_blocks=blocks, seed=seed
-            )
+                x, synthetic_x, holdout_x, pool_own, categorical_blocks=blocks,
+                groups=pool_people, reference_groups=reference_people, seed=seed,
+            )  # fmt: skip
         if run not in shared:
             shared[run] = shared["pool"].subset(pool_rows(run))
         return shared[run]
@@ -361,6 +397,10 @@ def membership_inference(
         (m_x, m_rows), (o_x, o_rows) = runs[run]
         is_member = np.r_[np.ones(len(m_rows), bool), np.zeros(len(o_rows), bool)]
         x = np.vstack([m_x[m_rows], o_x[o_rows]])
+        groups = None
+        if people is not None:
+            groups = np.r_[people["holdout" if m_x is holdout_x else "real"][m_rows],
+                           people["holdout"][o_rows]]  # fmt: skip
         # positions in the holdout (the attacker's reference sample) of the rows being scored
         in_holdout = np.r_[m_rows if m_x is holdout_x else np.full(len(m_rows), -1), o_rows]
         if attack == "distance":
@@ -379,10 +419,13 @@ def membership_inference(
             return -no_box(run).synthetic_knn[:, 0]
         if attack == "classifier_seeker":
             return classifier_seeker_scores(
-                x, synthetic_x, is_member, categorical_blocks=blocks, seed=seed
+                x, synthetic_x, is_member, categorical_blocks=blocks, groups=groups, seed=seed
             )
         if attack == "density":
-            return density_scores(x, synthetic_x, holdout_x, is_member, in_holdout, seed=seed)
+            return density_scores(
+                x, synthetic_x, holdout_x, is_member, in_holdout, groups=groups,
+                reference_groups=None if people is None else people["holdout"], seed=seed,
+            )  # fmt: skip
         return no_box_scores(attack, no_box(run))
 
     results = []

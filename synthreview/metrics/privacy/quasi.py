@@ -62,8 +62,10 @@ import numpy as np
 import pandas as pd
 
 from synthreview.errors import ConfigError
+from synthreview.io.persons import person_ids
 from synthreview.metrics.privacy.intervals import newcombe_difference
 from synthreview.results import to_jsonable
+from synthreview.splits import split_rows, units_of
 
 __all__ = [
     "RISK_BINS",
@@ -157,28 +159,53 @@ def _side_difference(counts_a: np.ndarray, counts_b: np.ndarray, synth: np.ndarr
 
 
 def _balance(
-    codes: Sequence[np.ndarray], synth: np.ndarray, seed: int
+    codes: Sequence[np.ndarray],
+    synth: np.ndarray,
+    seed: int,
+    groups: Sequence[np.ndarray | None] = (None, None),
 ) -> tuple[float, float, float, int]:
-    """Balance, its permutation bound and p-value, and the rows per side (module text)."""
-    rows = min(len(c) for c in codes)
+    """Balance, its permutation bound and p-value, and the rows per side (module text).
+
+    With ``groups`` (the person of every training and holdout row) the size-matching
+    subsample and every re-split move whole people (:func:`synthreview.splits.split_rows`):
+    the sides are matched on their number of people, and under "the generator never saw the
+    training people" it is people, not a person's rows, that are exchangeable.
+    """
     rng = np.random.default_rng(seed)
-    matched = []
-    for code in codes:
-        code = np.sort(code)  # codes are values: sorted, the draws below ignore the row order
-        if len(code) > rows:
-            code = code[np.sort(rng.permutation(len(code))[:rows])]
+    units, ordered = [], []
+    for code, group in zip(codes, groups, strict=True):
+        # codes are values: sorted (a person's id breaking ties), the draws below ignore the
+        # row order
+        order = np.argsort(code, kind="stable") if group is None else np.lexsort((group, code))
+        units.append(units_of(len(code), None if group is None else group[order]))
+        ordered.append(code[order])
+    size_units = min(u.n_units for u in units)
+    matched, matched_units = [], []
+    for code, unit in zip(ordered, units, strict=True):
+        if unit.n_units > size_units:
+            keep = split_rows(rng, len(code), (size_units,), groups=unit)
+            code = code[keep[0]]
+            unit = units_of(len(code), unit.labels[keep[0]] if unit.grouped else None)
         matched.append(code)
+        matched_units.append(unit)
+    rows = min(len(c) for c in matched)
     size = int(max(synth.max(initial=0), *(c.max(initial=0) for c in matched))) + 1
     pooled = np.concatenate(matched)
+    pooled_groups = None
+    if any(u.grouped for u in matched_units):
+        # the two sides' people numbered apart: no one is on both sides
+        pooled_groups = np.r_[matched_units[0].labels,
+                              matched_units[1].labels + matched_units[0].n_units]  # fmt: skip
     observed = _side_difference(
         np.bincount(matched[0], minlength=size), np.bincount(matched[1], minlength=size), synth
     )
     null = np.empty(N_PERMUTATIONS)
+    sides = (matched_units[0].n_units, matched_units[1].n_units)
     for i in range(N_PERMUTATIONS):
-        perm = rng.permutation(len(pooled))
+        first, second = split_rows(rng, len(pooled), sides, groups=pooled_groups)
         null[i] = _side_difference(
-            np.bincount(pooled[perm[:rows]], minlength=size),
-            np.bincount(pooled[perm[rows:]], minlength=size),
+            np.bincount(pooled[first], minlength=size),
+            np.bincount(pooled[second], minlength=size),
             synth,
         )
     bound = observed - float(np.quantile(null, 0.975))
@@ -214,7 +241,8 @@ class QuasiIdentifierRisk:
     balance_p_value : float
         One-sided permutation p-value of the balance.
     balance_rows : int
-        Rows of training and of holdout the balance compares (the smaller table's size).
+        Rows of training and of holdout the balance compares (the smaller table's size; with
+        ``person``, the rows of the smaller side once both are matched on people).
     k_anonymity, holdout_k_anonymity, train_k_anonymity : int
         Smallest QI class of each table on its own (``holdout_k_anonymity`` 0 without one).
     classes : int
@@ -267,6 +295,7 @@ def quasi_identifier_risk(
     *,
     holdout: pd.DataFrame | None = None,
     quasi_identifiers: Sequence[str],
+    person: str | None = None,
     seed: int = 0,
 ) -> QuasiIdentifierRisk:
     """QI replay against the holdout, k-anonymity and per-row prosecutor risk.
@@ -281,6 +310,9 @@ def quasi_identifier_risk(
         A fresh real sample: its replay share is what coincidence gives.
     quasi_identifiers : sequence of str
         Columns an intruder may know; every table must hold them.
+    person : str, optional
+        The person column of a person-level review: the balance's size-matching subsample
+        and its re-splits then draw whole people.
     seed : int, default=0
         Draws the size-matching subsample and the re-splits of the balance.
 
@@ -316,7 +348,12 @@ def quasi_identifier_risk(
         ci: tuple[float, float] | None = newcombe_difference(replayed, n_syn, held, n_hold)
         hist_hold = _histogram(risk_hold)
         hold_share, hold_k, hold_risk = held / n_hold, _k_anonymity(codes[2]), risk_hold.mean()
-        balance, balance_bound, balance_p, balance_rows = _balance([train, codes[2]], synth, seed)
+        groups = (None, None)
+        if person is not None:
+            groups = (person_ids(real[person]), person_ids(holdout[person]))
+        balance, balance_bound, balance_p, balance_rows = _balance(
+            [train, codes[2]], synth, seed, groups
+        )
     else:
         held, n_hold, excess, ci = 0, 0, math.nan, None
         balance, balance_bound, balance_p, balance_rows = math.nan, math.nan, math.nan, 0

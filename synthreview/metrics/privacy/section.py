@@ -160,6 +160,8 @@ def distance_to_closest_record(
     synthetic_hashes: np.ndarray | None = None,
     holdout_hashes: np.ndarray | None = None,
     categorical_blocks: Sequence[Sequence[int]] | None = None,
+    real_groups: np.ndarray | None = None,
+    holdout_groups: np.ndarray | None = None,
     seed: int = 0,
 ) -> DCRResult:
     """Distance to closest record, DCR share, NNDR and exact copies.
@@ -173,6 +175,10 @@ def distance_to_closest_record(
     categorical_blocks : sequence of sequence of int, optional
         One-hot positions of each categorical column: enables the exact same-tuple pre-pass
         of :func:`~synthreview.metrics.privacy.membership.encoded_nearest`.
+    real_groups, holdout_groups : ndarray, optional
+        Person id of every real / holdout row: the subsample that equalises the sizes for
+        the share then takes whole people (:func:`synthreview.splits.draw_rows`), so no
+        person's rows are split between the reference and the rows left out.
     seed : int, default=0
         Seeds the subsample that equalises train and holdout sizes for the share.
 
@@ -213,10 +219,10 @@ def distance_to_closest_record(
         rng = np.random.default_rng(seed)
         d_train, d_holdout = d1, to_holdout
         if len(real_x) > share_rows:
-            subset = real_x[draw_rows(rng, len(real_x), share_rows)]
+            subset = real_x[draw_rows(rng, len(real_x), share_rows, groups=real_groups)]
             d_train = search(synthetic_x, subset)[0][:, 0]
         elif len(holdout_x) > share_rows:
-            subset = holdout_x[draw_rows(rng, len(holdout_x), share_rows)]
+            subset = holdout_x[draw_rows(rng, len(holdout_x), share_rows, groups=holdout_groups)]
             d_holdout = search(synthetic_x, subset)[0][:, 0]
         share = float(np.mean((d_train < d_holdout) + 0.5 * (d_train == d_holdout)))
     return DCRResult(
@@ -241,6 +247,18 @@ def distance_to_closest_record(
 
 
 _l_diversity = l_diversity  # evaluate_privacy's option of the same name shadows it
+
+
+def _value_order(frame: pd.DataFrame, cols: Sequence[str], person: str | None) -> np.ndarray:
+    """The rows of ``frame`` in the order of their values on ``cols``.
+
+    In a person-level review, equal rows of different people are ordered by their person (as
+    :func:`~synthreview.metrics.privacy.person.person_rounds` orders them), so that a draw of
+    people does not depend on the file's row order either.
+    """
+    if person is None:
+        return value_order(frame[list(cols)])
+    return np.lexsort((person_ids(frame[person]), table_row_hashes(frame, list(cols))))
 
 
 @dataclass(frozen=True)
@@ -439,31 +457,44 @@ def evaluate_privacy(
     # attack sets, folds and subsamples are drawn by position: put real and holdout in an order
     # defined by their values, so shuffling either file changes no estimate; rows reported back
     # (vulnerable records, nearest training rows, per-holdout-row evidence) are input positions
-    real_order = value_order(real[cols])
+    real_order = _value_order(real, cols, person)
     real = real.iloc[real_order].reset_index(drop=True)
     holdout_order = None
     if holdout is not None:
-        holdout_order = value_order(holdout[cols])
+        holdout_order = _value_order(holdout, cols, person)
         holdout = holdout.iloc[holdout_order].reset_index(drop=True)
     real_x, synthetic_x = (
         encoder.transform(real, name="real"),
         encoder.transform(synthetic, name="synthetic"),
     )
     holdout_x = None if holdout is None else encoder.transform(holdout, name="holdout")
+    # person of every (value-ordered) row: what a split of real or holdout rows must keep whole
+    real_groups = holdout_groups = None
+    if person is not None:
+        real_groups = person_ids(real[person])
+        holdout_groups = None if holdout is None else person_ids(holdout[person])
 
     attacks: tuple[AttackResult, ...] = ()
     if holdout is None or len(holdout) < 2:
         skipped["membership_inference"] = "needs a holdout table (the non-members)"
     else:
         attacks = attempt("membership_inference", errors, lambda: membership_inference(
-            real, synthetic, holdout, encoder=encoder, max_attack=max_attack, seed=seed,
+            real, synthetic, holdout, encoder=encoder, max_attack=max_attack,
+            real_groups=real_groups, holdout_groups=holdout_groups, seed=seed,
             progress=lambda f, m: step(0.6 * f, m),
         )) or ()  # fmt: skip
     epsilon, vulnerable, wp29 = None, None, None
     if attacks:
         epsilon = attempt("epsilon_lower_bound", errors,
                           lambda: epsilon_lower_bound(attacks, seed=seed))  # fmt: skip
-        members = attack_set(len(real), len(holdout), max_attack=max_attack, seed=seed).real_rows
+        members = attack_set(
+            len(real),
+            len(holdout),
+            max_attack=max_attack,
+            seed=seed,
+            real_groups=real_groups,
+            holdout_groups=holdout_groups,
+        ).real_rows
         found = attempt("vulnerable", errors,
                         lambda: vulnerable_records(attacks, members, k=n_vulnerable))  # fmt: skip
         if found is not None:
@@ -487,8 +518,7 @@ def evaluate_privacy(
         # (dp_claim's module docstring): tested beside the attacks, per person with --person
         verbatim = attempt("dp_claim", errors, lambda: verbatim_events(
             real_hashes, holdout_hashes, synthetic_hashes,
-            real_groups=None if person is None else person_ids(real[person]),
-            holdout_groups=None if person is None else person_ids(holdout[person]),
+            real_groups=real_groups, holdout_groups=holdout_groups,
         ))  # fmt: skip
     if "dp_claim" in errors:
         pass  # the verbatim event could not be counted: no test without it (incomplete)
@@ -518,7 +548,8 @@ def evaluate_privacy(
     dcr = attempt("dcr", errors, lambda: distance_to_closest_record(
         real_x, synthetic_x, holdout_x, real_hashes=real_hashes,
         synthetic_hashes=synthetic_hashes, holdout_hashes=holdout_hashes,
-        categorical_blocks=[encoder.groups[c] for c in schema.categorical], seed=seed,
+        categorical_blocks=[encoder.groups[c] for c in schema.categorical],
+        real_groups=real_groups, holdout_groups=holdout_groups, seed=seed,
     ))  # fmt: skip
     if dcr is not None:
         dcr = _input_positions(dcr, real_order, holdout_order)
@@ -553,7 +584,7 @@ def evaluate_privacy(
             exposed = list(zip(vulnerable.rows, vulnerable.p_value, strict=True))
         shadow_result = attempt("shadow", errors, lambda: shadow_attack(
             wp29_real, synthetic, wp29_holdout, settings=shadow, schema=schema, exposed=exposed,
-            seed=seed,
+            person=person, seed=seed,
             progress=lambda f, m: step(0.93 + 0.07 * f, m),
         ))  # fmt: skip
     quasi = None
@@ -561,7 +592,8 @@ def evaluate_privacy(
         skipped["quasi_identifiers"] = "no quasi-identifiers named (--quasi-identifiers)"
     else:
         quasi = attempt("quasi_identifiers", errors, lambda: quasi_identifier_risk(
-            real, synthetic, holdout=holdout, quasi_identifiers=quasi_identifiers, seed=seed,
+            real, synthetic, holdout=holdout, quasi_identifiers=quasi_identifiers,
+            person=person, seed=seed,
         ))  # fmt: skip
         if quasi is not None and quasi.holdout_risk is not None and holdout_order is not None:
             in_input = np.empty_like(quasi.holdout_risk)
@@ -573,7 +605,14 @@ def evaluate_privacy(
     elif not attacks:
         skipped["groups"] = "no membership attack ran (needs a holdout)"
     else:
-        chosen = attack_set(len(real), len(holdout), max_attack=max_attack, seed=seed)
+        chosen = attack_set(
+            len(real),
+            len(holdout),
+            max_attack=max_attack,
+            seed=seed,
+            real_groups=real_groups,
+            holdout_groups=holdout_groups,
+        )
         by_group = attempt("groups", errors, lambda: group_membership(
             attacks, real.iloc[chosen.real_rows], holdout.iloc[chosen.holdout_rows],
             columns=groups,

@@ -53,10 +53,11 @@ from sklearn.preprocessing import StandardScaler
 
 from synthreview.errors import ConfigError, DataError
 from synthreview.generators.runner import GeneratorProcess, GeneratorTimeout
-from synthreview.io.row_hash import value_order
+from synthreview.io.persons import person_ids
+from synthreview.io.row_hash import table_row_hashes, value_order
 from synthreview.io.schema import Schema
 from synthreview.results import to_jsonable
-from synthreview.splits import cv_folds
+from synthreview.splits import cv_folds, draw_rows, units_of
 
 __all__ = [
     "ShadowAttackResult",
@@ -451,6 +452,13 @@ def _tpr_at(scores: np.ndarray, labels: np.ndarray, fpr: float) -> tuple[Rate, R
     )
 
 
+def _value_order(frame: pd.DataFrame, cols: list[str], person: str | None) -> np.ndarray:
+    """Rows in the order of their values; equal rows of different people by their person."""
+    if person is None:
+        return value_order(frame[cols])
+    return np.lexsort((person_ids(frame[person]), table_row_hashes(frame, cols)))
+
+
 def _choose_targets(
     n_real: int,
     n_holdout: int,
@@ -479,6 +487,7 @@ def shadow_attack(
     settings: ShadowSettings,
     schema: Schema,
     exposed: Sequence[tuple[int, float]] = (),
+    person: str | None = None,
     seed: int = 0,
     progress: Progress = None,
 ) -> ShadowAttackResult:
@@ -500,6 +509,13 @@ def shadow_attack(
     exposed : sequence of (int, float)
         Training rows (input positions of ``real``) the no-box attacks expose most, most
         exposed first, with their p-values; the first ``ceil(T / 2)`` become targets.
+    person : str, optional
+        The person column of a person-level review: the target is then the target row's
+        person. Shadow training sets are drawn as whole people
+        (:func:`synthreview.splits.draw_rows`) from the population without any row of that
+        person, and a shadow "with the target" holds every row of the person: otherwise the
+        person's other rows train the shadows labelled "without", and the label no longer says
+        whether the generator saw the person.
     seed : int, default 0
     progress : callable(fraction, message), optional
         Called before each shadow with the target, the shadow and the time used.
@@ -518,7 +534,7 @@ def shadow_attack(
     """
     with GeneratorProcess(settings.generator) as generator:
         return _shadow_attack(real, synthetic, holdout, generator=generator, settings=settings,
-                              schema=schema, exposed=exposed, seed=seed,
+                              schema=schema, exposed=exposed, person=person, seed=seed,
                               progress=progress)  # fmt: skip
 
 
@@ -531,6 +547,7 @@ def _shadow_attack(
     settings: ShadowSettings,
     schema: Schema,
     exposed: Sequence[tuple[int, float]],
+    person: str | None,
     seed: int,
     progress: Progress,
 ) -> ShadowAttackResult:
@@ -543,8 +560,9 @@ def _shadow_attack(
     start = time.monotonic()
     deadline = start + settings.time_limit_s
     cols = list(schema.analysed)
-    real_order = value_order(real[cols])
-    holdout_order = None if holdout is None else value_order(holdout[cols])
+    real_order, holdout_order = _value_order(real, cols, person), None
+    if holdout is not None:
+        holdout_order = _value_order(holdout, cols, person)
     real_rank = np.empty(len(real_order), dtype=np.int64)
     real_rank[real_order] = np.arange(len(real_order))
     ordered_real = real.iloc[real_order].reset_index(drop=True)
@@ -553,6 +571,7 @@ def _shadow_attack(
         parts.append(holdout.iloc[holdout_order].reset_index(drop=True)[list(real.columns)])
     population = pd.concat(parts, ignore_index=True)
     n_real, n_population = len(real), len(population)
+    people = None if person is None else person_ids(population[person])
     coder = _Coder.fit(population, schema)
     pop_codes, pop_values = coder.encode(population)
     numeric = np.asarray(coder.numeric)
@@ -571,7 +590,12 @@ def _shadow_attack(
     note = ""
     for t, (table, position, how, p_value) in enumerate(chosen):
         index = position if table == "real" else n_real + position
-        others = np.delete(np.arange(n_population), index)
+        # the target's unit: its row, or every row of its person
+        target_rows = np.array([index])
+        if people is not None:
+            target_rows = np.flatnonzero(people == people[index])
+        others = np.setdiff1d(np.arange(n_population), target_rows)
+        units = units_of(len(others), None if people is None else people[others])
         queries = _queries(len(cols), rng)
         target_codes, target_values = pop_codes[index], pop_values[index]
         x = np.empty((k, len(queries) + 3))
@@ -587,9 +611,10 @@ def _shadow_attack(
                 f"shadow attack: target {t + 1}/{len(chosen)}, shadow {s + 1}/{k} "
                 f"({elapsed:.0f} s of {settings.time_limit_s:.0f} s)",
             )
-            rows = np.sort(rng.choice(others, n_train - int(labels[s]), replace=False))
+            size = n_train - len(target_rows) * int(labels[s])
+            rows = others[draw_rows(rng, len(others), max(size, 1), groups=units)]
             if labels[s]:
-                rows = np.sort(np.r_[rows, index])
+                rows = np.sort(np.r_[rows, target_rows])
             train = population.iloc[rows].reset_index(drop=True)
             try:
                 output = generator.sample(train, n_out, int(rng.integers(2**31 - 1)),
