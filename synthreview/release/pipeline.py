@@ -362,9 +362,11 @@ def _partly_evaluated(
         f"not evaluated after curation: the curated set already fails {', '.join(failing)}, "
         "which no other section changes"
     )
-    content = after.candidates[name].to_dict()
-    errors = {**content.get("errors", {}), **dict.fromkeys(skipped, why)}
-    content = {**content, "errors": dict(sorted(errors.items()))}
+    # the report says it too, so every reader of the curated result (the Audit page) sees why
+    result = after.candidates[name]
+    result = replace(result, errors={**result.errors, **dict.fromkeys(skipped, why)})
+    after = replace(after, candidates={**after.candidates, name: result})
+    content = result.to_dict()
     verdicts = judge_audited(policy, content, copies=None, kind=after.kind)
     return CuratedCandidate(curation, after, content, None, None, verdicts, skipped=skipped)
 
