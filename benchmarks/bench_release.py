@@ -76,7 +76,7 @@ def _verdict_rows(verdicts) -> list[dict[str, object]]:
 def _options(review):
     options = default_options(review)
     suggested = suggest_formula(review.schema)
-    if suggested:  # as the dashboard's first run (app_state.initial_options)
+    if suggested:  # as the dashboard's first run (record.live.initial_options)
         from dataclasses import replace
 
         parsed = parse_formula(suggested, schema=review.schema, real=review.real.frame)
