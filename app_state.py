@@ -23,6 +23,7 @@ from synthreview.errors import ConfigError
 from synthreview.figures.text import markdown_text
 from synthreview.io.schema import Review
 from synthreview.options import ReviewOptions
+from synthreview.record import server
 from synthreview.record.countersign import (
     countersign_folder,
     countersigned_decisions,
@@ -466,7 +467,7 @@ def meeting_countersign(name: str, slot: int, *, reviewers: str, decision: str |
     signoff = meeting_signoff(record, name, decision=decision, reason=reason,
                               reviewers=reviewers_from_text(reviewers))  # fmt: skip
     trusted = trusted_keys(os.environ.get(OPEN_KEY_ENV) or None)  # show's key, the trust folder
-    done = countersign_folder(record, [signoff], key, register=session().register_location(),
+    done = countersign_folder(record, [signoff], key, register=server.register_location(),
                               trusted=trusted)  # fmt: skip
     st.session_state[OPENED_KEY] = done.record
     st.session_state.pop(RECORD_SUMMARY_KEY, None)
@@ -487,7 +488,7 @@ def meeting_done(slot: int) -> str | None:
 def open_register_row(seq: int) -> ReviewRecord:
     """Open the evidence of register record ``seq`` (the folder the register states, never one
     named by the browser) for every page; ``EvidenceNotFound`` says why not."""
-    row = next((r for r in session().register_history() if r.seq == seq), None)
+    row = next((r for r in server.register_history() if r.seq == seq), None)
     if row is None:
         raise ConfigError(f"the register holds no record #{seq}")
     return session().open_record(open_evidence(row, key=os.environ.get(OPEN_KEY_ENV) or None))

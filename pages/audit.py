@@ -22,6 +22,7 @@ from synthreview.figures.privacy import row_pair
 from synthreview.figures.release_tables import controls_frame, reattack_frame, rule_labels
 from synthreview.figures.text import markdown_text
 from synthreview.judgement.verdicts import DECISION_STYLE, OUTCOMES
+from synthreview.record import server
 from synthreview.record.countersign import countersigned_decisions
 from synthreview.record.session import RAW_ROWS_KEY, SIGNING_PASSPHRASE_KEY, SIGNING_UPLOAD_KEY
 
@@ -292,7 +293,7 @@ def _meeting_signoff(record, name: str, slot: int) -> None:
             return
         st.rerun()  # every page's banner and this candidate's line show the countersignature
     # the register is the server's setting (docs/security.md): shown, never typed in a browser
-    st.text(f"Register: {app_state.session().register_shown()}")
+    st.text(f"Register: {server.register_shown()}")
 
 
 def _record_page(record) -> None:
@@ -347,6 +348,8 @@ def _record_page(record) -> None:
             removed = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
         with st.expander(f"Removed rows ({len(removed)})", expanded=False):
             st.dataframe(removed, key="audit_removed_table")
+        with st.expander(f"Audit table (every row, {len(audit.audit)})", expanded=False):
+            st.dataframe(audit.audit, key="audit_record_table")
         flagged = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
         # the rows themselves only from loaded files whose sha256 are the record's own
         rows = app_state.session().record_rows()
@@ -693,13 +696,13 @@ with st.container(border=True, key="audit_register"):
         "adds nothing."
     )
     # the register is the server's setting (docs/security.md): shown, never typed in a browser
-    st.text(f"Register: {app_state.session().register_shown()}")
+    st.text(f"Register: {server.register_shown()}")
     st.caption(
         "Set by whoever runs this dashboard (SYNTHREVIEW_REGISTER or .streamlit/synthreview.toml)."
     )
     if st.button("Record in the register", key="audit_register_record"):
         try:
-            recorded = app_state.session().record_in_register(build(), key=key)
+            recorded = server.record_in_register(build(), key=key)
         except ConfigError as exc:
             st.error(markdown_text(f"The register was not updated: {exc}"))
         else:
