@@ -207,9 +207,8 @@ def test_confirm_dialog_then_downloads(patched):
     assert {"cand/curated.csv", "cand/curated.parquet"} <= dashboard_zip(at, review, policy)
     # the run curated both candidates: no rule fails, but real_records warns (records of real
     # people beyond coincidence never ship unremoved, issue 36 item 6); the confirmation under
-    # the same thresholds re-uses those curated evaluations (two calls each: the privacy
-    # section after the others, which fail no rule here)
-    assert runs == 4 and evaluate.call_count == 4
+    # the same thresholds re-uses those curated evaluations
+    assert runs == 2 and evaluate.call_count == 2
     (summary,) = at.session_state[SUMMARY_KEY].values()
     assert {d.outcome for d in summary.decisions.values()} == {"release_after_curation"}
     assert len(at.get("plotly_chart")) == 4  # overlaps, α curve, β curve, before/after bars

@@ -379,7 +379,7 @@ def _curate(
     policy: Policy,
     *,
     submitted: Verdicts,
-    waived: Collection[str],
+    waived: Collection[str] | None,
     device: str,
     progress: Progress | None,
 ) -> CuratedCandidate:
@@ -391,8 +391,13 @@ def _curate(
         verdicts = judge_audited(policy, content, copies=None, kind=report.kind)
         return CuratedCandidate(curation, None, content, None, None, verdicts)
     # a rule that removing these rows provably leaves failing decides without a re-evaluation
+    # (only where the caller knows which rules a waiver may leave out of the decision)
     n_removed, n_rows = _removed_of_statistics(report, name, curation)
-    bounds = curation_bounds(submitted, n_removed=n_removed, n_rows=n_rows, waived=waived)
+    bounds = (
+        curation_bounds(submitted, n_removed=n_removed, n_rows=n_rows, waived=waived)
+        if waived is not None
+        else ()
+    )
     if bounds:
         return _not_evaluated(report, curation, policy, bounds)
 
@@ -410,7 +415,7 @@ def _curate(
 
     # every section of the submitted review, so each rule the policy requires is judged again;
     # the privacy section (the costliest) last, and only while no rule fails without it
-    first = tuple(s for s in report.sections if s != "privacy")
+    first = tuple(s for s in report.sections if s != "privacy") if waived is not None else ()
     rest = tuple(s for s in report.sections if s not in first)
     # the privacy section is about three fifths of a table candidate's evaluation
     split = _PRIVACY_START if first and rest else 1.0
@@ -461,7 +466,7 @@ def release_candidate(
     reuse: CandidateRelease | None = None,
     device: str = "cpu",
     progress: Progress | None = None,
-    waived: Collection[str] = (),
+    waived: Collection[str] | None = None,
 ) -> CandidateRelease:
     """Audit, curate, re-evaluate, re-attack and judge one candidate.
 
@@ -487,12 +492,15 @@ def release_candidate(
         redone (e.g. after a policy change).
     device, progress
         As for ``review.evaluate`` (the curated re-evaluation).
-    waived : collection of str
-        Rules a waiver may leave out of the decision. The curated set is evaluated only when
-        curation can change the outcome: a candidate failing a rule that removing the audit's
-        rows provably cannot bring under its line (``release.curation.curation_bounds``) is
-        cut but not re-evaluated; a waived rule is never used so, since without it the other
-        rules decide.
+    waived : collection of str, optional
+        The rules a waiver may leave out of the decision (requested waivers included). Given
+        it, the curated set is evaluated only where that can change the outcome: a candidate
+        failing a rule that removing the audit's rows provably cannot bring under its line
+        (``release.curation.curation_bounds``) is cut but not evaluated again, and a curated
+        set whose other sections already fail a required rule is not re-attacked (privacy
+        last); a rule in ``waived`` is never used so, since without it the other rules
+        decide. Default None: the waivers are not known (any rule may be waived later), so
+        every curated set is evaluated whole.
 
     Returns
     -------
