@@ -23,6 +23,7 @@ from synthreview.errors import ConfigError
 from synthreview.figures.text import markdown_text
 from synthreview.io.schema import Review
 from synthreview.options import ReviewOptions
+from synthreview.record import server
 from synthreview.record.countersign import (
     countersign_folder,
     countersigned_decisions,
@@ -56,22 +57,16 @@ RUN_PANEL_CSS = (
 #: the dashboard's pages by group: (file, title, Material icon bundled with Streamlit). app.py
 #: navigates over them; presentation mode's page switcher links to the same pages
 PAGES = {
-    "Review": (
-        ("pages/data.py", "Data", ":material/folder_open:"),
-        ("pages/overview.py", "Overview", ":material/traffic:"),
-    ),
-    "Evidence": (
-        ("pages/fidelity.py", "Fidelity", ":material/target:"),
-        ("pages/privacy.py", "Privacy", ":material/lock:"),
-        ("pages/utility.py", "Utility", ":material/build:"),
-        ("pages/glucose.py", "Glucose", ":material/monitor_heart:"),
-    ),
-    "Release": (
-        ("pages/audit.py", "Audit & export", ":material/inventory_2:"),
-        ("pages/history.py", "History", ":material/history:"),
-    ),
+    "Review": (("pages/data.py", "Data", ":material/folder_open:"),
+               ("pages/overview.py", "Overview", ":material/traffic:")),
+    "Evidence": (("pages/fidelity.py", "Fidelity", ":material/target:"),
+                 ("pages/privacy.py", "Privacy", ":material/lock:"),
+                 ("pages/utility.py", "Utility", ":material/build:"),
+                 ("pages/glucose.py", "Glucose", ":material/monitor_heart:")),
+    "Release": (("pages/audit.py", "Audit & export", ":material/inventory_2:"),
+                ("pages/history.py", "History", ":material/history:")),
     "Help": (("pages/glossary.py", "Glossary", ":material/menu_book:"),),
-}
+}  # fmt: skip
 #: presentation mode on every page: no sidebar, header or toolbar, larger type (local CSS only:
 #: no fonts or files from the network); the page switcher takes the sidebar's place
 PRESENTATION_CSS = """<style>
@@ -452,33 +447,42 @@ def controls_for(thresholds: Thresholds, *, compute: bool = False) -> PlantedCon
 
 
 # --- meeting countersign ---
-def server_trusted_keys() -> dict[str, Any]:
-    """The keys this server trusts: ``synthreview show``'s key and ``$SYNTHREVIEW_TRUST``'s."""
-    return trusted_keys(os.environ.get(OPEN_KEY_ENV) or None)
+_MEETING_DONE_KEY = "_meeting_countersigned"  # (candidate slot, what was done): shown once
 
 
-def meeting_countersign(name: str, *, reviewers: str, decision: str | None, reason: str) -> Any:
-    """Countersign ``name`` of the opened record with the session's key, beside the record on the
-    server, into the server's register (``record.countersign.countersign_folder``); every page
-    then shows the countersigned record. Raises ``ConfigError`` with why it was refused."""
+def meeting_countersign(name: str, slot: int, *, reviewers: str, decision: str | None,
+                        reason: str) -> None:  # fmt: skip
+    """Countersign ``name`` of the opened record with the session's key, beside the record on
+    the server, into the server's register (``record.countersign.countersign_folder``); the
+    session then holds the countersigned record. ``ConfigError`` says why it was refused."""
     record, key = session().opened_record(), session().signing_key()
     if record is None or key is None:
         raise ConfigError("open a record and load the meeting's private key (above) first")
-    if decision is None:
-        raise ConfigError("choose the meeting's decision first (blank until the meeting chooses)")
     signoff = meeting_signoff(record, name, decision=decision, reason=reason,
                               reviewers=reviewers_from_text(reviewers))  # fmt: skip
-    done = countersign_folder(record, [signoff], key, register=session().register_location(),
-                              trusted=server_trusted_keys())  # fmt: skip
+    trusted = trusted_keys(os.environ.get(OPEN_KEY_ENV) or None)  # show's key, the trust folder
+    done = countersign_folder(record, [signoff], key, register=server.register_location(),
+                              trusted=trusted)  # fmt: skip
     st.session_state[OPENED_KEY] = done.record
     st.session_state.pop(RECORD_SUMMARY_KEY, None)
-    return done
+    said = f"Countersigned {name} ({done.file}, key {done.keyid[:16]}); registered."
+    st.session_state[_MEETING_DONE_KEY] = (slot, said)
+
+
+def meeting_done(slot: int) -> str | None:
+    """What the countersignature just written for candidate ``slot`` did, once; its fields are
+    blank again then (a second click signs nothing twice)."""
+    if st.session_state.get(_MEETING_DONE_KEY, (None,))[0] != slot:
+        return None
+    for field in ("reviewers", "decision", "reason"):
+        st.session_state.pop(f"audit_meeting_{field}_{slot}", None)
+    return st.session_state.pop(_MEETING_DONE_KEY)[1]
 
 
 def open_register_row(seq: int) -> ReviewRecord:
     """Open the evidence of register record ``seq`` (the folder the register states, never one
     named by the browser) for every page; ``EvidenceNotFound`` says why not."""
-    row = next((r for r in session().register_history() if r.seq == seq), None)
+    row = next((r for r in server.register_history() if r.seq == seq), None)
     if row is None:
         raise ConfigError(f"the register holds no record #{seq}")
     return session().open_record(open_evidence(row, key=os.environ.get(OPEN_KEY_ENV) or None))

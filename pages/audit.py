@@ -22,8 +22,11 @@ from synthreview.figures.privacy import row_pair
 from synthreview.figures.release_tables import controls_frame, reattack_frame, rule_labels
 from synthreview.figures.text import markdown_text
 from synthreview.judgement.verdicts import DECISION_STYLE, OUTCOMES
+from synthreview.record import server
 from synthreview.record.countersign import countersigned_decisions
 from synthreview.record.session import RAW_ROWS_KEY, SIGNING_PASSPHRASE_KEY, SIGNING_UPLOAD_KEY
+from synthreview.record.store import record_files
+from synthreview.release.bundle import zip_bytes
 
 
 def _close_dialog() -> None:
@@ -246,6 +249,10 @@ def _meeting_signoff(record, name: str, slot: int) -> None:
                 "folder), with every file as signed."
             )
         return
+    done = app_state.meeting_done(slot)  # before the fields: it blanks them
+    if done is not None:
+        with st.container(key="audit_countersign_done"):
+            st.success(markdown_text(done))
     _signing_key_panel()
     keyid = app_state.session().signing_key_id()
     st.text(
@@ -279,22 +286,16 @@ def _meeting_signoff(record, name: str, slot: int) -> None:
         )
     if submitted:
         try:
-            done = app_state.meeting_countersign(
-                name, reviewers=reviewers, decision=choice, reason=reason
+            app_state.meeting_countersign(
+                name, slot, reviewers=reviewers, decision=choice, reason=reason
             )
         except ConfigError as exc:
             with st.container(key="audit_countersign_error"):
                 st.error(markdown_text(f"Not countersigned: {exc}"))
             return
-        with st.container(key="audit_countersign_done"):
-            st.success(
-                markdown_text(
-                    f"Countersigned {name} ({done.file}, key {done.keyid[:16]}); "
-                    f"{len(done.registered.added)} decisions added to the register."
-                )
-            )
+        st.rerun()  # every page's banner and this candidate's line show the countersignature
     # the register is the server's setting (docs/security.md): shown, never typed in a browser
-    st.text(f"Register: {app_state.session().register_shown()}")
+    st.text(f"Register: {server.register_shown()}")
 
 
 def _record_page(record) -> None:
@@ -349,6 +350,8 @@ def _record_page(record) -> None:
             removed = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
         with st.expander(f"Removed rows ({len(removed)})", expanded=False):
             st.dataframe(removed, key="audit_removed_table")
+        with st.expander(f"Audit table (every row, {len(audit.audit)})", expanded=False):
+            st.dataframe(audit.audit, key="audit_record_table")
         flagged = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
         # the rows themselves only from loaded files whose sha256 are the record's own
         rows = app_state.session().record_rows()
@@ -368,7 +371,26 @@ def _record_page(record) -> None:
         disabled=True,
         help="An opened record is evidence: re-run with its inputs for new controls.",
     )
+    _record_downloads(record)
     _meeting_signoff(record, name, candidates.index(name))
+
+
+def _record_downloads(record) -> None:
+    """The opened record's own files, byte for byte as stored (signature and countersignatures
+    in the ZIP, so it verifies wherever it is opened)."""
+    st.subheader("Downloads")
+    st.caption("The record's files as stored; nothing is rebuilt.")
+    files = record_files(record)
+    cols = st.columns(3)
+    for col, (label, path, mime) in zip(cols, (
+        ("report.html", "report.html", "text/html"),
+        ("report.json", "report.json", "application/json"),
+    ), strict=False):  # fmt: skip
+        col.download_button(label, data=files[path], file_name=path, mime=mime,
+                            key=f"audit_record_download_{path}", on_click="ignore")  # fmt: skip
+    cols[2].download_button("Everything (ZIP)", data=zip_bytes(files), file_name="record.zip",
+                            mime="application/zip", key="audit_record_download_zip",
+                            on_click="ignore")  # fmt: skip
 
 
 review = app_state.require_review_or_record()
@@ -695,13 +717,13 @@ with st.container(border=True, key="audit_register"):
         "adds nothing."
     )
     # the register is the server's setting (docs/security.md): shown, never typed in a browser
-    st.text(f"Register: {app_state.session().register_shown()}")
+    st.text(f"Register: {server.register_shown()}")
     st.caption(
         "Set by whoever runs this dashboard (SYNTHREVIEW_REGISTER or .streamlit/synthreview.toml)."
     )
     if st.button("Record in the register", key="audit_register_record"):
         try:
-            recorded = app_state.session().record_in_register(build(), key=key)
+            recorded = server.record_in_register(build(), key=key)
         except ConfigError as exc:
             st.error(markdown_text(f"The register was not updated: {exc}"))
         else:

@@ -19,6 +19,7 @@ from synthreview.io.tables import align, missing_rates, read_table
 from synthreview.io.traces import align_traces, load_traces
 from synthreview.judgement.context import ACCESS_MODELS
 from synthreview.options import validate_options
+from synthreview.record import server
 from synthreview.record.session import SEED_KEY, demo_rows
 from synthreview.sampling import DEFAULT_SAMPLE_ROWS, MIN_SAMPLE_ROWS, plan_sentence
 
@@ -74,7 +75,7 @@ with st.expander("Open a stored review (a review folder or its ZIP)", expanded=F
     # evidence, not a draft: every page then reads the record, nothing is recomputed
     # the folders the operator put in the server's reviews folder: picked, never a typed path
     # (a path from a browser would read folders anywhere the server can; docs/security.md)
-    offered = session.stored_reviews()
+    offered = server.stored_reviews()
     where = st.selectbox(
         "Review folder on this server", ["", *offered], key="open_record_folder",
         format_func=lambda name: markdown_text(name) if name else "(none)",

@@ -8,6 +8,7 @@ import app_state
 from synthreview.errors import ConfigError, DataError
 from synthreview.figures.explain import reading_table
 from synthreview.figures.text import markdown_text
+from synthreview.record import server
 from synthreview.record.uploads import verify_review_zip
 from synthreview.release.register import changes_frame, history_frame
 
@@ -53,7 +54,7 @@ def _chain_panel() -> None:
     if not st.button("Check the chain", key="history_check_chain"):
         return
     try:
-        check = app_state.session().register_chain_check()
+        check = server.register_chain_check()
     except ConfigError as exc:
         st.error(markdown_text(str(exc)))
         return
@@ -117,9 +118,9 @@ def _register_panel() -> None:
         "Records are never changed; a later review is a new record that follows the earlier one."
     )
     # the register is the server's setting, read only here (docs/security.md): never typed
-    st.text(f"Register: {app_state.session().register_shown()} (read only)")
+    st.text(f"Register: {server.register_shown()} (read only)")
     try:
-        records = app_state.session().register_history()
+        records = server.register_history()
     except ConfigError as exc:
         st.info(markdown_text(str(exc)))
         return
@@ -136,7 +137,7 @@ def _register_panel() -> None:
         ).strip()
     chosen = None if candidate == "all candidates" else candidate
     try:
-        shown = app_state.session().register_history(candidate=chosen, inputs_sha256=digest or None)
+        shown = server.register_history(candidate=chosen, inputs_sha256=digest or None)
     except ConfigError as exc:
         st.error(markdown_text(str(exc)))
         return

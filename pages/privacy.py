@@ -23,6 +23,7 @@ from synthreview.figures.explain import (
 from synthreview.figures.text import markdown_text
 from synthreview.judgement.policy import RuleVerdict, apply_policy
 from synthreview.metrics.registry import get as get_info
+from synthreview.record import server
 from synthreview.record.session import RAW_ROWS_KEY
 
 session = app_state.session()  # this browser session's review
@@ -384,8 +385,8 @@ st.caption(
     "generator, not the file."
 )
 with st.expander("Generator to attack", expanded=options.generator is not None):
-    choices = session.generator_choices()
-    free = session.settings().allow_generator_paths
+    choices = server.generator_choices()
+    free = server.settings().allow_generator_paths
     st.markdown(
         "Pick a generator **installed on the machine running this dashboard**: a Python "
         "callable `fit_sample(train, n, seed) -> DataFrame` that a package declares as an entry "

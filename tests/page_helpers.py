@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 from dataclasses import replace
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from synthreview.record.session import DEMO_AUTOLOADED_KEY, REVIEW_KEY
+from synthreview.record.session import DEMO_AUTOLOADED_KEY, REVIEW_KEY, STORED_KEYS
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -31,6 +33,49 @@ def run_page(
     if run_review:
         at.button(key="run_review").click().run()
         assert not at.exception, at.exception
+    return at.switch_page(page).run()
+
+
+def reviewed_session(review, *, timeout: float = 600) -> dict:
+    """Load ``review``, press Run review once and return the session's stored review: the
+    values of ``STORED_KEYS`` (the review, seed, options and every stored step and release).
+
+    Page tests whose subject is a page, not the run, open pages on it with
+    :func:`page_after_run` instead of reviewing the same data again (issue 33 item 8).
+    """
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.session_state[REVIEW_KEY] = review
+    at.session_state[DEMO_AUTOLOADED_KEY] = True
+    at.run()
+    at.button(key="run_review").click().run()
+    assert not at.exception, at.exception
+    return {key: at.session_state[key] for key in STORED_KEYS if key in at.session_state}
+
+
+def _own_copy(value):
+    """``value`` with its own containers: a mutable dataclass (the live review, to which a page
+    may add audit previews) gets fresh dicts, so no test sees another test's additions; the
+    stored results inside are frozen and shared."""
+    if isinstance(value, dict):
+        return dict(value)
+    if dataclasses.is_dataclass(value) and not value.__dataclass_params__.frozen:
+        fresh = copy.copy(value)
+        for field in dataclasses.fields(value):
+            if isinstance(getattr(value, field.name), dict):
+                setattr(fresh, field.name, dict(getattr(value, field.name)))
+        return fresh
+    return value
+
+
+def page_after_run(page: str, stored: dict, *, timeout: float = 180) -> AppTest:
+    """A fresh session holding ``stored`` (:func:`reviewed_session`), switched to ``page``: what
+    :func:`run_page` shows after Run review, without computing the review again."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.session_state[DEMO_AUTOLOADED_KEY] = True
+    for key, value in stored.items():
+        at.session_state[key] = _own_copy(value)
+    at.run()
+    assert not at.exception, at.exception
     return at.switch_page(page).run()
 
 

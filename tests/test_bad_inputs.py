@@ -38,6 +38,7 @@ def test_bad_input(case, tmp_path):
         assert re.search(case.match, outcome.message), outcome.message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["missing_real", "inf_real"])
 def test_module_entry_point_gives_the_same_exit_code(name, tmp_path):
     """``python -m synthreview review`` (not only main()) exits 2 with one error line."""

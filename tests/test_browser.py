@@ -5,7 +5,7 @@ uploaded, the review is run once, every evidence page draws its charts, a thresh
 curation is confirmed and the curated CSV is downloaded; then the glucose demo is loaded and its
 page drawn. A second test is the release meeting: the bundled demo is reviewed and its Overview
 must show every decision in the first screen at 1280x720 and 1920x1080 without scrolling
-sideways; its 1280x720 screenshot is the one in the README.
+sideways (the README's screenshot is of the shipped demo size: scripts/readme_screenshot.py).
 """
 
 from __future__ import annotations

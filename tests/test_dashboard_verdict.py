@@ -20,6 +20,8 @@ from synthreview.release.pipeline import review_release
 from synthreview.review import evaluate
 from tests.page_helpers import run_page
 
+pytestmark = pytest.mark.slow  # a whole dashboard review beside the CLI's
+
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 

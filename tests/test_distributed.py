@@ -28,6 +28,8 @@ from synthreview.release.audit import Thresholds
 from synthreview.release.pipeline import audit_candidate, review_release
 from synthreview.review import evaluate
 
+pytestmark = pytest.mark.slow  # Dask clusters, worker processes and reviews on each
+
 SECTIONS = ("fidelity", "privacy")
 OPTIONS = ReviewOptions(max_attack=100, n_bootstrap=20)
 MOMENT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)

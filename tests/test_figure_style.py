@@ -158,10 +158,12 @@ def _dark(color: str | None) -> bool:
     return 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.25
 
 
+@pytest.mark.slow
 def test_every_builder_is_checked(figures):
     assert set(figures) == _builders(), "a figure builder is not checked"
 
 
+@pytest.mark.slow
 def test_legends_never_meet_titles(figures):
     for what, fig in figures.items():
         entries = legend_entries(fig)
@@ -182,6 +184,7 @@ def test_legends_never_meet_titles(figures):
             assert margin.t >= 60, what
 
 
+@pytest.mark.slow
 def test_fonts_are_large_and_dark(figures):
     for what, fig in figures.items():
         assert fig.layout.legend.font.size >= MIN_FONT_PX, what
@@ -192,6 +195,7 @@ def test_fonts_are_large_and_dark(figures):
             assert axis.tickfont.color.lower() != STREAMLIT_GREY
 
 
+@pytest.mark.slow
 def test_numbers_have_no_si_suffixes(figures):
     for what, fig in figures.items():
         for axis in _axes(fig):
@@ -201,6 +205,7 @@ def test_numbers_have_no_si_suffixes(figures):
                 assert trace.colorbar.exponentformat == "none", what
 
 
+@pytest.mark.slow
 def test_roc_legend_lists_every_attack_by_its_label(report, figures):
     _, result = report
     attacks = [

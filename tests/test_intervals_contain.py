@@ -183,11 +183,13 @@ def demo_tables_report():
     return evaluate(review, options=options, seed=0)
 
 
+@pytest.mark.slow
 def test_demo_tables_report_holds_every_point(demo_tables_report):
     # fidelity (3 per candidate), WP29 (risk and lower bound), attack AUCs, coefficients
     assert_intervals_hold(demo_tables_report, at_least=5 * 20)
 
 
+@pytest.mark.slow
 def test_demo_traces_report_holds_every_point():
     report = evaluate(demo.traces(seed=0), options=OPTIONS, seed=0)
     assert "noisy_copy" in report.candidates  # the candidate issue 27 measured
@@ -210,6 +212,7 @@ def test_test_files_reports_hold_every_point():
     assert_intervals_hold(evaluate(traces_review, options=OPTIONS, seed=0), at_least=3)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SHARED.exists(), reason=f"shared datasets not found: {SHARED}")
 def test_shared_data_samples_hold_every_point():
     german = pd.read_csv(SHARED / "german_credit.csv")

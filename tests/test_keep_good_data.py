@@ -17,6 +17,8 @@ from synthreview.release.pipeline import audit_candidate
 from synthreview.review import evaluate
 from tests.credit_split import german_credit_split
 
+pytestmark = pytest.mark.slow  # audits of many fresh samples
+
 SEEDS = range(5)
 
 

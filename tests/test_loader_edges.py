@@ -471,6 +471,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
+@pytest.mark.slow
 def test_999_columns_by_1000_rows_load_within_a_gigabyte(tmp_path):
     done = subprocess.run(
         [sys.executable, "-c", _WIDE_LOAD, str(tmp_path)],

@@ -23,6 +23,8 @@ from synthreview.release.evidence import copy_evidence_for
 from synthreview.release.verdicts import copy_excess, judge_audited
 from synthreview.review import evaluate
 
+pytestmark = pytest.mark.slow  # whole reviews of German credit, shuffled and not
+
 GERMAN = Path(__file__).resolve().parents[2] / "shared" / "data" / "german_credit.csv"
 
 

@@ -181,7 +181,7 @@ def test_preview_follows_thresholds(patched):
 
 def dashboard_zip(at, review, policy) -> set[str]:
     """The files of the ZIP the page's *Everything (ZIP)* gives: the session's releases through
-    ``release_files`` (what ``app_state.record_builder`` calls), zipped."""
+    ``release_files`` (what ``ReviewSession.record_builder`` calls), zipped."""
     (summary,) = at.session_state[SUMMARY_KEY].values()
     files = release_files(summary.report, summary.releases, policy=policy, review=review)
     with zipfile.ZipFile(io.BytesIO(zip_bytes(files))) as archive:

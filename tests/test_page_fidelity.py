@@ -8,22 +8,28 @@ import pytest
 from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
 
-from synthreview import demo
-from tests.page_helpers import chart_text, run_page, run_page_without_data, with_empty_candidate
+from tests.page_helpers import (
+    chart_text,
+    page_after_run,
+    run_page,
+    run_page_without_data,
+    with_empty_candidate,
+)
 
 
 @pytest.fixture(scope="module")
-def review():
-    return demo.tables(seed=0, n_train=300)
+def review(demo_run):
+    return demo_run[0]
 
 
-def _fidelity_page(review) -> AppTest:
-    return run_page("pages/fidelity.py", review)
+def _fidelity_page(demo_run) -> AppTest:
+    """The Fidelity page after the session's one review of the table demo."""
+    return page_after_run("pages/fidelity.py", demo_run[1])
 
 
 @pytest.mark.slow
-def test_fidelity_page_shows_scores_curves_and_tables(review):
-    at = _fidelity_page(review)
+def test_fidelity_page_shows_scores_curves_and_tables(review, demo_run):
+    at = _fidelity_page(demo_run)
     assert not at.exception
     assert [h.value for h in at.header] == ["Fidelity"]
     assert len(at.error) == 0
@@ -51,7 +57,7 @@ def test_fidelity_page_shows_scores_curves_and_tables(review):
 @pytest.mark.slow
 def test_a_failed_candidate_shows_its_error_and_the_rest_renders(review):
     broken, name = with_empty_candidate(review)
-    at = _fidelity_page(broken)
+    at = run_page("pages/fidelity.py", broken)
     assert not at.exception
     assert any(name in e.value for e in at.error)
     assert len([m for m in at.metric if m.label == "IPα"]) == len(review.candidates) - 1
@@ -64,10 +70,10 @@ def test_fidelity_page_without_data_points_to_the_data_page():
 
 
 @pytest.mark.slow
-def test_recall_beyond_the_holdout_is_amber_never_green(review):
+def test_recall_beyond_the_holdout_is_amber_never_green(review, demo_run):
     """A candidate holding copies of training rows recalls more of them than a fresh real
     sample: its IRβ delta is amber with a warning, never the green of an improvement."""
-    at = _fidelity_page(review)
+    at = _fidelity_page(demo_run)
     assert not at.exception
     irb = [m for m in at.metric if m.label == "IRβ"]
     assert len(irb) == len(review.candidates)

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from synthreview import demo
 from synthreview.figures.text import markdown_text
-from tests.page_helpers import chart_text, run_page
+from tests.page_helpers import chart_text, page_after_run, run_page
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +62,8 @@ def test_glucose_page_shows_heatmaps_tables_and_clarke_grid(review):
 
 
 @pytest.mark.slow
-def test_glucose_page_points_table_reviews_to_the_data_page():
-    at = run_page("pages/glucose.py", demo.tables(seed=0, n_train=200), timeout=120)
+def test_glucose_page_points_table_reviews_to_the_data_page(demo_run):
+    at = page_after_run("pages/glucose.py", demo_run[1], timeout=120)
     assert not at.exception
     assert any("glucose" in info.value for info in at.info)
     assert not at.get("plotly_chart")

@@ -98,7 +98,7 @@ def test_signing_key_signs_every_download_and_the_register_record(
     # no field of the page takes a register path or URL
     assert not [t.label for t in at.text_input if "egister" in t.label or "register" in t.key]
     assert any(f"Register: {db}" in t.value for t in at.text)
-    with patch("synthreview.record.session.records_of_release", wraps=records_of_release) as spy:
+    with patch("synthreview.record.server.records_of_release", wraps=records_of_release) as spy:
         at.button(key="audit_register_record").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     (files,), call_key = spy.call_args.args, spy.call_args.kwargs["key"]

@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import pytest
 
-from synthreview import demo
 from synthreview.figures.explain import headline_readings, rule_reading
 from synthreview.figures.text import markdown_text
 from synthreview.record.session import SUMMARY_KEY
-from tests.page_helpers import run_page
+from tests.page_helpers import page_after_run
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def pages():
-    """The Overview, Privacy and Audit pages of one run, and the run's summary."""
-    review = demo.tables(seed=0, n_train=300)
-    at = run_page("pages/overview.py", review, timeout=600)
+def pages(demo_run):
+    """The Overview, Privacy and Audit pages of the session's one review of the table demo,
+    and the run's summary."""
+    at = page_after_run("pages/overview.py", demo_run[1], timeout=600)
     assert not at.exception, at.exception
     stored = at.session_state[SUMMARY_KEY]
     (summary,) = stored.values()

@@ -17,7 +17,13 @@ from synthreview.io.persons import with_person
 from synthreview.io.tables import align
 from synthreview.record.live import initial_options
 from synthreview.record.session import PRESENTATION_KEY, RAW_ROWS_KEY, SUMMARY_KEY
-from tests.page_helpers import chart_text, run_page, run_page_without_data, with_empty_candidate
+from tests.page_helpers import (
+    chart_text,
+    page_after_run,
+    run_page,
+    run_page_without_data,
+    with_empty_candidate,
+)
 from tests.test_person_level import load_person_table
 
 #: five or more decimals: a number written with float noise (``0.9663333333333334``)
@@ -32,17 +38,18 @@ def _unescaped(cell: object) -> str:
 
 
 @pytest.fixture(scope="module")
-def review():
-    return demo.tables(seed=0, n_train=300)
+def review(demo_run):
+    return demo_run[0]
 
 
-def _privacy_page(review) -> AppTest:
-    return run_page("pages/privacy.py", review, timeout=240)
+def _privacy_page(demo_run) -> AppTest:
+    """The Privacy page after the session's one review of the table demo."""
+    return page_after_run("pages/privacy.py", demo_run[1], timeout=240)
 
 
 @pytest.mark.slow
-def test_privacy_page_shows_roc_dcr_tables_and_closest_pairs(review):
-    at = _privacy_page(review)
+def test_privacy_page_shows_roc_dcr_tables_and_closest_pairs(review, demo_run):
+    at = _privacy_page(demo_run)
     assert not at.exception
     assert [h.value for h in at.header] == ["Privacy"]
     assert len(at.error) == 0
@@ -71,7 +78,7 @@ def test_privacy_page_shows_roc_dcr_tables_and_closest_pairs(review):
 @pytest.mark.slow
 def test_a_failed_candidate_shows_its_error_and_the_rest_renders(review):
     broken, name = with_empty_candidate(review)
-    at = _privacy_page(broken)
+    at = run_page("pages/privacy.py", broken, timeout=240)
     assert not at.exception
     assert any(name in e.value for e in at.error)
     dcr = metric_label("dcr_share")
@@ -101,10 +108,10 @@ def _summary_tiles(at, names) -> dict[str, list[str]]:
 
 
 @pytest.mark.slow
-def test_summary_verdicts_are_the_judgement_and_copies_fail(review):
+def test_summary_verdicts_are_the_judgement_and_copies_fail(review, demo_run):
     """The tiles show the judged rules (mia_auc, dcr_share, audit_copies); a candidate holding
     verbatim training rows shows the failing copies verdict, never a PASS beside its count."""
-    at = _privacy_page(review)
+    at = _privacy_page(demo_run)
     assert not at.exception
     (summary,) = at.session_state[SUMMARY_KEY].values()
     tiles = _summary_tiles(at, review.candidates)
@@ -141,11 +148,11 @@ def test_summary_verdicts_are_the_judgement_and_copies_fail(review):
 
 
 @pytest.mark.slow
-def test_closest_pairs_mask_training_rows_unless_asked_and_never_when_presenting(review):
+def test_closest_pairs_mask_training_rows_unless_asked_and_never_when_presenting(review, demo_run):
     """A shared screen shows no raw training row: the pair is masked by default (decile
     intervals), raw only once the reviewer ticks the control, and masked again while
     presenting, whatever the control says."""
-    at = _privacy_page(review)
+    at = _privacy_page(demo_run)
     assert not at.exception
     at.selectbox(key="privacy_pairs_candidate").set_value("fresh_with_copies").run()
     pair = at.dataframe[-1].value  # the chosen pair, drawn last

@@ -5,24 +5,24 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from synthreview import demo
 from synthreview.figures import utility as fig
 from synthreview.figures.text import markdown_text
-from tests.page_helpers import run_page, run_page_without_data
+from tests.page_helpers import page_after_run, run_page_without_data
 
 
 @pytest.fixture(scope="module")
-def review():
-    return demo.tables(seed=0, n_train=400)
+def review(demo_run):
+    return demo_run[0]
 
 
-def _utility_page(review) -> AppTest:
-    return run_page("pages/utility.py", review)
+def _utility_page(demo_run) -> AppTest:
+    """The Utility page after the session's one review of the table demo."""
+    return page_after_run("pages/utility.py", demo_run[1])
 
 
 @pytest.mark.slow
-def test_utility_page_shows_summary_heatmaps_and_efficacy(review):
-    at = _utility_page(review)
+def test_utility_page_shows_summary_heatmaps_and_efficacy(review, demo_run):
+    at = _utility_page(demo_run)
     assert not at.exception
     assert [h.value for h in at.header] == ["Utility"]
     charts = at.get("plotly_chart")
@@ -50,8 +50,8 @@ def _summary_renders(at: AppTest, review) -> None:
 
 
 @pytest.mark.slow
-def test_options_change_only_on_input_and_make_utility_stale(review):
-    at = _utility_page(review)
+def test_options_change_only_on_input_and_make_utility_stale(demo_run):
+    at = _utility_page(demo_run)
     before = at.session_state["_options"]
     at.run()  # re-opening the page never rewrites the options (no recompute loop)
     assert at.session_state["_options"] == before

@@ -415,6 +415,7 @@ def test_with_a_scheduler_the_workers_read_the_partitions_and_nothing_changes(
     assert remote_manifest == local_manifest
 
 
+@pytest.mark.slow
 def test_read_on_two_worker_processes_equals_the_local_read(tmp_path):
     """Workers in other processes (the tables travel pickled): frames, dtypes and digest as
     read here, strings and dates included."""

@@ -152,6 +152,7 @@ def test_the_table_has_3_to_10_rows_per_person(person_table):
     assert person_table[FEATURES].duplicated(keep=False).mean() > 0.3
 
 
+@pytest.mark.slow
 def test_copying_5pct_of_people_is_seen_per_person_and_fails(person_report):
     _, report = person_report
     privacy = report.candidates["copy5"].privacy
@@ -168,6 +169,7 @@ def test_copying_5pct_of_people_is_seen_per_person_and_fails(person_report):
     assert "person" in by_rule["person_mia_tpr_at_fpr_1pct"].message
 
 
+@pytest.mark.slow
 def test_a_fresh_sample_of_other_people_passes(person_report):
     _, report = person_report
     verdicts = apply_policy(load_policy(None), report.candidates["fresh"].to_dict(), kind="table")
@@ -176,6 +178,7 @@ def test_a_fresh_sample_of_other_people_passes(person_report):
     assert by_rule["person_mia_auc"].verdict == "pass"
 
 
+@pytest.mark.slow
 def test_report_says_rows_were_grouped_and_wp29_targets_people(person_report):
     review, report = person_report
     data = report.candidates["copy5"].privacy.to_dict()["person_level"]
@@ -187,6 +190,7 @@ def test_report_says_rows_were_grouped_and_wp29_targets_people(person_report):
     assert review.schema.kinds["person"] == "identifier"
 
 
+@pytest.mark.slow
 def test_the_audit_flags_and_curates_a_persons_rows_together(person_report):
     _, report = person_report
     audit = audit_candidate(report, "copy5").audit
@@ -202,6 +206,7 @@ def test_the_audit_flags_and_curates_a_persons_rows_together(person_report):
     assert PERSON_RULE not in alone and alone["removed"].sum() < audit["removed"].sum()
 
 
+@pytest.mark.slow
 def test_report_html_says_rows_were_grouped_by_person(person_report):
     _, report = person_report
     content = report.to_dict()
@@ -330,6 +335,7 @@ def test_partly_missing_synthetic_ids_are_refused(person_table):
     assert review.schema.kinds["person"] == "identifier"
 
 
+@pytest.mark.slow
 def test_without_a_person_column_the_person_rules_are_not_applicable(person_report):
     _, report = person_report
     candidate = report.candidates["fresh"].to_dict()
@@ -388,6 +394,7 @@ def _cli(paths: dict[str, Path], out: Path, *extra: str) -> int:
     ])  # fmt: skip
 
 
+@pytest.mark.slow
 def test_cli_with_person_judges_people_on_a_real_panel(tmp_path, capsys):
     paths = _panel_files(tmp_path)
     _cli(paths, tmp_path / "out", "--person", "person_id", "--sections", "privacy", "utility",
@@ -453,6 +460,7 @@ def test_row_membership_rules_are_not_judged_in_a_person_review():
     assert verdict(by_people, "person_mia_auc").verdict == "pass"
 
 
+@pytest.mark.slow
 def test_planted_controls_divide_people(person_report, monkeypatch):
     review, report = person_report
     seen = {}

@@ -145,6 +145,7 @@ def judged():
     return out
 
 
+@pytest.mark.slow
 def test_a_fresh_real_sample_passes_every_privacy_rule_without_a_warning(judged):
     verdicts = judged["fresh"]
     found = {r.rule: r for r in verdicts.rules if r.rule in PRIVACY_RULES}
@@ -156,6 +157,7 @@ def test_a_fresh_real_sample_passes_every_privacy_rule_without_a_warning(judged)
     assert "Bonferroni over" in found["wp29_inference"].reason
 
 
+@pytest.mark.slow
 def test_one_percent_planted_verbatim_rows_fail(judged):
     rule = judged["planted_1"]["real_records"]
     assert rule.verdict == "fail", rule.message
@@ -164,6 +166,7 @@ def test_one_percent_planted_verbatim_rows_fail(judged):
     assert judged["planted_1"].overall == "fail"
 
 
+@pytest.mark.slow
 def test_a_noisy_copy_still_fails_and_scores_high_on_the_corrected_inference_bound(judged):
     verdicts = judged["noisy"]
     assert verdicts.overall == "fail"

@@ -74,6 +74,7 @@ def _review(folder, *candidates, out):
     return args
 
 
+@pytest.mark.slow
 def test_a_candidate_that_is_the_holdout_is_not_released(files, tmp_path, capsys):
     out = tmp_path / "out"
     code = main(_review(files, "is_holdout", "fresh", out=out))

@@ -16,7 +16,6 @@ import pandas as pd
 import pytest
 
 import synthreview as sr
-from synthreview import demo
 from synthreview.cli import main
 from synthreview.errors import ConfigError, DataError
 from synthreview.io.persons import with_person
@@ -185,6 +184,7 @@ def test_a_rejected_candidate_keeps_no_kept_rows(demo_record_folder):
         assert len(curation.removed_raw) == len(curation.removed_rows)
 
 
+@pytest.mark.slow
 def test_person_level_record_reads_back_whole(person_record, tmp_path):
     opened = _round_trip(person_record, tmp_path / "person")
     assert opened.equivalent(person_record), opened.differences(person_record)
@@ -193,6 +193,7 @@ def test_person_level_record_reads_back_whole(person_record, tmp_path):
     assert person == person_record.report.candidates["copy"].privacy.person_level
 
 
+@pytest.mark.slow
 def test_sampled_record_reads_back_whole(sampled_record, tmp_path):
     assert sampled_record.report.sampling is not None
     opened = _round_trip(sampled_record, tmp_path / "sampled")
@@ -205,6 +206,7 @@ def test_sampled_record_reads_back_whole(sampled_record, tmp_path):
     assert audit.attrs.get("search") == sampled_record.releases["copy"].audit.audit.attrs["search"]
 
 
+@pytest.mark.slow
 def test_every_result_class_is_read_back(demo_record_folder, person_record, sampled_record):
     record, folder = demo_record_folder
     built: set[str] = set()
@@ -220,10 +222,10 @@ def test_every_result_class_is_read_back(demo_record_folder, person_record, samp
 
 
 @pytest.mark.slow
-def test_glucose_record_reads_back_whole(tmp_path):
-    """The trace demo's record (every glucose result class): about 40 s on 2 cores."""
-    record = _record(demo.traces(seed=0), ReviewOptions(n_bootstrap=20, max_attack=100))
-    opened = _round_trip(record, tmp_path / "glucose")
+def test_glucose_record_reads_back_whole(demo_glucose_record_folder):
+    """The trace demo's record (every glucose result class), stored once for the session."""
+    record, folder = demo_glucose_record_folder
+    opened = open_review(folder)
     assert opened.equivalent(record), opened.differences(record)
     found = _classes(opened, set())
     glucose = {c.__qualname__ for c in recordable_classes(GlucoseReport).values()}
@@ -419,6 +421,7 @@ def test_show_refuses_what_it_cannot_open_before_starting(tmp_path, monkeypatch,
 # ------------------------------------------------------------------------------ countersign
 
 
+@pytest.mark.slow
 def test_the_meeting_countersigns_and_verify_checks_the_chain(signed, tmp_path, monkeypatch):
     record, folder, keys = signed
     copy = _copy(folder, tmp_path)
@@ -471,6 +474,7 @@ def test_a_record_not_verified_is_never_countersigned(signed, tmp_path):
         countersign(opened, [signoff], load_private_key(stranger.private.read_bytes()))
 
 
+@pytest.mark.slow
 def test_a_signed_cli_review_opens_verified(tmp_path):
     """``synthreview review --sign`` writes the record: it opens whole and verified."""
     real = _frame(300, 0, 0).drop(columns="person")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import glob
 import json
+import multiprocessing
 import os
 import pwd
 import shutil
 import socket
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -39,8 +39,6 @@ from synthreview.release.signing import (
     statement_id,
 )
 
-TESTS = Path(__file__).resolve().parent
-ROOT = TESTS.parent
 PROCESSES, PER_PROCESS = 4, 50
 CANDIDATES = ("ctgan", "copula", "tvae")
 
@@ -99,7 +97,7 @@ def records_of(number: int, **kwargs):
 
 def append_many(url: str, first: int, count: int, gate: str) -> None:
     """One writer process: ``count`` reviews of one candidate, each its own transaction."""
-    # every process starts writing at the same moment, once all have imported synthreview
+    # every process starts writing at the same moment, once all have started
     Path(gate, f"ready-{first}").touch()
     while not Path(gate, "go").exists():
         time.sleep(0.001)
@@ -108,27 +106,29 @@ def append_many(url: str, first: int, count: int, gate: str) -> None:
 
 
 def _run_writers(url: str, gate: Path) -> None:
-    code = (
-        f"import sys; sys.path.insert(0, {str(TESTS)!r}); sys.path.insert(0, {str(ROOT)!r})\n"
-        "from test_register import append_many\n"
-        f"append_many({url!r}, int(sys.argv[1]), {PER_PROCESS}, {str(gate)!r})\n"
-    )
+    # forked writers: separate processes, each with its own connection and its own lock
+    # attempts, that do not import synthreview again (about 4 s of CPU per process); nothing
+    # in this process holds a connection to the register when they fork
+    fork = multiprocessing.get_context("fork")
     procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", code, str(p * PER_PROCESS)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        fork.Process(target=append_many, args=(url, p * PER_PROCESS, PER_PROCESS, str(gate)))
         for p in range(PROCESSES)
     ]
+    for proc in procs:
+        proc.start()
     deadline = time.time() + 240
     while len(list(gate.glob("ready-*"))) < PROCESSES and time.time() < deadline:
-        if any(p.poll() is not None for p in procs):
+        if any(p.exitcode is not None for p in procs):
             break
         time.sleep(0.01)
     (gate / "go").touch()
-    errors = [p.communicate(timeout=300)[1].decode() for p in procs]
-    assert [p.returncode for p in procs] == [0] * PROCESSES, errors
+    for proc in procs:
+        proc.join(timeout=300)
+        if proc.exitcode is None:  # hung: stop it, and fail below
+            proc.kill()
+            proc.join()
+    # a writer's traceback, if any, is on this test's captured stderr
+    assert [p.exitcode for p in procs] == [0] * PROCESSES
 
 
 def _check_all_written_once(url: str) -> None:

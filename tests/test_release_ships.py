@@ -20,6 +20,8 @@ from synthreview.judgement.policy import load_policy
 from synthreview.release.folder import MARKER
 from synthreview.release.signing import ENVELOPE_NAME, generate_keys
 
+pytestmark = pytest.mark.slow  # a signed review with curated candidates
+
 
 def policy_text(*required: str) -> str:
     """A policy file's text: the shipped rules, every one advisory except ``required``."""

@@ -34,6 +34,7 @@ def review():
     )
 
 
+@pytest.mark.slow
 def test_top_level_api_is_importable_without_streamlit():
     import subprocess
     import sys
@@ -45,6 +46,7 @@ def test_top_level_api_is_importable_without_streamlit():
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
+@pytest.mark.slow
 def test_every_section_runs_for_every_candidate(review):
     report = evaluate(review, options=ReviewOptions(max_attack=200, n_bootstrap=20), seed=0)
     assert set(report.candidates) == {"fresh", "copy"}

@@ -391,6 +391,7 @@ def _frame(n: int, seed: int) -> pd.DataFrame:
     )
 
 
+@pytest.mark.slow
 def test_a_real_review_files_the_decisions_of_report_json():
     from synthreview.release.pipeline import review_release
 

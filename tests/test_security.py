@@ -82,6 +82,7 @@ def _shadow_rule(content, policy=None):
 # --- item 1: the generator runs in a child process ----------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_hung_generator_is_killed_at_the_time_limit(adult):
     start = time.monotonic()
     result = _shadow(adult, "hang", limit=10.0)  # the child's start counts too
@@ -94,6 +95,7 @@ def test_a_hung_generator_is_killed_at_the_time_limit(adult):
     assert verdict.verdict != "pass" and "partial, not judged" in verdict.reason
 
 
+@pytest.mark.slow
 def test_a_hung_call_is_killed_with_the_processes_it_started(adult, tmp_path, monkeypatch):
     real, _ = adult
     pid_file = tmp_path / "grandchild.pid"
@@ -126,6 +128,7 @@ def _alive(pid: int) -> bool:
     return not (status.exists() and status.read_text().split(") ")[-1].startswith("Z"))
 
 
+@pytest.mark.slow
 def test_nothing_a_generator_prints_reaches_the_logs(adult, capfd, caplog):
     result = _shadow(adult, "chatty")
     assert result.complete and len(result.targets) == 1
@@ -134,6 +137,7 @@ def test_nothing_a_generator_prints_reaches_the_logs(adult, capfd, caplog):
     assert MARK not in caplog.text
 
 
+@pytest.mark.slow
 def test_the_generator_receives_only_the_shadow_training_rows(adult):
     real, _ = adult
     train = real.iloc[:7]

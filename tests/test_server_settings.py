@@ -20,6 +20,7 @@ from synthreview.cli import main
 from synthreview.errors import ConfigError
 from synthreview.generators.builtin import copula
 from synthreview.generators.plugin import installed_generators, load_generator
+from synthreview.record import server
 from synthreview.record.session import ReviewSession
 from synthreview.release.register import (
     Record,
@@ -59,20 +60,20 @@ def clean_env(monkeypatch, tmp_path):
 def test_a_typed_module_is_never_imported_without_the_operators_opt_in(hostile_module, clean_env):
     for spec in (f"{MARKER_MODULE}:fit", "builtins:print", "subprocess:run", "this:x"):
         with pytest.raises(ConfigError, match="installed on this server"):
-            ReviewSession({}).allowed_generator(spec)
+            server.allowed_generator(spec)
         with pytest.raises(ConfigError, match="installed on this server"):
             load_generator(spec, allow_paths=False)
     assert not hostile_module.exists()  # nothing was imported
     # built-ins by name, or by their own module:function
     assert load_generator("copula", allow_paths=False) is copula
     assert load_generator("synthreview.generators.builtin:copula", allow_paths=False) is copula
-    ReviewSession({}).allowed_generator("memorise")
-    ReviewSession({}).allowed_generator(None)
+    server.allowed_generator("memorise")
+    server.allowed_generator(None)
 
 
 def test_the_operators_opt_in_allows_free_names(hostile_module, clean_env, monkeypatch):
     monkeypatch.setenv("SYNTHREVIEW_ALLOW_GENERATOR_PATHS", "1")
-    ReviewSession({}).allowed_generator(f"{MARKER_MODULE}:fit")
+    server.allowed_generator(f"{MARKER_MODULE}:fit")
     assert hostile_module.exists()
 
 
@@ -211,9 +212,9 @@ def test_the_data_page_opens_only_review_folders_the_operator_offers(tmp_path, m
     (reviews / "link").symlink_to(outside)  # a link out of the folder: not offered
     monkeypatch.setenv("SYNTHREVIEW_CONFIG", str(tmp_path / "none.toml"))
     monkeypatch.delenv("SYNTHREVIEW_REVIEWS", raising=False)
-    assert ReviewSession({}).stored_reviews() == []  # nothing offered until the operator sets it
+    assert server.stored_reviews() == []  # nothing offered until the operator sets it
     monkeypatch.setenv("SYNTHREVIEW_REVIEWS", str(reviews))
-    assert ReviewSession({}).stored_reviews() == ["march"]
+    assert server.stored_reviews() == ["march"]
     for name in (str(outside), "../elsewhere", "link", "unfinished", "/etc"):
         with pytest.raises(ConfigError, match="one of the folders this server offers"):
             ReviewSession({}).open_stored_review(name)

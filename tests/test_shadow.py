@@ -111,6 +111,7 @@ def test_builtin_generators_have_the_plugin_signature(adult):
 # --- the attack: the Done-when on small budgets -------------------------------------
 
 
+@pytest.mark.slow
 def test_memorising_generator_is_caught(adult):
     real, holdout = adult
     result = _attack(real, holdout, memorise)
@@ -123,6 +124,7 @@ def test_memorising_generator_is_caught(adult):
     assert result.candidate_false_alarms.value == 0.0
 
 
+@pytest.mark.slow
 def test_copula_is_within_the_interval_of_chance(adult):
     real, holdout = adult
     result = _attack(real, holdout, copula, name="copula")
@@ -146,6 +148,7 @@ def test_time_limit_gives_a_partial_result_that_is_not_judged(adult):
     assert "partial, not judged" in verdict.reason
 
 
+@pytest.mark.slow
 def test_row_order_changes_nothing(adult):
     real, holdout = adult
     first = _attack(real, holdout, copula, k=6, t=3, name="copula").to_dict()
@@ -205,6 +208,7 @@ def test_options_check_the_generator_before_computing(review):
     validate_options(review, ReviewOptions(generator=f"{BUILTIN}:memorise"))
 
 
+@pytest.mark.slow
 def test_privacy_section_runs_the_attack_and_the_record_carries_it(review):
     options = ReviewOptions(
         embedding="none", max_attack=200, n_bootstrap=0, generator=f"{BUILTIN}:memorise",
@@ -241,6 +245,7 @@ def test_without_a_generator_the_attack_is_skipped_and_the_rule_is_not_applicabl
     assert rule.verdict == "n/a"
 
 
+@pytest.mark.slow
 def test_a_failing_generator_is_the_attack_s_error_not_the_section_s(review):
     options = ReviewOptions(
         embedding="none", max_attack=200, n_bootstrap=0,
@@ -290,6 +295,7 @@ def test_cli_refuses_a_bad_generator_before_computing(files, tmp_path, capsys, e
     assert not out.exists()  # nothing computed, nothing written
 
 
+@pytest.mark.slow
 def test_cli_writes_the_attack_into_report_json(files, tmp_path, capsys):
     out = tmp_path / "out"
     code = _cli(
@@ -305,6 +311,7 @@ def test_cli_writes_the_attack_into_report_json(files, tmp_path, capsys):
     assert "shadow" in (out / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_schema_free_generators_see_every_column(adult):
     # the plugin gets the training table as loaded (all columns), features use analysed ones
     real, holdout = adult

@@ -19,6 +19,8 @@ from synthreview import demo
 from synthreview.options import ReviewOptions
 from synthreview.review import evaluate
 
+pytestmark = pytest.mark.slow  # three whole reviews, one per thread count
+
 
 @pytest.fixture(scope="module")
 def review():

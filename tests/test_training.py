@@ -36,6 +36,7 @@ def test_adam_equals_torch_bitwise(weight_decay):
         assert torch.equal(a, b)
 
 
+@pytest.mark.slow
 def test_adam_does_not_import_dynamo():
     code = (
         "import sys, torch\n"

@@ -246,6 +246,7 @@ def test_evaluate_utility_rejects_bad_options(kwargs, match):
         evaluate_utility(real, real, None, schema=SCHEMA, **kwargs)
 
 
+@pytest.mark.slow
 def test_sampled_marginals_are_drawn_without_listing_every_combination():
     """999 columns have 166 million 3-way marginals: the sample is unranked from its indices
     (the same marginals the full list would give) instead of building that list."""

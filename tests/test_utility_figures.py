@@ -54,6 +54,7 @@ def test_traffic_light_rule(value, reference, metric, light):
     assert fig.traffic_light(value, reference, metric=metric) == light
 
 
+@pytest.mark.slow
 def test_summary_has_reference_column_and_lights(reports):
     summary = fig.utility_summary(reports)
     assert list(summary.values.columns) == ["fresh", "shuffled", fig.REFERENCE]
@@ -91,6 +92,7 @@ def test_lights_come_from_the_policy_file(tmp_path):
     assert "TSTR rmse 5 % of the reference" in caption
 
 
+@pytest.mark.slow
 def test_every_summary_row_has_a_light_in_the_default_policy(reports):
     policy = load_policy()
     summary = fig.utility_summary(reports, policy=policy)
@@ -98,6 +100,7 @@ def test_every_summary_row_has_a_light_in_the_default_policy(reports):
         assert policy.light(fig.light_name(row)) is not None, row
 
 
+@pytest.mark.slow
 def test_summary_renders_without_html_and_with_registry_formats(reports):
     summary = fig.utility_summary(reports)
     table = summary.table()
@@ -119,6 +122,7 @@ def test_summary_renders_without_html_and_with_registry_formats(reports):
     assert meanings["correlation MAE"].startswith("mean absolute difference")
 
 
+@pytest.mark.slow
 def test_detail_tables_read_without_float_noise(reports):
     coefficients = reports["fresh"].candidate.ci_overlap.coefficients
     shown = fig.number_table(coefficients)
@@ -131,6 +135,7 @@ def test_detail_tables_read_without_float_noise(reports):
     assert gaps.to_dict("list") == {"term": ["a", "n/a"], "x": ["0.527", "n/a"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [1, 2, 4, 6])
 def test_summary_fits_1280_px(reports, n):
     report = next(iter(reports.values()))
@@ -146,6 +151,7 @@ def test_summary_fits_1280_px(reports, n):
         assert 8 * longest + 16 <= widths[column], (column, longest)
 
 
+@pytest.mark.slow
 def test_builders_return_figures(reports):
     report = reports["shuffled"]
     km = report.candidate.k_marginal
@@ -168,6 +174,7 @@ def test_builders_return_figures(reports):
     assert len(figures[-1].data) == 4  # real, holdout, two candidates
 
 
+@pytest.mark.slow
 def test_report_to_dict_is_json(reports):
     out = reports["fresh"].to_dict()
     text = json.dumps(out, allow_nan=False)

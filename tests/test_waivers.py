@@ -185,6 +185,7 @@ def test_cli_approve_writes_an_approval_and_review_checks_waivers_before_computi
     assert not (tmp_path / "o").exists()  # refused before anything was computed
 
 
+@pytest.mark.slow
 def test_audit_page_waiver_changes_the_screen_and_the_record_only_once_approved(keys):
     from unittest.mock import patch
 

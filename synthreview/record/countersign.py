@@ -99,7 +99,7 @@ def meeting_signoff(
     record: ReviewRecord,
     candidate: str,
     *,
-    decision: str,
+    decision: str | None,
     reviewers: Sequence[tuple[str, str]],
     reason: str = "",
     time: datetime | None = None,
@@ -109,10 +109,16 @@ def meeting_signoff(
     Raises
     ------
     ConfigError
-        An unknown candidate or decision, no reviewer, a reviewer without name or role, or no
-        reason where the meeting's decision differs from the tool's.
+        No decision chosen (None), an unknown candidate or decision, no reviewer, a reviewer
+        without name or role, or no reason where the meeting's decision differs from the
+        tool's.
     """
     stated = record.decisions
+    if decision is None:
+        raise ConfigError(
+            f"the meeting's decision for {candidate!r} must be chosen (it is blank until the "
+            "meeting chooses); got none"
+        )
     if candidate not in stated:
         raise ConfigError(
             f"candidate must be one of the record's candidates {sorted(stated)}; got "
@@ -203,9 +209,14 @@ def append_countersignature(
             "release.intoto.jsonl differs"
         )
     name = countersign_name(len(record.countersignatures) + 1)
-    if name in files:
-        raise ConfigError(f"folder {str(root)!r} already holds {name}; open it again first")
-    (root / name).write_bytes(envelope)
+    try:
+        # exclusive create: two meetings countersigning at once never overwrite each other
+        with open(root / name, "xb") as out:
+            out.write(envelope)
+    except FileExistsError:
+        raise ConfigError(
+            f"folder {str(root)!r} already holds {name}; open it again first"
+        ) from None
     files[name] = envelope
     listed = [
         FileDigest(n, hashlib.sha256(d).hexdigest(), len(d))

@@ -6,8 +6,8 @@ the loaded review and its :class:`~synthreview.record.live.LiveReview` (every st
 release), or an opened :class:`~synthreview.record.record.ReviewRecord` (shown whole, nothing
 recomputed); the options, seed, policy and release context; the audit confirmations, the
 meeting's sign-off, waivers and approvals, the signing key (this session only, never on disk);
-and the record's files, filed in the server's register. It never draws and never imports
-Streamlit: ``app_state`` holds one per session and does the drawing.
+and the record's files (filed in the register of ``record.server``). It never draws and never
+imports Streamlit: ``app_state`` holds one per session and does the drawing.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import pandas as pd
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from synthreview.errors import ConfigError, DataError, error_message
-from synthreview.generators.plugin import installed_generators, load_generator
 from synthreview.io.schema import Review
 from synthreview.judgement.context import ReleaseContext, parse_context
 from synthreview.judgement.ledger import PriorRelease
@@ -37,6 +36,7 @@ from synthreview.judgement.policy import (
 )
 from synthreview.judgement.waivers import Waiver
 from synthreview.options import ReviewOptions
+from synthreview.record import server
 from synthreview.record.inputs import (
     InputMatch,
     encoded_projection,
@@ -56,25 +56,12 @@ from synthreview.release.bundle import folder_names, zip_bytes
 from synthreview.release.controls import PlantedControls
 from synthreview.release.export import ESCAPE_STATEMENT
 from synthreview.release.pipeline import CandidateAudit, CandidateRelease, policy_key, release_files
-from synthreview.release.register import (
-    AppendResult,
-    ChainCheck,
-    append_records,
-    check_chain,
-    default_register,
-    history,
-    ledger,
-    parse_register_url,
-    prior_releases,
-    records_of_release,
-)
-from synthreview.release.register import Record as RegisterRecord
+from synthreview.release.register import ledger, prior_releases
 from synthreview.release.signing import ENVELOPE_NAME, key_id, load_public_key, sign_files
 from synthreview.release.signoff import SignOff, sign_off
 from synthreview.release.waivers import read_approval, waivers_for
 from synthreview.review import Report
 from synthreview.sampling import Sampling
-from synthreview.serving import ServerSettings, server_settings
 
 __all__ = ["ReviewSession", "demo_rows", "start_page"]
 
@@ -259,20 +246,8 @@ class ReviewSession:
             self.state.pop(stale, None)
         return record
 
-    def stored_reviews(self) -> list[str]:
-        """The review folders (holding a completion marker) directly inside the operator's
-        ``reviews`` folder, by name: a browser picks one, never names a path on the server."""
-        root = self.settings().reviews
-        if root is None or not Path(root).is_dir():
-            return []
-        return sorted(
-            entry.name
-            for entry in Path(root).iterdir()
-            if entry.is_dir() and not entry.is_symlink() and (entry / "COMPLETE.json").is_file()
-        )
-
     def open_stored_review(self, name: str, *, key: Any = None) -> ReviewRecord:
-        """Open the stored review ``name`` (one of :meth:`stored_reviews`).
+        """Open the stored review ``name`` (one of ``record.server.stored_reviews``).
 
         Raises
         ------
@@ -281,13 +256,13 @@ class ReviewSession:
         DataError
             ``record.store.open_review``'s refusals.
         """
-        offered = self.stored_reviews()
+        offered = server.stored_reviews()
         if name not in offered:
             raise ConfigError(
                 f"the review to open must be one of the folders this server offers "
                 f"({len(offered)}); got {name!r} instead"
             )
-        return self.open_record(Path(self.settings().reviews or "") / name, key=key)
+        return self.open_record(Path(server.settings().reviews or "") / name, key=key)
 
     def open_from_environment(self) -> None:
         """Open the record ``synthreview show`` names (once per session); keep why it failed."""
@@ -422,7 +397,7 @@ class ReviewSession:
                 "an opened record keeps the options it was computed with; Re-run with these "
                 "inputs to review them with other options"
             )
-        self.allowed_generator(options.generator)
+        server.allowed_generator(options.generator)
         self.state[OPTIONS_KEY] = options
 
     def get_policy(self) -> Policy:
@@ -791,7 +766,7 @@ class ReviewSession:
             return ()
         try:
             records = ledger(
-                self.register_location(),
+                server.register_location(),
                 sha256=getattr(review.real, "sha256", None),
                 source=context.source if context is not None else None,
             )
@@ -943,55 +918,3 @@ class ReviewSession:
     def signing_error(self) -> str | None:
         """Why the uploaded signing key was refused, if it was."""
         return self.state.get(SIGNING_ERROR_KEY)
-
-    # --- the server: settings, register, generators --------------------------------------------
-    @staticmethod
-    def settings() -> ServerSettings:
-        """The server's settings, read on each call and never from the session."""
-        return server_settings()
-
-    def register_location(self) -> str:
-        """The register this server records in and reads (the operator's setting, else the
-        default location); never taken from the browser."""
-        return self.settings().register or default_register()
-
-    def register_shown(self) -> str:
-        """:meth:`register_location` as the pages show it (credentials redacted)."""
-        try:
-            return parse_register_url(self.register_location()).shown
-        except ConfigError as exc:
-            return f"(not usable: {exc})"
-
-    def record_in_register(
-        self, files: dict[str, bytes], *, key: Ed25519PrivateKey | None = None
-    ) -> AppendResult:
-        """Append the decisions of the record ``files`` (signed with ``key``, if given) to the
-        server's register.
-
-        Raises
-        ------
-        ConfigError
-            The register cannot be opened, created or written.
-        """
-        return append_records(self.register_location(), records_of_release(files, key=key))
-
-    def register_history(
-        self, *, candidate: str | None = None, inputs_sha256: str | None = None
-    ) -> list[RegisterRecord]:
-        """The server's register, read only (``ConfigError``: none yet, or unreadable)."""
-        return history(self.register_location(), candidate=candidate, inputs_sha256=inputs_sha256)
-
-    def register_chain_check(self) -> ChainCheck:
-        """The server's register's hash chain recomputed, read only (``history --check``)."""
-        return check_chain(self.register_location())
-
-    def allowed_generator(self, spec: str | None) -> None:
-        """Refuse (``ConfigError``) a generator this server does not allow: only installed ones
-        unless the operator allows free ``module:function`` names; nothing is imported then."""
-        if spec is not None:
-            load_generator(spec, allow_paths=self.settings().allow_generator_paths)
-
-    @staticmethod
-    def generator_choices() -> list[str]:
-        """The generators the Privacy page offers: the installed ones, by name."""
-        return list(installed_generators())

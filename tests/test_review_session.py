@@ -1,0 +1,91 @@
+"""The dashboard's session without Streamlit: a ``ReviewSession`` over a plain dict.
+
+What ``app_state`` used to hold (the stored steps, what is stale, the judged summary, the run's
+estimates) lives in ``synthreview.record``; these tests drive it directly, as Run review does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from synthreview import demo
+from synthreview.record.live import needed_sections
+from synthreview.record.progress import RunProgress, format_seconds
+from synthreview.record.session import OPTIONS_KEY, ReviewSession
+
+
+@pytest.fixture(scope="module")
+def computed():
+    """A small table review, every step run and released as Run review runs them."""
+    state: dict = {}
+    session = ReviewSession(state)
+    review = demo.tables(seed=0, n_train=150, n_holdout=150)
+    session.set_review(review)
+    options = replace(session.get_options(), embedding="none", n_bootstrap=10, max_attack=60)
+    state[OPTIONS_KEY] = options
+    steps = session.plan(options)
+    planned = list(steps)
+    live = session.live()
+    for name, section in steps:
+        live.run_step(name, section, seed=session.seed(), options=options)
+    live.mark_complete(seed=session.seed(), options=options)
+    before_release = session.review_summary()
+    released = session.release_plan(options)
+    report = before_release.report
+    for name in released:
+        live.release(report, name, **session.release_key(name, options))
+    return session, review, planned, before_release, released
+
+
+def test_a_run_stores_every_step_once_and_then_judges(computed):
+    session, review, planned, before_release, released = computed
+    sections = needed_sections(review)
+    assert planned == [(n, s) for s in sections for n in review.candidates]
+    assert session.plan(session.get_options()) == []  # nothing left to compute
+    assert session.status() == dict.fromkeys(sections, "current")
+    # the numbers without the audit decide nothing: every decision waits for the release step
+    assert released == review.candidates
+    assert {d.outcome for d in before_release.decisions.values()} == {"out_of_date"}
+    summary = session.review_summary()
+    assert summary.current and set(summary.decisions) == set(review.candidates)
+    assert session.review_summary() is summary  # built once per result
+    assert session.release_plan(session.get_options()) == []
+    assert session.record_refusal() is None
+    files = session.record_builder()()
+    assert {"report.json", "report.html", "manifest.json"} <= set(files)
+
+
+def test_a_changed_option_makes_its_section_stale_and_the_decisions_wait(computed):
+    session, review, *_ = computed
+    options = session.get_options()
+    session.set_options(replace(options, target="sex"))
+    try:
+        assert session.stale_sections() == ["utility"]
+        assert session.changed_options("utility") == ["target"]
+        assert session.status()["utility"] == "stale"
+        report, stale = session.stored_report(needed_sections(review))
+        assert stale == ["utility"] and report is not None  # the previous run's numbers
+        summary = session.review_summary()
+        assert not summary.current and summary.changed == ("target",)
+        assert {d.outcome for d in summary.decisions.values()} == {"out_of_date"}
+        assert "out of date" in session.record_refusal()
+    finally:
+        session.set_options(options)
+    assert session.review_summary().current
+
+
+def test_run_progress_estimates_from_the_sessions_timings():
+    timings = {"fidelity": [2.0]}
+    progress = RunProgress([("a", "fidelity"), ("b", "fidelity")], timings)
+    assert progress.remaining() == pytest.approx(4.0)
+    progress.start(("a", "fidelity"))
+    progress.finish(("a", "fidelity"), 6.0, None)
+    assert timings["fidelity"] == [2.0, 6.0]  # the session's timings learn every step
+    assert progress.remaining() == pytest.approx(4.0)  # one step left, at the mean of 2 and 6
+    frame = progress.frame()
+    assert list(frame["Fidelity"]) == ["6 s", "waiting"]
+    fraction, sentence = progress.line()
+    assert fraction == pytest.approx(0.5) and "1 of 2 steps done" in sentence
+    assert format_seconds(185) == "3 min 05 s" and format_seconds(44.6) == "45 s"
