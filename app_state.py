@@ -57,22 +57,16 @@ RUN_PANEL_CSS = (
 #: the dashboard's pages by group: (file, title, Material icon bundled with Streamlit). app.py
 #: navigates over them; presentation mode's page switcher links to the same pages
 PAGES = {
-    "Review": (
-        ("pages/data.py", "Data", ":material/folder_open:"),
-        ("pages/overview.py", "Overview", ":material/traffic:"),
-    ),
-    "Evidence": (
-        ("pages/fidelity.py", "Fidelity", ":material/target:"),
-        ("pages/privacy.py", "Privacy", ":material/lock:"),
-        ("pages/utility.py", "Utility", ":material/build:"),
-        ("pages/glucose.py", "Glucose", ":material/monitor_heart:"),
-    ),
-    "Release": (
-        ("pages/audit.py", "Audit & export", ":material/inventory_2:"),
-        ("pages/history.py", "History", ":material/history:"),
-    ),
+    "Review": (("pages/data.py", "Data", ":material/folder_open:"),
+               ("pages/overview.py", "Overview", ":material/traffic:")),
+    "Evidence": (("pages/fidelity.py", "Fidelity", ":material/target:"),
+                 ("pages/privacy.py", "Privacy", ":material/lock:"),
+                 ("pages/utility.py", "Utility", ":material/build:"),
+                 ("pages/glucose.py", "Glucose", ":material/monitor_heart:")),
+    "Release": (("pages/audit.py", "Audit & export", ":material/inventory_2:"),
+                ("pages/history.py", "History", ":material/history:")),
     "Help": (("pages/glossary.py", "Glossary", ":material/menu_book:"),),
-}
+}  # fmt: skip
 #: presentation mode on every page: no sidebar, header or toolbar, larger type (local CSS only:
 #: no fonts or files from the network); the page switcher takes the sidebar's place
 PRESENTATION_CSS = """<style>

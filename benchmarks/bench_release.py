@@ -2,12 +2,14 @@
 
 Usage::
 
-    python benchmarks/bench_release.py [--seed 0] [--rows 5000] [--save FILE] [--compare FILE]
+    python benchmarks/bench_release.py [--seed 0] [--rows 5000] [--workers N]
+        [--save FILE] [--compare FILE]
 
 Loads the bundled table demo, fits the context once (``review.prepare``), evaluates every
 section of every candidate (``review.evaluate``), then releases each candidate through the one
 pipeline (``release.pipeline.release_candidate`` with ``curate_when="failing"``, as Run review
-does). Prints wall and CPU seconds of each step (CPU: every thread of this process), the machine
+does). Prints wall and CPU seconds of each step (CPU: every thread of this process; with
+``--workers N`` the worker processes' CPU is added at the end, once they stopped), the machine
 (``bench_fidelity.describe_machine``), the load, and each candidate's decision and reason.
 
 ``--save FILE`` writes what the decisions rest on as JSON: each decision, and every verdict
@@ -21,8 +23,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import time
+from contextlib import ExitStack
+from inspect import signature
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,26 +96,56 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=demo.DEMO_TRAIN_ROWS)
     parser.add_argument("--save", type=Path)
     parser.add_argument("--compare", type=Path)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        help="review the candidates in N processes (engine.on_local_cluster); its start is timed",
+    )
     args = parser.parse_args()
-    _say(describe_machine())
+    for line in describe_machine():
+        _say(line)
     _say(f"load average {os.getloadavg()}")
     clock = _Clock()
     review = demo.tables(seed=args.seed, n_train=args.rows)
     options = _options(review)
     policy = load_policy().for_access(None)
     clock.lap("load the demo")
-    context = prepare(review, options=options, seed=args.seed)
-    clock.lap("prepare (encoder, embedding)")
-    report = evaluate(review, options=options, seed=args.seed, context=context)
-    clock.lap(f"evaluate ({len(review.candidates)} candidates)")
-    releases = {}
-    for name in report.candidates:
-        releases[name] = release_candidate(
-            review, report, name, policy=policy, curate_when="failing"
-        )
-        curated = "curated" if releases[name].curated is not None else "not curated"
-        clock.lap(f"release {name} ({curated})")
-    _say(f"{'total':<44} {clock.total_wall:7.2f} s wall {clock.total_cpu:7.2f} CPU-s")
+    with ExitStack() as stack:
+        if args.workers:
+            # imported here: an older checkout, timed against this one, has no local cluster
+            from synthreview.engine import on_local_cluster
+
+            stack.enter_context(on_local_cluster(args.workers))
+            clock.lap(f"start {args.workers} worker processes")
+        context = prepare(review, options=options, seed=args.seed)
+        clock.lap("prepare (encoder, embedding)")
+        report = evaluate(review, options=options, seed=args.seed, context=context)
+        clock.lap(f"evaluate ({len(review.candidates)} candidates)")
+        # no waiver may leave a rule out (a review without waivers): the curated sets are
+        # evaluated only where that can change a decision (older checkouts: always)
+        known = {"waived": ()} if "waived" in signature(release_candidate).parameters else {}
+        releases = {}
+        for name in report.candidates:
+            releases[name] = release_candidate(
+                review, report, name, policy=policy, curate_when="failing", **known
+            )
+            curated = releases[name].curated
+            how = (
+                "not curated"
+                if curated is None
+                else "curated, not evaluated: a bound decides"
+                if getattr(curated, "bounds", ())
+                else "curated, privacy not evaluated: already fails"
+                if getattr(curated, "skipped", ())
+                else "curated and evaluated"
+            )
+            clock.lap(f"release {name} ({how})")
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    workers_cpu = children.ru_utime + children.ru_stime  # counted once the processes stopped
+    if args.workers:
+        _say(f"{'worker processes (all steps)':<44} {'':>7}        {workers_cpu:7.2f} CPU-s")
+    total_cpu = clock.total_cpu + workers_cpu
+    _say(f"{'total':<44} {clock.total_wall:7.2f} s wall {total_cpu:7.2f} CPU-s")
     found = {}
     for name, release in releases.items():
         decision = release.decision
@@ -136,6 +171,9 @@ def main() -> int:
 
 
 def _differences(before: dict, now: dict) -> list[str]:
+    """What differs: outcomes and every verdict as submitted exactly; after curation, each rule
+    computed now must equal the earlier run's, and a rule judged on a proven bound must have
+    failed there at or beyond the bound (rules not computed now are not differences)."""
     out = []
     for name in sorted(set(before) | set(now)):
         b, n = before.get(name), now.get(name)
@@ -144,12 +182,22 @@ def _differences(before: dict, now: dict) -> list[str]:
             continue
         if b["outcome"] != n["outcome"]:
             out.append(f"{name}: outcome {b['outcome']} -> {n['outcome']}")
-        for side in ("verdicts", "curated"):
-            rows_b = {r["rule"]: r for r in b[side] or []}
-            rows_n = {r["rule"]: r for r in n[side] or []}
-            for rule in sorted(set(rows_b) | set(rows_n)):
-                if rows_b.get(rule) != rows_n.get(rule):
-                    out.append(f"{name} {side} {rule}: {rows_b.get(rule)} -> {rows_n.get(rule)}")
+        rows_b = {r["rule"]: r for r in b["verdicts"]}
+        rows_n = {r["rule"]: r for r in n["verdicts"]}
+        for rule in sorted(set(rows_b) | set(rows_n)):
+            if rows_b.get(rule) != rows_n.get(rule):
+                out.append(f"{name} as submitted {rule}: {rows_b.get(rule)} -> {rows_n.get(rule)}")
+        after_b = {r["rule"]: r for r in b["curated"] or []}
+        for r in n["curated"] or []:
+            old = after_b.get(r["rule"])
+            if r["value"] is None:
+                continue  # not computed now: the decision did not need it
+            if r["measured"] is None and r["verdict"] == "fail" and r["bound"] is None:
+                ok = old is not None and old["verdict"] == "fail" and old["value"] >= r["value"]
+            else:
+                ok = old == r
+            if not ok:
+                out.append(f"{name} after curation {r['rule']}: {old} -> {r}")
     return out
 
 

@@ -25,6 +25,8 @@ from synthreview.judgement.verdicts import DECISION_STYLE, OUTCOMES
 from synthreview.record import server
 from synthreview.record.countersign import countersigned_decisions
 from synthreview.record.session import RAW_ROWS_KEY, SIGNING_PASSPHRASE_KEY, SIGNING_UPLOAD_KEY
+from synthreview.record.store import record_files
+from synthreview.release.bundle import zip_bytes
 
 
 def _close_dialog() -> None:
@@ -348,6 +350,8 @@ def _record_page(record) -> None:
             removed = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
         with st.expander(f"Removed rows ({len(removed)})", expanded=False):
             st.dataframe(removed, key="audit_removed_table")
+        with st.expander(f"Audit table (every row, {len(audit.audit)})", expanded=False):
+            st.dataframe(audit.audit, key="audit_record_table")
         flagged = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
         # the rows themselves only from loaded files whose sha256 are the record's own
         rows = app_state.session().record_rows()
@@ -367,7 +371,26 @@ def _record_page(record) -> None:
         disabled=True,
         help="An opened record is evidence: re-run with its inputs for new controls.",
     )
+    _record_downloads(record)
     _meeting_signoff(record, name, candidates.index(name))
+
+
+def _record_downloads(record) -> None:
+    """The opened record's own files, byte for byte as stored (signature and countersignatures
+    in the ZIP, so it verifies wherever it is opened)."""
+    st.subheader("Downloads")
+    st.caption("The record's files as stored; nothing is rebuilt.")
+    files = record_files(record)
+    cols = st.columns(3)
+    for col, (label, path, mime) in zip(cols, (
+        ("report.html", "report.html", "text/html"),
+        ("report.json", "report.json", "application/json"),
+    ), strict=False):  # fmt: skip
+        col.download_button(label, data=files[path], file_name=path, mime=mime,
+                            key=f"audit_record_download_{path}", on_click="ignore")  # fmt: skip
+    cols[2].download_button("Everything (ZIP)", data=zip_bytes(files), file_name="record.zip",
+                            mime="application/zip", key="audit_record_download_zip",
+                            on_click="ignore")  # fmt: skip
 
 
 review = app_state.require_review_or_record()

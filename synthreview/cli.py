@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from synthreview.engine import on_cluster
+from synthreview.engine import on_cluster, on_local_cluster
 from synthreview.errors import ConfigError, SynthreviewError
 from synthreview.io.digest import file_sha256
 from synthreview.io.parquet import folder_digest
@@ -179,6 +179,14 @@ def _parser() -> argparse.ArgumentParser:
         help="Dask scheduler address (tcp://host:8786): run the review (candidates as tasks, "
         "sharded neighbour searches) and its audit there; the workers read input folders of "
         "Parquet partitions (at the same path on every worker)",
+    )
+    review.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="review the candidates side by side in N processes of this machine (a local Dask "
+        "cluster, each process its share of the cores; the numbers do not change); not with "
+        "--scheduler",
     )
     review.add_argument(
         "--sample-rows",
@@ -449,6 +457,12 @@ def check_arguments(args: argparse.Namespace) -> None:
             "option --distance-percentile must be in [0, 100], or negative to switch the "
             f"distance rule off; got {args.distance_percentile} instead"
         )
+    workers = getattr(args, "workers", None)
+    if workers is not None and (workers < 1 or args.scheduler is not None):
+        raise ConfigError(
+            f"option --workers must be a positive number without --scheduler; got {workers}"
+            + (f" with --scheduler {args.scheduler}" if args.scheduler is not None else "")
+        )
     level = getattr(args, "audit_level", None)
     if level is not None and not 0.0 < level < 1.0:
         raise ConfigError(f"option --audit-level must be in (0, 1); got {level} instead")
@@ -506,7 +520,9 @@ def run_review(args: argparse.Namespace) -> int:
     # one cluster (when given) for reading the inputs, the review and its release: the workers
     # read folders of Parquet partitions, and the audit's copy-evidence searches and the
     # curated re-evaluation run there too
-    with on_cluster(args.scheduler) as engine:
+    workers = getattr(args, "workers", None)
+    cluster = on_local_cluster(workers) if workers else on_cluster(args.scheduler)
+    with cluster as engine:
         review = load_review(args, client=engine.client)  # --person: an identifier already
         options = ReviewOptions(
             embedding=args.embedding,

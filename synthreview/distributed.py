@@ -27,7 +27,9 @@ travel to them once per search or review (``scatter``). Without a scheduler noth
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Hashable, Sequence
+import logging
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import numpy as np
@@ -53,6 +55,32 @@ def connect(address: str) -> Any:
         return Client(address, timeout="20s", set_as_default=False)
     except OSError as exc:
         raise ConfigError(f"could not reach the Dask scheduler at {address}: {exc}") from exc
+
+
+@contextmanager
+def local_cluster(workers: int) -> Iterator[str]:
+    """A Dask cluster of ``workers`` processes on this machine for the block; yields its address.
+
+    Each worker is a fresh Python process with one task thread, so candidates reviewed as its
+    tasks run side by side on separate cores, out of reach of each other's GIL. The scheduler
+    and workers listen on 127.0.0.1 only and serve no dashboard: nothing leaves the machine.
+    Starting the processes costs a few seconds (each imports the engine); they stop when the
+    block ends.
+    """
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ConfigError(f"workers must be a positive integer; got {workers!r} instead")
+    # imported here: Dask is optional (see connect)
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    ) as cluster:
+        yield cluster.scheduler_address
 
 
 def n_workers(client: Any) -> int:

@@ -31,7 +31,7 @@ import faiss
 import torch
 from threadpoolctl import OpenBLASController, ThreadpoolController
 
-from synthreview.distributed import connect
+from synthreview.distributed import connect, local_cluster
 from synthreview.errors import ConfigError
 
 #: approximate indexes: faiss inverted lists (IVF) or a navigable small-world graph (HNSW)
@@ -173,6 +173,10 @@ class Engine:
         Approximate indexes built by this engine, by (kind, digest of the reference rows):
         several searches against the same rows (the audit's three against the training rows)
         train and fill one index (mutable on purpose, like ``recall_log``).
+    task_threads : int or None
+        Bound on the threads of each candidate task on ``client``'s workers (None: the
+        review's ``threads``); :func:`on_local_cluster` gives each process its share of the
+        cores. The numbers do not depend on it.
     """
 
     threads: int | None = None
@@ -184,10 +188,13 @@ class Engine:
     exact_fallback: bool = True
     widen: int | None = None
     indexes: dict[tuple[str, str], Any] | None = field(default=None, repr=False, compare=False)
+    task_threads: int | None = None
 
     def __post_init__(self) -> None:
         if self.threads is not None:
             check_threads(self.threads)
+        if self.task_threads is not None:
+            check_threads(self.task_threads)
         check_device(self.device)
         if self.approximate is not None and self.approximate not in APPROXIMATE:
             raise ConfigError(
@@ -407,3 +414,19 @@ def on_cluster(scheduler: str | None) -> Iterator[Engine]:
         return
     with connect(scheduler) as client, using(replace(current_engine(), client=client)) as engine:
         yield engine
+
+
+@contextmanager
+def on_local_cluster(workers: int) -> Iterator[Engine]:
+    """:func:`on_cluster` on ``workers`` processes of this machine started for the block.
+
+    With two or more candidates, :func:`synthreview.review.evaluate` inside the block reviews
+    them as tasks in separate processes, each bounded to its share of the cores, so a review
+    uses every core even where the GIL or a library's threading would serialise one process;
+    the report equals the in-process one byte for byte (``tests/test_local_cluster.py``). The
+    processes stop when the block ends (``distributed.local_cluster``).
+    """
+    with local_cluster(workers) as address, on_cluster(address) as engine:
+        share = max(1, available_cores() // workers)  # workers checked by local_cluster
+        with using(replace(engine, task_threads=share)) as bounded:
+            yield bounded

@@ -543,7 +543,7 @@ def _review_on_cluster(
             options=options,
             seed=seed,
             device=device,
-            threads=engine.threads,
+            threads=engine.task_threads or engine.threads,
             errors={s: m for s, m in errors_all.items() if s in sections},
             prefix=prefix,
         )
@@ -624,8 +624,14 @@ def evaluate(
     client = (
         current_engine().client if scheduler is None else scope.enter_context(connect(scheduler))
     )
+    outer = current_engine()
     engine = Engine(
-        threads=check_threads(threads), device=device, approximate=approximate, client=client
+        threads=check_threads(threads),
+        device=device,
+        approximate=approximate,
+        client=client,
+        # the enclosing block's bound on each task (on_local_cluster), for its own cluster only
+        task_threads=outer.task_threads if scheduler is None else None,
     )
     scope.enter_context(using(engine))
     context_given = context is not None

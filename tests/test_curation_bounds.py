@@ -20,7 +20,7 @@ from synthreview.judgement.policy import load_policy
 from synthreview.metrics.utility.kmarginal import k_marginal_score
 from synthreview.options import default_options
 from synthreview.record.codec import from_jsonable, to_record_json
-from synthreview.release.curation import curation_bounds
+from synthreview.release.curation import curation_bounds, evaluate_curated
 from synthreview.release.pipeline import CandidateRelease, release_candidate
 from synthreview.review import evaluate
 
@@ -67,9 +67,9 @@ def test_a_candidate_curation_cannot_fix_is_not_evaluated_and_its_decision_is_th
 ):
     review, report = collapsed
     policy = load_policy().for_access(None)
-    quick = release_candidate(review, report, "mode_collapse", policy=policy)
-    # a waiver of the bounded rule turns the bound off: the full computation
-    full = release_candidate(review, report, "mode_collapse", policy=policy, waived={"k_marginal"})
+    quick = release_candidate(review, report, "mode_collapse", policy=policy, waived=())
+    # without knowing which rules a waiver may leave out, nothing is skipped: the full computation
+    full = release_candidate(review, report, "mode_collapse", policy=policy)
     assert quick.verdicts == full.verdicts  # as submitted: the same judgement
     assert quick.curated is not None and full.curated is not None
     assert quick.curated.bounds and quick.curated.report is None  # not evaluated
@@ -110,3 +110,48 @@ def test_bound_arguments_are_checked(collapsed):
     ).verdicts
     with pytest.raises(ValueError, match="n_removed must be in"):
         curation_bounds(verdicts, n_removed=5, n_rows=3)
+
+
+def test_privacy_is_not_evaluated_after_curation_when_the_other_sections_already_fail(
+    collapsed,
+):
+    """Without the k_marginal bound (waived), the curated set's fidelity and utility already
+    fail a required rule: its privacy section is not computed, and the decision is the full
+    computation's (waivers unknown, so nothing is skipped)."""
+    review, report = collapsed
+    policy = load_policy().for_access(None)
+    staged = release_candidate(
+        review, report, "mode_collapse", policy=policy, waived={"k_marginal"}
+    )
+    full = release_candidate(review, report, "mode_collapse", policy=policy)
+    assert staged.curated.skipped == ("privacy",) and not full.curated.skipped
+    assert full.curated.report.candidates["mode_collapse"].privacy is not None
+    assert staged.curated.report.candidates["mode_collapse"].privacy is None
+    assert "not evaluated after curation" in staged.curated.content["errors"]["privacy"]
+    assert staged.decision == full.decision
+    assert staged.curated.verdicts.overall == full.curated.verdicts.overall == "fail"
+    computed = {r.rule: r for r in staged.curated.verdicts.rules if r.value is not None}
+    assert computed and all(full.curated.verdicts[rule] == r for rule, r in computed.items())
+
+
+def test_sections_evaluated_in_two_steps_equal_one_evaluation():
+    """A curated set that passes without privacy gets privacy next; the merged result is the
+    one-call evaluation of every section."""
+    review = demo.tables(n_train=600)
+    review = replace(review, synthetic={"leaky": review.synthetic["fresh_with_copies"]})
+    report = evaluate(review, options=default_options(review), seed=0)
+    policy = load_policy().for_access(None)
+    release = release_candidate(
+        review, report, "leaky", policy=policy, curate_when="always", waived=()
+    )
+    curated = release.curated
+    assert curated is not None and not curated.skipped and not curated.bounds
+    once = evaluate_curated(
+        review,
+        {"leaky": curated.curation},
+        context=report.context,
+        sections=report.sections,
+        options=report.options,
+        seed=report.seed,
+    )
+    assert curated.content == once.candidates["leaky"].to_dict()

@@ -15,6 +15,7 @@ from dataclasses import replace
 import pytest
 
 from synthreview.cli import main
+from synthreview.errors import ConfigError
 from synthreview.record.countersign import countersign_folder, meeting_signoff
 from synthreview.record.evidence import EvidenceNotFound, open_evidence, record_statement_sha256
 from synthreview.record.store import open_review, write_record
@@ -173,6 +174,16 @@ def test_the_meeting_row_needs_its_countersignature(demo_record_folder, keys, tm
     (row,) = done.registered.added
     assert row.location == str(folder.resolve()) and row.keyid == done.keyid
     assert row.statement_sha256 == record_statement_sha256(record) != row.review_id
+    # a second session holding the record as it was opened never overwrites that file
+    with pytest.raises(ConfigError, match=r"already holds countersign\.1"):
+        countersign_folder(
+            record,
+            [signoff],
+            load_private_key(meeting.private.read_bytes()),
+            register=db,
+            trusted=trusted_keys(tool.public, trust=trust),
+        )
+    assert len(history(db)) == 1
     reopened = open_evidence(row, key=tool.public, trust=trust)
     assert reopened.verified.ok and len(reopened.countersignatures) == 1
     # the countersignature gone: the record is there, this row's evidence is not

@@ -70,17 +70,18 @@ def test_release_reuses_the_audit_and_the_curated_evaluation(small):
     policy = load_policy()
     with patch("synthreview.release.pipeline.evaluate_curated", return_value=after) as evaluate:
         first = release_candidate(review, report, "cand", policy=policy, curate_when="always")
-        assert evaluate.call_count == 1 and first.curated is not None
+        calls = evaluate.call_count
+        assert calls == 1 and first.curated is not None
         # same thresholds: nothing is audited or evaluated again, only judged
         again = release_candidate(review, report, "cand", policy=policy, curate_when="always",
                                   reuse=first)  # fmt: skip
-        assert evaluate.call_count == 1
+        assert evaluate.call_count == calls
         assert again.audit is first.audit and again.curated.report is first.curated.report
         assert again.decision == first.decision
         # other thresholds: a new audit and a new curated evaluation
         other = release_candidate(review, report, "cand", policy=policy, curate_when="always",
                                   thresholds=Thresholds(level=0.05), reuse=first)  # fmt: skip
-        assert evaluate.call_count == 2 and other.audit is not first.audit
+        assert evaluate.call_count == 2 * calls and other.audit is not first.audit
         # never: no curated version, so a failing candidate is not released after curation
         plain = release_candidate(review, report, "cand", policy=policy, curate_when="never")
         assert plain.curated is None and plain.decision.outcome != "release_after_curation"
@@ -92,6 +93,12 @@ def test_the_curated_set_is_evaluated_with_every_section_of_the_review(small):
     with patch("synthreview.release.pipeline.evaluate_curated", return_value=after) as evaluate:
         release_candidate(review, report, "cand", policy=load_policy(), curate_when="always")
     assert evaluate.call_args.kwargs["sections"] == ("fidelity", "privacy", "utility")
+    # given the rules a waiver may leave out, privacy comes last, once the others fail no rule
+    with patch("synthreview.release.pipeline.evaluate_curated", return_value=after) as evaluate:
+        release_candidate(review, report, "cand", policy=load_policy(), curate_when="always",
+                          waived=())  # fmt: skip
+    asked = [call.kwargs["sections"] for call in evaluate.call_args_list]
+    assert asked == [("fidelity", "utility"), ("privacy",)]
 
 
 def test_record_files_every_candidate_and_states_each_decision(small):

@@ -16,6 +16,15 @@ every value that JSON cannot spell is tagged by one reserved key:
 ``__class__``       a dataclass: ``module:QualName`` and its fields
 ==================  ============================================================================
 
+Columns of pandas' masked dtypes (``Int64``, ``boolean``, ``Float64``) are held as their values
+and mask, and text columns (``str``, ``string``) as their lengths and UTF-8 bytes (Arrow's
+layout), so that a million-row table is arrays, not a million JSON strings. An array of
+:data:`BLOB_BYTES` or more is held once, in a table of blobs named by the sha256 of its bytes
+(``{"__root__": value, "__sizes__": [[sha256, bytes], ...], "__blobs__": {sha256: base64}}``,
+the table last), wherever and however often it occurs: a curated table and the candidate table
+it is cut from share their columns. A reader can find every blob from ``__sizes__`` without
+parsing the table (:class:`BlobTable`, ``record.store``).
+
 :func:`from_jsonable` reads it back into ``cls``: a tagged dataclass only when its class is one
 that a ``cls`` value can hold (found by walking the dataclass fields' type hints from ``cls``),
 with exactly its fields, each checked against its type hint. Numbers come back bit for bit
@@ -26,7 +35,9 @@ to_record_json(x))) == to_record_json(x)`` for every recordable value.
 from __future__ import annotations
 
 import base64
+import binascii
 import dataclasses
+import hashlib
 import math
 import types
 import typing
@@ -37,11 +48,21 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from synthreview.errors import DataError
 from synthreview.io.schema import LoadedTable, Notice
 
-__all__ = ["RecordFormatError", "from_jsonable", "recordable_classes", "to_record_json"]
+__all__ = [
+    "BLOBS",
+    "BLOB_BYTES",
+    "BlobTable",
+    "RecordFormatError",
+    "blob_text_size",
+    "from_jsonable",
+    "recordable_classes",
+    "to_record_json",
+]
 
 _TAGS = (
     "__float__",
@@ -57,6 +78,17 @@ _TAGS = (
 )
 #: numpy dtype kinds held as raw bytes (bool, integers, floats, complex, text, times)
 _BYTE_KINDS = frozenset("biufcUSmM")
+#: arrays of at least this many bytes are held once, in the blob table (smaller ones inline)
+BLOB_BYTES = 1 << 16
+#: the keys of a value that holds blobs: the value, the blobs' sizes, the blobs (last)
+ROOT, SIZES, BLOBS = "__root__", "__sizes__", "__blobs__"
+#: pandas' masked arrays by the kind of their values' dtype
+_MASKED = {
+    "b": pd.arrays.BooleanArray,
+    "i": pd.arrays.IntegerArray,
+    "u": pd.arrays.IntegerArray,
+    "f": pd.arrays.FloatingArray,
+}
 
 
 class RecordFormatError(DataError):
@@ -74,68 +106,190 @@ def _skipped(field: dataclasses.Field[Any]) -> bool:
     return not field.compare and has_default
 
 
-def _array(values: np.ndarray) -> dict[str, Any]:
-    if values.dtype.kind in _BYTE_KINDS:
-        data = np.ascontiguousarray(values)
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def blob_text_size(n_bytes: int) -> int:
+    """Characters of the base64 text of ``n_bytes`` bytes (how a blob is held in the table)."""
+    return 4 * ((n_bytes + 2) // 3)
+
+
+def _unsigned(values: np.ndarray) -> np.ndarray:
+    """Non-negative integers in the smallest unsigned dtype that holds them."""
+    top = int(values.max()) if len(values) else 0
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if top <= np.iinfo(dtype).max:
+            return values.astype(dtype)
+    return values.astype(np.uint64)
+
+
+class _Writer:
+    """:func:`to_record_json`'s state: the blobs met so far, by sha256, in the order met."""
+
+    def __init__(self) -> None:
+        self.blobs: dict[str, bytes] = {}
+
+    def array(self, values: np.ndarray) -> dict[str, Any]:
+        if values.dtype.kind in _BYTE_KINDS:
+            data = np.ascontiguousarray(values)
+            raw = data.tobytes()
+            body: dict[str, Any] = {"dtype": data.dtype.str, "shape": list(data.shape)}
+            if len(raw) >= BLOB_BYTES:
+                digest = hashlib.sha256(raw).hexdigest()
+                self.blobs.setdefault(digest, raw)
+                body["blob"] = digest
+            else:
+                body["data"] = _b64(raw)
+            return {"__ndarray__": body}
+        if values.dtype.kind != "O":
+            raise TypeError(f"arrays of dtype {values.dtype} cannot be recorded")
         return {
             "__ndarray__": {
-                "dtype": data.dtype.str,
-                "shape": list(data.shape),
-                "data": base64.b64encode(data.tobytes()).decode("ascii"),
+                "dtype": "object",
+                "shape": list(values.shape),
+                "items": [self.value(v) for v in values.reshape(-1).tolist()],
             }
         }
-    if values.dtype.kind != "O":
-        raise TypeError(f"arrays of dtype {values.dtype} cannot be recorded")
-    return {
-        "__ndarray__": {
-            "dtype": "object",
-            "shape": list(values.shape),
-            "items": [to_record_json(v) for v in values.reshape(-1).tolist()],
-        }
-    }
 
-
-def _column(values: pd.Series | pd.Index) -> dict[str, Any]:
-    """A column's values with its dtype: numpy dtypes as arrays, pandas' own dtypes spelled out."""
-    dtype = values.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        cat = pd.Categorical(values)
+    def text(self, values: Any, dtype: pd.StringDtype) -> dict[str, Any]:
+        """A text column as Arrow lays it out: each cell's byte length, the UTF-8 bytes, and
+        which cells are missing (a bitmap, absent when none is)."""
+        arrow = pa.array(values, type=pa.large_string(), from_pandas=True)
+        if isinstance(arrow, pa.ChunkedArray):
+            arrow = arrow.combine_chunks()
+        n = len(arrow)
+        _, offsets_buffer, data_buffer = arrow.buffers()
+        offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[arrow.offset : arrow.offset + n + 1]
+        data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else None
+        first, last = (int(offsets[0]), int(offsets[-1])) if n else (0, 0)
+        text = data[first:last] if data is not None else np.empty(0, dtype=np.uint8)
+        missing = None
+        if arrow.null_count:
+            valid = np.asarray(arrow.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            missing = self.array(np.packbits(valid, bitorder="little"))
         return {
-            "dtype": "category",
-            "ordered": bool(dtype.ordered),
-            "categories": _index(pd.Index(dtype.categories)),
-            "codes": _array(np.asarray(cat.codes)),
+            "dtype": str(dtype),
+            "storage": str(dtype.storage),
+            "text": {
+                "lengths": self.array(_unsigned(np.diff(offsets))),
+                "bytes": self.array(text),
+                "valid": missing,
+            },
         }
-    if isinstance(dtype, np.dtype):
-        return {"dtype": "numpy", "values": _array(np.asarray(values))}
-    # extension dtypes (string, Int64, boolean, Float64, ...): the values and where they are NA
-    mask = np.asarray(pd.isna(values), dtype=bool)
-    items = [None if m else to_record_json(v) for v, m in zip(values.tolist(), mask, strict=True)]
-    return {"dtype": str(dtype), "items": items}
 
+    def column(self, values: pd.Series | pd.Index) -> dict[str, Any]:
+        """A column's values with its dtype: numpy dtypes as arrays, pandas' own dtypes spelled
+        out (masked arrays as values and mask, text as Arrow's layout, others item by item)."""
+        dtype = values.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            cat = pd.Categorical(values)
+            return {
+                "dtype": "category",
+                "ordered": bool(dtype.ordered),
+                "categories": self.index(pd.Index(dtype.categories)),
+                "codes": self.array(np.asarray(cat.codes)),
+            }
+        if isinstance(dtype, np.dtype):
+            return {"dtype": "numpy", "values": self.array(np.asarray(values))}
+        array = values.array
+        if isinstance(array, tuple(_MASKED.values())):
+            numpy_dtype = array.dtype.numpy_dtype
+            data = array.to_numpy(dtype=numpy_dtype, na_value=numpy_dtype.type(0))
+            mask = np.asarray(array.isna(), dtype=bool)
+            return {
+                "dtype": str(dtype),
+                "masked": {"values": self.array(data), "mask": self.array(mask)},
+            }
+        if isinstance(dtype, pd.StringDtype):
+            return self.text(array, dtype)
+        # other extension dtypes: the values and where they are NA
+        mask = np.asarray(pd.isna(values), dtype=bool)
+        items = [None if m else self.value(v) for v, m in zip(values.tolist(), mask, strict=True)]
+        return {"dtype": str(dtype), "items": items}
 
-def _index(index: pd.Index) -> dict[str, Any]:
-    if isinstance(index, pd.RangeIndex):
+    def index(self, index: pd.Index) -> dict[str, Any]:
+        if isinstance(index, pd.RangeIndex):
+            return {
+                "__index__": {
+                    "range": [index.start, index.stop, index.step],
+                    "name": self.value(index.name),
+                }
+            }
+        if isinstance(index, pd.MultiIndex):
+            raise TypeError("a MultiIndex cannot be recorded")
+        return {"__index__": {"values": self.column(index), "name": self.value(index.name)}}
+
+    def frame(self, frame: pd.DataFrame) -> dict[str, Any]:
         return {
-            "__index__": {
-                "range": [index.start, index.stop, index.step],
-                "name": to_record_json(index.name),
+            "__frame__": {
+                "columns": self.index(frame.columns),
+                "index": self.index(frame.index),
+                "data": [self.column(frame.iloc[:, i]) for i in range(frame.shape[1])],
+                "attrs": self.value(dict(frame.attrs)),
             }
         }
-    if isinstance(index, pd.MultiIndex):
-        raise TypeError("a MultiIndex cannot be recorded")
-    return {"__index__": {"values": _column(index), "name": to_record_json(index.name)}}
 
-
-def _frame(frame: pd.DataFrame) -> dict[str, Any]:
-    return {
-        "__frame__": {
-            "columns": _index(frame.columns),
-            "index": _index(frame.index),
-            "data": [_column(frame.iloc[:, i]) for i in range(frame.shape[1])],
-            "attrs": to_record_json(dict(frame.attrs)),
-        }
-    }
+    def value(self, obj: Any) -> Any:
+        if obj is None or isinstance(obj, (bool, str)):
+            return obj
+        if isinstance(obj, np.bool_):
+            return bool(obj)
+        if isinstance(obj, (int, np.integer)):
+            return int(obj)
+        if isinstance(obj, (float, np.floating)):
+            return _float(float(obj))
+        if isinstance(obj, datetime):
+            return {"__datetime__": obj.isoformat()}
+        if isinstance(obj, np.ndarray):
+            return self.array(obj)
+        if isinstance(obj, pd.DataFrame):
+            return self.frame(obj)
+        if isinstance(obj, pd.Series):
+            return {
+                "__series__": {
+                    "values": self.column(obj),
+                    "index": self.index(obj.index),
+                    "name": self.value(obj.name),
+                }
+            }
+        if isinstance(obj, pd.Index):
+            return self.index(obj)
+        if isinstance(obj, LoadedTable):
+            # the cells as written, not their compact form: a reader rebuilds that from them
+            return {
+                "__table__": {
+                    "name": obj.name,
+                    "role": obj.role,
+                    "frame": self.frame(obj.frame),
+                    "raw": self.frame(obj.raw),
+                    "sha256": obj.sha256,
+                    "source_format": obj.source_format,
+                    "delimiter": obj.delimiter,
+                    "encoding": obj.encoding,
+                    "notices": self.value(obj.notices),
+                }
+            }
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            cls = type(obj)
+            fields = {
+                f.name: self.value(getattr(obj, f.name))
+                for f in dataclasses.fields(obj)
+                if not _skipped(f)
+            }
+            return {"__class__": f"{cls.__module__}:{cls.__qualname__}", "fields": fields}
+        if isinstance(obj, tuple):
+            return {"__tuple__": [self.value(v) for v in obj]}
+        if isinstance(obj, list):
+            return [self.value(v) for v in obj]
+        if isinstance(obj, Mapping):
+            keys = list(obj)
+            if all(isinstance(k, str) and not k.startswith("__") for k in keys):
+                return {k: self.value(v) for k, v in obj.items()}
+            return {"__items__": [[self.value(k), self.value(v)] for k, v in obj.items()]}
+        if isinstance(obj, (set, frozenset)):
+            raise TypeError("sets cannot be recorded (their order is not defined)")
+        raise TypeError(f"a {type(obj).__module__}.{type(obj).__qualname__} cannot be recorded")
 
 
 def _float(value: float) -> Any:
@@ -147,70 +301,24 @@ def _float(value: float) -> Any:
 def to_record_json(obj: Any) -> Any:
     """``obj`` as JSON-ready data that :func:`from_jsonable` reads back to an equal value.
 
+    Arrays of :data:`BLOB_BYTES` or more are held once each, in a blob table after the value
+    (``{"__root__": ..., "__sizes__": ..., "__blobs__": ...}``); a value without one is
+    returned as it is.
+
     Raises
     ------
     TypeError
         A value the record cannot hold (a fitted model, a MultiIndex, an arbitrary object).
     """
-    if obj is None or isinstance(obj, (bool, str)):
-        return obj
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return _float(float(obj))
-    if isinstance(obj, datetime):
-        return {"__datetime__": obj.isoformat()}
-    if isinstance(obj, np.ndarray):
-        return _array(obj)
-    if isinstance(obj, pd.DataFrame):
-        return _frame(obj)
-    if isinstance(obj, pd.Series):
-        return {
-            "__series__": {
-                "values": _column(obj),
-                "index": _index(obj.index),
-                "name": to_record_json(obj.name),
-            }
-        }
-    if isinstance(obj, pd.Index):
-        return _index(obj)
-    if isinstance(obj, LoadedTable):
-        # the cells as written, not their compact form: a reader rebuilds that from them
-        return {
-            "__table__": {
-                "name": obj.name,
-                "role": obj.role,
-                "frame": _frame(obj.frame),
-                "raw": _frame(obj.raw),
-                "sha256": obj.sha256,
-                "source_format": obj.source_format,
-                "delimiter": obj.delimiter,
-                "encoding": obj.encoding,
-                "notices": to_record_json(obj.notices),
-            }
-        }
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        cls = type(obj)
-        fields = {
-            f.name: to_record_json(getattr(obj, f.name))
-            for f in dataclasses.fields(obj)
-            if not _skipped(f)
-        }
-        return {"__class__": f"{cls.__module__}:{cls.__qualname__}", "fields": fields}
-    if isinstance(obj, tuple):
-        return {"__tuple__": [to_record_json(v) for v in obj]}
-    if isinstance(obj, list):
-        return [to_record_json(v) for v in obj]
-    if isinstance(obj, Mapping):
-        keys = list(obj)
-        if all(isinstance(k, str) and not k.startswith("__") for k in keys):
-            return {k: to_record_json(v) for k, v in obj.items()}
-        return {"__items__": [[to_record_json(k), to_record_json(v)] for k, v in obj.items()]}
-    if isinstance(obj, (set, frozenset)):
-        raise TypeError("sets cannot be recorded (their order is not defined)")
-    raise TypeError(f"a {type(obj).__module__}.{type(obj).__qualname__} cannot be recorded")
+    writer = _Writer()
+    value = writer.value(obj)
+    if not writer.blobs:
+        return value
+    return {
+        ROOT: value,
+        SIZES: [[digest, len(data)] for digest, data in writer.blobs.items()],
+        BLOBS: {digest: _b64(data) for digest, data in writer.blobs.items()},
+    }
 
 
 # --------------------------------------------------------------------------------- reading
@@ -255,11 +363,84 @@ def recordable_classes(root: type) -> dict[str, type]:
     return dict(_classes(root))
 
 
+class BlobTable:
+    """A record's blob table: each blob's base64 text by sha256, decoded once, on first use.
+
+    Parameters
+    ----------
+    sizes : sequence of [sha256, bytes] pairs
+        The table's ``__sizes__``: every blob and its length once decoded.
+    texts : mapping of str to str or bytes-like
+        sha256 -> the blob's base64 text (the table's ``__blobs__``, or a reader of it that
+        fetches each text from the file when asked, as ``record.store`` does).
+    where : str
+        Where the table was read from, for messages.
+
+    Every blob is checked when decoded: strict base64, its stated length and its sha256.
+    """
+
+    def __init__(self, sizes: Any, texts: Mapping[str, Any], *, where: str = "record") -> None:
+        if not isinstance(sizes, list) or not all(
+            isinstance(p, list)
+            and len(p) == 2
+            and isinstance(p[0], str)
+            and isinstance(p[1], int)
+            and not isinstance(p[1], bool)
+            and p[1] >= 0
+            for p in sizes
+        ):
+            shown = repr(sizes)[:77]
+            raise RecordFormatError(
+                f"record {where} {SIZES} must be [sha256, bytes] pairs; got {shown} instead"
+            )
+        self.sizes: dict[str, int] = dict(sizes)
+        self.texts = texts
+        self.where = where
+        self._arrays: dict[tuple[str, str, tuple[int, ...]], np.ndarray] = {}
+
+    def array(
+        self, digest: Any, dtype: np.dtype, shape: tuple[int, ...], *, shared: bool = False
+    ) -> np.ndarray:
+        """The blob ``digest`` as an array of ``dtype`` and ``shape``.
+
+        ``shared``: the same array each time it is asked for so (a blob a record holds twice is
+        then one array in memory); only for arrays that pandas wraps, whose copy-on-write keeps
+        a change to one table out of the other. Otherwise a new array each time.
+        """
+        key = (str(digest), dtype.str, shape)
+        if key in self._arrays:
+            return self._arrays[key] if shared else self._arrays[key].copy()
+        if digest not in self.sizes:
+            raise RecordFormatError(
+                f"record {self.where} must hold blob {str(digest)[:64]!r} in its table; it does not"
+            )
+        try:
+            raw = binascii.a2b_base64(self.texts[digest], strict_mode=True)
+        except (binascii.Error, TypeError, KeyError) as exc:
+            raise RecordFormatError(
+                f"record {self.where} blob {digest} must be base64; it could not be read ({exc})"
+            ) from None
+        if len(raw) != self.sizes[digest] or hashlib.sha256(raw).hexdigest() != digest:
+            raise RecordFormatError(
+                f"record {self.where} blob {digest} must have that sha256 and "
+                f"{self.sizes[digest]} bytes; it has {len(raw)} bytes of another digest"
+            )
+        # a writable copy, as every array a record gives back (the text and bytes go)
+        out = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+        if shared:
+            self._arrays[key] = out
+        return out
+
+
 class _Reader:
-    def __init__(self, root: type, extra: tuple[type, ...]) -> None:
+    def __init__(self, root: type, extra: tuple[type, ...], blobs: BlobTable | None = None) -> None:
         self.allowed = dict(_classes(root))
         for cls in extra:
             self.allowed.update(_classes(cls))
+        self.blobs = blobs
+        #: one Series per shared column array: the tables that hold it are views of it, so
+        #: pandas' copy-on-write keeps a change to one table out of the others
+        self.bases: dict[int, pd.Series] = {}
 
     def fail(self, where: str, expected: str, data: Any) -> RecordFormatError:
         shown = repr(data)
@@ -308,7 +489,7 @@ class _Reader:
         except (TypeError, ValueError):
             raise self.fail(where, "an ISO 8601 time", body) from None
 
-    def ndarray(self, body: Any, where: str) -> np.ndarray:
+    def ndarray(self, body: Any, where: str, *, shared: bool = False) -> np.ndarray:
         if not isinstance(body, dict) or not isinstance(body.get("shape"), list):
             raise self.fail(where, "an array (dtype, shape, data)", body)
         shape = tuple(int(n) for n in body["shape"])
@@ -321,6 +502,10 @@ class _Reader:
             dtype = np.dtype(str(body["dtype"]))
             if dtype.kind not in _BYTE_KINDS:
                 raise TypeError(dtype)
+            if "blob" in body:
+                if self.blobs is None:
+                    raise self.fail(where, "an array inline (no blob table is at hand)", body)
+                return self.blobs.array(body["blob"], dtype, shape, shared=shared)
             raw = base64.b64decode(str(body["data"]), validate=True)
             return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
         except (TypeError, ValueError, KeyError) as exc:
@@ -331,13 +516,20 @@ class _Reader:
             raise self.fail(where, "a column", body)
         kind = body.get("dtype")
         if kind == "numpy":
-            return self.value(body.get("values"), where)
+            values = body.get("values")
+            if isinstance(values, dict) and "__ndarray__" in values:
+                return self.ndarray(values["__ndarray__"], where, shared=True)
+            return self.value(values, where)
         if kind == "category":
             categories = self.index(body.get("categories", {}).get("__index__"), where)
             codes = self.ndarray(body.get("codes", {}).get("__ndarray__"), where)
             return pd.Categorical.from_codes(
                 codes, categories=categories, ordered=bool(body.get("ordered"))
             )
+        if "masked" in body:
+            return self.masked(kind, body["masked"], where)
+        if "text" in body:
+            return self.text(kind, body, where)
         items = body.get("items")
         if not isinstance(kind, str) or not isinstance(items, list):
             raise self.fail(where, "a column (dtype and items)", body)
@@ -345,6 +537,57 @@ class _Reader:
             return pd.array([self.value(v, where) for v in items], dtype=kind)
         except (TypeError, ValueError) as exc:
             raise self.fail(where, f"a column of dtype {kind} ({exc})", body) from None
+
+    def inner_array(self, data: Any, where: str) -> np.ndarray:
+        if not isinstance(data, dict) or "__ndarray__" not in data:
+            raise self.fail(where, "an array", data)
+        return self.ndarray(data["__ndarray__"], where)
+
+    def masked(self, kind: Any, body: Any, where: str) -> Any:
+        if not isinstance(body, dict):
+            raise self.fail(where, "a masked column (values and mask)", body)
+        values = self.inner_array(body.get("values"), f"{where} values")
+        mask = self.inner_array(body.get("mask"), f"{where} mask")
+        make = _MASKED.get(values.dtype.kind)
+        if make is None or mask.dtype != bool or mask.shape != values.shape:
+            raise self.fail(where, "a masked column (values and a mask of their shape)", kind)
+        column = make(values, mask)
+        if str(column.dtype) != kind:
+            raise self.fail(where, f"a column of dtype {column.dtype}", kind)
+        return column
+
+    def text(self, kind: Any, body: Any, where: str) -> Any:
+        parts = body.get("text")
+        storage = body.get("storage")
+        if kind not in ("str", "string") or storage not in ("pyarrow", "python"):
+            raise self.fail(where, "a text column of dtype str or string", kind)
+        if not isinstance(parts, dict):
+            raise self.fail(where, "a text column (lengths, bytes, valid)", parts)
+        lengths = self.inner_array(parts.get("lengths"), f"{where} lengths")
+        data = self.inner_array(parts.get("bytes"), f"{where} bytes")
+        if lengths.ndim != 1 or lengths.dtype.kind != "u" or data.dtype != np.uint8:
+            raise self.fail(where, "text lengths (unsigned) and bytes (uint8)", parts)
+        n = len(lengths)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lengths, dtype=np.int64, out=offsets[1:])
+        if offsets[-1] != len(data):
+            raise self.fail(where, f"{offsets[-1]} text bytes", f"{len(data)} bytes")
+        bitmap, nulls = None, 0
+        if parts.get("valid") is not None:
+            packed = self.inner_array(parts["valid"], f"{where} valid")
+            valid = np.unpackbits(packed, count=n, bitorder="little").astype(bool)
+            bitmap, nulls = (
+                pa.py_buffer(np.packbits(valid, bitorder="little")),
+                int(n - valid.sum()),
+            )
+        arrow = pa.LargeStringArray.from_buffers(
+            n, pa.py_buffer(offsets), pa.py_buffer(data), bitmap, nulls
+        )
+        arrow.validate(full=True)  # offsets in order, UTF-8 only
+        dtype = pd.StringDtype(storage, na_value=np.nan if kind == "str" else pd.NA)
+        if storage == "pyarrow":
+            return pd.arrays.ArrowStringArray(pa.chunked_array([arrow]), dtype=dtype)
+        return pd.array(arrow.to_numpy(zero_copy_only=False), dtype=dtype)
 
     def index(self, body: Any, where: str) -> pd.Index:
         if not isinstance(body, dict):
@@ -364,13 +607,22 @@ class _Reader:
         data = [self.column(c, f"{where} column {i}") for i, c in enumerate(body["data"])]
         if len(data) != len(columns):
             raise self.fail(where, f"{len(columns)} columns", f"{len(data)} columns")
+        # no copy: a column held twice in the record (a curated table and the rows it was cut
+        # from) is one array in memory, which a million-row record cannot afford twice
         frame = pd.DataFrame(
-            {i: pd.Series(v, index=index, copy=False) for i, v in enumerate(data)}, index=index
+            {i: self.shared_column(v, index) for i, v in enumerate(data)}, index=index, copy=False
         )
         frame.columns = columns
         attrs = self.value(body.get("attrs", {}), f"{where} attrs")
         frame.attrs.update(attrs if isinstance(attrs, dict) else {})
         return frame
+
+    def shared_column(self, values: Any, index: pd.Index) -> pd.Series:
+        if not isinstance(values, np.ndarray) or values.ndim != 1:
+            return pd.Series(values, index=index, copy=False)
+        if id(values) not in self.bases:  # the array stays alive in the blob table
+            self.bases[id(values)] = pd.Series(values, copy=False)
+        return self.bases[id(values)].set_axis(index)
 
     def series(self, body: Any, where: str) -> pd.Series:
         if not isinstance(body, dict):
@@ -484,7 +736,14 @@ def _conforms(value: Any, hint: Any) -> bool:
     return isinstance(origin, type) and isinstance(value, origin)
 
 
-def from_jsonable(cls: type, data: Any, *, where: str = "", extra: tuple[type, ...] = ()) -> Any:
+def from_jsonable(
+    cls: type,
+    data: Any,
+    *,
+    where: str = "",
+    extra: tuple[type, ...] = (),
+    blobs: BlobTable | None = None,
+) -> Any:
     """Read :func:`to_record_json` data back into a ``cls`` value.
 
     Parameters
@@ -497,6 +756,9 @@ def from_jsonable(cls: type, data: Any, *, where: str = "", extra: tuple[type, .
         Where ``data`` was read from, for messages.
     extra : tuple of type
         More dataclasses whose classes may appear where a field is typed ``Any``.
+    blobs : BlobTable, optional
+        The blob table of the record ``data`` is part of (when ``data`` is not the whole
+        :func:`to_record_json` value with its table).
 
     Raises
     ------
@@ -505,12 +767,18 @@ def from_jsonable(cls: type, data: Any, *, where: str = "", extra: tuple[type, .
         what was expected and what was found. No other class than those
         :func:`recordable_classes` finds from ``cls`` (and ``extra``) is ever built.
     """
-    reader = _Reader(cls, extra)
+    at = where or cls.__qualname__
+    if isinstance(data, dict) and ROOT in data and BLOBS in data and blobs is None:
+        if set(data) != {ROOT, SIZES, BLOBS} or not isinstance(data[BLOBS], dict):
+            raise RecordFormatError(
+                f"record {at} must be a value and its blob table; got {sorted(data)} instead"
+            )
+        blobs = BlobTable(data[SIZES], data[BLOBS], where=at)
+        data = data[ROOT]
+    reader = _Reader(cls, extra, blobs)
     try:
-        return reader.typed(cls, data, where or cls.__qualname__)
+        return reader.typed(cls, data, at)
     except RecordFormatError:
         raise
     except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
-        raise RecordFormatError(
-            f"record {where or cls.__qualname__} could not be read: {exc}"
-        ) from None
+        raise RecordFormatError(f"record {at} could not be read: {exc}") from None

@@ -209,9 +209,14 @@ def append_countersignature(
             "release.intoto.jsonl differs"
         )
     name = countersign_name(len(record.countersignatures) + 1)
-    if name in files:
-        raise ConfigError(f"folder {str(root)!r} already holds {name}; open it again first")
-    (root / name).write_bytes(envelope)
+    try:
+        # exclusive create: two meetings countersigning at once never overwrite each other
+        with open(root / name, "xb") as out:
+            out.write(envelope)
+    except FileExistsError:
+        raise ConfigError(
+            f"folder {str(root)!r} already holds {name}; open it again first"
+        ) from None
     files[name] = envelope
     listed = [
         FileDigest(n, hashlib.sha256(d).hexdigest(), len(d))

@@ -43,7 +43,8 @@ __all__ = [
 #: the file of a review folder that holds the record's typed content (lossless JSON)
 RECORD_NAME = "record.json"
 RECORD_FORMAT = "synthreview-review-record"
-RECORD_VERSION = 1
+#: 2: text and masked columns as arrays, large arrays once in a blob table (``record.codec``)
+RECORD_VERSION = 2
 
 
 @dataclass(frozen=True)

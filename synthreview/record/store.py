@@ -11,12 +11,13 @@ anything, and says on opening whether its signatures verify (:mod:`synthreview.r
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
 import stat
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,15 @@ from synthreview.judgement.ledger import PriorRelease
 from synthreview.judgement.policy import Policy
 from synthreview.judgement.waivers import Waiver
 from synthreview.metrics.fidelity.features import PairwiseCombinations
-from synthreview.record.codec import RecordFormatError, from_jsonable
+from synthreview.record.codec import (
+    BLOBS,
+    ROOT,
+    SIZES,
+    BlobTable,
+    RecordFormatError,
+    blob_text_size,
+    from_jsonable,
+)
 from synthreview.record.record import RECORD_FORMAT, RECORD_NAME, RECORD_VERSION, ReviewRecord
 from synthreview.record.trust import (
     KeyLike,
@@ -45,10 +54,13 @@ from synthreview.release.signoff import SignOff
 from synthreview.review import Report
 
 __all__ = [
+    "LAZY_BYTES",
     "MAX_UNZIPPED_BYTES",
     "MAX_ZIP_FILES",
     "OPEN_ENV",
     "OPEN_KEY_ENV",
+    "READABLE_VERSIONS",
+    "FolderFiles",
     "open_review",
     "read_review_files",
     "read_review_zip",
@@ -67,6 +79,120 @@ UNTYPED_CLASSES: tuple[type, ...] = (PairwiseCombinations,)
 MAX_UNZIPPED_BYTES = 512 * 1024 * 1024
 #: the most files an uploaded review ZIP may hold
 MAX_ZIP_FILES = 10_000
+#: record versions this synthreview reads: 1 wrote every column item by item, 2 holds text and
+#: masked columns as arrays and large arrays once, in a blob table (``record.codec``)
+READABLE_VERSIONS = (1, RECORD_VERSION)
+#: files of an opened folder up to this size are read on opening; larger ones (a million-row
+#: audit table, curated CSV, the record) when asked for, checked against their digest then
+LAZY_BYTES = 8 * 1024 * 1024
+#: where the blob table starts in record.json: the codec writes it last, and the sequence
+#: cannot occur earlier (a quote inside a JSON string is escaped; the codec writes mapping keys
+#: that start with "__" as [key, value] pairs)
+_BLOB_MARK = b',"' + BLOBS.encode("ascii") + b'":{'
+_CHUNK = 8 * 1024 * 1024
+
+
+class FolderFiles(Mapping[str, bytes]):
+    """The files of a review folder, read from disk when asked for.
+
+    Files up to :data:`LAZY_BYTES` are read on opening; larger ones are hashed on opening and
+    read again when asked for, refused if they changed since (a record is evidence: what a
+    page shows later is what was opened). A million-row record's audit table and curated files
+    then cost memory only while a page uses them.
+
+    Parameters
+    ----------
+    folder : path
+        A review folder: plain files only (``release.signing.read_folder``'s rule).
+    """
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.root = Path(folder)
+        self._small: dict[str, bytes] = {}
+        self._large: dict[str, tuple[Path, int, str]] = {}
+        try:
+            for path in sorted(self.root.rglob("*")):
+                name = path.relative_to(self.root).as_posix()
+                mode = path.lstat().st_mode
+                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                    raise ConfigError(
+                        f"the review folder must hold plain files only; {name!r} is a link or a "
+                        "special file"
+                    )
+                if not stat.S_ISREG(mode):
+                    continue
+                if path.lstat().st_size <= LAZY_BYTES:
+                    self._small[name] = path.read_bytes()
+                else:
+                    size, digest = _hash_file(path)
+                    self._large[name] = (path, size, digest)
+        except OSError as exc:
+            raise ConfigError(
+                f"the review folder {str(self.root)!r} could not be read: {exc}"
+            ) from exc
+        self._names = sorted([*self._small, *self._large])
+
+    def __getitem__(self, name: str) -> bytes:
+        if name in self._small:
+            return self._small[name]
+        path, size, digest = self._large[name]
+        data = self._read(name, path)
+        if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
+            raise DataError(
+                f"{name} in the review folder {str(self.root)!r} changed after the review was "
+                "opened; open it again"
+            )
+        return data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def _read(self, name: str, path: Path) -> bytes:
+        try:
+            return path.read_bytes()
+        except OSError as exc:
+            raise DataError(
+                f"{name} in the review folder {str(self.root)!r} could not be read: {exc}"
+            ) from exc
+
+    def reader(self, name: str) -> tuple[Callable[[int, int], bytes], int]:
+        """``(read(start, stop), size)`` of file ``name``: byte ranges read from disk, for a
+        large ``record.json`` read blob by blob (each blob checked by its sha256)."""
+        if name in self._small:
+            view = memoryview(self._small[name])
+            return (lambda start, stop: bytes(view[start:stop])), len(view)
+        path, size, _ = self._large[name]
+
+        def read(start: int, stop: int) -> bytes:
+            try:
+                with open(path, "rb") as handle:
+                    handle.seek(start)
+                    return handle.read(max(stop - start, 0))
+            except OSError as exc:
+                raise DataError(f"{name} could not be read: {exc}") from exc
+
+        return read, size
+
+    def without(self, names: set[str] | frozenset[str]) -> FolderFiles:
+        """These files less ``names`` (nothing read)."""
+        kept = object.__new__(FolderFiles)
+        kept.root = self.root
+        kept._small = {n: d for n, d in self._small.items() if n not in names}
+        kept._large = {n: e for n, e in self._large.items() if n not in names}
+        kept._names = [n for n in self._names if n not in names]
+        return kept
+
+
+def _hash_file(path: Path) -> tuple[int, str]:
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
 
 
 def _zip_member_name(info: zipfile.ZipInfo) -> str:
@@ -219,6 +345,13 @@ def read_review_files(source: str | os.PathLike[str] | bytes) -> dict[str, bytes
     return read_review_zip(path.read_bytes())
 
 
+def _review_files(source: str | os.PathLike[str] | bytes) -> Mapping[str, bytes]:
+    """:func:`read_review_files`, a folder's large files left on disk (:class:`FolderFiles`)."""
+    if not isinstance(source, bytes | bytearray) and Path(source).is_dir():
+        return FolderFiles(source)
+    return read_review_files(source)
+
+
 def _refusal(where: str, files: Mapping[str, bytes]) -> DataError:
     if "report.json" not in files:
         return DataError(
@@ -238,27 +371,109 @@ def _refusal(where: str, files: Mapping[str, bytes]) -> DataError:
     )
 
 
-def _content(data: bytes, where: str) -> dict[str, Any]:
+def _strict_json(data: bytes, where: str) -> Any:
     def no_constant(name: str) -> None:
         raise RecordFormatError(f"{where}/{RECORD_NAME} must be strict JSON; it holds {name}")
 
     try:
-        parsed = json.loads(data, parse_constant=no_constant)
+        return json.loads(data, parse_constant=no_constant)
     except RecordFormatError:
         raise
     except (ValueError, RecursionError) as exc:
         raise RecordFormatError(f"{where}/{RECORD_NAME} is not JSON: {exc}") from None
+
+
+def _find(read: Callable[[int, int], bytes], size: int, mark: bytes) -> int:
+    """Where ``mark`` first occurs, read chunk by chunk; -1 when it does not."""
+    start = 0
+    while start < size:
+        chunk = read(start, min(start + _CHUNK + len(mark), size))
+        found = chunk.find(mark)
+        if found >= 0:
+            return start + found
+        start += _CHUNK
+    return -1
+
+
+class _BlobTexts(Mapping[str, bytes]):
+    """The base64 text of each blob of record.json, read from its byte range when asked for."""
+
+    def __init__(self, read: Callable[[int, int], bytes], spans: dict[str, tuple[int, int]]):
+        self.read, self.spans = read, spans
+
+    def __getitem__(self, digest: str) -> bytes:
+        start, stop = self.spans[digest]
+        return self.read(start, stop)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.spans)
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+
+def _record_content(
+    read: Callable[[int, int], bytes], size: int, where: str
+) -> tuple[dict[str, Any], BlobTable | None]:
+    """record.json's content and its blob table, the blobs left on disk until a value needs
+    them: the table is the file's tail (``record.codec``), and ``__sizes__`` says where each
+    blob lies in it, so it is never parsed as JSON (a million-row record would be held twice)."""
+    at = _find(read, size, _BLOB_MARK)
+    if at < 0:
+        return _checked(_strict_json(read(0, size), where), where), None
+    content = _checked(_strict_json(read(0, at) + b"}}", where), where)
+    if set(content) != {ROOT, SIZES}:
+        raise RecordFormatError(f"{where}/{RECORD_NAME} holds a blob table without its value")
+    sizes = content[SIZES]
+    table = BlobTable(sizes, {}, where=f"{where}/{RECORD_NAME}")
+    spans: dict[str, tuple[int, int]] = {}
+    position = at + len(_BLOB_MARK)
+    for i, (digest, n_bytes) in enumerate(sizes):
+        key = b'"' + str(digest).encode("ascii", "replace") + b'":"'
+        start = position + len(key)
+        stop = start + blob_text_size(n_bytes)
+        last = i == len(sizes) - 1
+        close = b'"}}}' if last else b'",'
+        if read(position, start) != key or read(stop, stop + len(close)) != close:
+            raise RecordFormatError(
+                f"{where}/{RECORD_NAME} is not JSON: its blob table is not as its sizes say at "
+                f"byte {position} (a damaged or truncated file?)"
+            )
+        spans[str(digest)] = (start, stop)
+        position = stop + len(close)
+    if position != size:
+        raise RecordFormatError(
+            f"{where}/{RECORD_NAME} is not JSON: {size - position} bytes after its blob table"
+        )
+    table.texts = _BlobTexts(read, spans)
+    return content[ROOT], table
+
+
+def _checked(parsed: Any, where: str) -> dict[str, Any]:
     if not isinstance(parsed, dict) or parsed.get("format") != RECORD_FORMAT:
         raise RecordFormatError(f"{where}/{RECORD_NAME} is not a synthreview record")
-    if parsed.get("version") != RECORD_VERSION:
+    if parsed.get("version") not in READABLE_VERSIONS:
         raise RecordFormatError(
             f"{where}/{RECORD_NAME} has record version {parsed.get('version')!r}; this "
-            f"synthreview reads version {RECORD_VERSION} (a newer synthreview wrote it?)"
+            f"synthreview reads versions {READABLE_VERSIONS} (a newer synthreview wrote it?)"
         )
     content = parsed.get("content")
     if not isinstance(content, dict):
         raise RecordFormatError(f"{where}/{RECORD_NAME} holds no content")
     return content
+
+
+def _content(files: Mapping[str, bytes], where: str) -> tuple[dict[str, Any], BlobTable | None]:
+    """The content of ``files``' record.json and its blob table (None when it has none)."""
+    if isinstance(files, FolderFiles):
+        read, size = files.reader(RECORD_NAME)
+    else:
+        view = memoryview(files[RECORD_NAME])
+        read, size = (lambda start, stop: bytes(view[start:stop])), len(view)
+    content, blobs = _record_content(read, size, where)
+    if blobs is None and set(content) == {ROOT, SIZES, BLOBS}:  # a table that is not last
+        raise RecordFormatError(f"{where}/{RECORD_NAME} must hold its blob table last")
+    return content, blobs
 
 
 def open_review(
@@ -302,10 +517,10 @@ def open_review(
         "the review ZIP" if isinstance(path_or_zip, bytes | bytearray) else repr(str(path_or_zip))
     )
     keys = trusted_keys(key, trust=trust)
-    files = read_review_files(path_or_zip)
+    files = _review_files(path_or_zip)
     if RECORD_NAME not in files:
         raise _refusal(where, files)
-    content = _content(files[RECORD_NAME], where)
+    content, blobs = _content(files, where)
     at = f"{where}/{RECORD_NAME}"
     parts = {
         "report": Report,
@@ -324,15 +539,18 @@ def open_review(
     if missing:
         raise RecordFormatError(f"{at} lacks {missing}")
     values = {
-        name: from_jsonable(hint, content[name], where=f"{at}:{name}", extra=UNTYPED_CLASSES)
+        name: from_jsonable(
+            hint, content[name], where=f"{at}:{name}", extra=UNTYPED_CLASSES, blobs=blobs
+        )
         for name, hint in parts.items()
     }
     countersigned = countersignature_names(files)
-    kept = {
-        n: d
-        for n, d in files.items()
-        if n not in (MARKER, ENVELOPE_NAME, RECORD_NAME) and n not in countersigned
-    }
+    left_out = {MARKER, ENVELOPE_NAME, RECORD_NAME, *countersigned}
+    kept: Mapping[str, bytes] = (
+        files.without(left_out)
+        if isinstance(files, FolderFiles)
+        else {n: d for n, d in files.items() if n not in left_out}
+    )
     verified = verify_record_files(files, keys)
     folder = None if isinstance(path_or_zip, bytes | bytearray) else Path(path_or_zip)
     record = ReviewRecord(
@@ -350,7 +568,8 @@ def _notices(record: ReviewRecord) -> tuple[str, ...]:
     """What an opened record states that its own content does not give."""
     notices = []
     stated = record.decisions
-    for name, mine in record.release.decisions.items():
+    # the decisions need no files: a million-row record's files stay on disk
+    for name, mine in replace(record, files={}).release.decisions.items():
         said = stated.get(name)
         if said is None:
             notices.append(f"report.json states no decision for {name}")
