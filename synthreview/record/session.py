@@ -336,6 +336,29 @@ class ReviewSession:
         record, review = self.opened_record(), self.get_review()
         return record.report.kind if record is not None else getattr(review, "kind", None)
 
+    def record_schema_frame(self) -> pd.DataFrame | None:
+        """The open record's scored columns and their kinds, as its fidelity tables state them
+        (``column``, ``kind``); ``None`` when no record is open or none states them (a glucose
+        record, or no fidelity section computed)."""
+        record = self.opened_record()
+        if record is None:
+            return None
+        for candidate in record.report.candidates.values():
+            features = getattr(candidate.fidelity, "features", None)
+            if features is not None and len(features):
+                return features[["column", "kind"]].reset_index(drop=True)
+        return None
+
+    def record_sampling_sentence(self) -> str:
+        """How the open record's population statistics were estimated, in one sentence."""
+        record = self.opened_record()
+        sampling = None if record is None else record.report.sampling
+        if sampling is not None and any(t.sampled for t in sampling.tables):
+            return sampling.sentence()
+        if record is not None and record.report.kind != "table":
+            return "Glucose traces are reviewed on every trace (never sampled)."
+        return "Every statistic was estimated on every row."
+
     def rerun_with_inputs(self) -> None:
         """``on_click`` of *Re-run with these inputs*: close the record (never changed) and
         request a new review of its loaded input files with its options, seed, policy and
