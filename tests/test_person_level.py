@@ -552,3 +552,34 @@ def test_no_box_attacks_leave_the_scored_persons_other_rows_out_of_the_reference
     np.testing.assert_allclose(by_person.log_p_reference[:1], expected, rtol=1e-5)
     with pytest.raises(ValueError, match="groups and reference_groups must be given together"):
         NoBoxInputs(attack, synthetic, reference, own, groups=people[[0, 2]])
+
+
+def test_the_group_rule_of_a_person_review_counts_people():
+    """NLSY panel (tests/data/wage_panel_120.csv), 40 people a side, 8 rows each, grouped by
+    ``married`` (which changes within a person: the person's first row in value order decides):
+    every group's members and non-members are people."""
+    frame = pd.read_csv(PANEL)
+    people = np.sort(frame["person_id"].unique())
+    order = people[np.random.default_rng(0).permutation(len(people))]
+    parts = {name: frame[frame["person_id"].isin(ids)].reset_index(drop=True)
+             for name, ids in (("real", order[:40]), ("holdout", order[40:80]),
+                               ("fresh", order[80:]))}  # fmt: skip
+    fresh = parts["fresh"].assign(person_id=parts["fresh"]["person_id"] + 100_000)
+    review = with_person(align(parts["real"], {"fresh": fresh}, holdout=parts["holdout"]),
+                         "person_id")  # fmt: skip
+    options = ReviewOptions(embedding="none", person="person_id", groups=("married",),
+                            n_bootstrap=20)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = evaluate(review, sections=["privacy"], options=options, seed=0)
+    found = report.candidates["fresh"].privacy.groups
+    assert found is not None and found.results
+    for group in found.results:
+        # at most the 40 people a side, never the 320 rows
+        assert group.n_members <= 40 and group.n_nonmembers <= 40, group
+    totals = {}
+    for group in found.results:
+        totals.setdefault(group.attack, [0, 0])
+        totals[group.attack][0] += group.n_members
+        totals[group.attack][1] += group.n_nonmembers
+    assert all(t == [40, 40] for t in totals.values()), totals
