@@ -9,6 +9,7 @@ than the uncertainty it states. The decisions drawn during the run are the Overv
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -160,9 +161,6 @@ def test_the_estimate_never_rises_by_more_than_its_stated_spread(monkeypatch, se
         run.finish(step, seconds, None, skipped="no curated version" if skipped else None)
         readings.append((run.remaining(), run.spread()))
     assert readings[-1][0] == 0.0
-    rises = [
-        (after - before, spread)
-        for (before, spread), (after, _) in zip(readings, readings[1:], strict=False)
-    ]
+    rises = [(after - before, spread) for (before, spread), (after, _) in pairwise(readings)]
     assert all(rise <= spread + 1e-9 for rise, spread in rises), max(rises)
     assert all("skipped" in v or v.endswith("s") for v in run.done.values())
