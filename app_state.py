@@ -383,7 +383,7 @@ def execute_pending_run() -> None:
     options, seed = here.get_options(), here.seed()
     keys = {n: here.release_key(n, options) for n in live.review.candidates}
     unreleased = [n for n, key in keys.items() if live.stored_release(n, **key) is None]
-    steps = live.run_plan(seed=seed, options=options, releases=unreleased)
+    steps = live.run_plan(here.plan(options), seed=seed, options=options, releases=unreleased)
     waivers = here.session_waivers()
     run_log = here.run_log()
     run_log.clear()

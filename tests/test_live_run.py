@@ -37,7 +37,7 @@ def live_run():
     live, seed = session.live(), session.seed()
     names = live.review.candidates
     keys = {n: session.release_key(n, options) for n in names}
-    steps = live.run_plan(seed=seed, options=options, releases=names)
+    steps = live.run_plan(session.plan(options), seed=seed, options=options, releases=names)
     drawn: list[tuple[int, str, object, str | None]] = []
     results = {}
     for i, step in enumerate(steps):

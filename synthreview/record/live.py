@@ -197,13 +197,18 @@ class LiveReview:
         ]
 
     def run_plan(
-        self, *, seed: int, options: ReviewOptions, releases: Collection[str]
+        self,
+        steps: Sequence[tuple[str, str]],
+        *,
+        seed: int,
+        options: ReviewOptions,
+        releases: Collection[str],
     ) -> list[tuple[str, str]]:
         """Every step of a run, in order, known before the first runs: the encoder and
-        embedding (``("all candidates", "prepare")``) when needed, then candidate by candidate
-        its missing sections and, for each candidate in ``releases`` (those whose release is
-        not stored under the present policy and thresholds), its :data:`RELEASE_STEPS`."""
-        steps = self.plan(seed=seed, options=options)
+        embedding (``("all candidates", "prepare")``) when ``steps`` need them, then candidate
+        by candidate its steps among ``steps`` (:meth:`plan`'s) and, for each candidate in
+        ``releases`` (those whose release is not stored under the present policy and
+        thresholds), its :data:`RELEASE_STEPS`."""
         first = [("all candidates", "prepare")]
         if not self.needs_context(steps, seed=seed, options=options):
             first = []
