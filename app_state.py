@@ -12,25 +12,16 @@ shared across sessions): its keys, its logic and its results live in the engine
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
 
-from synthreview.errors import ConfigError
 from synthreview.figures.text import markdown_text
 from synthreview.io.schema import Review
 from synthreview.options import ReviewOptions
-from synthreview.record import server
-from synthreview.record.countersign import (
-    countersign_folder,
-    countersigned_decisions,
-    meeting_signoff,
-    reviewers_from_text,
-)
-from synthreview.record.evidence import open_evidence
+from synthreview.record.countersign import countersigned_decisions
 from synthreview.record.live import RELEASE_STEPS, StepResult, needed_sections
 from synthreview.record.progress import (
     SECTION_LABELS,
@@ -38,16 +29,8 @@ from synthreview.record.progress import (
     decision_line,
     format_seconds,
 )
-from synthreview.record.record import ReviewRecord
-from synthreview.record.session import (
-    OPENED_KEY,
-    PRESENTATION_KEY,
-    RECORD_SUMMARY_KEY,
-    ReviewSession,
-)
-from synthreview.record.store import OPEN_KEY_ENV
+from synthreview.record.session import PRESENTATION_KEY, ReviewSession
 from synthreview.record.summary import ReviewSummary
-from synthreview.record.trust import trusted_keys
 from synthreview.release.audit import Thresholds
 from synthreview.release.controls import PlantedControls
 from synthreview.release.pipeline import CandidateRelease
@@ -455,45 +438,3 @@ def controls_for(thresholds: Thresholds, *, compute: bool = False) -> PlantedCon
         with st.spinner("Reviewing the planted-leak controls…"):
             found = session().controls_for(thresholds, compute=True)
     return found
-
-
-# --- meeting countersign ---
-_MEETING_DONE_KEY = "_meeting_countersigned"  # (candidate slot, what was done): shown once
-
-
-def meeting_countersign(name: str, slot: int, *, reviewers: str, decision: str | None,
-                        reason: str) -> None:  # fmt: skip
-    """Countersign ``name`` of the opened record with the session's key, beside the record on
-    the server, into the server's register (``record.countersign.countersign_folder``); the
-    session then holds the countersigned record. ``ConfigError`` says why it was refused."""
-    record, key = session().opened_record(), session().signing_key()
-    if record is None or key is None:
-        raise ConfigError("open a record and load the meeting's private key (above) first")
-    signoff = meeting_signoff(record, name, decision=decision, reason=reason,
-                              reviewers=reviewers_from_text(reviewers))  # fmt: skip
-    trusted = trusted_keys(os.environ.get(OPEN_KEY_ENV) or None)  # show's key, the trust folder
-    done = countersign_folder(record, [signoff], key, register=server.register_location(),
-                              trusted=trusted)  # fmt: skip
-    st.session_state[OPENED_KEY] = done.record
-    st.session_state.pop(RECORD_SUMMARY_KEY, None)
-    said = f"Countersigned {name} ({done.file}, key {done.keyid[:16]}); registered."
-    st.session_state[_MEETING_DONE_KEY] = (slot, said)
-
-
-def meeting_done(slot: int) -> str | None:
-    """What the countersignature just written for candidate ``slot`` did, once; its fields are
-    blank again then (a second click signs nothing twice)."""
-    if st.session_state.get(_MEETING_DONE_KEY, (None,))[0] != slot:
-        return None
-    for field in ("reviewers", "decision", "reason"):
-        st.session_state.pop(f"audit_meeting_{field}_{slot}", None)
-    return st.session_state.pop(_MEETING_DONE_KEY)[1]
-
-
-def open_register_row(seq: int) -> ReviewRecord:
-    """Open the evidence of register record ``seq`` (the folder the register states, never one
-    named by the browser) for every page; ``EvidenceNotFound`` says why not."""
-    row = next((r for r in server.register_history() if r.seq == seq), None)
-    if row is None:
-        raise ConfigError(f"the register holds no record #{seq}")
-    return session().open_record(open_evidence(row, key=os.environ.get(OPEN_KEY_ENV) or None))
