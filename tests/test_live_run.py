@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 from itertools import pairwise
+from unittest.mock import patch
 
 import numpy as np
 import pytest
 
 from synthreview import demo
 from synthreview.record import progress as progress_module
-from synthreview.record.live import RELEASE_STEPS, needed_sections
-from synthreview.record.progress import PRIOR_SECONDS, RunProgress, decision_line
-from synthreview.record.session import OPTIONS_KEY, ReviewSession
+from synthreview.record.live import RELEASE_STEPS, initial_options, needed_sections
+from synthreview.record.progress import PRIOR_SECONDS, SECTION_LABELS, RunProgress, decision_line
+from synthreview.record.session import OPTIONS_KEY, RUN_LOG_KEY, SUMMARY_KEY, ReviewSession
+from tests.page_helpers import run_page
 
 
 def _session() -> tuple[ReviewSession, object]:
@@ -51,6 +53,7 @@ def live_run():
     return session, options, steps, drawn, results
 
 
+@pytest.mark.slow  # a whole review
 def test_the_plan_holds_every_step_candidate_by_candidate(live_run):
     session, _, steps, _, _ = live_run
     review = session.live().review
@@ -63,6 +66,7 @@ def test_the_plan_holds_every_step_candidate_by_candidate(live_run):
     assert session.release_plan(session.get_options()) == []  # every release stored
 
 
+@pytest.mark.slow  # a whole review
 def test_the_first_decision_is_drawn_before_the_second_candidate_runs(live_run):
     session, _, steps, drawn, _ = live_run
     first, second = session.live().review.candidates[:2]
@@ -73,6 +77,7 @@ def test_the_first_decision_is_drawn_before_the_second_candidate_runs(live_run):
     assert decision_line(decision, pending=pending).endswith("its curation still running)")
 
 
+@pytest.mark.slow  # a whole review
 def test_the_decisions_drawn_are_the_overviews(live_run):
     session, _, _, drawn, _ = live_run
     summary = session.review_summary()
@@ -91,6 +96,7 @@ def test_the_decisions_drawn_are_the_overviews(live_run):
     assert any(d.curated_verdict is not None for d in summary.decisions.values())
 
 
+@pytest.mark.slow  # a whole review
 def test_a_release_that_is_not_needed_is_marked_skipped(live_run):
     session, _, _, _, results = live_run
     summary = session.review_summary()
@@ -99,6 +105,7 @@ def test_a_release_that_is_not_needed_is_marked_skipped(live_run):
         assert (step.skipped is not None) == (release.curated is None), name
 
 
+@pytest.mark.slow  # a whole review
 def test_the_order_changes_no_stored_result(live_run):
     """The earlier run: every section section by section, then each release from the full
     report. The same numbers, verdicts, curated versions and decisions."""
@@ -164,3 +171,35 @@ def test_the_estimate_never_rises_by_more_than_its_stated_spread(monkeypatch, se
     rises = [(after - before, spread) for (before, spread), (after, _) in pairwise(readings)]
     assert all(rise <= spread + 1e-9 for rise, spread in rises), max(rises)
     assert all("skipped" in v or v.endswith("s") for v in run.done.values())
+
+
+@pytest.mark.slow  # a whole Run review in the dashboard
+def test_the_run_panel_draws_the_first_decision_while_the_others_wait():
+    review = demo.tables(seed=0, n_train=150, n_holdout=150)
+    options = replace(initial_options(review), embedding="none", n_bootstrap=10, max_attack=60)
+    drawn = []
+    original = RunProgress.frame
+
+    def frame(self):
+        table = original(self)
+        drawn.append(table.copy())
+        return table
+
+    with patch.object(RunProgress, "frame", frame):
+        at = run_page("pages/overview.py", review, options=options)
+    assert not at.exception, at.exception
+    first, *others = review.candidates
+    tables = [t.set_index("candidate") for t in drawn if "Decision" in t]
+    table = next(t for t in tables if t.loc[first, "Decision"])
+    assert table.loc[first, "Decision"].endswith("its curation still running)")
+    columns = [SECTION_LABELS[s] for s in (*needed_sections(review), *RELEASE_STEPS)]
+    for name in others:  # nothing of the other candidates has run yet
+        assert table.loc[name, "Decision"] == ""
+        assert set(table.loc[name, columns]) == {"waiting"}
+    decided = at.session_state[RUN_LOG_KEY]
+    assert list(decided) == list(review.candidates)  # judged in turn, the first first
+    assert list(decided.values()) == sorted(decided.values())
+    (summary,) = at.session_state[SUMMARY_KEY].values()
+    last = drawn[-1].set_index("candidate")["Decision"]
+    for name, decision in summary.decisions.items():  # the run's last lines: the Overview's
+        assert last[name] == decision_line(decision, pending=None)
