@@ -12,37 +12,25 @@ shared across sessions): its keys, its logic and its results live in the engine
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
 
-from synthreview.errors import ConfigError
 from synthreview.figures.text import markdown_text
 from synthreview.io.schema import Review
 from synthreview.options import ReviewOptions
-from synthreview.record import server
-from synthreview.record.countersign import (
-    countersign_folder,
-    countersigned_decisions,
-    meeting_signoff,
-    reviewers_from_text,
+from synthreview.record.countersign import countersigned_decisions
+from synthreview.record.live import RELEASE_STEPS, StepResult, needed_sections
+from synthreview.record.progress import (
+    SECTION_LABELS,
+    RunProgress,
+    decision_line,
+    format_seconds,
 )
-from synthreview.record.evidence import open_evidence
-from synthreview.record.live import needed_sections
-from synthreview.record.progress import SECTION_LABELS, RunProgress, format_seconds
-from synthreview.record.record import ReviewRecord
-from synthreview.record.session import (
-    OPENED_KEY,
-    PRESENTATION_KEY,
-    RECORD_SUMMARY_KEY,
-    ReviewSession,
-)
-from synthreview.record.store import OPEN_KEY_ENV
+from synthreview.record.session import PRESENTATION_KEY, ReviewSession
 from synthreview.record.summary import ReviewSummary
-from synthreview.record.trust import trusted_keys
 from synthreview.release.audit import Thresholds
 from synthreview.release.controls import PlantedControls
 from synthreview.release.pipeline import CandidateRelease
@@ -345,28 +333,30 @@ def _tracked(
     progress: RunProgress,
     draw: Draw,
     step: tuple[str, str],
-    compute: Callable[[Callable[[float, str], None]], str | None],
+    compute: Callable[[Callable[[float, str], None]], StepResult],
 ) -> None:
-    """Run ``compute`` (given the step's progress callback; it returns the step's error) as
-    ``step`` of the run, drawn as it goes."""
+    """Run ``compute`` (given the step's progress callback) as ``step`` of the run, drawn as
+    it goes; its error or the reason it was skipped is drawn in the step table."""
     progress.start(step)
     draw("starting", force=True)
-    started = time.perf_counter()
 
     def report(fraction: float, message: str) -> None:
         progress.report(fraction)
         draw(message)
 
-    error = compute(report)
-    progress.finish(step, time.perf_counter() - started, error)
+    result = compute(report)
+    progress.finish(step, result.seconds, result.error, skipped=result.skipped)
     draw("done", force=True)
 
 
 def execute_pending_run() -> None:
     """Run the requested review (every page, before it draws, in the main area).
 
-    Each (candidate, section) step is stored as soon as it finishes. A click on Cancel, or on
-    anything else, interrupts the running step at its next progress report (Streamlit stops
+    Every step is planned before the first runs (``LiveReview.run_plan``): candidate by
+    candidate its sections, its audit and judgement as submitted, then its curation. Each step
+    is stored as soon as it finishes, and each candidate's decision is drawn in the step table
+    as soon as it is reached, labelled with what is still being computed. A click on Cancel, or
+    on anything else, interrupts the running step at its next progress report (Streamlit stops
     the script); a page switch keeps the request, so the next script run continues the review.
     """
     here = session()
@@ -374,31 +364,34 @@ def execute_pending_run() -> None:
     if not here.run_requested() or live is None or here.opened_record() is not None:
         return
     options, seed = here.get_options(), here.seed()
-    steps = here.plan(options)
-    first = [("all candidates", "prepare")]
-    if not live.needs_context(steps, seed=seed, options=options):
-        first = []
+    keys = {n: here.release_key(n, options) for n in live.review.candidates}
+    unreleased = [n for n, key in keys.items() if live.stored_release(n, **key) is None]
+    steps = live.run_plan(here.plan(options), seed=seed, options=options, releases=unreleased)
+    waivers = here.session_waivers()
+    run_log = here.run_log()
+    run_log.clear()
     panel = st.empty()
     # pinned to the window, so the progress stays in view however far the page was scrolled
     st.html(RUN_PANEL_CSS)
     with panel.container(border=True, key="review_run_panel"):
         st.markdown("**Running the review**")
         st.button("Cancel", key="review_cancel", on_click=here.cancel_run)
-        progress = RunProgress(first + steps, here.timings())
+        progress = RunProgress(steps, here.timings())
         draw = _tracker(progress)
-        for step in first:
-            _tracked(progress, draw, step, lambda on: live.prepare(seed=seed, options=options,
-                                                                    progress=on))  # fmt: skip
-        for name, section in steps:
+        for step in steps:
 
-            def compute(on, name=name, section=section):
-                return live.run_step(name, section, seed=seed, options=options, progress=on).error
+            def compute(on, step=step):
+                return live.compute(step, seed=seed, options=options, keys=keys, progress=on)
 
-            _tracked(progress, draw, (name, section), compute)
+            _tracked(progress, draw, step, compute)
+            name, section = step
+            if section in RELEASE_STEPS:
+                so_far = live.decision_so_far(name, waivers=waivers, **keys[name])
+                if so_far is not None:
+                    progress.decide(name, decision_line(so_far[0], pending=so_far[1]))
+                    run_log.setdefault(name, progress.decided_at[name])
+                    draw("decided", force=True)
         live.mark_complete(seed=seed, options=options)
-        to_release = here.release_plan(options)
-        if to_release:
-            _run_releases(progress, draw, here.review_summary(options).report, to_release)
         draw("judging the candidates", force=True)
         here.review_summary(options)  # judged once here, so the first page open only reads it
     took = format_seconds(time.perf_counter() - progress.started)
@@ -409,7 +402,8 @@ def execute_pending_run() -> None:
 def _run_releases(progress: RunProgress, draw: Draw, report: Report, names: list[str]) -> None:
     """Release each candidate through the one pipeline as a tracked step (under its confirmed
     thresholds, reusing what an earlier release of the same numbers computed); an exception is
-    the step's error, so the audit reads as not computed, never as a pass."""
+    the step's error, so the audit reads as not computed, never as a pass. The Audit page's
+    confirmed curation (a run plans its release steps in ``LiveReview.run_plan``)."""
     here = session()
     live, options = here.loaded_live(), here.get_options()
     progress.steps = progress.steps + [(n, "release") for n in names]
@@ -417,7 +411,7 @@ def _run_releases(progress: RunProgress, draw: Draw, report: Report, names: list
 
         def compute(on, name=name):
             key = here.release_key(name, options)
-            return live.release(report, name, progress=on, **key).error
+            return live.release(report, name, progress=on, **key)
 
         _tracked(progress, draw, (name, "release"), compute)
 
@@ -444,45 +438,3 @@ def controls_for(thresholds: Thresholds, *, compute: bool = False) -> PlantedCon
         with st.spinner("Reviewing the planted-leak controls…"):
             found = session().controls_for(thresholds, compute=True)
     return found
-
-
-# --- meeting countersign ---
-_MEETING_DONE_KEY = "_meeting_countersigned"  # (candidate slot, what was done): shown once
-
-
-def meeting_countersign(name: str, slot: int, *, reviewers: str, decision: str | None,
-                        reason: str) -> None:  # fmt: skip
-    """Countersign ``name`` of the opened record with the session's key, beside the record on
-    the server, into the server's register (``record.countersign.countersign_folder``); the
-    session then holds the countersigned record. ``ConfigError`` says why it was refused."""
-    record, key = session().opened_record(), session().signing_key()
-    if record is None or key is None:
-        raise ConfigError("open a record and load the meeting's private key (above) first")
-    signoff = meeting_signoff(record, name, decision=decision, reason=reason,
-                              reviewers=reviewers_from_text(reviewers))  # fmt: skip
-    trusted = trusted_keys(os.environ.get(OPEN_KEY_ENV) or None)  # show's key, the trust folder
-    done = countersign_folder(record, [signoff], key, register=server.register_location(),
-                              trusted=trusted)  # fmt: skip
-    st.session_state[OPENED_KEY] = done.record
-    st.session_state.pop(RECORD_SUMMARY_KEY, None)
-    said = f"Countersigned {name} ({done.file}, key {done.keyid[:16]}); registered."
-    st.session_state[_MEETING_DONE_KEY] = (slot, said)
-
-
-def meeting_done(slot: int) -> str | None:
-    """What the countersignature just written for candidate ``slot`` did, once; its fields are
-    blank again then (a second click signs nothing twice)."""
-    if st.session_state.get(_MEETING_DONE_KEY, (None,))[0] != slot:
-        return None
-    for field in ("reviewers", "decision", "reason"):
-        st.session_state.pop(f"audit_meeting_{field}_{slot}", None)
-    return st.session_state.pop(_MEETING_DONE_KEY)[1]
-
-
-def open_register_row(seq: int) -> ReviewRecord:
-    """Open the evidence of register record ``seq`` (the folder the register states, never one
-    named by the browser) for every page; ``EvidenceNotFound`` says why not."""
-    row = next((r for r in server.register_history() if r.seq == seq), None)
-    if row is None:
-        raise ConfigError(f"the register holds no record #{seq}")
-    return session().open_record(open_evidence(row, key=os.environ.get(OPEN_KEY_ENV) or None))

@@ -24,7 +24,14 @@ from synthreview.figures.text import markdown_text
 from synthreview.judgement.verdicts import DECISION_STYLE, OUTCOMES
 from synthreview.record import server
 from synthreview.record.countersign import countersigned_decisions
-from synthreview.record.session import RAW_ROWS_KEY, SIGNING_PASSPHRASE_KEY, SIGNING_UPLOAD_KEY
+from synthreview.record.session import (
+    RAW_ROWS_KEY,
+    SIGNING_PASSPHRASE_KEY,
+    SIGNING_UPLOAD_KEY,
+    meeting_field_key,
+)
+from synthreview.record.store import record_files
+from synthreview.release.bundle import zip_bytes
 
 
 def _close_dialog() -> None:
@@ -247,7 +254,7 @@ def _meeting_signoff(record, name: str, slot: int) -> None:
                 "folder), with every file as signed."
             )
         return
-    done = app_state.meeting_done(slot)  # before the fields: it blanks them
+    done = app_state.session().meeting_done(slot)  # before the fields: it blanks them
     if done is not None:
         with st.container(key="audit_countersign_done"):
             st.success(markdown_text(done))
@@ -261,7 +268,7 @@ def _meeting_signoff(record, name: str, slot: int) -> None:
     with st.container(border=True, key=f"audit_meeting_{slot}"):
         reviewers = st.text_area(
             "Reviewers, one per line as 'name: role'",
-            key=f"audit_meeting_reviewers_{slot}",
+            key=meeting_field_key("reviewers", slot),
             placeholder="Ann Lee: chair\nBo Chen: privacy officer",
         )
         choice = st.selectbox(
@@ -270,11 +277,11 @@ def _meeting_signoff(record, name: str, slot: int) -> None:
             index=None,
             format_func=lambda o: DECISION_STYLE[o].label,
             placeholder="Choose the meeting's decision",
-            key=f"audit_meeting_decision_{slot}",
+            key=meeting_field_key("decision", slot),
         )
         reason = st.text_area(
             "Reason (required when it differs from the record's)",
-            key=f"audit_meeting_reason_{slot}",
+            key=meeting_field_key("reason", slot),
         )
         submitted = st.button(
             "Countersign and register",
@@ -284,7 +291,7 @@ def _meeting_signoff(record, name: str, slot: int) -> None:
         )
     if submitted:
         try:
-            app_state.meeting_countersign(
+            app_state.session().countersign_meeting(
                 name, slot, reviewers=reviewers, decision=choice, reason=reason
             )
         except ConfigError as exc:
@@ -369,7 +376,26 @@ def _record_page(record) -> None:
         disabled=True,
         help="An opened record is evidence: re-run with its inputs for new controls.",
     )
+    _record_downloads(record)
     _meeting_signoff(record, name, candidates.index(name))
+
+
+def _record_downloads(record) -> None:
+    """The opened record's own files, byte for byte as stored (signature and countersignatures
+    in the ZIP, so it verifies wherever it is opened)."""
+    st.subheader("Downloads")
+    st.caption("The record's files as stored; nothing is rebuilt.")
+    files = record_files(record)
+    cols = st.columns(3)
+    for col, (label, path, mime) in zip(cols, (
+        ("report.html", "report.html", "text/html"),
+        ("report.json", "report.json", "application/json"),
+    ), strict=False):  # fmt: skip
+        col.download_button(label, data=files[path], file_name=path, mime=mime,
+                            key=f"audit_record_download_{path}", on_click="ignore")  # fmt: skip
+    cols[2].download_button("Everything (ZIP)", data=zip_bytes(files), file_name="record.zip",
+                            mime="application/zip", key="audit_record_download_zip",
+                            on_click="ignore")  # fmt: skip
 
 
 review = app_state.require_review_or_record()

@@ -54,7 +54,12 @@ source = st.radio(
     "Source", list(SOURCES), format_func=SOURCES.get, key="data_source", horizontal=True,
     index=list(SOURCES).index(session.loaded_source() or "demo_tables"),
 )  # fmt: skip
-st.number_input("Seed (every random step of the review uses it)", min_value=0, step=1, key=SEED_KEY)
+SEED_LABEL = "Seed (every random step of the review uses it)"
+if session.locked():
+    # an opened record's seed: shown, not changed (Re-run with these inputs keeps it)
+    st.number_input(SEED_LABEL, value=session.seed(), disabled=True, key="record_seed")
+else:
+    st.number_input(SEED_LABEL, min_value=0, step=1, key=SEED_KEY)
 
 
 def _load(make_review, source: str) -> None:
@@ -226,72 +231,80 @@ if session.load_error():
     # the message quotes file and column names: never render them as Markdown
     st.error(markdown_text(session.load_error()), icon=":material/error:")
 
+
 review = session.get_review()
-if review is None:
+# an opened record is evidence: the choices that made its numbers are shown with its values,
+# disabled (Re-run with these inputs computes a new review with them)
+locked = session.locked()
+if review is None and not locked:
     st.stop()
 
-st.success(
-    f"Review loaded: {review.kind}, {len(review.candidates)} synthetic candidate(s): "
-    + markdown_text(", ".join(review.candidates))
-)
-# an opened record is shown: the loaded files are its inputs, not a review to run
-running = not session.locked() and session.status()
-if running and "current" not in session.status().values():
-    # the button is drawn right here: the sidebar may be hidden (presentation mode, a narrow
-    # window), so the words name no other place
-    st.info("Next: press **Run review** below to compute every section once.")
-    app_state.run_button(key="run_review_data")
-tables = [
-    review.real,
-    *([review.holdout] if review.holdout is not None else []),
-    *review.synthetic.values(),
-]
-st.subheader("What was loaded")
-st.dataframe(
-    pd.DataFrame(
-        [
-            {
-                "name": t.name,
-                "role": t.role,
-                "rows": t.n_rows,
-                "columns": t.frame.shape[1],
-                "format": t.source_format,
-                "encoding": t.encoding or "",
-                "sha256": t.sha256[:16] + "…",
-            }
-            for t in tables
-        ]
-    ),
-    hide_index=True,
-    key="loaded_tables",
-)
-if session.locked():
-    # the choices below change a review's numbers: an opened record keeps its own
-    st.caption("Close the record to review these files with other choices.")
-    st.stop()
 
-if review.kind == "traces":
-    trace_sets = review.traces or {}
+def _key(name: str) -> str:
+    """A control's key: an opened record's disabled copy has its own, so a value chosen before
+    the record was opened is never shown as the record's, nor the record's kept after it closes."""
+    return f"record_{name}" if locked else name
+
+
+if review is not None:
+    st.success(
+        f"Review loaded: {review.kind}, {len(review.candidates)} synthetic candidate(s): "
+        + markdown_text(", ".join(review.candidates))
+    )
+    # an opened record is shown: the loaded files are its inputs, not a review to run
+    running = not locked and session.status()
+    if running and "current" not in session.status().values():
+        # the button is drawn right here: the sidebar may be hidden (presentation mode, a
+        # narrow window), so the words name no other place
+        st.info("Next: press **Run review** below to compute every section once.")
+        app_state.run_button(key="run_review_data")
+    tables = [
+        review.real,
+        *([review.holdout] if review.holdout is not None else []),
+        *review.synthetic.values(),
+    ]
+    st.subheader("What was loaded")
     st.dataframe(
         pd.DataFrame(
             [
                 {
-                    "source": name,
-                    "day traces": t.values.shape[0],
-                    "steps": t.values.shape[1],
-                    "mean filled share": share_text(
-                        float(t.meta["filled_share"].mean()) if len(t.meta) else 0.0
-                    ),
-                    "windows dropped": len(t.dropped),
+                    "name": t.name,
+                    "role": t.role,
+                    "rows": t.n_rows,
+                    "columns": t.frame.shape[1],
+                    "format": t.source_format,
+                    "encoding": t.encoding or "",
+                    "sha256": t.sha256[:16] + "…",
                 }
-                for name, t in trace_sets.items()
+                for t in tables
             ]
         ),
         hide_index=True,
-        key="trace_summary",
+        key="loaded_tables",
     )
-else:
+if locked:
+    st.info(
+        "The choices below are the opened record's: they made its numbers, so they are shown "
+        "and cannot be changed. **Re-run with these inputs** (above, once its input files are "
+        "loaded) computes a new review with them; close the record to review loaded files with "
+        "other choices."
+    )
+
+
+def _schema_section(review) -> None:
     st.subheader("Schema")
+    if locked:
+        st.caption(
+            "The scored columns and their kinds, as the record states them; identifier, datetime "
+            "and constant columns are carried but not scored, so not listed."
+        )
+        frame = session.record_schema_frame()
+        if frame is None:
+            st.caption("The record states no column kinds (its fidelity section was not computed).")
+        else:
+            st.data_editor(frame, key=_key("schema_editor"), hide_index=True, disabled=True)
+        st.button("Apply schema", key=_key("apply_schema"), disabled=True)
+        return
     st.caption(
         "Inferred on the real table. Change a kind and press Apply to re-validate; "
         "identifier, datetime and constant columns are carried but not scored."
@@ -321,20 +334,25 @@ else:
             session.loaded_source() or source,  # the same data, from where it came
         )
         st.rerun()
+
+
+def _person_section(review) -> None:
     st.subheader("Person column")
     current = session.get_options().person
-    if current is None:  # a panel loaded without its person column named (issue 34)
+    if current is None and not locked:  # a panel loaded without its person column named (#34)
         for notice in person_key_notices(review):
             st.warning(markdown_text(notice.message), icon=":material/group:")
-    people = ["(each row is a person)", *review.schema.columns]
+    columns = ([current] if current else []) if locked else review.schema.columns
+    people = ["(each row is a person)", *columns]
     chosen = st.selectbox(
         "Column naming each row's person (several rows per person: membership is then judged "
         "by person too, and the column is not a feature)",
         people,
         index=people.index(current) if current in people else 0,
-        key="person_column",
+        key=_key("person_column"),
+        disabled=locked,
     )
-    if st.button("Group rows by person", key="apply_person"):
+    if st.button("Group rows by person", key=_key("apply_person"), disabled=locked):
         person = None if chosen == people[0] else chosen
         try:
             grouped = with_person(review, person) if person is not None else review
@@ -345,26 +363,36 @@ else:
             session.set_review(grouped)
             session.set_options(replace(options, person=person))
             st.rerun()
+
+
+def _sampling_section(review) -> None:
     st.subheader("Rows for the statistics")
     options = session.get_options()
     every_row = st.checkbox(
         "Estimate every statistic on every row (exact; slow above ~200,000 rows)",
         value=options.sample_rows is None,
-        key="sample_every_row",
+        key=_key("sample_every_row"),
+        disabled=locked,
     )
     wanted = st.number_input(
         "Rows per table for the population statistics (larger tables are sampled at random)",
         min_value=MIN_SAMPLE_ROWS,
         value=options.sample_rows or DEFAULT_SAMPLE_ROWS,
         step=10_000,
-        disabled=every_row,
-        key="sample_rows",
+        disabled=every_row or locked,
+        key=_key("sample_rows"),
     )
+    if locked:
+        st.caption(markdown_text(session.record_sampling_sentence()))
+        return
     chosen_rows = None if every_row else int(wanted)
     st.caption(markdown_text(plan_sentence(review, chosen_rows, person=options.person)))
     if chosen_rows != options.sample_rows and st.button("Apply", key="apply_sample_rows"):
         session.set_options(replace(options, sample_rows=chosen_rows))
         st.rerun()
+
+
+def _disclosure_section(review) -> None:
     st.subheader("Disclosure checks")
     options = session.get_options()
     st.caption(
@@ -374,32 +402,37 @@ else:
         "named here are tested for an answer key (rule `label_leak`); declared constraints are "
         "rules every row obeys (rule `constraint_violations`). Nothing chosen: not judged."
     )
-    analysed = list(review.schema.analysed)
+    # a record holds no rows: its own choices are the only ones it can show
+    analysed = list(options.quasi_identifiers if locked else review.schema.analysed)
+    categorical = list(options.label_leak_columns if locked else review.schema.categorical)
     chosen_qis = st.multiselect(
         "Quasi-identifiers",
         analysed,
         default=[c for c in options.quasi_identifiers if c in analysed],
-        key="quasi_identifiers",
+        key=_key("quasi_identifiers"),
+        disabled=locked,
     )
     chosen_keys = st.multiselect(
         "Columns tested for an answer key (besides the target)",
-        list(review.schema.categorical),
-        default=[c for c in options.label_leak_columns if c in review.schema.categorical],
-        key="label_leak_columns",
+        categorical,
+        default=[c for c in options.label_leak_columns if c in categorical],
+        key=_key("label_leak_columns"),
+        disabled=locked,
     )
     constraints_file = st.file_uploader(
         "Declared constraints (TOML: [[range]], [[inequality]], [[formula]], [[allowed]], "
         "[[unique]])",
         type=["toml"],
-        key="constraints_upload",
+        key=_key("constraints_upload"),
+        disabled=locked,
     )
     drop_constraints = options.constraints is not None and st.checkbox(
-        "Remove the declared constraints", key="constraints_clear"
+        "Remove the declared constraints", key=_key("constraints_clear"), disabled=locked
     )
     if options.constraints is not None:
         st.caption("Constraints declared for this review:")
         st.code(options.constraints, language="toml")
-    if st.button("Apply disclosure choices", key="apply_disclosure"):
+    if st.button("Apply disclosure choices", key=_key("apply_disclosure"), disabled=locked):
         text = None if drop_constraints else options.constraints
         problem = None
         if constraints_file is not None:
@@ -424,22 +457,53 @@ else:
         else:
             session.set_options(wanted)
             st.rerun()
-    st.subheader("Missing values")
-    st.caption("Share of empty cells per column, in each table.")
-    st.dataframe(missing_rates(review).map(share_text), key="missing_rates")
 
-st.subheader("Validation findings")
-if not review.notices:
-    st.write("No problems found.")
-for notice in review.notices:
-    # table and column names and the message (which quotes cells) are user text: escaped
-    where = f" (column {notice.column})" if notice.column else ""
-    text = markdown_text(f"{notice.table}{where}: {notice.message}")
-    (st.warning if notice.level == "warning" else st.info)(text)
+
+if session.review_kind() == "traces":
+    if not locked:  # the loaded files, described (a record holds no traces)
+        trace_sets = review.traces or {}
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "source": name,
+                        "day traces": t.values.shape[0],
+                        "steps": t.values.shape[1],
+                        "mean filled share": share_text(
+                            float(t.meta["filled_share"].mean()) if len(t.meta) else 0.0
+                        ),
+                        "windows dropped": len(t.dropped),
+                    }
+                    for name, t in trace_sets.items()
+                ]
+            ),
+            hide_index=True,
+            key="trace_summary",
+        )
+else:
+    _schema_section(review)
+    _person_section(review)
+    _sampling_section(review)
+    _disclosure_section(review)
+    if not locked:
+        st.subheader("Missing values")
+        st.caption("Share of empty cells per column, in each table.")
+        st.dataframe(missing_rates(review).map(share_text), key="missing_rates")
+
+if not locked:  # an opened record's notices are in its banner
+    st.subheader("Validation findings")
+    if not review.notices:
+        st.write("No problems found.")
+    for notice in review.notices:
+        # table and column names and the message (which quotes cells) are user text: escaped
+        where = f" (column {notice.column})" if notice.column else ""
+        text = markdown_text(f"{notice.table}{where}: {notice.message}")
+        (st.warning if notice.level == "warning" else st.info)(text)
 
 
 def _context_form() -> None:
-    """The release context: to whom, why, under which access model and threat (issue 37)."""
+    """The release context: to whom, why, under which access model and threat (issue 37); an
+    opened record's own, disabled."""
     st.subheader("Release context")
     current = session.get_context()
     st.caption(
@@ -452,45 +516,60 @@ def _context_form() -> None:
             f"Given: {current.access} access for {current.recipient}"
             + (f", until {current.expires}" if current.expires else "")
         )
-    with st.form("release_context_form"):
+    with st.form(_key("release_context_form")):
         recipient = st.text_input(
-            "Recipient", value=current.recipient if current else "", key="context_recipient"
+            "Recipient",
+            value=current.recipient if current else "",
+            key=_key("context_recipient"),
+            disabled=locked,
         )
         purpose = st.text_input(
-            "Purpose", value=current.purpose if current else "", key="context_purpose"
+            "Purpose",
+            value=current.purpose if current else "",
+            key=_key("context_purpose"),
+            disabled=locked,
         )
         access = st.selectbox(
             "Access model",
             ACCESS_MODELS,
             index=ACCESS_MODELS.index(current.access) if current else 0,
-            key="context_access",
+            key=_key("context_access"),
+            disabled=locked,
             help="public: anyone; licensed: under a licence; internal: inside the organisation; "
             "secure: a trusted research environment with checked outputs",
         )
         threat = st.text_area(
             "Threat model",
             value=current.threat_model if current else "",
-            key="context_threat_model",
+            key=_key("context_threat_model"),
+            disabled=locked,
             help="Who might try to re-identify people, with what external data",
         )
         expires = st.text_input(
             "Expires (YYYY-MM-DD, optional)",
             value=(current.expires or "") if current else "",
-            key="context_expires",
+            key=_key("context_expires"),
+            disabled=locked,
         )
         legal = st.text_input(
             "Legal basis (optional)",
             value=(current.legal_basis or "") if current else "",
-            key="context_legal_basis",
+            key=_key("context_legal_basis"),
+            disabled=locked,
         )
         source = st.text_input(
             "Source id for the ledger (optional)",
             value=(current.source or "") if current else "",
-            key="context_source",
+            key=_key("context_source"),
+            disabled=locked,
         )
         left, right = st.columns(2)
-        keep = left.form_submit_button("Keep this context", key="context_keep")
-        clear = right.form_submit_button("Clear the context", key="context_clear")
+        keep = left.form_submit_button(
+            "Keep this context", key=_key("context_keep"), disabled=locked
+        )
+        clear = right.form_submit_button(
+            "Clear the context", key=_key("context_clear"), disabled=locked
+        )
     if clear:
         session.set_context(None)
         st.rerun()

@@ -95,7 +95,7 @@ def _evidence_panel(records) -> None:
     )
     if right.button("Open the evidence", key="history_open_evidence"):
         try:
-            app_state.open_register_row(int(seq))
+            app_state.session().open_register_row(int(seq))
         except (ConfigError, DataError) as exc:
             with st.container(key="history_evidence_error"):
                 st.error(markdown_text(str(exc)))

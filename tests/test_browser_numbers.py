@@ -1,6 +1,6 @@
 """One number per claim, read from the DOM in Chromium at 1280x720 and 1920x1080 (issue 38).
 
-One review of the table demo (the browser server's 300 training rows), then at both sizes:
+One review of the table demo (the browser server's 600 training rows), then at both sizes:
 
 - no label, heading, tile or table cell of the Overview, Audit, History and Utility pages is
   clipped (an element whose content is wider than its box: ``scrollWidth > clientWidth``);

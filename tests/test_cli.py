@@ -59,6 +59,7 @@ def test_report_has_inputs_with_digests(small_files, tmp_path):
     assert "copy" in report["candidates"]
 
 
+@pytest.mark.slow
 def test_bad_input_exits_2_with_the_message(small_files, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("age,colour\n1,red\n2,blue\n")

@@ -8,6 +8,8 @@ import pytest
 from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
 
+from synthreview import demo
+from tests.conftest import RECORD_ROWS
 from tests.page_helpers import (
     chart_text,
     page_after_run,
@@ -18,8 +20,10 @@ from tests.page_helpers import (
 
 
 @pytest.fixture(scope="module")
-def review(demo_run):
-    return demo_run[0]
+def review():
+    """The table demo that ``demo_run`` reviewed (equal data): a test that needs only the
+    review does not start the session's run."""
+    return demo.tables(seed=0, n_train=RECORD_ROWS)
 
 
 def _fidelity_page(demo_run) -> AppTest:

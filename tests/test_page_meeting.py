@@ -14,8 +14,15 @@ from streamlit.testing.v1 import AppTest
 import app_state
 from synthreview.cli import main
 from synthreview.record.session import OPENED_KEY
-from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, write_record
+from synthreview.record.store import (
+    OPEN_ENV,
+    OPEN_KEY_ENV,
+    open_review,
+    record_files,
+    write_record,
+)
 from synthreview.record.trust import TRUST_ENV
+from synthreview.release.bundle import zip_bytes
 from synthreview.release.register import history
 from synthreview.release.signing import generate_keys, load_private_key
 
@@ -117,6 +124,11 @@ def test_the_audit_page_renders_the_record_without_computing(signed_record, monk
             # controls that would change the numbers are shown, disabled
             assert at.button(key="audit_curate").disabled
     assert at.button(key="audit_run_controls").disabled
+    # the record's own files, as stored: the ZIP opens again, verified
+    keys = {d.key for d in at.get("download_button")}
+    assert {"audit_record_download_zip", "audit_record_download_report.html"} <= keys, keys
+    shown = at.session_state[OPENED_KEY]
+    assert open_review(zip_bytes(record_files(shown)), key=tool.public).verified.ok
     assert record.controls is not None and len(at.dataframe) >= 1
 
 

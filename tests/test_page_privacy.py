@@ -17,6 +17,7 @@ from synthreview.io.persons import with_person
 from synthreview.io.tables import align
 from synthreview.record.live import initial_options
 from synthreview.record.session import PRESENTATION_KEY, RAW_ROWS_KEY, SUMMARY_KEY
+from tests.conftest import RECORD_ROWS
 from tests.page_helpers import (
     chart_text,
     page_after_run,
@@ -38,8 +39,10 @@ def _unescaped(cell: object) -> str:
 
 
 @pytest.fixture(scope="module")
-def review(demo_run):
-    return demo_run[0]
+def review():
+    """The table demo that ``demo_run`` reviewed (equal data): a test that needs only the
+    review does not start the session's run."""
+    return demo.tables(seed=0, n_train=RECORD_ROWS)
 
 
 def _privacy_page(demo_run) -> AppTest:
@@ -186,6 +189,7 @@ def _verdict(at, rule: str, name: str) -> str:
     return summary.verdicts[name][rule].verdict
 
 
+@pytest.mark.slow
 def test_a_claimed_guarantee_shows_claim_certified_bound_and_phantom_share():
     """Two candidates of 200 Adult rows (a near copy, a fresh sample), no embedding: each shows
     the claim as entered, the ε the attacks certify, the phantom share (registry label and
@@ -240,6 +244,7 @@ def test_the_claim_is_entered_on_the_page_and_delta_needs_an_epsilon(review):
     assert not at.exception and not at.number_input(key="privacy_claimed_delta").disabled
 
 
+@pytest.mark.slow
 def test_membership_by_person_shows_person_auc_and_tpr_beside_the_row_level():
     """120 people of the coded hourly CGM table (tests/test_person_level.py), their first three
     hours each (three attack rounds keep the review fast): training, holdout and fresh people,

@@ -8,8 +8,10 @@ they need; a changed byte of the folder shows NOT VERIFIED in red on every page.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -176,6 +178,102 @@ def test_data_lists_the_record_inputs(demo_record_folder, monkeypatch, no_comput
     assert list(listed["sha256"]) == [i["sha256"] for i in record.inputs]
     assert set(listed["loaded (same sha256)"]) == {"no"}
     assert at.button(key="record_rerun").disabled
+
+
+#: the Data page's controls that change a review's numbers (their editable keys)
+DATA_CONTROLS = (
+    "seed", "schema_editor", "apply_schema", "person_column", "apply_person",
+    "sample_every_row", "sample_rows", "apply_sample_rows", "quasi_identifiers",
+    "label_leak_columns", "constraints_upload", "constraints_clear", "apply_disclosure",
+    "context_recipient", "context_purpose", "context_access", "context_threat_model",
+    "context_expires", "context_keep", "context_clear",
+)  # fmt: skip
+CONTEXT = {
+    "recipient": "Consortium WP3",
+    "purpose": "teaching",
+    "access": "licensed",
+    "threat_model": "linkage with the census",
+    "expires": "2027-01-31",
+}
+
+
+def _keys_drawn(at) -> set[str]:
+    kinds = ("button", "selectbox", "checkbox", "number_input", "multiselect", "text_input")
+    return {w.key for kind in (*kinds, "text_area", "file_uploader") for w in at.get(kind)}
+
+
+def _with_choices(record):
+    """``record`` as if reviewed with choices other than the defaults (the page only shows
+    them): quasi-identifiers, an answer-key column, every row, constraints and a context."""
+    options = replace(
+        record.report.options,
+        quasi_identifiers=("age", "sex"),
+        label_leak_columns=("race",),
+        sample_rows=None,
+        constraints='[[range]]\ncolumn = "age"\nmin = 17\n',
+    )
+    stated = json.dumps({**record.stated, "context": CONTEXT}).encode()
+    return replace(
+        record,
+        report=replace(record.report, options=options),
+        files={**record.files, "report.json": stated},
+    )
+
+
+def test_data_shows_the_record_choices_disabled(demo_record_folder, monkeypatch, no_computing):
+    """Issue 33 item 3: the choices that made an opened record's numbers are shown with the
+    record's values and cannot be changed; closing the record gives the session's back."""
+    record, folder = demo_record_folder
+    at = _opened(monkeypatch, folder)
+    at.session_state[REVIEW_KEY] = demo.tables(seed=0, n_train=300, n_holdout=300)
+    shown = _with_choices(record)
+    at.session_state[OPENED_KEY] = shown
+    _page(at, "data")
+    assert not set(DATA_CONTROLS) & _keys_drawn(at)  # no editable copy is drawn
+    assert at.number_input(key="record_seed").disabled
+    assert at.number_input(key="record_seed").value == record.report.seed
+    kinds = next(f.value for f in at.dataframe if list(f.value.columns) == ["column", "kind"])
+    features = next(iter(record.report.candidates.values())).fidelity.features
+    assert kinds.equals(features[["column", "kind"]].reset_index(drop=True))
+    person = at.selectbox(key="record_person_column")
+    assert person.disabled and person.value == "(each row is a person)"
+    assert at.checkbox(key="record_sample_every_row").disabled
+    assert at.checkbox(key="record_sample_every_row").value is True
+    assert at.number_input(key="record_sample_rows").disabled
+    assert "estimated on every row" in _texts(at)
+    assert at.multiselect(key="record_quasi_identifiers").value == ["age", "sex"]
+    assert at.multiselect(key="record_label_leak_columns").value == ["race"]
+    assert "min = 17" in next(c.value for c in at.code)
+    for name, value in CONTEXT.items():
+        widget = at.selectbox if name == "access" else at.text_input
+        if name == "threat_model":
+            widget = at.text_area
+        assert widget(key=f"record_context_{name}").value == value
+    for key in DATA_CONTROLS[1:]:
+        found = [w for kind in ("button", "selectbox", "checkbox", "number_input", "multiselect",
+                                "text_input", "text_area", "file_uploader")
+                 for w in at.get(kind) if w.key == f"record_{key}"]  # fmt: skip
+        assert all(w.disabled for w in found), key
+    assert not at.button(key="record_rerun").disabled  # its inputs are loaded: re-run offered
+    # closed: the loaded files' own choices, editable, nothing of the record's kept
+    at.button(key="close_record").click().run()
+    assert not at.exception, at.exception
+    assert not {k for k in _keys_drawn(at) if k.startswith("record_")}
+    assert not at.selectbox(key="person_column").disabled
+    assert at.multiselect(key="quasi_identifiers").value == []
+    assert at.text_input(key="context_recipient").value == ""
+    assert not at.text_input(key="context_recipient").disabled
+
+
+def test_data_shows_a_glucose_record_context_disabled(
+    demo_glucose_record_folder, monkeypatch, no_computing
+):
+    _, folder = demo_glucose_record_folder
+    at = _page(_opened(monkeypatch, folder), "data")
+    assert not set(DATA_CONTROLS) & _keys_drawn(at)
+    assert "record_schema_editor" not in {f.key for f in at.dataframe}  # traces: no schema
+    assert at.text_input(key="record_context_recipient").disabled
+    assert at.selectbox(key="record_context_access").disabled
 
 
 def _inputs_listed(at):

@@ -5,14 +5,18 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from synthreview import demo
 from synthreview.figures import utility as fig
 from synthreview.figures.text import markdown_text
+from tests.conftest import RECORD_ROWS
 from tests.page_helpers import page_after_run, run_page_without_data
 
 
 @pytest.fixture(scope="module")
-def review(demo_run):
-    return demo_run[0]
+def review():
+    """The table demo that ``demo_run`` reviewed (equal data): a test that needs only the
+    review does not start the session's run."""
+    return demo.tables(seed=0, n_train=RECORD_ROWS)
 
 
 def _utility_page(demo_run) -> AppTest:

@@ -529,3 +529,86 @@ def test_a_sampled_person_level_review_samples_people_and_audits_them_whole():
     copied_ids = {str(p) for p in order[:5]}
     for person in copied_ids:  # every copied person removed with every one of their rows
         assert audit.loc[audit["person"].astype(str) == person, "removed"].all(), person
+
+
+def test_no_box_attacks_leave_the_scored_persons_other_rows_out_of_the_reference():
+    from synthreview.metrics.privacy.attacks import NoBoxInputs, isotropic_kde_logpdf
+
+    # reference (holdout): person a at 0.0 and 0.1, person b at 5.0 and 5.2, person c at 9.0
+    reference = np.array([[0.0], [0.1], [5.0], [5.2], [9.0]])
+    people = np.array(["h:a", "h:a", "h:b", "h:b", "h:c"])
+    synthetic = np.array([[1.0], [2.0], [3.0], [7.0]])
+    attack = reference[[0, 2]]  # a's first row and b's first row, both reference rows
+    own = np.array([0, 2])
+    by_row = NoBoxInputs(attack, synthetic, reference, own, n_dims=1)
+    by_person = NoBoxInputs(attack, synthetic, reference, own, n_dims=1,
+                            groups=people[[0, 2]], reference_groups=people)  # fmt: skip
+    # leave-one-out finds the person's own other row; leave-person-out the next person
+    np.testing.assert_allclose(by_row.reference_nn, [0.1, 0.2], atol=1e-6)
+    np.testing.assert_allclose(by_person.reference_nn, [5.0, 4.0], atol=1e-6)
+    # the reference density of a's row is taken over b's and c's rows only
+    h = by_person.kde_bandwidth
+    expected = isotropic_kde_logpdf(attack[:1], reference[2:], bandwidth=h)
+    np.testing.assert_allclose(by_person.log_p_reference[:1], expected, rtol=1e-5)
+    with pytest.raises(ValueError, match="groups and reference_groups must be given together"):
+        NoBoxInputs(attack, synthetic, reference, own, groups=people[[0, 2]])
+
+
+def test_the_group_rule_of_a_person_review_counts_people():
+    """NLSY panel (tests/data/wage_panel_120.csv), 40 people a side, 8 rows each, grouped by
+    ``married`` (which changes within a person: the person's first row in value order decides):
+    every group's members and non-members are people."""
+    frame = pd.read_csv(PANEL)
+    people = np.sort(frame["person_id"].unique())
+    order = people[np.random.default_rng(0).permutation(len(people))]
+    parts = {name: frame[frame["person_id"].isin(ids)].reset_index(drop=True)
+             for name, ids in (("real", order[:40]), ("holdout", order[40:80]),
+                               ("fresh", order[80:]))}  # fmt: skip
+    fresh = parts["fresh"].assign(person_id=parts["fresh"]["person_id"] + 100_000)
+    review = with_person(align(parts["real"], {"fresh": fresh}, holdout=parts["holdout"]),
+                         "person_id")  # fmt: skip
+    options = ReviewOptions(embedding="none", person="person_id", groups=("married",),
+                            n_bootstrap=20)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = evaluate(review, sections=["privacy"], options=options, seed=0)
+    found = report.candidates["fresh"].privacy.groups
+    assert found is not None and found.results
+    for group in found.results:
+        # at most the 40 people a side, never the 320 rows
+        assert group.n_members <= 40 and group.n_nonmembers <= 40, group
+    totals = {}
+    for group in found.results:
+        totals.setdefault(group.attack, [0, 0])
+        totals[group.attack][0] += group.n_members
+        totals[group.attack][1] += group.n_nonmembers
+    assert all(t == [40, 40] for t in totals.values()), totals
+
+
+@pytest.mark.slow
+def test_a_person_review_is_free_of_row_order():
+    """Shuffling the rows of training and holdout changes no number of a person-level privacy
+    section: the people drawn (attack sets, DCR share, QI balance, ε halves) are drawn in a
+    value-defined order of people."""
+    frame = pd.read_csv(PANEL)
+    people = np.sort(frame["person_id"].unique())
+    order = people[np.random.default_rng(0).permutation(len(people))]
+    parts = [frame[frame["person_id"].isin(order[a:b])].reset_index(drop=True)
+             for a, b in ((0, 40), (40, 70), (70, 120))]  # fmt: skip
+    fresh = parts[2].assign(person_id=parts[2]["person_id"] + 100_000)
+
+    def privacy(real: pd.DataFrame, holdout: pd.DataFrame) -> str:
+        review = with_person(align(real, {"fresh": fresh}, holdout=holdout), "person_id")
+        options = ReviewOptions(embedding="none", person="person_id", claimed_epsilon=0.5,
+                                quasi_identifiers=("married", "union"), n_bootstrap=20)  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = evaluate(review, sections=["privacy"], options=options, seed=0)
+        found = report.candidates["fresh"].to_dict()["privacy"]
+        keys = ("membership_inference", "dcr", "dp_claim", "quasi_identifiers",
+                "epsilon_lower_bound", "person_level")  # fmt: skip
+        return json.dumps({k: found[k] for k in keys}, sort_keys=True, default=str)
+
+    shuffled = [p.sample(frac=1, random_state=5 + i).reset_index(drop=True)
+                for i, p in enumerate(parts[:2])]  # fmt: skip
+    assert privacy(parts[0], parts[1]) == privacy(*shuffled)

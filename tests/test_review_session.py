@@ -11,9 +11,16 @@ from dataclasses import replace
 import pytest
 
 from synthreview import demo
+from synthreview.errors import ConfigError
 from synthreview.record.live import needed_sections
 from synthreview.record.progress import RunProgress, format_seconds
-from synthreview.record.session import OPTIONS_KEY, ReviewSession
+from synthreview.record.session import (
+    MEETING_DONE_KEY,
+    MEETING_FIELDS,
+    OPTIONS_KEY,
+    ReviewSession,
+    meeting_field_key,
+)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +49,8 @@ def computed():
 def test_a_run_stores_every_step_once_and_then_judges(computed):
     session, review, planned, before_release, released = computed
     sections = needed_sections(review)
-    assert planned == [(n, s) for s in sections for n in review.candidates]
+    # candidate by candidate, so the first candidate is judged before the others run
+    assert planned == [(n, s) for n in review.candidates for s in sections]
     assert session.plan(session.get_options()) == []  # nothing left to compute
     assert session.status() == dict.fromkeys(sections, "current")
     # the numbers without the audit decide nothing: every decision waits for the release step
@@ -89,3 +97,24 @@ def test_run_progress_estimates_from_the_sessions_timings():
     fraction, sentence = progress.line()
     assert fraction == pytest.approx(0.5) and "1 of 2 steps done" in sentence
     assert format_seconds(185) == "3 min 05 s" and format_seconds(44.6) == "45 s"
+
+
+def test_the_meeting_countersigns_only_an_open_record_with_a_key():
+    state: dict = {}
+    with pytest.raises(ConfigError, match="open a record and load the meeting's private key"):
+        ReviewSession(state).countersign_meeting(
+            "fresh", 0, reviewers="Ann Lee: chair", decision="release", reason=""
+        )
+    assert MEETING_DONE_KEY not in state  # nothing was signed, nothing is said
+
+
+def test_what_the_meeting_did_is_said_once_and_blanks_only_that_candidate():
+    fields = {meeting_field_key(f, slot): "typed" for f in MEETING_FIELDS for slot in (0, 1)}
+    state: dict = {**fields, MEETING_DONE_KEY: (1, "Countersigned fresh; registered.")}
+    session = ReviewSession(state)
+    assert session.meeting_done(0) is None
+    assert session.meeting_done(1) == "Countersigned fresh; registered."
+    assert session.meeting_done(1) is None  # said once
+    assert set(state) == {meeting_field_key(f, 0) for f in MEETING_FIELDS}
+    with pytest.raises(ValueError, match="field must be one of"):
+        meeting_field_key("comment", 0)

@@ -101,6 +101,7 @@ def test_the_sample_is_free_of_row_order(leak):
     assert not drawn(real).equals(drawn(replace(real, role="holdout")))  # a stream per role
 
 
+@pytest.mark.slow
 def test_population_statistics_are_those_of_the_samples(leak, sampled_report):
     review, _ = leak
     sampled, sampling = sample_review(review, SAMPLE, seed=0)

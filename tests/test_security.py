@@ -159,6 +159,7 @@ def test_the_generator_receives_only_the_shadow_training_rows(adult):
         ("not_a_table", "must return a pandas DataFrame"),
     ],
 )
+@pytest.mark.slow
 def test_a_generator_output_with_no_usable_rows_is_an_error_of_the_attack(
     adult, name, message, tmp_path
 ):
@@ -253,6 +254,7 @@ def credit_claims():
     return claims
 
 
+@pytest.mark.slow
 def test_a_claimed_epsilon_of_zero_is_judged_like_any_other(credit_claims):
     policy = load_policy()
     for eps, content in credit_claims.items():
@@ -392,6 +394,7 @@ def test_every_line_the_cli_prints_goes_through_say():
     assert printing == {"say"}
 
 
+@pytest.mark.slow
 def test_log_records_and_warnings_of_the_cli_are_escaped():
     # a section's failure is logged with the candidate's name and a traceback; a warning may
     # name a column: in the command line's process both print escaped, line starts indented

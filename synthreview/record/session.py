@@ -37,6 +37,12 @@ from synthreview.judgement.policy import (
 from synthreview.judgement.waivers import Waiver
 from synthreview.options import ReviewOptions
 from synthreview.record import server
+from synthreview.record.countersign import (
+    countersign_folder,
+    meeting_signoff,
+    reviewers_from_text,
+)
+from synthreview.record.evidence import open_evidence
 from synthreview.record.inputs import (
     InputMatch,
     encoded_projection,
@@ -50,6 +56,7 @@ from synthreview.record.live import LiveReview, initial_options, needed_sections
 from synthreview.record.record import ReviewRecord
 from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, open_review
 from synthreview.record.summary import ReviewSummary, record_summary, stated_context, summarize
+from synthreview.record.trust import trusted_keys
 from synthreview.record.uploads import private_key
 from synthreview.release.audit import CopyCounts, Thresholds
 from synthreview.release.bundle import folder_names, zip_bytes
@@ -63,7 +70,7 @@ from synthreview.release.waivers import read_approval, waivers_for
 from synthreview.review import Report
 from synthreview.sampling import Sampling
 
-__all__ = ["ReviewSession", "demo_rows", "start_page"]
+__all__ = ["ReviewSession", "demo_rows", "meeting_field_key", "start_page"]
 
 T = TypeVar("T")
 
@@ -97,6 +104,7 @@ RUN_KEY = "_run_requested"
 RUN_NOTE_KEY = "_run_note"
 RUN_DONE_KEY = "_run_done"  # a run just finished: the next page says so once
 TIMINGS_KEY = "_step_seconds"  # {section: [seconds per candidate step]}
+RUN_LOG_KEY = "_run_decided_at"  # {candidate: seconds from the run's start to its first decision}
 #: {(digest, seed, options, policy, results, releases, confirmed, waivers, prior): ReviewSummary}
 SUMMARY_KEY = "_summary"
 VIEWS_KEY = "_views"  # {(name, *key): figure or table} built from the current summary
@@ -105,6 +113,9 @@ OPEN_TRIED_KEY = "_open_tried"
 OPEN_ERROR_KEY = "_open_error"
 RECORD_SUMMARY_KEY = "_record_summary"
 RECORD_ROWS_KEY = "_record_rows"  # the LiveReview of an open record's loaded input files
+MEETING_DONE_KEY = "_meeting_countersigned"  # (candidate slot, what was done): shown once
+#: the Audit page's meeting fields of an opened record, one set per candidate slot
+MEETING_FIELDS = ("reviewers", "decision", "reason")
 #: keys holding a loaded and computed review (benchmarks save and reload them to time pages)
 STORED_KEYS = (REVIEW_KEY, SEED_KEY, OPTIONS_KEY, LIVE_KEY, TIMINGS_KEY, RUN_TIME_KEY)
 #: environment variable that shrinks the bundled table demo (training rows, e.g. 600), for the
@@ -132,6 +143,14 @@ def demo_rows() -> int | None:
 
 
 @functools.cache
+def meeting_field_key(field: str, slot: int) -> str:
+    """The widget key of the meeting's ``field`` (one of :data:`MEETING_FIELDS`) for candidate
+    ``slot``: one per candidate, so nothing typed for one candidate shows under another."""
+    if field not in MEETING_FIELDS:
+        raise ValueError(f"field must be one of {MEETING_FIELDS}; got {field!r} instead")
+    return f"audit_meeting_{field}_{slot}"
+
+
 def _default_policy() -> Policy:
     return load_policy()  # parsed once per process: the shipped file never changes
 
@@ -336,6 +355,29 @@ class ReviewSession:
         record, review = self.opened_record(), self.get_review()
         return record.report.kind if record is not None else getattr(review, "kind", None)
 
+    def record_schema_frame(self) -> pd.DataFrame | None:
+        """The open record's scored columns and their kinds, as its fidelity tables state them
+        (``column``, ``kind``); ``None`` when no record is open or none states them (a glucose
+        record, or no fidelity section computed)."""
+        record = self.opened_record()
+        if record is None:
+            return None
+        for candidate in record.report.candidates.values():
+            features = getattr(candidate.fidelity, "features", None)
+            if features is not None and len(features):
+                return features[["column", "kind"]].reset_index(drop=True)
+        return None
+
+    def record_sampling_sentence(self) -> str:
+        """How the open record's population statistics were estimated, in one sentence."""
+        record = self.opened_record()
+        sampling = None if record is None else record.report.sampling
+        if sampling is not None and any(t.sampled for t in sampling.tables):
+            return sampling.sentence()
+        if record is not None and record.report.kind != "table":
+            return "Glucose traces are reviewed on every trace (never sampled)."
+        return "Every statistic was estimated on every row."
+
     def rerun_with_inputs(self) -> None:
         """``on_click`` of *Re-run with these inputs*: close the record (never changed) and
         request a new review of its loaded input files with its options, seed, policy and
@@ -372,6 +414,61 @@ class ReviewSession:
         if cached is None or cached[0] is not record:
             cached = self.state[RECORD_SUMMARY_KEY] = (record, record_summary(record))
         return cached[1]
+
+    def open_register_row(self, seq: int) -> ReviewRecord:
+        """Open the evidence of register record ``seq`` (the folder the register states, never
+        one named by the browser) for every page.
+
+        Raises
+        ------
+        ConfigError
+            The register holds no record ``seq``.
+        DataError
+            ``record.evidence.open_evidence``'s refusals (``EvidenceNotFound``: not where the
+            register says it was written).
+        """
+        row = next((r for r in server.register_history() if r.seq == seq), None)
+        if row is None:
+            raise ConfigError(f"the register holds no record #{seq}")
+        return self.open_record(open_evidence(row, key=os.environ.get(OPEN_KEY_ENV) or None))
+
+    # --- the meeting's countersignature of an opened record --------------------------------------
+    def countersign_meeting(
+        self, name: str, slot: int, *, reviewers: str, decision: str | None, reason: str
+    ) -> None:
+        """Countersign candidate ``name`` (the Audit page's ``slot``) of the opened record with
+        the session's key, beside the record on the server, into the server's register
+        (``record.countersign.countersign_folder``); the session then holds the countersigned
+        record, and :meth:`meeting_done` says what was done once.
+
+        Raises
+        ------
+        ConfigError
+            No record is open or no key is loaded, or the sign-off or countersignature is
+            refused (the message says why); nothing changes then.
+        """
+        record, key = self.opened_record(), self.signing_key()
+        if record is None or key is None:
+            raise ConfigError("open a record and load the meeting's private key (above) first")
+        signoff = meeting_signoff(record, name, decision=decision, reason=reason,
+                                  reviewers=reviewers_from_text(reviewers))  # fmt: skip
+        # the keys this server trusts: the one ``synthreview show`` was given, the trust folder
+        trusted = trusted_keys(os.environ.get(OPEN_KEY_ENV) or None)
+        done = countersign_folder(record, [signoff], key, register=server.register_location(),
+                                  trusted=trusted)  # fmt: skip
+        self.state[OPENED_KEY] = done.record
+        self.state.pop(RECORD_SUMMARY_KEY, None)
+        said = f"Countersigned {name} ({done.file}, key {done.keyid[:16]}); registered."
+        self.state[MEETING_DONE_KEY] = (slot, said)
+
+    def meeting_done(self, slot: int) -> str | None:
+        """What the countersignature just written for candidate ``slot`` did, once; its fields
+        are blank again then (a second click signs nothing twice)."""
+        if self.state.get(MEETING_DONE_KEY, (None,))[0] != slot:
+            return None
+        for field in MEETING_FIELDS:
+            self.state.pop(meeting_field_key(field, slot), None)
+        return self.state.pop(MEETING_DONE_KEY)[1]
 
     # --- options, policy, context --------------------------------------------------------------
     def get_options(self) -> ReviewOptions:
@@ -634,6 +731,11 @@ class ReviewSession:
     def timings(self) -> dict[str, list[float]]:
         """Seconds of every step timed in this session, by section (the estimates' base)."""
         return self.state.setdefault(TIMINGS_KEY, {})
+
+    def run_log(self) -> dict[str, float]:
+        """Seconds from the start of the last run to each candidate's first decision on
+        screen (what ``benchmarks/bench_pages.py`` prints as the time to the first decision)."""
+        return self.state.setdefault(RUN_LOG_KEY, {})
 
     def release_plan(self, options: ReviewOptions) -> list[str]:
         """Candidates whose release is not stored for the present numbers, policy and

@@ -190,6 +190,8 @@ class PersonAttack:
         Why the attack could not be judged on people (the row attack failed, or too few).
     result : AttackResult
         The person-level ROC and scores (``scores`` / ``is_member`` one per person).
+    persons : ndarray of str or None
+        The person of each of ``result``'s scores (not in ``to_dict``).
     """
 
     attack: str
@@ -202,6 +204,7 @@ class PersonAttack:
     advantage: float
     error: str | None = None
     result: AttackResult | None = field(default=None, repr=False, compare=False)
+    persons: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready figures and the person ROC (interpolated as for rows)."""
@@ -449,6 +452,7 @@ def person_membership(
                 tpr_at_fpr_01pct_ci=tpr_interval(summary.tpr_at_fpr_01pct, n_members),
                 advantage=summary.advantage,
                 result=summary,
+                persons=found.persons,
             )
         )
     judged = [a.result for a in results if a.error is None and a.result is not None]

@@ -34,6 +34,7 @@ from synthreview.metrics.privacy.epsilon import EpsilonBound, epsilon_lower_boun
 from synthreview.metrics.privacy.groups import GroupMembership, group_membership
 from synthreview.metrics.privacy.membership import membership_inference
 from synthreview.metrics.privacy.person import (
+    PersonAttack,
     PersonLevel,
     one_row_per_person,
     person_membership_inference,
@@ -247,6 +248,28 @@ def distance_to_closest_record(
 
 
 _l_diversity = l_diversity  # evaluate_privacy's option of the same name shadows it
+
+
+def _group_membership_by_person(
+    attacks: Sequence[PersonAttack],
+    real: pd.DataFrame,
+    holdout: pd.DataFrame,
+    real_people: np.ndarray,
+    holdout_people: np.ndarray,
+    columns: Sequence[str],
+) -> GroupMembership:
+    """:func:`group_membership` on the person scores of a person-level review's attacks."""
+    persons = attacks[0].persons
+    same = [a.result for a in attacks if np.array_equal(a.persons, persons)]
+    member = np.asarray(same[0].is_member, bool)
+    first_real = real[list(columns)].groupby(real_people, sort=False).first()
+    first_holdout = holdout[list(columns)].groupby(holdout_people, sort=False).first()
+    return group_membership(
+        same,
+        first_real.loc[persons[member]].reset_index(drop=True),
+        first_holdout.loc[persons[~member]].reset_index(drop=True),
+        columns=columns,
+    )
 
 
 def _value_order(frame: pd.DataFrame, cols: Sequence[str], person: str | None) -> np.ndarray:
@@ -485,8 +508,16 @@ def evaluate_privacy(
         )) or ()  # fmt: skip
     epsilon, vulnerable, wp29 = None, None, None
     if attacks:
-        epsilon = attempt("epsilon_lower_bound", errors,
-                          lambda: epsilon_lower_bound(attacks, seed=seed))  # fmt: skip
+        scored = None  # the person of every scored row (members first), with --person
+        if person is not None:
+            drawn = attack_set(len(real), len(holdout), max_attack=max_attack, seed=seed,
+                               sanity_within_nonmembers=True, real_groups=real_groups,
+                               holdout_groups=holdout_groups)  # fmt: skip
+            scored = np.r_[np.char.add("r:", real_groups[drawn.real_rows]),
+                           np.char.add("h:", holdout_groups[drawn.holdout_rows])]  # fmt: skip
+        epsilon = attempt("epsilon_lower_bound", errors, lambda: epsilon_lower_bound(
+            attacks, groups=scored, seed=seed,
+        ))  # fmt: skip
         members = attack_set(
             len(real),
             len(holdout),
@@ -604,6 +635,18 @@ def evaluate_privacy(
         skipped["groups"] = "no grouping columns named (--groups)"
     elif not attacks:
         skipped["groups"] = "no membership attack ran (needs a holdout)"
+    elif person is not None:
+        # the unit of privacy: each attack's person scores, a person's group read from the
+        # person's first row in value order (grouping columns such as sex or race are constant
+        # within a person), so a group's counts are people, never a person's rows
+        judged = [a for a in (person_level.attacks if person_level else ())
+                  if a.error is None and a.persons is not None]  # fmt: skip
+        if not judged:
+            errors["groups"] = "no membership attack could be judged per person"
+        else:
+            by_group = attempt("groups", errors, lambda: _group_membership_by_person(
+                judged, real, holdout, real_groups, holdout_groups, groups,
+            ))  # fmt: skip
     else:
         chosen = attack_set(
             len(real),
