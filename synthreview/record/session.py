@@ -4,10 +4,11 @@ A :class:`ReviewSession` reads and writes a mapping (Streamlit's ``st.session_st
 dashboard, a plain ``dict`` in a test) under the keys below, the only place they are spelled:
 the loaded review and its :class:`~synthreview.record.live.LiveReview` (every stored step and
 release), or an opened :class:`~synthreview.record.record.ReviewRecord` (shown whole, nothing
-recomputed); the options, seed, policy and release context; the audit confirmations, the
-meeting's sign-off, waivers and approvals, the signing key (this session only, never on disk);
-and the record's files (filed in the register of ``record.server``). It never draws and never
-imports Streamlit: ``app_state`` holds one per session and does the drawing.
+recomputed) and the meeting's countersignature of it; the options, seed, policy and release
+context; the audit confirmations; and the record's files (filed in the register of
+``record.server``). The meeting's sign-off, waivers, approvals and the signing key are
+:class:`~synthreview.record.signoff_state.SignoffState`'s, with their keys. It never draws and
+never imports Streamlit: ``app_state`` holds one per session and does the drawing.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from synthreview.judgement.policy import (
     load_policy,
     parse_policy,
 )
-from synthreview.judgement.waivers import Waiver
 from synthreview.options import ReviewOptions
 from synthreview.record import server
 from synthreview.record.countersign import (
@@ -54,19 +54,17 @@ from synthreview.record.inputs import (
 )
 from synthreview.record.live import LiveReview, initial_options, needed_sections, review_digest
 from synthreview.record.record import ReviewRecord
+from synthreview.record.signoff_state import SIGNOFF_KEY, SignoffState
 from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, open_review
 from synthreview.record.summary import ReviewSummary, record_summary, stated_context, summarize
 from synthreview.record.trust import trusted_keys
-from synthreview.record.uploads import private_key
 from synthreview.release.audit import CopyCounts, Thresholds
 from synthreview.release.bundle import folder_names, zip_bytes
 from synthreview.release.controls import PlantedControls
 from synthreview.release.export import ESCAPE_STATEMENT
 from synthreview.release.pipeline import CandidateAudit, CandidateRelease, policy_key, release_files
 from synthreview.release.register import ledger, prior_releases
-from synthreview.release.signing import ENVELOPE_NAME, key_id, load_public_key, sign_files
-from synthreview.release.signoff import SignOff, sign_off
-from synthreview.release.waivers import read_approval, waivers_for
+from synthreview.release.signing import sign_files
 from synthreview.review import Report
 from synthreview.sampling import Sampling
 
@@ -85,19 +83,12 @@ LOADED_TABLES_KEY = "_loaded_tables"
 SOURCES_KEY = "_candidate_sources"  # the uploaded candidate files as sent (curated bytes)
 POLICY_KEY = "release_policy"
 CONTEXT_KEY = "_release_context"  # the Data page's release context (ReleaseContext or None)
-WAIVERS_KEY = "_waiver_requests"  # [(rule, reason, requested at)]: the Audit page's requests
-APPROVALS_KEY = "_waiver_approvals"  # [Approval]: second-key approvals verified on upload
 POLICY_ERROR_KEY = "_policy_error"
 POLICY_UPLOAD_KEY = "overview_policy_upload"
 AUDIT_DIALOG_KEY = "audit_dialog_open"
 AUDIT_CONFIRMED_KEY = "audit_confirmed"  # {candidate: (thresholds, time)} confirmed
-SIGNOFF_KEY = "_signoff"  # {candidate: SignOff} of the loaded review
 AUDIT_CANDIDATE_KEY = "_audit_candidate"  # the Audit page's candidate, kept across page visits
 LOADED_SOURCE_KEY = "_loaded_source"  # the Data page's Source of the loaded review
-SIGNING_UPLOAD_KEY = "audit_signing_key"  # the private key file uploader (Audit page)
-SIGNING_PASSPHRASE_KEY = "audit_signing_passphrase"
-SIGNING_KEY = "_signing_key"  # the loaded Ed25519PrivateKey: this session only, never disk
-SIGNING_ERROR_KEY = "_signing_error"
 RUN_TIME_KEY = "_run_time"  # when the last run finished (the record's time)
 OPTIONS_KEY = "_options"
 RUN_KEY = "_run_requested"
@@ -154,8 +145,9 @@ def _default_policy() -> Policy:
     return load_policy()  # parsed once per process: the shipped file never changes
 
 
-class ReviewSession:
-    """One session's review, read from and written to ``state`` (see the module docstring).
+class ReviewSession(SignoffState):
+    """One session's review, read from and written to ``state`` (see the module docstring);
+    the meeting's sign-off, waivers, approvals and signing key are :class:`SignoffState`'s.
 
     Parameters
     ----------
@@ -813,11 +805,7 @@ class ReviewSession:
             and review.holdout.n_rows >= 20
         )  # fmt: skip
 
-    # --- the meeting's sign-off, waivers and the record ----------------------------------------
-    def signoffs(self) -> dict[str, SignOff]:
-        """``{candidate: SignOff}`` entered on the Audit page for the loaded review."""
-        return self.state.setdefault(SIGNOFF_KEY, {})
-
+    # --- the audit page's candidate, the ledger and the record ---------------------------------
     def audit_candidate_index(self, candidates: Sequence[str]) -> int:
         """Position in ``candidates`` of the Audit page's last chosen candidate (0: none)."""
         chosen = self.state.get(AUDIT_CANDIDATE_KEY)
@@ -826,32 +814,6 @@ class ReviewSession:
     def remember_audit_candidate(self, name: str) -> None:
         """Keep the Audit page's candidate choice (its selectbox's state ends with the page)."""
         self.state[AUDIT_CANDIDATE_KEY] = name
-
-    def request_waiver(self, rule: str, reason: str) -> str | None:
-        """File a waiver request of ``rule`` (the session's signing key is the requester);
-        why it was refused, or None. No decision changes until another key approves it."""
-        if self.signing_key_id() is None:
-            return "load your signing key below first: the signing key is the waiver's requester"
-        if rule not in self.get_policy().rules:
-            return f"the waived rule must be a rule of the policy; got {rule!r}"
-        if not reason.strip():
-            return "a waiver needs its justification; got an empty reason"
-        moment = datetime.now(UTC).isoformat(timespec="seconds")
-        self.state.setdefault(WAIVERS_KEY, []).append((rule, reason.strip(), moment))
-        return None
-
-    def add_approval(self, approval: bytes, public_key: bytes) -> str | None:
-        """Verify an approval (``synthreview approve``) with the approver's public key and keep
-        it; why it was refused, or None."""
-        try:
-            approver = load_public_key(public_key)
-            if key_id(approver) == self.signing_key_id():
-                return "the approval must be verified with a second reviewer's key, not yours"
-            found = read_approval(approval, approver, where="the approval")
-        except ConfigError as exc:
-            return str(exc)
-        self.state.setdefault(APPROVALS_KEY, []).append(found)
-        return None
 
     def ledger_prior(self) -> tuple[PriorRelease, ...]:
         """The register's earlier records from this review's training data (its sha256, or the
@@ -869,40 +831,6 @@ class ReviewSession:
         except ConfigError as exc:  # no register yet is no earlier release (ledger: none)
             return (PriorRelease.unreadable(str(exc)),)
         return prior_releases(records)
-
-    def session_waivers(self) -> tuple[Waiver, ...]:
-        """The waivers requested in this session, each approved where an approval matches."""
-        review = self.get_review()
-        synthetic = review.synthetic.items() if review else ()
-        candidates = {n: t.sha256 for n, t in synthetic if hasattr(t, "sha256")}
-        approvals = tuple(self.state.get(APPROVALS_KEY, ()))
-        return tuple(
-            waiver
-            for rule, reason, moment in self.state.get(WAIVERS_KEY, ())
-            for waiver in waivers_for(
-                [(rule, reason)],
-                requester=self.signing_key_id() or "",
-                requested_at=moment,
-                candidates=candidates,
-                approvals=approvals,
-            )
-        )
-
-    def record_signoff(
-        self, name: str, *, reviewer: str, decision: str | None, reason: str, comment: str
-    ) -> str | None:
-        """Validate and store the meeting's sign-off of ``name``; the error text, or None.
-        ``decision`` is None until the meeting chooses one: nothing is stored then."""
-        if decision is None:
-            return "choose the meeting's decision first (it is blank until the meeting chooses)"
-        tool = self.loaded_summary().decisions[name].outcome
-        try:
-            self.signoffs()[name] = sign_off(
-                reviewer, decision, tool_decision=tool, reason=reason, comment=comment
-            )
-        except ConfigError as exc:
-            return str(exc)
-        return None
 
     def record_refusal(self) -> str | None:
         """Why the record cannot be exported now (a decision out of date, a release step that
@@ -977,40 +905,3 @@ class ReviewSession:
     def zip_record(files: dict[str, bytes]) -> bytes:
         """The record's files in one ZIP (``release.bundle.zip_bytes``)."""
         return zip_bytes(files)
-
-    # --- the signing key (this session only, never written) ------------------------------------
-    def load_signing_key(self) -> None:
-        """``on_change`` of the signing key uploader and its passphrase: load the key from the
-        uploaded bytes in memory, or keep why not (the downloads then stay unsigned)."""
-        upload = self.state.get(SIGNING_UPLOAD_KEY)
-        self.forget_signing_key()
-        if upload is None:
-            return
-        try:
-            passphrase = self.state.get(SIGNING_PASSPHRASE_KEY) or ""
-            self.state[SIGNING_KEY] = private_key(upload.getvalue(), passphrase=passphrase)
-        except ConfigError as exc:
-            self.state[SIGNING_ERROR_KEY] = f"{upload.name}: {exc}; the downloads stay unsigned"
-
-    def forget_signing_key(self) -> None:
-        """Drop the session's signing key (the downloads are unsigned again)."""
-        self.state.pop(SIGNING_KEY, None)
-        self.state.pop(SIGNING_ERROR_KEY, None)
-
-    def signing_key(self) -> Ed25519PrivateKey | None:
-        """The Ed25519 private key loaded in this session, or ``None``."""
-        return self.state.get(SIGNING_KEY)
-
-    def signing_key_id(self) -> str | None:
-        """``signing.key_id`` of the session's signing key (what ``verify`` names), or None."""
-        key = self.signing_key()
-        return None if key is None else key_id(key.public_key())
-
-    @staticmethod
-    def signature_file_name() -> str:
-        """The signed statement's file in a signed record (``release.intoto.jsonl``)."""
-        return ENVELOPE_NAME
-
-    def signing_error(self) -> str | None:
-        """Why the uploaded signing key was refused, if it was."""
-        return self.state.get(SIGNING_ERROR_KEY)
