@@ -4,11 +4,13 @@ A :class:`ReviewSession` reads and writes a mapping (Streamlit's ``st.session_st
 dashboard, a plain ``dict`` in a test) under the keys below, the only place they are spelled:
 the loaded review and its :class:`~synthreview.record.live.LiveReview` (every stored step and
 release), or an opened :class:`~synthreview.record.record.ReviewRecord` (shown whole, nothing
-recomputed) and the meeting's countersignature of it; the options, seed, policy and release
-context; the audit confirmations; and the record's files (filed in the register of
-``record.server``). The meeting's sign-off, waivers, approvals and the signing key are
-:class:`~synthreview.record.signoff_state.SignoffState`'s, with their keys. It never draws and
-never imports Streamlit: ``app_state`` holds one per session and does the drawing.
+recomputed); the options, seed, policy and release context; the audit confirmations; and the
+record's files (filed in the register of ``record.server``). Two parts live in their own
+modules with their keys: an opened record's views and the meeting's countersignature of it
+(:class:`~synthreview.record.opened_state.OpenedRecordState`), and the meeting's sign-off,
+waivers, approvals and the signing key
+(:class:`~synthreview.record.signoff_state.SignoffState`). It never draws and never imports
+Streamlit: ``app_state`` holds one per session and does the drawing.
 """
 
 from __future__ import annotations
@@ -17,13 +19,12 @@ import functools
 import os
 from collections.abc import Callable, Hashable, Mapping, MutableMapping, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pandas as pd
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from synthreview.errors import ConfigError, DataError, error_message
+from synthreview.errors import ConfigError
 from synthreview.io.schema import Review
 from synthreview.judgement.context import ReleaseContext, parse_context
 from synthreview.judgement.ledger import PriorRelease
@@ -37,27 +38,15 @@ from synthreview.judgement.policy import (
 )
 from synthreview.options import ReviewOptions
 from synthreview.record import server
-from synthreview.record.countersign import (
-    countersign_folder,
-    meeting_signoff,
-    reviewers_from_text,
-)
-from synthreview.record.evidence import open_evidence
 from synthreview.record.inputs import (
-    InputMatch,
-    encoded_projection,
     has_holdout,
-    input_line,
-    inputs_frame,
-    match_inputs,
-    recorded_review,
 )
-from synthreview.record.live import LiveReview, initial_options, needed_sections, review_digest
+from synthreview.record.live import LiveReview, initial_options, needed_sections
+from synthreview.record.opened_state import OpenedRecordState
 from synthreview.record.record import ReviewRecord
 from synthreview.record.signoff_state import SIGNOFF_KEY, SignoffState
-from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, open_review
-from synthreview.record.summary import ReviewSummary, record_summary, stated_context, summarize
-from synthreview.record.trust import trusted_keys
+from synthreview.record.store import OPEN_ENV, open_review
+from synthreview.record.summary import ReviewSummary, stated_context, summarize
 from synthreview.release.audit import CopyCounts, Thresholds
 from synthreview.release.bundle import folder_names, zip_bytes
 from synthreview.release.controls import PlantedControls
@@ -68,7 +57,7 @@ from synthreview.release.signing import sign_files
 from synthreview.review import Report
 from synthreview.sampling import Sampling
 
-__all__ = ["ReviewSession", "demo_rows", "meeting_field_key", "start_page"]
+__all__ = ["ReviewSession", "demo_rows", "start_page"]
 
 T = TypeVar("T")
 
@@ -98,14 +87,6 @@ TIMINGS_KEY = "_step_seconds"  # {section: [seconds per candidate step]}
 #: {(digest, seed, options, policy, results, releases, confirmed, waivers, prior): ReviewSummary}
 SUMMARY_KEY = "_summary"
 VIEWS_KEY = "_views"  # {(name, *key): figure or table} built from the current summary
-OPENED_KEY = "_opened_record"  # the ReviewRecord opened from a folder or ZIP: evidence
-OPEN_TRIED_KEY = "_open_tried"
-OPEN_ERROR_KEY = "_open_error"
-RECORD_SUMMARY_KEY = "_record_summary"
-RECORD_ROWS_KEY = "_record_rows"  # the LiveReview of an open record's loaded input files
-MEETING_DONE_KEY = "_meeting_countersigned"  # (candidate slot, what was done): shown once
-#: the Audit page's meeting fields of an opened record, one set per candidate slot
-MEETING_FIELDS = ("reviewers", "decision", "reason")
 #: keys holding a loaded and computed review (benchmarks save and reload them to time pages)
 STORED_KEYS = (REVIEW_KEY, SEED_KEY, OPTIONS_KEY, LIVE_KEY, TIMINGS_KEY, RUN_TIME_KEY)
 #: environment variable that shrinks the bundled table demo (training rows, e.g. 600), for the
@@ -133,21 +114,14 @@ def demo_rows() -> int | None:
 
 
 @functools.cache
-def meeting_field_key(field: str, slot: int) -> str:
-    """The widget key of the meeting's ``field`` (one of :data:`MEETING_FIELDS`) for candidate
-    ``slot``: one per candidate, so nothing typed for one candidate shows under another."""
-    if field not in MEETING_FIELDS:
-        raise ValueError(f"field must be one of {MEETING_FIELDS}; got {field!r} instead")
-    return f"audit_meeting_{field}_{slot}"
-
-
 def _default_policy() -> Policy:
     return load_policy()  # parsed once per process: the shipped file never changes
 
 
-class ReviewSession(SignoffState):
+class ReviewSession(OpenedRecordState, SignoffState):
     """One session's review, read from and written to ``state`` (see the module docstring);
-    the meeting's sign-off, waivers, approvals and signing key are :class:`SignoffState`'s.
+    an opened record's views and countersignature are :class:`OpenedRecordState`'s, the
+    meeting's sign-off, waivers, approvals and signing key :class:`SignoffState`'s.
 
     Parameters
     ----------
@@ -232,10 +206,6 @@ class ReviewSession(SignoffState):
         return int(record.report.seed if record else self.state.get(SEED_KEY, 0))
 
     # --- the opened record ---------------------------------------------------------------------
-    def opened_record(self) -> ReviewRecord | None:
-        """The review record opened in this session (:meth:`open_record`), or ``None``."""
-        return self.state.get(OPENED_KEY)
-
     def open_record(
         self, source: str | os.PathLike[str] | bytes | ReviewRecord, *, key: Any = None
     ) -> ReviewRecord:
@@ -250,89 +220,14 @@ class ReviewSession(SignoffState):
         """
         record = source if isinstance(source, ReviewRecord) else open_review(source, key=key)
         self.set_review(None)
-        self.state[OPENED_KEY] = record
+        self._set_opened(record)
         self.state[DEMO_AUTOLOADED_KEY] = True
-        for stale in (RECORD_SUMMARY_KEY, OPEN_ERROR_KEY, RECORD_ROWS_KEY):
-            self.state.pop(stale, None)
         return record
-
-    def open_stored_review(self, name: str, *, key: Any = None) -> ReviewRecord:
-        """Open the stored review ``name`` (one of ``record.server.stored_reviews``).
-
-        Raises
-        ------
-        ConfigError
-            ``name`` is not one of the offered review folders (nothing is read then).
-        DataError
-            ``record.store.open_review``'s refusals.
-        """
-        offered = server.stored_reviews()
-        if name not in offered:
-            raise ConfigError(
-                f"the review to open must be one of the folders this server offers "
-                f"({len(offered)}); got {name!r} instead"
-            )
-        return self.open_record(Path(server.settings().reviews or "") / name, key=key)
-
-    def open_from_environment(self) -> None:
-        """Open the record ``synthreview show`` names (once per session); keep why it failed."""
-        if self.state.get(OPEN_TRIED_KEY):
-            return
-        self.state[OPEN_TRIED_KEY] = True
-        if os.environ.get(OPEN_ENV):
-            try:
-                self.open_record(os.environ[OPEN_ENV], key=os.environ.get(OPEN_KEY_ENV) or None)
-            except (DataError, ConfigError) as exc:
-                self.state[OPEN_ERROR_KEY] = str(exc)
-
-    def open_error(self) -> str | None:
-        """Why the record named at the session's start could not be opened."""
-        return self.state.get(OPEN_ERROR_KEY)
 
     def close_record(self) -> None:
         """``on_click`` of *Close the record*: the loaded files (if any) are shown again."""
-        for key in (OPENED_KEY, RECORD_SUMMARY_KEY, RECORD_ROWS_KEY):
-            self.state.pop(key, None)
+        self._clear_opened()
         self.state[VIEWS_KEY] = {}
-
-    def locked(self) -> bool:
-        """Whether an opened record is shown: controls that would change numbers are disabled."""
-        return self.opened_record() is not None
-
-    def record_inputs_needed(self) -> str:
-        """Which input files a raw-row view of the open record needs (name, role, sha256)."""
-        record = self.opened_record()
-        return "" if record is None else "; ".join(input_line(i) for i in record.inputs)
-
-    def record_match(self) -> InputMatch | None:
-        """How the loaded files supply the open record's inputs (None: no record open)."""
-        record = self.opened_record()
-        return None if record is None else match_inputs(record.inputs, self.get_review())
-
-    def record_inputs_frame(self) -> pd.DataFrame:
-        """The open record's input files, each with whether the loaded files supply it."""
-        record, match = self.opened_record(), self.record_match()
-        if record is None or match is None:
-            return pd.DataFrame()
-        return inputs_frame(record.inputs, match)
-
-    def record_rows(self) -> Review | None:
-        """The rows a raw-row view draws: the loaded review, or for an open record the loaded
-        files named as the record names them, only when each has the record's sha256."""
-        match, review = self.record_match(), self.get_review()
-        if match is None:
-            return review
-        return recorded_review(review, match) if review is not None and match.ok else None
-
-    def rows_live(self) -> LiveReview | None:
-        """The stored steps of the rows raw-row views draw (cached for a record's inputs)."""
-        if self.opened_record() is None:
-            return self.live()
-        rows = self.record_rows()
-        cached = self.state.get(RECORD_ROWS_KEY)
-        if rows is not None and (cached is None or cached.digest != review_digest(rows)):
-            cached = self.state[RECORD_ROWS_KEY] = LiveReview(rows)
-        return cached if rows is not None else None
 
     def holdout_given(self) -> bool:
         """Whether the shown review (an open record, else the loaded one) has a holdout."""
@@ -345,29 +240,6 @@ class ReviewSession(SignoffState):
         """``"table"`` or ``"traces"``: the open record's kind, else the loaded review's."""
         record, review = self.opened_record(), self.get_review()
         return record.report.kind if record is not None else getattr(review, "kind", None)
-
-    def record_schema_frame(self) -> pd.DataFrame | None:
-        """The open record's scored columns and their kinds, as its fidelity tables state them
-        (``column``, ``kind``); ``None`` when no record is open or none states them (a glucose
-        record, or no fidelity section computed)."""
-        record = self.opened_record()
-        if record is None:
-            return None
-        for candidate in record.report.candidates.values():
-            features = getattr(candidate.fidelity, "features", None)
-            if features is not None and len(features):
-                return features[["column", "kind"]].reset_index(drop=True)
-        return None
-
-    def record_sampling_sentence(self) -> str:
-        """How the open record's population statistics were estimated, in one sentence."""
-        record = self.opened_record()
-        sampling = None if record is None else record.report.sampling
-        if sampling is not None and any(t.sampled for t in sampling.tables):
-            return sampling.sentence()
-        if record is not None and record.report.kind != "table":
-            return "Glucose traces are reviewed on every trace (never sampled)."
-        return "Every statistic was estimated on every row."
 
     def rerun_with_inputs(self) -> None:
         """``on_click`` of *Re-run with these inputs*: close the record (never changed) and
@@ -385,81 +257,6 @@ class ReviewSession(SignoffState):
         self.state[POLICY_KEY] = policy
         self.state[CONTEXT_KEY] = stated_context(record)
         self.request_run()
-
-    def record_projection(self) -> pd.DataFrame | str | None:
-        """The PCA view of the open record's rows when its input files are loaded (None: not)."""
-        record, live = self.opened_record(), self.rows_live()
-        if record is None or live is None or live.review.kind != "table":
-            return None
-
-        def build() -> pd.DataFrame | str:
-            try:
-                return encoded_projection(live.review, options=self.get_options(), seed=self.seed())
-            except Exception as exc:  # a failed view must not stop the page
-                return error_message(exc)
-
-        return self.view("record_projection", build, live.digest)
-
-    def _record_summary(self, record: ReviewRecord) -> ReviewSummary:
-        cached = self.state.get(RECORD_SUMMARY_KEY)
-        if cached is None or cached[0] is not record:
-            cached = self.state[RECORD_SUMMARY_KEY] = (record, record_summary(record))
-        return cached[1]
-
-    def open_register_row(self, seq: int) -> ReviewRecord:
-        """Open the evidence of register record ``seq`` (the folder the register states, never
-        one named by the browser) for every page.
-
-        Raises
-        ------
-        ConfigError
-            The register holds no record ``seq``.
-        DataError
-            ``record.evidence.open_evidence``'s refusals (``EvidenceNotFound``: not where the
-            register says it was written).
-        """
-        row = next((r for r in server.register_history() if r.seq == seq), None)
-        if row is None:
-            raise ConfigError(f"the register holds no record #{seq}")
-        return self.open_record(open_evidence(row, key=os.environ.get(OPEN_KEY_ENV) or None))
-
-    # --- the meeting's countersignature of an opened record --------------------------------------
-    def countersign_meeting(
-        self, name: str, slot: int, *, reviewers: str, decision: str | None, reason: str
-    ) -> None:
-        """Countersign candidate ``name`` (the Audit page's ``slot``) of the opened record with
-        the session's key, beside the record on the server, into the server's register
-        (``record.countersign.countersign_folder``); the session then holds the countersigned
-        record, and :meth:`meeting_done` says what was done once.
-
-        Raises
-        ------
-        ConfigError
-            No record is open or no key is loaded, or the sign-off or countersignature is
-            refused (the message says why); nothing changes then.
-        """
-        record, key = self.opened_record(), self.signing_key()
-        if record is None or key is None:
-            raise ConfigError("open a record and load the meeting's private key (above) first")
-        signoff = meeting_signoff(record, name, decision=decision, reason=reason,
-                                  reviewers=reviewers_from_text(reviewers))  # fmt: skip
-        # the keys this server trusts: the one ``synthreview show`` was given, the trust folder
-        trusted = trusted_keys(os.environ.get(OPEN_KEY_ENV) or None)
-        done = countersign_folder(record, [signoff], key, register=server.register_location(),
-                                  trusted=trusted)  # fmt: skip
-        self.state[OPENED_KEY] = done.record
-        self.state.pop(RECORD_SUMMARY_KEY, None)
-        said = f"Countersigned {name} ({done.file}, key {done.keyid[:16]}); registered."
-        self.state[MEETING_DONE_KEY] = (slot, said)
-
-    def meeting_done(self, slot: int) -> str | None:
-        """What the countersignature just written for candidate ``slot`` did, once; its fields
-        are blank again then (a second click signs nothing twice)."""
-        if self.state.get(MEETING_DONE_KEY, (None,))[0] != slot:
-            return None
-        for field in MEETING_FIELDS:
-            self.state.pop(meeting_field_key(field, slot), None)
-        return self.state.pop(MEETING_DONE_KEY)[1]
 
     # --- options, policy, context --------------------------------------------------------------
     def get_options(self) -> ReviewOptions:
@@ -637,7 +434,7 @@ class ReviewSession(SignoffState):
         most once per result; an open record's own. ``None`` when a needed section never ran."""
         record, live = self.opened_record(), self.live()
         if record is not None:
-            return self._record_summary(record)
+            return self.opened_record_summary()
         if live is None:
             return None
         options, policy = options or self.get_options(), self.get_policy()
