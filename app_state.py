@@ -22,8 +22,13 @@ from synthreview.figures.text import markdown_text
 from synthreview.io.schema import Review
 from synthreview.options import ReviewOptions
 from synthreview.record.countersign import countersigned_decisions
-from synthreview.record.live import needed_sections
-from synthreview.record.progress import SECTION_LABELS, RunProgress, format_seconds
+from synthreview.record.live import RELEASE_STEPS, StepResult, needed_sections
+from synthreview.record.progress import (
+    SECTION_LABELS,
+    RunProgress,
+    decision_line,
+    format_seconds,
+)
 from synthreview.record.session import PRESENTATION_KEY, ReviewSession
 from synthreview.record.summary import ReviewSummary
 from synthreview.release.audit import Thresholds
@@ -328,28 +333,30 @@ def _tracked(
     progress: RunProgress,
     draw: Draw,
     step: tuple[str, str],
-    compute: Callable[[Callable[[float, str], None]], str | None],
+    compute: Callable[[Callable[[float, str], None]], StepResult],
 ) -> None:
-    """Run ``compute`` (given the step's progress callback; it returns the step's error) as
-    ``step`` of the run, drawn as it goes."""
+    """Run ``compute`` (given the step's progress callback) as ``step`` of the run, drawn as
+    it goes; its error or the reason it was skipped is drawn in the step table."""
     progress.start(step)
     draw("starting", force=True)
-    started = time.perf_counter()
 
     def report(fraction: float, message: str) -> None:
         progress.report(fraction)
         draw(message)
 
-    error = compute(report)
-    progress.finish(step, time.perf_counter() - started, error)
+    result = compute(report)
+    progress.finish(step, result.seconds, result.error, skipped=result.skipped)
     draw("done", force=True)
 
 
 def execute_pending_run() -> None:
     """Run the requested review (every page, before it draws, in the main area).
 
-    Each (candidate, section) step is stored as soon as it finishes. A click on Cancel, or on
-    anything else, interrupts the running step at its next progress report (Streamlit stops
+    Every step is planned before the first runs (``LiveReview.run_plan``): candidate by
+    candidate its sections, its audit and judgement as submitted, then its curation. Each step
+    is stored as soon as it finishes, and each candidate's decision is drawn in the step table
+    as soon as it is reached, labelled with what is still being computed. A click on Cancel, or
+    on anything else, interrupts the running step at its next progress report (Streamlit stops
     the script); a page switch keeps the request, so the next script run continues the review.
     """
     here = session()
@@ -357,31 +364,34 @@ def execute_pending_run() -> None:
     if not here.run_requested() or live is None or here.opened_record() is not None:
         return
     options, seed = here.get_options(), here.seed()
-    steps = here.plan(options)
-    first = [("all candidates", "prepare")]
-    if not live.needs_context(steps, seed=seed, options=options):
-        first = []
+    keys = {n: here.release_key(n, options) for n in live.review.candidates}
+    unreleased = [n for n, key in keys.items() if live.stored_release(n, **key) is None]
+    steps = live.run_plan(here.plan(options), seed=seed, options=options, releases=unreleased)
+    waivers = here.session_waivers()
+    run_log = here.run_log()
+    run_log.clear()
     panel = st.empty()
     # pinned to the window, so the progress stays in view however far the page was scrolled
     st.html(RUN_PANEL_CSS)
     with panel.container(border=True, key="review_run_panel"):
         st.markdown("**Running the review**")
         st.button("Cancel", key="review_cancel", on_click=here.cancel_run)
-        progress = RunProgress(first + steps, here.timings())
+        progress = RunProgress(steps, here.timings())
         draw = _tracker(progress)
-        for step in first:
-            _tracked(progress, draw, step, lambda on: live.prepare(seed=seed, options=options,
-                                                                    progress=on))  # fmt: skip
-        for name, section in steps:
+        for step in steps:
 
-            def compute(on, name=name, section=section):
-                return live.run_step(name, section, seed=seed, options=options, progress=on).error
+            def compute(on, step=step):
+                return live.compute(step, seed=seed, options=options, keys=keys, progress=on)
 
-            _tracked(progress, draw, (name, section), compute)
+            _tracked(progress, draw, step, compute)
+            name, section = step
+            if section in RELEASE_STEPS:
+                so_far = live.decision_so_far(name, waivers=waivers, **keys[name])
+                if so_far is not None:
+                    progress.decide(name, decision_line(so_far[0], pending=so_far[1]))
+                    run_log.setdefault(name, progress.decided_at[name])
+                    draw("decided", force=True)
         live.mark_complete(seed=seed, options=options)
-        to_release = here.release_plan(options)
-        if to_release:
-            _run_releases(progress, draw, here.review_summary(options).report, to_release)
         draw("judging the candidates", force=True)
         here.review_summary(options)  # judged once here, so the first page open only reads it
     took = format_seconds(time.perf_counter() - progress.started)
@@ -392,7 +402,8 @@ def execute_pending_run() -> None:
 def _run_releases(progress: RunProgress, draw: Draw, report: Report, names: list[str]) -> None:
     """Release each candidate through the one pipeline as a tracked step (under its confirmed
     thresholds, reusing what an earlier release of the same numbers computed); an exception is
-    the step's error, so the audit reads as not computed, never as a pass."""
+    the step's error, so the audit reads as not computed, never as a pass. The Audit page's
+    confirmed curation (a run plans its release steps in ``LiveReview.run_plan``)."""
     here = session()
     live, options = here.loaded_live(), here.get_options()
     progress.steps = progress.steps + [(n, "release") for n in names]
@@ -400,7 +411,7 @@ def _run_releases(progress: RunProgress, draw: Draw, report: Report, names: list
 
         def compute(on, name=name):
             key = here.release_key(name, options)
-            return live.release(report, name, progress=on, **key).error
+            return live.release(report, name, progress=on, **key)
 
         _tracked(progress, draw, (name, "release"), compute)
 

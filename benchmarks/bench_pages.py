@@ -5,9 +5,11 @@ Usage::
     OMP_NUM_THREADS=1 python benchmarks/bench_pages.py [--rows 5000] [--repeats 3]
         [--profile PAGE] [--save FILE | --load FILE]
 
-Loads the bundled table demo as the Data page does, presses Run review (every section for every
-candidate, then the curated versions of the candidates that fail the policy), prints each
-candidate's decision and reason as the Overview shows them, then switches between the pages
+Loads the bundled table demo as the Data page does, presses Run review (candidate by candidate
+every section, the audit and judgement as submitted, then the curated version when it fails the
+policy), prints when each candidate's first decision was drawn in the run panel (the first one
+is issue 39's "first decision on screen"), each candidate's decision and reason as the
+Overview shows them, then switches between the pages
 ``--repeats`` times and prints the seconds each page's script took. A page only reads the
 stored result, so a switch costs the redraw; the browser adds its own rendering
 (``tests/test_browser.py`` measures the switch in Chromium). ``--profile PAGE`` prints the
@@ -53,6 +55,7 @@ from synthreview.engine import available_cores  # noqa: E402
 from synthreview.record.session import (  # noqa: E402
     DEMO_AUTOLOADED_KEY,
     REVIEW_KEY,
+    RUN_LOG_KEY,
     STORED_KEYS,
     SUMMARY_KEY,
     TIMINGS_KEY,
@@ -125,6 +128,17 @@ def main() -> None:
         )
         if at.exception:
             _say(f"exception: {at.exception}")
+        decided = at.session_state[RUN_LOG_KEY] if RUN_LOG_KEY in at.session_state else {}
+        if decided:
+            first = min(decided, key=decided.get)
+            _say(
+                f"{'first decision on screen':<32} {decided[first]:7.1f} s after the run "
+                f"started ({first}; the last at {max(decided.values()):.1f} s)"
+            )
+            for name, seconds in decided.items():
+                _say(f"  {name:<30} {seconds:7.1f} s")
+        else:
+            _say("first decision on screen: none drawn during the run")
     if args.save and not args.load:
         state = {k: at.session_state[k] for k in STORED_KEYS if k in at.session_state}
         try:

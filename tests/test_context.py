@@ -12,6 +12,7 @@ from synthreview.cli import main
 from synthreview.errors import ConfigError
 from synthreview.judgement.context import STRICTEST, load_context, parse_context
 from synthreview.judgement.policy import apply_policy, load_policy, parse_policy
+from synthreview.record.live import LiveReview
 from synthreview.record.session import CONTEXT_KEY, ReviewSession
 from synthreview.release.bundle import build_release
 from synthreview.release.signing import (
@@ -183,6 +184,7 @@ def test_overview_names_the_context_or_says_the_strictest_thresholds_judged():
         patch.object(ReviewSession, "stored_report", return_value=(report, [])),
         patch.object(ReviewSession, "stale_sections", return_value=[]),
         patch.object(ReviewSession, "plan", return_value=[]),
+        patch.object(LiveReview, "candidate_report", return_value=report),
     ):
         at = open_page(review, report, "pages/overview.py").run()
         assert not at.exception, at.exception

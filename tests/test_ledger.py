@@ -14,6 +14,7 @@ from synthreview.errors import ConfigError
 from synthreview.judgement.context import parse_context
 from synthreview.judgement.ledger import PriorRelease, cap_decisions, composed_epsilon
 from synthreview.judgement.policy import apply_policy, parse_policy
+from synthreview.record.live import LiveReview
 from synthreview.record.session import SUMMARY_KEY, ReviewSession
 from synthreview.release.bundle import build_release
 from synthreview.release.register import (
@@ -183,6 +184,7 @@ def test_the_dashboard_applies_the_cap_from_the_servers_register(tmp_path, monke
             patch.object(ReviewSession, "stored_report", return_value=(report, [])),
             patch.object(ReviewSession, "stale_sections", return_value=[]),
             patch.object(ReviewSession, "plan", return_value=[]),
+            patch.object(LiveReview, "candidate_report", return_value=report),
         ):
             at = open_page(review, report, "pages/overview.py", policy=policy).run()
             assert not at.exception, at.exception

@@ -22,6 +22,7 @@ from synthreview.figures.text import markdown_text
 from synthreview.io.tables import align, read_table
 from synthreview.judgement.policy import load_policy, parse_policy
 from synthreview.options import ReviewOptions
+from synthreview.record.live import LiveReview
 from synthreview.record.session import (
     AUDIT_CONFIRMED_KEY,
     POLICY_KEY,
@@ -147,6 +148,7 @@ def patched():
         patch.object(ReviewSession, "stored_report", return_value=(report, [])),
         patch.object(ReviewSession, "stale_sections", return_value=[]),
         patch.object(ReviewSession, "plan", return_value=[]),
+        patch.object(LiveReview, "candidate_report", return_value=report),
         patch("synthreview.release.pipeline.evaluate_curated", return_value=after) as evaluate,
     ):
         yield review, report, evaluate

@@ -15,6 +15,7 @@ from unittest.mock import patch
 import pytest
 
 from synthreview.errors import ConfigError
+from synthreview.record.live import LiveReview
 from synthreview.record.session import ReviewSession
 from synthreview.record.signoff_state import SIGNING_PASSPHRASE_KEY, SIGNING_UPLOAD_KEY
 from synthreview.record.store import read_review_zip
@@ -60,6 +61,7 @@ def confirmed():
         patch.object(ReviewSession, "stored_report", return_value=(report, [])),
         patch.object(ReviewSession, "stale_sections", return_value=[]),
         patch.object(ReviewSession, "plan", return_value=[]),
+        patch.object(LiveReview, "candidate_report", return_value=report),
         patch("synthreview.release.pipeline.evaluate_curated", return_value=after),
     ):
         at = open_page(review, None, policy=only_required("ip_alpha")).run()

@@ -18,6 +18,7 @@ from synthreview.io.tables import align, read_table
 from synthreview.judgement.policy import HEADLINES
 from synthreview.judgement.verdicts import DECISION_STYLE
 from synthreview.options import ReviewOptions
+from synthreview.record.live import LiveReview
 from synthreview.record.session import PRESENTATION_KEY, RAW_ROWS_KEY, ReviewSession
 from synthreview.review import CandidateResult, Report, describe_inputs
 from tests.page_helpers import run_page
@@ -130,6 +131,7 @@ def opened():
         patch.object(ReviewSession, "stored_report", return_value=(report, [])),
         patch.object(ReviewSession, "stale_sections", return_value=[]),
         patch.object(ReviewSession, "plan", return_value=[]),
+        patch.object(LiveReview, "candidate_report", return_value=report),
         # the fixed sections carry no per-row samples: the copy audit does not cover them, so
         # the release pipeline judges them without the audit rules
         patch("synthreview.release.pipeline.audit_candidate", return_value=None),

@@ -18,6 +18,7 @@ import pytest
 from synthreview.judgement.decision import EXIT_RELEASE_AFTER_CURATION, exit_code
 from synthreview.judgement.policy import load_policy
 from synthreview.options import ReviewOptions
+from synthreview.record.live import LiveReview
 from synthreview.record.session import SUMMARY_KEY, ReviewSession
 from synthreview.release.audit import Thresholds
 from synthreview.release.pipeline import (
@@ -128,6 +129,7 @@ def test_stale_numbers_are_not_decided_and_not_exported(small):
         patch.object(ReviewSession, "stored_report", return_value=(report, [])),
         patch.object(ReviewSession, "stale_sections", return_value=[]),
         patch.object(ReviewSession, "plan", return_value=[]),
+        patch.object(LiveReview, "candidate_report", return_value=report),
         patch("synthreview.release.pipeline.evaluate_curated", return_value=after),
     ):
         at = open_page(review, None, page="pages/overview.py").run()
@@ -141,6 +143,7 @@ def test_stale_numbers_are_not_decided_and_not_exported(small):
         patch.object(ReviewSession, "changed_options", return_value=["target"]),
         patch.object(ReviewSession, "stale_sections", return_value=["utility"]),
         patch.object(ReviewSession, "plan", return_value=[]),
+        patch.object(LiveReview, "candidate_report", return_value=report),
     ):
         options = at.session_state["_options"]
         at.session_state["_options"] = replace(options, target="b")  # changed after the run

@@ -44,7 +44,8 @@ def computed():
 def test_a_run_stores_every_step_once_and_then_judges(computed):
     session, review, planned, before_release, released = computed
     sections = needed_sections(review)
-    assert planned == [(n, s) for s in sections for n in review.candidates]
+    # candidate by candidate, so the first candidate is judged before the others run
+    assert planned == [(n, s) for n in review.candidates for s in sections]
     assert session.plan(session.get_options()) == []  # nothing left to compute
     assert session.status() == dict.fromkeys(sections, "current")
     # the numbers without the audit decide nothing: every decision waits for the release step

@@ -16,7 +16,7 @@ import pytest
 from sklearn.model_selection import StratifiedKFold
 
 from synthreview.io.schema import Schema
-from synthreview.metrics.privacy.attack_stats import attack_set, bootstrap_auc
+from synthreview.metrics.privacy.attack_stats import attack_set, bootstrap_auc, summarize_attack
 from synthreview.metrics.utility.efficacy import discriminator_auc, ratio_interval
 from synthreview.splits import (
     bootstrap_rows,
@@ -432,3 +432,21 @@ def test_a_person_level_review_above_sample_rows_samples_people():
     # a candidate without ids is sampled by row
     assert sampling.table("no_ids").rows_used == 1000
     assert "whole people (by 'person')" in plan_sentence(review, 1000, person="person")
+
+
+def test_the_epsilon_bound_halves_divide_people():
+    from synthreview.metrics.privacy import epsilon
+
+    ids = _people(40, seed=7)
+    member = np.r_[np.ones(len(ids) // 2, bool), np.zeros(len(ids) - len(ids) // 2, bool)]
+    rng = np.random.default_rng(0)
+    attack = summarize_attack("a", rng.normal(size=len(ids)) + member, member, n_bootstrap=5)
+    with pytest.MonkeyPatch.context() as patch:
+        calls = _spy(patch, epsilon, "draw_rows")
+        epsilon.epsilon_lower_bound([attack], groups=ids, seed=0)
+    assert len(calls) == 2  # members' half, non-members' half
+    for _, kwargs, rows in calls:
+        assert _whole(np.asarray(kwargs["groups"]), rows)  # whole people in the chosen half
+    # a person of one row is a row: the halves are the earlier row draws
+    plain = epsilon.epsilon_lower_bound([attack], seed=0)
+    assert epsilon.epsilon_lower_bound([attack], groups=np.arange(len(ids)), seed=0) == plain

@@ -14,6 +14,7 @@ from synthreview.cli import main
 from synthreview.errors import ConfigError
 from synthreview.judgement.policy import apply_policy, load_policy
 from synthreview.judgement.waivers import Waiver, decide_with_waivers
+from synthreview.record.live import LiveReview
 from synthreview.record.session import SUMMARY_KEY, ReviewSession
 from synthreview.release.bundle import build_release
 from synthreview.release.register import append_records, history, history_frame, records_of_release
@@ -205,6 +206,7 @@ def test_audit_page_waiver_changes_the_screen_and_the_record_only_once_approved(
         patch.object(ReviewSession, "stored_report", return_value=(report, [])),
         patch.object(ReviewSession, "stale_sections", return_value=[]),
         patch.object(ReviewSession, "plan", return_value=[]),
+        patch.object(LiveReview, "candidate_report", return_value=report),
         patch("synthreview.release.pipeline.evaluate_curated", return_value=after),
     ):
         at = open_page(review, None).run()

@@ -4,7 +4,9 @@ A :class:`LiveReview` holds every finished (candidate, section) step of one load
 (:class:`StepResult`, keyed on the review's full-content digest, the seed and the options the
 section reads), the fitted contexts, each candidate's release, and the caches built from them.
 Nothing here computes on its own: :meth:`LiveReview.plan` says which steps a run needs,
-:meth:`LiveReview.run_step` / :meth:`LiveReview.release` compute one, and
+:meth:`LiveReview.run_plan` adds each candidate's audit and curation steps, candidate by
+candidate, :meth:`LiveReview.compute` computes one step, :meth:`LiveReview.decision_so_far`
+judges a candidate as soon as its own steps are done (before the other candidates run), and
 :meth:`LiveReview.stored_report` reads the stored steps back as a ``Report``
 (the current ones, else the last complete run's, naming the stale sections). The dashboard keeps
 one in its session; a test drives one without Streamlit.
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -22,7 +24,9 @@ import pandas as pd
 
 from synthreview.errors import ConfigError, error_message
 from synthreview.io.schema import Review
-from synthreview.judgement.policy import Policy
+from synthreview.judgement.decision import Decision
+from synthreview.judgement.policy import LedgerLimits, Policy
+from synthreview.judgement.waivers import Waiver, decide_with_waivers
 from synthreview.metrics.fidelity.features import pca_projection
 from synthreview.metrics.utility.regression import parse_formula, suggest_formula
 from synthreview.options import SECTION_OPTIONS, ReviewOptions, default_options, section_key
@@ -57,14 +61,20 @@ __all__ = [
 
 Progress = Callable[[float, str], None]
 
+#: the steps of a run after a candidate's sections: its audit and judgement as submitted, then
+#: its curation (re-evaluated and re-attacked when it fails) and the decision after it
+RELEASE_STEPS = ("submitted", "release")
+
 
 @dataclass(frozen=True)
 class StepResult:
-    """One candidate's result for one section (or its release), or the error it raised."""
+    """One candidate's result for one section (or its release), or the error it raised;
+    ``skipped`` says why a planned step turned out not to be needed (None: it was)."""
 
     value: Any
     error: str | None
     seconds: float
+    skipped: str | None = None
 
 
 def review_digest(review: Review) -> str:
@@ -118,6 +128,9 @@ class LiveReview:
     releases : dict
         ``{(digest, seed, options, policy key, candidate, thresholds, curate when): StepResult}``
         of each :class:`~synthreview.release.pipeline.CandidateRelease`.
+    submitted : dict
+        The same keys: each candidate's audit and judgement as submitted (a
+        ``CandidateRelease`` without curation), which its release then reuses.
     previews, controls, sampled : dict
         Audit previews, planted-leak controls and the samples statistics are estimated on.
     """
@@ -128,6 +141,7 @@ class LiveReview:
     contexts: dict[tuple[Any, ...], Context] = field(default_factory=dict)
     projections: dict[tuple[Any, ...], pd.DataFrame | str] = field(default_factory=dict)
     releases: dict[tuple[Any, ...], StepResult] = field(default_factory=dict)
+    submitted: dict[tuple[Any, ...], StepResult] = field(default_factory=dict)
     previews: dict[tuple[Any, ...], CandidateAudit | None] = field(default_factory=dict)
     controls: dict[tuple[Any, ...], PlantedControls] = field(default_factory=dict)
     sampled: dict[tuple[Any, ...], tuple[Review, Sampling | None]] = field(default_factory=dict)
@@ -169,14 +183,85 @@ class LiveReview:
         return [n for n, old, new in zip(names, base[2][1:], now[1:], strict=True) if old != new]
 
     def plan(self, *, seed: int, options: ReviewOptions) -> list[tuple[str, str]]:
-        """The ``(candidate, section)`` steps a run would compute now, in order."""
-        steps = []
-        for section in needed_sections(self.review):
-            base = self.base(section, seed=seed, options=options)
-            steps += [
-                (n, section) for n in self.review.candidates if (*base, n) not in self.results
-            ]
-        return steps
+        """The ``(candidate, section)`` steps a run would compute now, in order: candidate by
+        candidate (every section of one, then the next), so the first candidate can be judged
+        before the others run. Results are keyed per (candidate, section): the order changes
+        no stored result."""
+        sections = needed_sections(self.review)
+        bases = [(s, self.base(s, seed=seed, options=options)) for s in sections]
+        return [
+            (n, section)
+            for n in self.review.candidates
+            for section, base in bases
+            if (*base, n) not in self.results
+        ]
+
+    def run_plan(
+        self,
+        steps: Sequence[tuple[str, str]],
+        *,
+        seed: int,
+        options: ReviewOptions,
+        releases: Collection[str],
+    ) -> list[tuple[str, str]]:
+        """Every step of a run, in order, known before the first runs: the encoder and
+        embedding (``("all candidates", "prepare")``) when ``steps`` need them, then candidate
+        by candidate its steps among ``steps`` (:meth:`plan`'s) and, for each candidate in
+        ``releases`` (those whose release is not stored under the present policy and
+        thresholds), its :data:`RELEASE_STEPS`."""
+        first = [("all candidates", "prepare")]
+        if not self.needs_context(steps, seed=seed, options=options):
+            first = []
+        ordered = []
+        for name in self.review.candidates:
+            ordered += [step for step in steps if step[0] == name]
+            if name in releases:
+                ordered += [(name, step) for step in RELEASE_STEPS]
+        return first + ordered
+
+    def compute(
+        self,
+        step: tuple[str, str],
+        *,
+        seed: int,
+        options: ReviewOptions,
+        keys: Mapping[str, Mapping[str, Any]],
+        progress: Progress | None = None,
+    ) -> StepResult:
+        """Compute one step of :meth:`run_plan` and store it.
+
+        Parameters
+        ----------
+        step : (candidate, section)
+            A section, ``"prepare"``, or one of :data:`RELEASE_STEPS`.
+        seed : int
+        options : ReviewOptions
+        keys : mapping of str to mapping
+            Each candidate's :meth:`release_key` arguments (its confirmed thresholds and
+            curation, the policy), read by the release steps.
+        progress : callable, optional
+        """
+        name, section = step
+        if section == "prepare":
+            started = time.perf_counter()
+            error = self.prepare(seed=seed, options=options, progress=progress)
+            return StepResult(None, error, time.perf_counter() - started)
+        if section not in RELEASE_STEPS:
+            return self.run_step(name, section, seed=seed, options=options, progress=progress)
+        report = self.candidate_report(name, seed=seed, options=options)
+        if report is None:
+            raise ConfigError(
+                f"step must follow every section of {name!r} in the run's plan; got {step!r} "
+                f"before its sections are stored"
+            )
+        if section == "submitted":
+            return self.judge_submitted(report, name, **keys[name])
+        step = self.release(report, name, progress=progress, **keys[name])
+        if step.value is not None and step.value.curated is None:
+            # the pipeline curates only a candidate that fails as submitted (or holds real
+            # records): judged as submitted, its decision is already the release's
+            step = replace(step, skipped="no curated version")
+        return step
 
     def context_key(self, *, seed: int, options: ReviewOptions) -> tuple[Any, ...]:
         """The key of the fitted context (and its PCA) under ``seed`` and ``options``."""
@@ -186,28 +271,27 @@ class LiveReview:
         """The stored PCA of the encoded rows (fitted on real only), an error text, or None."""
         return self.projections.get(self.context_key(seed=seed, options=options))
 
-    def stored_report(
+    def candidate_report(self, name: str, *, seed: int, options: ReviewOptions) -> Report | None:
+        """Candidate ``name``'s current steps as a one-candidate ``Report`` (what its audit and
+        curation read), or None while any of its sections is not stored. Never computes."""
+        bases = [self.base(s, seed=seed, options=options) for s in needed_sections(self.review)]
+        if any((*base, name) not in self.results for base in bases):
+            return None
+        return self._report(bases, [name], seed=seed, options=options)
+
+    def _report(
         self,
-        sections: Sequence[str],
+        bases: Sequence[tuple[Any, ...]],
+        names: Sequence[str],
         *,
         seed: int,
         options: ReviewOptions,
-    ) -> tuple[Report | None, list[str]]:
-        """The stored results of ``sections`` (current, else the last complete run) and the
-        sections among them that are stale. Never computes. ``None`` when a section never ran."""
-        review = self.review
-        needed = needed_sections(review)
-        wanted = [s for s in needed if s in sections] or list(needed)
-        stale: list[str] = []
-        candidates: dict[str, dict[str, Any]] = {n: {"errors": {}} for n in review.candidates}
-        for section in wanted:
-            base = self.base(section, seed=seed, options=options)
-            if not self.complete(base):
-                base = self.latest_base(section, seed=seed)
-                if base is None:
-                    return None, []
-                stale.append(section)
-            for name in review.candidates:
+    ) -> Report:
+        """The ``Report`` of candidates ``names`` from the stored steps under ``bases``."""
+        candidates: dict[str, dict[str, Any]] = {n: {"errors": {}} for n in names}
+        for base in bases:
+            section = base[2][0]
+            for name in names:
                 step = self.results[(*base, name)]
                 if step.error is not None:
                     candidates[name]["errors"][section] = step.error
@@ -218,17 +302,40 @@ class LiveReview:
             if glucose is not None:  # trace fidelity and privacy live inside the glucose section
                 found.setdefault("fidelity", getattr(glucose, "fidelity", None))
                 found.setdefault("privacy", getattr(glucose, "privacy", None))
-        report = Report(
-            inputs=describe_inputs(review),
+        return Report(
+            inputs=describe_inputs(self.review),
             candidates={n: CandidateResult(name=n, **found) for n, found in candidates.items()},
             options=options,
             seed=seed,
-            sections=tuple(wanted),
-            kind=review.kind,
+            sections=tuple(base[2][0] for base in bases),
+            kind=self.review.kind,
             context=self.contexts.get(self.context_key(seed=seed, options=options)),
-            notices=tuple(review.notices),  # what loading changed travels with the decision
+            notices=tuple(self.review.notices),  # what loading changed travels with the decision
             sampling=self.sample(seed=seed, options=options)[1],
         )
+
+    def stored_report(
+        self,
+        sections: Sequence[str],
+        *,
+        seed: int,
+        options: ReviewOptions,
+    ) -> tuple[Report | None, list[str]]:
+        """The stored results of ``sections`` (current, else the last complete run) and the
+        sections among them that are stale. Never computes. ``None`` when a section never ran."""
+        needed = needed_sections(self.review)
+        wanted = [s for s in needed if s in sections] or list(needed)
+        stale: list[str] = []
+        bases = []
+        for section in wanted:
+            base = self.base(section, seed=seed, options=options)
+            if not self.complete(base):
+                base = self.latest_base(section, seed=seed)
+                if base is None:
+                    return None, []
+                stale.append(section)
+            bases.append(base)
+        report = self._report(bases, self.review.candidates, seed=seed, options=options)
         return report, stale
 
     def sample(self, *, seed: int, options: ReviewOptions) -> tuple[Review, Sampling | None]:
@@ -344,6 +451,46 @@ class LiveReview:
                 return step.value
         return None
 
+    def judge_submitted(
+        self,
+        report: Report,
+        name: str,
+        *,
+        seed: int,
+        options: ReviewOptions,
+        policy: Policy,
+        thresholds: Thresholds,
+        curate_when: str,
+    ) -> StepResult:
+        """Audit ``name`` and judge it as submitted through the one pipeline (its release
+        without curation) and store it; :meth:`release` then reuses the audit, so the decision
+        the run draws early is the one the release and the Overview state."""
+        started = time.perf_counter()
+        value, error = None, None
+        try:
+            value = release_candidate(
+                self.review,
+                report,
+                name,
+                policy=policy,
+                thresholds=thresholds,
+                curate_when="never",
+                reuse=self.previous_release(name, seed=seed, options=options),
+            )
+        except Exception as exc:  # recorded, never a silent pass (as in release)
+            error = error_message(exc)
+        step = StepResult(value, error, time.perf_counter() - started)
+        key = self.release_key(
+            name,
+            seed=seed,
+            options=options,
+            policy=policy,
+            thresholds=thresholds,
+            curate_when=curate_when,
+        )
+        self.submitted[key] = step
+        return step
+
     def release(
         self,
         report: Report,
@@ -357,8 +504,29 @@ class LiveReview:
         progress: Progress | None = None,
     ) -> StepResult:
         """Release ``name`` through the one pipeline and store it; an exception is stored as
-        the step's error (the judgement then reads the audit as not computed, never a pass)."""
+        the step's error (the judgement then reads the audit as not computed, never a pass).
+        The audit of :meth:`judge_submitted` under the same key is reused, unless an earlier
+        release of the same numbers under these thresholds holds a curated version to re-judge."""
         started = time.perf_counter()
+        key = self.release_key(
+            name,
+            seed=seed,
+            options=options,
+            policy=policy,
+            thresholds=thresholds,
+            curate_when=curate_when,
+        )
+        reuse = self.previous_release(name, seed=seed, options=options)
+        submitted = self.submitted.get(key)
+        # an earlier curated version under these thresholds is re-judged, not computed again
+        rejudge = (
+            reuse is not None
+            and reuse.curated is not None
+            and reuse.audit is not None
+            and reuse.audit.thresholds == thresholds
+        )
+        if submitted is not None and submitted.value is not None and not rejudge:
+            reuse = submitted.value
         value, error = None, None
         try:
             value = release_candidate(
@@ -368,12 +536,42 @@ class LiveReview:
                 policy=policy,
                 thresholds=thresholds,
                 curate_when=curate_when,  # type: ignore[arg-type]
-                reuse=self.previous_release(name, seed=seed, options=options),
+                reuse=reuse,
                 progress=progress,
             )
         except Exception as exc:  # recorded, never a silent pass (see the docstring)
             error = error_message(exc)
         step = StepResult(value, error, time.perf_counter() - started)
+        self.releases[key] = step
+        return step
+
+    def decision_so_far(
+        self,
+        name: str,
+        *,
+        seed: int,
+        options: ReviewOptions,
+        policy: Policy,
+        thresholds: Thresholds,
+        curate_when: str,
+        waivers: Sequence[Waiver] = (),
+    ) -> tuple[Decision, str | None] | None:
+        """Candidate ``name``'s decision from its own stored steps, as soon as it has one.
+
+        The judgement is the Overview's (``judgement.waivers.decide_with_waivers`` over the
+        pipeline's verdicts, as ``record.summary.summarize`` applies them): after its release
+        step the decision it states, after :meth:`judge_submitted` only the decision as
+        submitted. Caps of the policy's ``[ledger]`` weigh every candidate together and are
+        applied by the summary only.
+
+        Returns
+        -------
+        (Decision, str or None) or None
+            The decision and what may still change it: ``"curation"`` (its curation is still
+            to run), ``"ledger"`` (the policy's ledger caps, applied once every candidate is
+            decided) or None (final); None before its audit, or when its audit or release
+            failed (the summary then states why).
+        """
         key = self.release_key(
             name,
             seed=seed,
@@ -382,8 +580,18 @@ class LiveReview:
             thresholds=thresholds,
             curate_when=curate_when,
         )
-        self.releases[key] = step
-        return step
+        step = self.releases.get(key)
+        if step is not None:
+            if step.value is None:
+                return None
+            curated = step.value.curated
+            after = {name: curated.verdicts} if curated is not None else None
+            pending = "ledger" if policy.ledger != LedgerLimits() else None
+            return decide_with_waivers({name: step.value.verdicts}, after, waivers)[name], pending
+        step = self.submitted.get(key)
+        if step is None or step.value is None:
+            return None
+        return decide_with_waivers({name: step.value.verdicts}, None, waivers)[name], "curation"
 
     def preview_audit(
         self,

@@ -84,6 +84,7 @@ RUN_KEY = "_run_requested"
 RUN_NOTE_KEY = "_run_note"
 RUN_DONE_KEY = "_run_done"  # a run just finished: the next page says so once
 TIMINGS_KEY = "_step_seconds"  # {section: [seconds per candidate step]}
+RUN_LOG_KEY = "_run_decided_at"  # {candidate: seconds from the run's start to its first decision}
 #: {(digest, seed, options, policy, results, releases, confirmed, waivers, prior): ReviewSummary}
 SUMMARY_KEY = "_summary"
 VIEWS_KEY = "_views"  # {(name, *key): figure or table} built from the current summary
@@ -519,6 +520,11 @@ class ReviewSession(OpenedRecordState, SignoffState):
     def timings(self) -> dict[str, list[float]]:
         """Seconds of every step timed in this session, by section (the estimates' base)."""
         return self.state.setdefault(TIMINGS_KEY, {})
+
+    def run_log(self) -> dict[str, float]:
+        """Seconds from the start of the last run to each candidate's first decision on
+        screen (what ``benchmarks/bench_pages.py`` prints as the time to the first decision)."""
+        return self.state.setdefault(RUN_LOG_KEY, {})
 
     def release_plan(self, options: ReviewOptions) -> list[str]:
         """Candidates whose release is not stored for the present numbers, policy and

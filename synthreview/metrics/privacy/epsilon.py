@@ -100,6 +100,7 @@ def epsilon_lower_bound(
     *,
     confidence: float = 0.95,
     n_thresholds: int = 200,
+    groups: np.ndarray | None = None,
     seed: int = 0,
 ) -> EpsilonBound:
     """Best ε lower bound over ``attacks``: threshold picked on one half, certified on the other.
@@ -111,6 +112,10 @@ def epsilon_lower_bound(
     confidence : float, default=0.95
     n_thresholds : int, default=200
         Candidate thresholds per attack (score quantiles of the selection half).
+    groups : ndarray, optional
+        Person of every scored row (the row-level attacks of a person-level review): each
+        half then takes whole people, so no person's rows both choose the threshold and
+        certify it.
     seed : int, default=0
         Seeds the split of members and of non-members into halves.
 
@@ -128,8 +133,9 @@ def epsilon_lower_bound(
     is_member = np.asarray(usable[0].is_member, bool)
     rng = np.random.default_rng(seed)
     select = np.zeros(len(is_member), bool)
-    for group in (np.flatnonzero(is_member), np.flatnonzero(~is_member)):
-        select[group[draw_rows(rng, len(group), len(group) // 2)]] = True
+    for side in (np.flatnonzero(is_member), np.flatnonzero(~is_member)):
+        people = None if groups is None else np.asarray(groups)[side]
+        select[side[draw_rows(rng, len(side), len(side) // 2, groups=people)]] = True
     held = ~select
     n_m, n_o = int((is_member & held).sum()), int((~is_member & held).sum())
     best = (-1.0, None, math.nan)

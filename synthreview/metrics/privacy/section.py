@@ -508,8 +508,16 @@ def evaluate_privacy(
         )) or ()  # fmt: skip
     epsilon, vulnerable, wp29 = None, None, None
     if attacks:
-        epsilon = attempt("epsilon_lower_bound", errors,
-                          lambda: epsilon_lower_bound(attacks, seed=seed))  # fmt: skip
+        scored = None  # the person of every scored row (members first), with --person
+        if person is not None:
+            drawn = attack_set(len(real), len(holdout), max_attack=max_attack, seed=seed,
+                               sanity_within_nonmembers=True, real_groups=real_groups,
+                               holdout_groups=holdout_groups)  # fmt: skip
+            scored = np.r_[np.char.add("r:", real_groups[drawn.real_rows]),
+                           np.char.add("h:", holdout_groups[drawn.holdout_rows])]  # fmt: skip
+        epsilon = attempt("epsilon_lower_bound", errors, lambda: epsilon_lower_bound(
+            attacks, groups=scored, seed=seed,
+        ))  # fmt: skip
         members = attack_set(
             len(real),
             len(holdout),
