@@ -24,12 +24,9 @@ from synthreview.figures.text import markdown_text
 from synthreview.judgement.verdicts import DECISION_STYLE, OUTCOMES
 from synthreview.record import server
 from synthreview.record.countersign import countersigned_decisions
-from synthreview.record.session import (
-    RAW_ROWS_KEY,
-    SIGNING_PASSPHRASE_KEY,
-    SIGNING_UPLOAD_KEY,
-    meeting_field_key,
-)
+from synthreview.record.opened_state import meeting_field_key
+from synthreview.record.session import RAW_ROWS_KEY
+from synthreview.record.signoff_state import SIGNING_PASSPHRASE_KEY, SIGNING_UPLOAD_KEY
 from synthreview.record.store import record_files
 from synthreview.release.bundle import zip_bytes
 

@@ -29,10 +29,10 @@ from synthreview.record.session import (
     PRESENTATION_KEY,
     RAW_ROWS_KEY,
     REVIEW_KEY,
-    SIGNOFF_KEY,
     SUMMARY_KEY,
     ReviewSession,
 )
+from synthreview.record.signoff_state import SIGNOFF_KEY
 from synthreview.release.bundle import zip_bytes
 from synthreview.release.pipeline import release_files
 from synthreview.review import CandidateResult, Report, describe_inputs

@@ -16,7 +16,8 @@ import pytest
 
 from synthreview.errors import ConfigError
 from synthreview.record.live import LiveReview
-from synthreview.record.session import SIGNING_PASSPHRASE_KEY, SIGNING_UPLOAD_KEY, ReviewSession
+from synthreview.record.session import ReviewSession
+from synthreview.record.signoff_state import SIGNING_PASSPHRASE_KEY, SIGNING_UPLOAD_KEY
 from synthreview.record.store import read_review_zip
 from synthreview.record.uploads import verify_review_zip
 from synthreview.release.bundle import zip_bytes

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 import app_state
 from synthreview.cli import main
-from synthreview.record.session import OPENED_KEY
+from synthreview.record.opened_state import OPENED_KEY
 from synthreview.record.store import (
     OPEN_ENV,
     OPEN_KEY_ENV,

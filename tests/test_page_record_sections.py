@@ -26,7 +26,8 @@ from synthreview.figures import glucose as glucose_fig
 from synthreview.figures.explain import format_metric
 from synthreview.judgement.verdicts import DECISION_STYLE
 from synthreview.record.inputs import input_line
-from synthreview.record.session import OPENED_KEY, REVIEW_KEY
+from synthreview.record.opened_state import OPENED_KEY
+from synthreview.record.session import REVIEW_KEY
 from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, write_record
 from synthreview.release.signing import generate_keys, load_private_key
 

@@ -33,6 +33,7 @@ from synthreview.errors import ConfigError, DataError
 from synthreview.io.persons import check_person_column, person_key_columns, with_person
 from synthreview.io.tables import align
 from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.judgement.rules import measure_group_mia_tpr
 from synthreview.metrics.privacy.person import (
     aggregate_person_scores,
     one_row_per_person,
@@ -574,6 +575,9 @@ def test_the_group_rule_of_a_person_review_counts_people():
         report = evaluate(review, sections=["privacy"], options=options, seed=0)
     found = report.candidates["fresh"].privacy.groups
     assert found is not None and found.results
+    assert found.unit == "person"  # the rule's sentence says "(people)", not "(rows)"
+    content = report.to_dict()["candidates"]["fresh"]
+    assert "non-members (people)" in measure_group_mia_tpr(content, 0).detail
     for group in found.results:
         # at most the 40 people a side, never the 320 rows
         assert group.n_members <= 40 and group.n_nonmembers <= 40, group
@@ -583,3 +587,32 @@ def test_the_group_rule_of_a_person_review_counts_people():
         totals[group.attack][0] += group.n_members
         totals[group.attack][1] += group.n_nonmembers
     assert all(t == [40, 40] for t in totals.values()), totals
+
+
+@pytest.mark.slow
+def test_a_person_review_is_free_of_row_order():
+    """Shuffling the rows of training and holdout changes no number of a person-level privacy
+    section: the people drawn (attack sets, DCR share, QI balance, ε halves) are drawn in a
+    value-defined order of people."""
+    frame = pd.read_csv(PANEL)
+    people = np.sort(frame["person_id"].unique())
+    order = people[np.random.default_rng(0).permutation(len(people))]
+    parts = [frame[frame["person_id"].isin(order[a:b])].reset_index(drop=True)
+             for a, b in ((0, 40), (40, 70), (70, 120))]  # fmt: skip
+    fresh = parts[2].assign(person_id=parts[2]["person_id"] + 100_000)
+
+    def privacy(real: pd.DataFrame, holdout: pd.DataFrame) -> str:
+        review = with_person(align(real, {"fresh": fresh}, holdout=holdout), "person_id")
+        options = ReviewOptions(embedding="none", person="person_id", claimed_epsilon=0.5,
+                                quasi_identifiers=("married", "union"), n_bootstrap=20)  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = evaluate(review, sections=["privacy"], options=options, seed=0)
+        found = report.candidates["fresh"].to_dict()["privacy"]
+        keys = ("membership_inference", "dcr", "dp_claim", "quasi_identifiers",
+                "epsilon_lower_bound", "person_level")  # fmt: skip
+        return json.dumps({k: found[k] for k in keys}, sort_keys=True, default=str)
+
+    shuffled = [p.sample(frac=1, random_state=5 + i).reset_index(drop=True)
+                for i, p in enumerate(parts[:2])]  # fmt: skip
+    assert privacy(parts[0], parts[1]) == privacy(*shuffled)

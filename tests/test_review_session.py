@@ -13,14 +13,9 @@ import pytest
 from synthreview import demo
 from synthreview.errors import ConfigError
 from synthreview.record.live import needed_sections
+from synthreview.record.opened_state import MEETING_DONE_KEY, MEETING_FIELDS, meeting_field_key
 from synthreview.record.progress import RunProgress, format_seconds
-from synthreview.record.session import (
-    MEETING_DONE_KEY,
-    MEETING_FIELDS,
-    OPTIONS_KEY,
-    ReviewSession,
-    meeting_field_key,
-)
+from synthreview.record.session import OPTIONS_KEY, ReviewSession
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,13 @@ A :class:`ReviewSession` reads and writes a mapping (Streamlit's ``st.session_st
 dashboard, a plain ``dict`` in a test) under the keys below, the only place they are spelled:
 the loaded review and its :class:`~synthreview.record.live.LiveReview` (every stored step and
 release), or an opened :class:`~synthreview.record.record.ReviewRecord` (shown whole, nothing
-recomputed); the options, seed, policy and release context; the audit confirmations, the
-meeting's sign-off, waivers and approvals, the signing key (this session only, never on disk);
-and the record's files (filed in the register of ``record.server``). It never draws and never
-imports Streamlit: ``app_state`` holds one per session and does the drawing.
+recomputed); the options, seed, policy and release context; the audit confirmations; and the
+record's files (filed in the register of ``record.server``). Two parts live in their own
+modules with their keys: an opened record's views and the meeting's countersignature of it
+(:class:`~synthreview.record.opened_state.OpenedRecordState`), and the meeting's sign-off,
+waivers, approvals and the signing key
+(:class:`~synthreview.record.signoff_state.SignoffState`). It never draws and never imports
+Streamlit: ``app_state`` holds one per session and does the drawing.
 """
 
 from __future__ import annotations
@@ -16,13 +19,12 @@ import functools
 import os
 from collections.abc import Callable, Hashable, Mapping, MutableMapping, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pandas as pd
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from synthreview.errors import ConfigError, DataError, error_message
+from synthreview.errors import ConfigError
 from synthreview.io.schema import Review
 from synthreview.judgement.context import ReleaseContext, parse_context
 from synthreview.judgement.ledger import PriorRelease
@@ -34,43 +36,28 @@ from synthreview.judgement.policy import (
     load_policy,
     parse_policy,
 )
-from synthreview.judgement.waivers import Waiver
 from synthreview.options import ReviewOptions
 from synthreview.record import server
-from synthreview.record.countersign import (
-    countersign_folder,
-    meeting_signoff,
-    reviewers_from_text,
-)
-from synthreview.record.evidence import open_evidence
 from synthreview.record.inputs import (
-    InputMatch,
-    encoded_projection,
     has_holdout,
-    input_line,
-    inputs_frame,
-    match_inputs,
-    recorded_review,
 )
-from synthreview.record.live import LiveReview, initial_options, needed_sections, review_digest
+from synthreview.record.live import LiveReview, initial_options, needed_sections
+from synthreview.record.opened_state import OpenedRecordState
 from synthreview.record.record import ReviewRecord
-from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, open_review
-from synthreview.record.summary import ReviewSummary, record_summary, stated_context, summarize
-from synthreview.record.trust import trusted_keys
-from synthreview.record.uploads import private_key
+from synthreview.record.signoff_state import SIGNOFF_KEY, SignoffState
+from synthreview.record.store import OPEN_ENV, open_review
+from synthreview.record.summary import ReviewSummary, stated_context, summarize
 from synthreview.release.audit import CopyCounts, Thresholds
 from synthreview.release.bundle import folder_names, zip_bytes
 from synthreview.release.controls import PlantedControls
 from synthreview.release.export import ESCAPE_STATEMENT
 from synthreview.release.pipeline import CandidateAudit, CandidateRelease, policy_key, release_files
 from synthreview.release.register import ledger, prior_releases
-from synthreview.release.signing import ENVELOPE_NAME, key_id, load_public_key, sign_files
-from synthreview.release.signoff import SignOff, sign_off
-from synthreview.release.waivers import read_approval, waivers_for
+from synthreview.release.signing import sign_files
 from synthreview.review import Report
 from synthreview.sampling import Sampling
 
-__all__ = ["ReviewSession", "demo_rows", "meeting_field_key", "start_page"]
+__all__ = ["ReviewSession", "demo_rows", "start_page"]
 
 T = TypeVar("T")
 
@@ -85,19 +72,12 @@ LOADED_TABLES_KEY = "_loaded_tables"
 SOURCES_KEY = "_candidate_sources"  # the uploaded candidate files as sent (curated bytes)
 POLICY_KEY = "release_policy"
 CONTEXT_KEY = "_release_context"  # the Data page's release context (ReleaseContext or None)
-WAIVERS_KEY = "_waiver_requests"  # [(rule, reason, requested at)]: the Audit page's requests
-APPROVALS_KEY = "_waiver_approvals"  # [Approval]: second-key approvals verified on upload
 POLICY_ERROR_KEY = "_policy_error"
 POLICY_UPLOAD_KEY = "overview_policy_upload"
 AUDIT_DIALOG_KEY = "audit_dialog_open"
 AUDIT_CONFIRMED_KEY = "audit_confirmed"  # {candidate: (thresholds, time)} confirmed
-SIGNOFF_KEY = "_signoff"  # {candidate: SignOff} of the loaded review
 AUDIT_CANDIDATE_KEY = "_audit_candidate"  # the Audit page's candidate, kept across page visits
 LOADED_SOURCE_KEY = "_loaded_source"  # the Data page's Source of the loaded review
-SIGNING_UPLOAD_KEY = "audit_signing_key"  # the private key file uploader (Audit page)
-SIGNING_PASSPHRASE_KEY = "audit_signing_passphrase"
-SIGNING_KEY = "_signing_key"  # the loaded Ed25519PrivateKey: this session only, never disk
-SIGNING_ERROR_KEY = "_signing_error"
 RUN_TIME_KEY = "_run_time"  # when the last run finished (the record's time)
 OPTIONS_KEY = "_options"
 RUN_KEY = "_run_requested"
@@ -108,14 +88,6 @@ RUN_LOG_KEY = "_run_decided_at"  # {candidate: seconds from the run's start to i
 #: {(digest, seed, options, policy, results, releases, confirmed, waivers, prior): ReviewSummary}
 SUMMARY_KEY = "_summary"
 VIEWS_KEY = "_views"  # {(name, *key): figure or table} built from the current summary
-OPENED_KEY = "_opened_record"  # the ReviewRecord opened from a folder or ZIP: evidence
-OPEN_TRIED_KEY = "_open_tried"
-OPEN_ERROR_KEY = "_open_error"
-RECORD_SUMMARY_KEY = "_record_summary"
-RECORD_ROWS_KEY = "_record_rows"  # the LiveReview of an open record's loaded input files
-MEETING_DONE_KEY = "_meeting_countersigned"  # (candidate slot, what was done): shown once
-#: the Audit page's meeting fields of an opened record, one set per candidate slot
-MEETING_FIELDS = ("reviewers", "decision", "reason")
 #: keys holding a loaded and computed review (benchmarks save and reload them to time pages)
 STORED_KEYS = (REVIEW_KEY, SEED_KEY, OPTIONS_KEY, LIVE_KEY, TIMINGS_KEY, RUN_TIME_KEY)
 #: environment variable that shrinks the bundled table demo (training rows, e.g. 600), for the
@@ -143,20 +115,14 @@ def demo_rows() -> int | None:
 
 
 @functools.cache
-def meeting_field_key(field: str, slot: int) -> str:
-    """The widget key of the meeting's ``field`` (one of :data:`MEETING_FIELDS`) for candidate
-    ``slot``: one per candidate, so nothing typed for one candidate shows under another."""
-    if field not in MEETING_FIELDS:
-        raise ValueError(f"field must be one of {MEETING_FIELDS}; got {field!r} instead")
-    return f"audit_meeting_{field}_{slot}"
-
-
 def _default_policy() -> Policy:
     return load_policy()  # parsed once per process: the shipped file never changes
 
 
-class ReviewSession:
-    """One session's review, read from and written to ``state`` (see the module docstring).
+class ReviewSession(OpenedRecordState, SignoffState):
+    """One session's review, read from and written to ``state`` (see the module docstring);
+    an opened record's views and countersignature are :class:`OpenedRecordState`'s, the
+    meeting's sign-off, waivers, approvals and signing key :class:`SignoffState`'s.
 
     Parameters
     ----------
@@ -241,10 +207,6 @@ class ReviewSession:
         return int(record.report.seed if record else self.state.get(SEED_KEY, 0))
 
     # --- the opened record ---------------------------------------------------------------------
-    def opened_record(self) -> ReviewRecord | None:
-        """The review record opened in this session (:meth:`open_record`), or ``None``."""
-        return self.state.get(OPENED_KEY)
-
     def open_record(
         self, source: str | os.PathLike[str] | bytes | ReviewRecord, *, key: Any = None
     ) -> ReviewRecord:
@@ -259,89 +221,14 @@ class ReviewSession:
         """
         record = source if isinstance(source, ReviewRecord) else open_review(source, key=key)
         self.set_review(None)
-        self.state[OPENED_KEY] = record
+        self._set_opened(record)
         self.state[DEMO_AUTOLOADED_KEY] = True
-        for stale in (RECORD_SUMMARY_KEY, OPEN_ERROR_KEY, RECORD_ROWS_KEY):
-            self.state.pop(stale, None)
         return record
-
-    def open_stored_review(self, name: str, *, key: Any = None) -> ReviewRecord:
-        """Open the stored review ``name`` (one of ``record.server.stored_reviews``).
-
-        Raises
-        ------
-        ConfigError
-            ``name`` is not one of the offered review folders (nothing is read then).
-        DataError
-            ``record.store.open_review``'s refusals.
-        """
-        offered = server.stored_reviews()
-        if name not in offered:
-            raise ConfigError(
-                f"the review to open must be one of the folders this server offers "
-                f"({len(offered)}); got {name!r} instead"
-            )
-        return self.open_record(Path(server.settings().reviews or "") / name, key=key)
-
-    def open_from_environment(self) -> None:
-        """Open the record ``synthreview show`` names (once per session); keep why it failed."""
-        if self.state.get(OPEN_TRIED_KEY):
-            return
-        self.state[OPEN_TRIED_KEY] = True
-        if os.environ.get(OPEN_ENV):
-            try:
-                self.open_record(os.environ[OPEN_ENV], key=os.environ.get(OPEN_KEY_ENV) or None)
-            except (DataError, ConfigError) as exc:
-                self.state[OPEN_ERROR_KEY] = str(exc)
-
-    def open_error(self) -> str | None:
-        """Why the record named at the session's start could not be opened."""
-        return self.state.get(OPEN_ERROR_KEY)
 
     def close_record(self) -> None:
         """``on_click`` of *Close the record*: the loaded files (if any) are shown again."""
-        for key in (OPENED_KEY, RECORD_SUMMARY_KEY, RECORD_ROWS_KEY):
-            self.state.pop(key, None)
+        self._clear_opened()
         self.state[VIEWS_KEY] = {}
-
-    def locked(self) -> bool:
-        """Whether an opened record is shown: controls that would change numbers are disabled."""
-        return self.opened_record() is not None
-
-    def record_inputs_needed(self) -> str:
-        """Which input files a raw-row view of the open record needs (name, role, sha256)."""
-        record = self.opened_record()
-        return "" if record is None else "; ".join(input_line(i) for i in record.inputs)
-
-    def record_match(self) -> InputMatch | None:
-        """How the loaded files supply the open record's inputs (None: no record open)."""
-        record = self.opened_record()
-        return None if record is None else match_inputs(record.inputs, self.get_review())
-
-    def record_inputs_frame(self) -> pd.DataFrame:
-        """The open record's input files, each with whether the loaded files supply it."""
-        record, match = self.opened_record(), self.record_match()
-        if record is None or match is None:
-            return pd.DataFrame()
-        return inputs_frame(record.inputs, match)
-
-    def record_rows(self) -> Review | None:
-        """The rows a raw-row view draws: the loaded review, or for an open record the loaded
-        files named as the record names them, only when each has the record's sha256."""
-        match, review = self.record_match(), self.get_review()
-        if match is None:
-            return review
-        return recorded_review(review, match) if review is not None and match.ok else None
-
-    def rows_live(self) -> LiveReview | None:
-        """The stored steps of the rows raw-row views draw (cached for a record's inputs)."""
-        if self.opened_record() is None:
-            return self.live()
-        rows = self.record_rows()
-        cached = self.state.get(RECORD_ROWS_KEY)
-        if rows is not None and (cached is None or cached.digest != review_digest(rows)):
-            cached = self.state[RECORD_ROWS_KEY] = LiveReview(rows)
-        return cached if rows is not None else None
 
     def holdout_given(self) -> bool:
         """Whether the shown review (an open record, else the loaded one) has a holdout."""
@@ -354,29 +241,6 @@ class ReviewSession:
         """``"table"`` or ``"traces"``: the open record's kind, else the loaded review's."""
         record, review = self.opened_record(), self.get_review()
         return record.report.kind if record is not None else getattr(review, "kind", None)
-
-    def record_schema_frame(self) -> pd.DataFrame | None:
-        """The open record's scored columns and their kinds, as its fidelity tables state them
-        (``column``, ``kind``); ``None`` when no record is open or none states them (a glucose
-        record, or no fidelity section computed)."""
-        record = self.opened_record()
-        if record is None:
-            return None
-        for candidate in record.report.candidates.values():
-            features = getattr(candidate.fidelity, "features", None)
-            if features is not None and len(features):
-                return features[["column", "kind"]].reset_index(drop=True)
-        return None
-
-    def record_sampling_sentence(self) -> str:
-        """How the open record's population statistics were estimated, in one sentence."""
-        record = self.opened_record()
-        sampling = None if record is None else record.report.sampling
-        if sampling is not None and any(t.sampled for t in sampling.tables):
-            return sampling.sentence()
-        if record is not None and record.report.kind != "table":
-            return "Glucose traces are reviewed on every trace (never sampled)."
-        return "Every statistic was estimated on every row."
 
     def rerun_with_inputs(self) -> None:
         """``on_click`` of *Re-run with these inputs*: close the record (never changed) and
@@ -394,81 +258,6 @@ class ReviewSession:
         self.state[POLICY_KEY] = policy
         self.state[CONTEXT_KEY] = stated_context(record)
         self.request_run()
-
-    def record_projection(self) -> pd.DataFrame | str | None:
-        """The PCA view of the open record's rows when its input files are loaded (None: not)."""
-        record, live = self.opened_record(), self.rows_live()
-        if record is None or live is None or live.review.kind != "table":
-            return None
-
-        def build() -> pd.DataFrame | str:
-            try:
-                return encoded_projection(live.review, options=self.get_options(), seed=self.seed())
-            except Exception as exc:  # a failed view must not stop the page
-                return error_message(exc)
-
-        return self.view("record_projection", build, live.digest)
-
-    def _record_summary(self, record: ReviewRecord) -> ReviewSummary:
-        cached = self.state.get(RECORD_SUMMARY_KEY)
-        if cached is None or cached[0] is not record:
-            cached = self.state[RECORD_SUMMARY_KEY] = (record, record_summary(record))
-        return cached[1]
-
-    def open_register_row(self, seq: int) -> ReviewRecord:
-        """Open the evidence of register record ``seq`` (the folder the register states, never
-        one named by the browser) for every page.
-
-        Raises
-        ------
-        ConfigError
-            The register holds no record ``seq``.
-        DataError
-            ``record.evidence.open_evidence``'s refusals (``EvidenceNotFound``: not where the
-            register says it was written).
-        """
-        row = next((r for r in server.register_history() if r.seq == seq), None)
-        if row is None:
-            raise ConfigError(f"the register holds no record #{seq}")
-        return self.open_record(open_evidence(row, key=os.environ.get(OPEN_KEY_ENV) or None))
-
-    # --- the meeting's countersignature of an opened record --------------------------------------
-    def countersign_meeting(
-        self, name: str, slot: int, *, reviewers: str, decision: str | None, reason: str
-    ) -> None:
-        """Countersign candidate ``name`` (the Audit page's ``slot``) of the opened record with
-        the session's key, beside the record on the server, into the server's register
-        (``record.countersign.countersign_folder``); the session then holds the countersigned
-        record, and :meth:`meeting_done` says what was done once.
-
-        Raises
-        ------
-        ConfigError
-            No record is open or no key is loaded, or the sign-off or countersignature is
-            refused (the message says why); nothing changes then.
-        """
-        record, key = self.opened_record(), self.signing_key()
-        if record is None or key is None:
-            raise ConfigError("open a record and load the meeting's private key (above) first")
-        signoff = meeting_signoff(record, name, decision=decision, reason=reason,
-                                  reviewers=reviewers_from_text(reviewers))  # fmt: skip
-        # the keys this server trusts: the one ``synthreview show`` was given, the trust folder
-        trusted = trusted_keys(os.environ.get(OPEN_KEY_ENV) or None)
-        done = countersign_folder(record, [signoff], key, register=server.register_location(),
-                                  trusted=trusted)  # fmt: skip
-        self.state[OPENED_KEY] = done.record
-        self.state.pop(RECORD_SUMMARY_KEY, None)
-        said = f"Countersigned {name} ({done.file}, key {done.keyid[:16]}); registered."
-        self.state[MEETING_DONE_KEY] = (slot, said)
-
-    def meeting_done(self, slot: int) -> str | None:
-        """What the countersignature just written for candidate ``slot`` did, once; its fields
-        are blank again then (a second click signs nothing twice)."""
-        if self.state.get(MEETING_DONE_KEY, (None,))[0] != slot:
-            return None
-        for field in MEETING_FIELDS:
-            self.state.pop(meeting_field_key(field, slot), None)
-        return self.state.pop(MEETING_DONE_KEY)[1]
 
     # --- options, policy, context --------------------------------------------------------------
     def get_options(self) -> ReviewOptions:
@@ -646,7 +435,7 @@ class ReviewSession:
         most once per result; an open record's own. ``None`` when a needed section never ran."""
         record, live = self.opened_record(), self.live()
         if record is not None:
-            return self._record_summary(record)
+            return self.opened_record_summary()
         if live is None:
             return None
         options, policy = options or self.get_options(), self.get_policy()
@@ -819,11 +608,7 @@ class ReviewSession:
             and review.holdout.n_rows >= 20
         )  # fmt: skip
 
-    # --- the meeting's sign-off, waivers and the record ----------------------------------------
-    def signoffs(self) -> dict[str, SignOff]:
-        """``{candidate: SignOff}`` entered on the Audit page for the loaded review."""
-        return self.state.setdefault(SIGNOFF_KEY, {})
-
+    # --- the audit page's candidate, the ledger and the record ---------------------------------
     def audit_candidate_index(self, candidates: Sequence[str]) -> int:
         """Position in ``candidates`` of the Audit page's last chosen candidate (0: none)."""
         chosen = self.state.get(AUDIT_CANDIDATE_KEY)
@@ -832,32 +617,6 @@ class ReviewSession:
     def remember_audit_candidate(self, name: str) -> None:
         """Keep the Audit page's candidate choice (its selectbox's state ends with the page)."""
         self.state[AUDIT_CANDIDATE_KEY] = name
-
-    def request_waiver(self, rule: str, reason: str) -> str | None:
-        """File a waiver request of ``rule`` (the session's signing key is the requester);
-        why it was refused, or None. No decision changes until another key approves it."""
-        if self.signing_key_id() is None:
-            return "load your signing key below first: the signing key is the waiver's requester"
-        if rule not in self.get_policy().rules:
-            return f"the waived rule must be a rule of the policy; got {rule!r}"
-        if not reason.strip():
-            return "a waiver needs its justification; got an empty reason"
-        moment = datetime.now(UTC).isoformat(timespec="seconds")
-        self.state.setdefault(WAIVERS_KEY, []).append((rule, reason.strip(), moment))
-        return None
-
-    def add_approval(self, approval: bytes, public_key: bytes) -> str | None:
-        """Verify an approval (``synthreview approve``) with the approver's public key and keep
-        it; why it was refused, or None."""
-        try:
-            approver = load_public_key(public_key)
-            if key_id(approver) == self.signing_key_id():
-                return "the approval must be verified with a second reviewer's key, not yours"
-            found = read_approval(approval, approver, where="the approval")
-        except ConfigError as exc:
-            return str(exc)
-        self.state.setdefault(APPROVALS_KEY, []).append(found)
-        return None
 
     def ledger_prior(self) -> tuple[PriorRelease, ...]:
         """The register's earlier records from this review's training data (its sha256, or the
@@ -875,40 +634,6 @@ class ReviewSession:
         except ConfigError as exc:  # no register yet is no earlier release (ledger: none)
             return (PriorRelease.unreadable(str(exc)),)
         return prior_releases(records)
-
-    def session_waivers(self) -> tuple[Waiver, ...]:
-        """The waivers requested in this session, each approved where an approval matches."""
-        review = self.get_review()
-        synthetic = review.synthetic.items() if review else ()
-        candidates = {n: t.sha256 for n, t in synthetic if hasattr(t, "sha256")}
-        approvals = tuple(self.state.get(APPROVALS_KEY, ()))
-        return tuple(
-            waiver
-            for rule, reason, moment in self.state.get(WAIVERS_KEY, ())
-            for waiver in waivers_for(
-                [(rule, reason)],
-                requester=self.signing_key_id() or "",
-                requested_at=moment,
-                candidates=candidates,
-                approvals=approvals,
-            )
-        )
-
-    def record_signoff(
-        self, name: str, *, reviewer: str, decision: str | None, reason: str, comment: str
-    ) -> str | None:
-        """Validate and store the meeting's sign-off of ``name``; the error text, or None.
-        ``decision`` is None until the meeting chooses one: nothing is stored then."""
-        if decision is None:
-            return "choose the meeting's decision first (it is blank until the meeting chooses)"
-        tool = self.loaded_summary().decisions[name].outcome
-        try:
-            self.signoffs()[name] = sign_off(
-                reviewer, decision, tool_decision=tool, reason=reason, comment=comment
-            )
-        except ConfigError as exc:
-            return str(exc)
-        return None
 
     def record_refusal(self) -> str | None:
         """Why the record cannot be exported now (a decision out of date, a release step that
@@ -983,40 +708,3 @@ class ReviewSession:
     def zip_record(files: dict[str, bytes]) -> bytes:
         """The record's files in one ZIP (``release.bundle.zip_bytes``)."""
         return zip_bytes(files)
-
-    # --- the signing key (this session only, never written) ------------------------------------
-    def load_signing_key(self) -> None:
-        """``on_change`` of the signing key uploader and its passphrase: load the key from the
-        uploaded bytes in memory, or keep why not (the downloads then stay unsigned)."""
-        upload = self.state.get(SIGNING_UPLOAD_KEY)
-        self.forget_signing_key()
-        if upload is None:
-            return
-        try:
-            passphrase = self.state.get(SIGNING_PASSPHRASE_KEY) or ""
-            self.state[SIGNING_KEY] = private_key(upload.getvalue(), passphrase=passphrase)
-        except ConfigError as exc:
-            self.state[SIGNING_ERROR_KEY] = f"{upload.name}: {exc}; the downloads stay unsigned"
-
-    def forget_signing_key(self) -> None:
-        """Drop the session's signing key (the downloads are unsigned again)."""
-        self.state.pop(SIGNING_KEY, None)
-        self.state.pop(SIGNING_ERROR_KEY, None)
-
-    def signing_key(self) -> Ed25519PrivateKey | None:
-        """The Ed25519 private key loaded in this session, or ``None``."""
-        return self.state.get(SIGNING_KEY)
-
-    def signing_key_id(self) -> str | None:
-        """``signing.key_id`` of the session's signing key (what ``verify`` names), or None."""
-        key = self.signing_key()
-        return None if key is None else key_id(key.public_key())
-
-    @staticmethod
-    def signature_file_name() -> str:
-        """The signed statement's file in a signed record (``release.intoto.jsonl``)."""
-        return ENVELOPE_NAME
-
-    def signing_error(self) -> str | None:
-        """Why the uploaded signing key was refused, if it was."""
-        return self.state.get(SIGNING_ERROR_KEY)
