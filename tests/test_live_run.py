@@ -74,7 +74,9 @@ def test_the_first_decision_is_drawn_before_the_second_candidate_runs(live_run):
     assert name == first and pending == "curation"
     assert steps[at] == (first, "submitted")
     assert all(s[0] != second for s in steps[:at])  # nothing of the second candidate ran yet
-    assert decision_line(decision, pending=pending).endswith("its curation still running)")
+    line = decision_line(decision, pending=pending)
+    assert line.endswith("its curation still running)")
+    assert line.startswith("NOT DECIDED YET")  # never a bare RELEASE before curation
 
 
 @pytest.mark.slow  # a whole review

@@ -53,12 +53,16 @@ def format_seconds(seconds: float) -> str:
 
 def decision_line(decision: Decision, *, pending: str | None) -> str:
     """A candidate's decision during the run, labelled with what may still change it
-    (``pending``, as ``LiveReview.decision_so_far`` says): ``"DO NOT RELEASE (as submitted,
-    audit included; its curation still running)"``, then ``"RELEASE AFTER CURATION (final,
-    after curation)"``."""
+    (``pending``, as ``LiveReview.decision_so_far`` says): ``"NOT DECIDED YET - as submitted
+    DO NOT RELEASE (audit included; its curation still running)"``, then ``"RELEASE AFTER
+    CURATION (final, after curation)"``."""
     label = style(decision.outcome).label
     if pending == "curation":
-        return f"{label} (as submitted, audit included; its curation still running)"
+        # fails closed: while its curation may still change the outcome, no line reads as a
+        # bare RELEASE (a candidate with real records passes as submitted, then may not ship)
+        return (
+            f"NOT DECIDED YET - as submitted {label} (audit included; its curation still running)"
+        )
     after = ", after curation" if decision.curated_verdict is not None else ""
     if pending == "ledger":
         return f"{label} (after audit{after}; the ledger's caps apply when all are decided)"
