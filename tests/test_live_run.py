@@ -152,6 +152,8 @@ def test_the_estimate_never_rises_by_more_than_its_stated_spread(monkeypatch, se
     run = RunProgress(steps, {})
     assert [s for s in run.steps if s[1] == "release"] == [(n, "release") for n in names]
     readings = [(run.remaining(), run.spread())]
+    upper = run.remaining() + run.spread()
+    assert f"at most {progress_module.format_seconds(upper)}" in run.line()[1]  # as stated
     for step in steps:
         seconds = PRIOR_SECONDS[step[1]] * rng.uniform(0.5, 2.0)
         skipped = step[1] == "release" and rng.random() < 0.5

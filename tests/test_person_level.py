@@ -33,6 +33,7 @@ from synthreview.errors import ConfigError, DataError
 from synthreview.io.persons import check_person_column, person_key_columns, with_person
 from synthreview.io.tables import align
 from synthreview.judgement.policy import apply_policy, load_policy
+from synthreview.judgement.rules import measure_group_mia_tpr
 from synthreview.metrics.privacy.person import (
     aggregate_person_scores,
     one_row_per_person,
@@ -574,6 +575,9 @@ def test_the_group_rule_of_a_person_review_counts_people():
         report = evaluate(review, sections=["privacy"], options=options, seed=0)
     found = report.candidates["fresh"].privacy.groups
     assert found is not None and found.results
+    assert found.unit == "person"  # the rule's sentence says "(people)", not "(rows)"
+    content = report.to_dict()["candidates"]["fresh"]
+    assert "non-members (people)" in measure_group_mia_tpr(content, 0).detail
     for group in found.results:
         # at most the 40 people a side, never the 320 rows
         assert group.n_members <= 40 and group.n_nonmembers <= 40, group

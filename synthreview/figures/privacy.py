@@ -33,6 +33,7 @@ from synthreview.figures.text import markdown_text, plot_text
 from synthreview.judgement.policy import Policy, load_policy, verdict_for_value
 from synthreview.judgement.verdicts import SEVERITY
 from synthreview.judgement.verdicts import style as verdict_style
+from synthreview.metrics.privacy.dp_claim import VERBATIM_EVENT
 from synthreview.metrics.privacy.membership import ATTACK_LABELS
 from synthreview.metrics.privacy.vulnerable import mask_rows
 
@@ -61,6 +62,8 @@ def attack_verdict(attack, *, policy: Policy | None = None) -> str:
 
 def attack_label(attack: str) -> str:
     """Legend / report label of an attack name."""
+    if attack == VERBATIM_EVENT:  # dp_claim's pre-chosen event, not a scoring attack
+        return "verbatim-copy"
     return ATTACK_LABELS.get(attack, attack)
 
 
@@ -284,7 +287,13 @@ def dp_claim_text(claim) -> ClaimText:
         f"{format_number(claim.tpr)} (at least {format_number(claim.tpr_lower)}) against FPR "
         f"{format_number(claim.fpr)} of {claim.n_nonmembers:,} holdout rows (at most "
         f"{format_number(claim.fpr_upper)}); bounds at {claim.confidence:.0%} over "
-        f"{claim.n_tests:,} attack operating points together (Clopper-Pearson, Bonferroni)."
+        f"{claim.n_tests:,} operating points together (Clopper-Pearson, Bonferroni"
+        + (
+            "; the verbatim-copy event has half of the error budget, the attacks' thresholds "
+            "share the other half)."
+            if claim.verbatim is not None
+            else ")."
+        )
         + (f" Attacks contradicting the claim: {against}." if against else "")
     )
     return ClaimText(

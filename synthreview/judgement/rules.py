@@ -740,6 +740,21 @@ def measure_shadow_tpr(c: Mapping[str, Any], k: int) -> Measurement:
     return Measurement(lower, detail=detail)
 
 
+def _verbatim_share(claim: Mapping[str, Any]) -> str:
+    """How the family's α was split when the verbatim-copy event was one of the tested points
+    (``metrics.privacy.dp_claim``: half for the event, half shared by the attacks' points)."""
+    verbatim = claim.get("verbatim")
+    if not isinstance(verbatim, Mapping):
+        return ""
+    unit = "people" if verbatim.get("unit") == "person" else "records"
+    return (
+        f": the attacks' thresholds share half of the 5 %, the other half is the event "
+        f"'a training unit appears verbatim' ({verbatim.get('copied_members')} of "
+        f"{verbatim.get('n_members')} training {unit} vs {verbatim.get('copied_nonmembers')} "
+        f"of {verbatim.get('n_nonmembers')} holdout {unit})"
+    )
+
+
 def measure_dp_claim(c: Mapping[str, Any], k: int) -> Measurement:
     """``privacy.dp_claim.excess``: ε certified beyond the claim; n/a without a claim."""
     privacy = section_of(c, "privacy")
@@ -758,7 +773,7 @@ def measure_dp_claim(c: Mapping[str, Any], k: int) -> Measurement:
         f"the attacks certify ε ≥ {number(claim.get('certified_epsilon')):.2f} "
         f"({claim.get('attack')}: TPR lower bound {number(claim.get('tpr_lower')):.3f} vs FPR "
         f"upper bound {number(claim.get('fpr_upper')):.3f}, Clopper-Pearson at 95 % "
-        f"family-wise over {claim.get('n_tests')} attack operating points)",
+        f"family-wise over {claim.get('n_tests')} operating points{_verbatim_share(claim)})",
     ]
     against = claim.get("contradicting") or []
     if against:
@@ -909,11 +924,13 @@ def measure_group_mia_tpr(c: Mapping[str, Any], k: int) -> Measurement:
     bound, worst = max(bounds, key=lambda pair: (pair[0], number(pair[1].get("tpr_at_fpr_1pct"))))
     value = max(number(r.get("tpr_at_fpr_1pct")) for r in results)
     pooled = {col: g for col, g in (groups.get("pooled") or {}).items() if g}
+    # with --person the groups count people (one score per person), never a person's rows
+    units = " (people)" if groups.get("unit") == "person" else " (rows)"
     detail = (
         f"{worst.get('column')} = {worst.get('group')}, {worst.get('attack')}: TPR "
         f"{number(worst.get('tpr_at_fpr_1pct')):.3f} on {worst.get('n_members')} members and "
-        f"{worst.get('n_nonmembers')} non-members; lower bound {bound:.3f} (Clopper-Pearson, "
-        f"Bonferroni over {n} group x attack tests)"
+        f"{worst.get('n_nonmembers')} non-members{units}; lower bound {bound:.3f} "
+        f"(Clopper-Pearson, Bonferroni over {n} group x attack tests)"
     )
     if pooled:
         detail += "; pooled into 'other' (below {} rows a side): {}".format(
@@ -1067,7 +1084,7 @@ def say_constraints(m: Measurement) -> str:
 
 def say_group_mia_tpr(m: Measurement) -> str:
     return (
-        f"in the most exposed group an attacker identifies {_pct(m.value)} of its training rows "
+        f"in the most exposed group an attacker identifies {_pct(m.value)} of its training members "
         f"at 1 % false alarms (chance: 1 %): {m.detail}"
     )
 

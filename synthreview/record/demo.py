@@ -15,6 +15,7 @@ import numpy as np
 from synthreview import demo
 from synthreview.io.traces import Traces, align_traces
 from synthreview.options import ReviewOptions
+from synthreview.record.live import initial_options
 from synthreview.record.record import ReviewRecord, build_record
 from synthreview.release.pipeline import review_release
 from synthreview.review import evaluate
@@ -40,12 +41,18 @@ def demo_record(
         Training rows (and holdout rows) of the demo; 300 opens in about a second.
     seed : int
     options : ReviewOptions, optional
-        Default: 20 bootstrap draws, attacks on at most ``n_train // 2`` rows.
+        Default: the dashboard's starting options for the demo
+        (:func:`synthreview.record.live.initial_options`: target ``income``, groups, regression
+        formula) with 20 bootstrap draws and attacks on at most ``n_train // 2`` rows.
     controls : bool
         Add the planted-leak control table.
     """
     review = demo.tables(seed=seed, n_train=n_train, n_holdout=n_train)
-    chosen = options or ReviewOptions(n_bootstrap=20, max_attack=max(n_train // 2, 20))
+    # the options the dashboard starts the demo from (its target, groups and regression
+    # formula), so the stored record states the decisions a reviewer sees after Run review
+    chosen = options or replace(
+        initial_options(review), n_bootstrap=20, max_attack=max(n_train // 2, 20)
+    )
     report = evaluate(review, options=chosen, seed=seed)
     release = review_release(
         review, report, curate=True, controls=controls, timestamp=DEMO_RECORD_TIME

@@ -139,8 +139,8 @@ class RunProgress:
         elapsed = time.perf_counter() - self.started
         return overall, (
             f"{where}{len(self.done)} of {len(self.steps)} steps done · about "
-            f"{format_seconds(left)} left (± {format_seconds(self.spread())}; elapsed "
-            f"{format_seconds(elapsed)})"
+            f"{format_seconds(left)} left, at most {format_seconds(left + self.spread())} "
+            f"(elapsed {format_seconds(elapsed)})"
         )
 
     def frame(self) -> pd.DataFrame:

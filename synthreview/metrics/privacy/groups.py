@@ -67,19 +67,24 @@ class GroupMembership:
     pooled : dict of str -> list of str
         Column -> the groups pooled into ``"other"`` (below :data:`MIN_GROUP_ROWS`).
     min_rows : int
+    unit : {"row", "person"}
+        What a member is: a training row, or a training person in a person-level review
+        (each attack's person scores, a person's group from the person's first row).
     """
 
     results: tuple[GroupAttack, ...]
     pooled: dict[str, list[str]]
     min_rows: int = MIN_GROUP_ROWS
+    unit: str = "row"
 
     def to_dict(self) -> dict:
-        """JSON-ready: ``results``, ``pooled``, ``min_rows``."""
+        """JSON-ready: ``results``, ``pooled``, ``min_rows``, ``unit``."""
         return to_jsonable(
             {
                 "results": [r.to_dict() for r in self.results],
                 "pooled": self.pooled,
                 "min_rows": self.min_rows,
+                "unit": self.unit,
             }
         )
 

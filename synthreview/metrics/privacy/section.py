@@ -264,12 +264,13 @@ def _group_membership_by_person(
     member = np.asarray(same[0].is_member, bool)
     first_real = real[list(columns)].groupby(real_people, sort=False).first()
     first_holdout = holdout[list(columns)].groupby(holdout_people, sort=False).first()
-    return group_membership(
+    found = group_membership(
         same,
         first_real.loc[persons[member]].reset_index(drop=True),
         first_holdout.loc[persons[~member]].reset_index(drop=True),
         columns=columns,
     )
+    return replace(found, unit="person")
 
 
 def _value_order(frame: pd.DataFrame, cols: Sequence[str], person: str | None) -> np.ndarray:
