@@ -158,7 +158,8 @@ for name, result in privacy.items():
     # the Overview, the Audit page and the record state the same numbers)
     counts = session.copy_counts(name)
     col_copies.metric(
-        "rows flagged as copies", f"{counts.flagged_as_copies:,}" if counts else "n/a",
+        f"{counts.unit if counts else 'rows'} flagged as copies",
+        f"{counts.flagged_as_copies:,}" if counts else "n/a",
         help=f"The verdict is the audit's rule on {metric_label('audit_copy_share')}: "
         f"{get_info('audit_copy_share').meaning}.",
     )  # fmt: skip

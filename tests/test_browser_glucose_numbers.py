@@ -6,7 +6,7 @@ one Run review (118 training days, three candidates), then at 1280x720 and 1920x
 - every rule value shown beside a verdict says what the rule judged: the Overview's key numbers
   and scorecard, the Privacy tiles and the Glucose page's release rules;
 - the copies are counted one way: the Overview's sentence per candidate, the Privacy tile's
-  "rows flagged as copies", the Audit page's sentence and report.html agree;
+  "day traces flagged as copies", the Audit page's sentence and report.html agree;
 - no label, heading, tile or table cell of the Overview, Audit, History and Utility pages is
   clipped (``CLIPPED_JS``: content wider than its box);
 - presentation mode shows every candidate's decision on the first screen.
@@ -120,7 +120,7 @@ def test_glucose_numbers_are_judged_counted_once_and_readable(meeting, tmp_path)
             verdict = re.search(r"\b(PASS|WARN|FAIL)\b", tile["column"])
             if verdict and "judged" not in tile["column"]:
                 problems.append(f"Privacy {size}: tile {tile['label']!r} without judged value")
-        flagged = [t["value"] for t in tiles if t["label"] == "rows flagged as copies"]
+        flagged = [t["value"] for t in tiles if t["label"] == "day traces flagged as copies"]
         if flagged != [c[4] for c in overview_copies]:
             problems.append(f"Privacy {size}: flagged {flagged} vs Overview {overview_copies}")
         # the Audit page: the selected (first) candidate's copies as the Overview counts them

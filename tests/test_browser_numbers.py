@@ -26,8 +26,8 @@ LONG = 300_000  # ms
 SIZES = ((1280, 720), (1920, 1080))
 VERDICT_END = re.compile(r"(PASS|WARN|FAIL)\s*(\(note \d+\))?\s*$")
 COPIES = re.compile(
-    r"([\d,]+) of ([\d,]+) rows equal a real record \(([\d,]+) in training, ([\d,]+) in the "
-    r"holdout\); ([\d,]+) flagged as copies; ([\d,]+) removed by any rule"
+    r"([\d,]+) of ([\d,]+) (?:rows|day traces) equal a real record \(([\d,]+) in training, "
+    r"([\d,]+) in the holdout\); ([\d,]+) flagged as copies; ([\d,]+) removed by any rule"
 )
 
 #: elements whose content must fit their box: what a reader reads as a label

@@ -656,6 +656,9 @@ class CopyCounts:
         the ``audit_copies`` rule counts.
     removed : int
         Rows removed by any rule (the α-support and holdout-copy rules included).
+    unit : str
+        What a row is, in words: ``"rows"``, or ``"day traces"`` in a glucose review (each
+        audited row is one day trace), so every page counts in the data's own unit.
     """
 
     n_rows: int
@@ -666,6 +669,7 @@ class CopyCounts:
     unauthentic: int | None
     flagged_as_copies: int
     removed: int
+    unit: str = "rows"
 
     def rows(self) -> list[tuple[str, str]]:
         """``(what, count)`` lines of the breakdown, in reading order (``"off"`` for a rule
@@ -675,7 +679,7 @@ class CopyCounts:
             return "off" if n is None else f"{n:,}"
 
         return [
-            ("rows of the candidate", count(self.n_rows)),
+            (f"{self.unit} of the candidate", count(self.n_rows)),
             ("equal to a training record", count(self.exact_training)),
             ("equal to a holdout record", count(self.exact_holdout)),
             ("equal to a real record (training or holdout)", count(self.real_records)),
@@ -689,7 +693,7 @@ class CopyCounts:
         """One line: ``"12 of 5,000 rows equal a real record (11 in training, 1 in the
         holdout); 30 flagged as copies; 41 removed by any rule"``."""
         return (
-            f"{self.real_records:,} of {self.n_rows:,} rows equal a real record "
+            f"{self.real_records:,} of {self.n_rows:,} {self.unit} equal a real record "
             f"({self.exact_training:,} in training, {self.exact_holdout:,} in the holdout); "
             f"{self.flagged_as_copies:,} flagged as copies; {self.removed:,} removed by any rule"
         )
@@ -734,4 +738,6 @@ def copy_counts(audit: pd.DataFrame) -> CopyCounts:
         unauthentic=counted("drop_unauthentic"),
         flagged_as_copies=int(copies.sum()),
         removed=int(removed.sum()),
+        # a glucose audit's rows are day traces (its trace rules are in attrs)
+        unit="day traces" if audit.attrs.get("trace_rules") else "rows",
     )
