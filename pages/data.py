@@ -402,15 +402,21 @@ def _disclosure_section(review) -> None:
         "named here are tested for an answer key (rule `label_leak`); declared constraints are "
         "rules every row obeys (rule `constraint_violations`). Nothing chosen: not judged."
     )
-    # a record holds no rows: its own choices are the only ones it can show
-    analysed = list(options.quasi_identifiers if locked else review.schema.analysed)
-    categorical = list(options.label_leak_columns if locked else review.schema.categorical)
+    if locked:  # the columns the record scored, as it states them, and its own choices
+        kinds = session.record_schema_frame()
+        kinds = pd.DataFrame(columns=["column", "kind"]) if kinds is None else kinds
+        analysed = [*dict.fromkeys([*kinds["column"], *options.quasi_identifiers])]
+        categorical = kinds.loc[kinds["kind"] == "categorical", "column"]
+        categorical = [*dict.fromkeys([*categorical, *options.label_leak_columns])]
+    else:
+        analysed, categorical = list(review.schema.analysed), list(review.schema.categorical)
     chosen_qis = st.multiselect(
         "Quasi-identifiers",
         analysed,
         default=[c for c in options.quasi_identifiers if c in analysed],
         key=_key("quasi_identifiers"),
         disabled=locked,
+        placeholder="None chosen: not judged" if locked else None,
     )
     chosen_keys = st.multiselect(
         "Columns tested for an answer key (besides the target)",
@@ -418,6 +424,7 @@ def _disclosure_section(review) -> None:
         default=[c for c in options.label_leak_columns if c in categorical],
         key=_key("label_leak_columns"),
         disabled=locked,
+        placeholder="None chosen: only the target is tested" if locked else None,
     )
     constraints_file = st.file_uploader(
         "Declared constraints (TOML: [[range]], [[inequality]], [[formula]], [[allowed]], "

@@ -244,6 +244,10 @@ def test_data_shows_the_record_choices_disabled(demo_record_folder, monkeypatch,
     assert "estimated on every row" in _texts(at)
     assert at.multiselect(key="record_quasi_identifiers").value == ["age", "sex"]
     assert at.multiselect(key="record_label_leak_columns").value == ["race"]
+    # offered: the columns the record scored, as it states their kinds
+    assert at.multiselect(key="record_quasi_identifiers").options == list(features["column"])
+    categorical = features.loc[features["kind"] == "categorical", "column"]
+    assert at.multiselect(key="record_label_leak_columns").options == list(categorical)
     assert "min = 17" in next(c.value for c in at.code)
     for name, value in CONTEXT.items():
         widget = at.selectbox if name == "access" else at.text_input

@@ -228,6 +228,12 @@ class OpenedRecordState:
             return sampling.sentence()
         if record is not None and record.report.kind != "table":
             return "Glucose traces are reviewed on every trace (never sampled)."
+        limit = None if record is None else record.report.options.sample_rows
+        if limit is not None:
+            return (
+                f"Every table had at most {limit:,} rows: every statistic was estimated on every "
+                "row."
+            )
         return "Every statistic was estimated on every row."
 
     # --- the meeting's countersignature ---------------------------------------------------------
