@@ -16,6 +16,7 @@ from synthreview.record.live import needed_sections
 from synthreview.record.opened_state import MEETING_DONE_KEY, MEETING_FIELDS, meeting_field_key
 from synthreview.record.progress import RunProgress, format_seconds
 from synthreview.record.session import OPTIONS_KEY, ReviewSession
+from synthreview.record.store import OPEN_ENV
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +114,31 @@ def test_what_the_meeting_did_is_said_once_and_blanks_only_that_candidate():
     assert set(state) == {meeting_field_key(f, 0) for f in MEETING_FIELDS}
     with pytest.raises(ValueError, match="field must be one of"):
         meeting_field_key("comment", 0)
+
+
+def test_a_show_record_interrupted_while_opening_is_opened_on_the_next_run(
+    demo_record_folder, monkeypatch
+):
+    """``synthreview show``: a click while the record is still being read stops the script
+    mid-open (Streamlit's interrupt, here an exception); the next run opens it instead of
+    counting the session as tried and falling back to the demo."""
+    record, folder = demo_record_folder
+    monkeypatch.setenv(OPEN_ENV, str(folder))
+    session = ReviewSession({})
+    real_open = ReviewSession.open_record
+
+    class Interrupted(Exception):  # stands for Streamlit's StopException / RerunException
+        pass
+
+    def interrupted(self, *args, **kwargs):
+        raise Interrupted
+
+    monkeypatch.setattr(ReviewSession, "open_record", interrupted)
+    with pytest.raises(Interrupted):
+        session.open_from_environment()
+    assert session.opened_record() is None
+    monkeypatch.setattr(ReviewSession, "open_record", real_open)
+    session.open_from_environment()  # the next script run
+    assert session.opened_record() is not None
+    assert session.opened_record().decisions.keys() == record.decisions.keys()
+    assert not session.demo_autoload_pending()

@@ -119,15 +119,20 @@ class OpenedRecordState:
         return self.open_record(Path(server.settings().reviews or "") / name, key=key)
 
     def open_from_environment(self) -> None:
-        """Open the record ``synthreview show`` names (once per session); keep why it failed."""
+        """Open the record ``synthreview show`` names (once per session); keep why it failed.
+
+        The session counts as tried only once the open has finished (opened, or refused with
+        its reason): a click while a large record is still being read stops the script mid-open
+        (Streamlit interrupts a run for the next), and the next run must open it again instead
+        of falling back to the demo."""
         if self.state.get(OPEN_TRIED_KEY):
             return
-        self.state[OPEN_TRIED_KEY] = True
         if os.environ.get(OPEN_ENV):
             try:
                 self.open_record(os.environ[OPEN_ENV], key=os.environ.get(OPEN_KEY_ENV) or None)
             except (DataError, ConfigError) as exc:
                 self.state[OPEN_ERROR_KEY] = str(exc)
+        self.state[OPEN_TRIED_KEY] = True
 
     def open_register_row(self, seq: int) -> ReviewRecord:
         """Open the evidence of register record ``seq`` (the folder the register states, never
