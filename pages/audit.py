@@ -149,8 +149,11 @@ def _curation_evidence(name: str, release) -> None:
                 "Not computed after curation: "
                 + ", ".join(rule_labels(app_state.session().get_policy(), missing))
             )
-        for section, message in (curated.report.candidates[name].errors.items()
-                                 if curated.report is not None else ()):  # fmt: skip
+        # a set curation provably cannot fix is cut but not evaluated (no curated report):
+        # its content states per section why, as the record files it
+        errors = (curated.report.candidates[name].errors if curated.report is not None
+                  else curated.content.get("errors") or {})  # fmt: skip
+        for section, message in errors.items():
             app_state.show_error(message, what=f"{section.capitalize()} after curation")
     if curated is None or curated.report is None:
         return

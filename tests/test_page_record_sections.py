@@ -356,3 +356,19 @@ def test_rerun_with_these_inputs_computes_a_new_review(demo_record_folder, monke
     # a new review of the same files, options, seed and policy states the same decisions
     for decision in record.decisions.values():
         assert DECISION_STYLE[decision.outcome].label in body
+
+
+def test_audit_says_why_a_set_curation_cannot_fix_was_not_evaluated(
+    demo_record_folder, monkeypatch, no_computing
+):
+    """mode_collapse: curation provably cannot bring its k-marginal shortfall under the line,
+    so the pipeline cut it without evaluating it again (no curated report); the Audit page
+    states that per section instead of showing nothing after curation."""
+    record, folder = demo_record_folder
+    curated = record.releases["mode_collapse"].curated
+    assert curated is not None and curated.report is None  # the bounded, not evaluated set
+    at = _page(_opened(monkeypatch, folder), "audit")
+    at.selectbox(key="audit_candidate").set_value("mode_collapse").run()
+    assert not at.exception, at.exception
+    text = _texts(at)
+    assert "after curation" in text and "not evaluated after curation" in text
