@@ -640,20 +640,7 @@ with st.container(border=True, key="audit_signing"):
         "from the signed files, and the ZIP holds the signed statement release.intoto.jsonl "
         "(check it on the History page or with `synthreview verify`)."
     )
-    key_col, pass_col = st.columns(2)
-    key_col.file_uploader(
-        "Private key (synthreview.key)",
-        key=SIGNING_UPLOAD_KEY,
-        on_change=app_state.session().load_signing_key,
-    )
-    pass_col.text_input(
-        "Passphrase (when the key has one)",
-        type="password",
-        key=SIGNING_PASSPHRASE_KEY,
-        on_change=app_state.session().load_signing_key,
-    )
-    if app_state.session().signing_error():
-        st.error(markdown_text(app_state.session().signing_error()))
+    _signing_key_panel()
     keyid = app_state.session().signing_key_id()
     if keyid is None:
         st.caption("The downloads are not signed.")
