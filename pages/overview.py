@@ -20,6 +20,7 @@ from synthreview.figures.explain import (
     headline_readings,
     metric_help,
     rule_reading,
+    short_reason,
 )
 from synthreview.figures.frontier import UTILITY_AXES, frontier_points, privacy_utility_frontier
 from synthreview.figures.style import FONT_SIZE
@@ -58,15 +59,17 @@ div.st-key-overview_slide_0 { min-height: 0; justify-content: flex-start; }
 </style>"""
 
 
-def decision_html(decisions) -> str:
-    """The decision lines as HTML; every user-supplied string is escaped."""
+def decision_html(decisions, *, short: bool = False) -> str:
+    """The decision lines as HTML; every user-supplied string is escaped. ``short``: each
+    long reason as :func:`short_reason` (presentation mode's first screen)."""
     lines = []
     for name, decision in decisions.items():
         look = DECISION_STYLE[decision.outcome]
+        reason = short_reason(decision) if short else decision.reason
         lines.append(
             f'<div class="sr-line"><span class="sr-badge" style="{look.css()}">'
             f'{html.escape(look.label)}</span><span class="sr-name">{html.escape(name)}</span>'
-            f'<span class="sr-reason">{html.escape(decision.reason)}</span></div>'
+            f'<span class="sr-reason">{html.escape(reason)}</span></div>'
         )
     return '<div class="sr-decisions">' + "".join(lines) + "</div>"
 
@@ -140,7 +143,15 @@ decisions = summary.decisions
 
 with st.container(key="overview_slide_0"):
     st.subheader("Release decisions")
-    st.html(decision_html(decisions))
+    st.html(decision_html(decisions, short=present))
+    shortened = [n for n, d in decisions.items() if present and short_reason(d) != d.reason]
+    if shortened:
+        st.markdown(
+            "\n".join(
+                f"- **{markdown_text(n)}**: {markdown_text(decisions[n].reason)}" for n in shortened
+            ),
+            help="The whole reason of each decision named by its rule above.",
+        )
     if not summary.current:
         app_state.run_button(key="run_review_overview", label="Re-run the review")
     st.caption(

@@ -8,6 +8,7 @@ they need; a changed byte of the folder shows NOT VERIFIED in red on every page.
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 import sys
@@ -23,7 +24,8 @@ from synthreview import demo
 from synthreview.figures import explain
 from synthreview.figures import fidelity as fidelity_fig
 from synthreview.figures import glucose as glucose_fig
-from synthreview.figures.explain import format_metric
+from synthreview.figures.explain import format_metric, short_reason
+from synthreview.figures.text import markdown_text
 from synthreview.judgement.verdicts import DECISION_STYLE
 from synthreview.record.inputs import input_line
 from synthreview.record.opened_state import OPENED_KEY
@@ -372,3 +374,24 @@ def test_audit_says_why_a_set_curation_cannot_fix_was_not_evaluated(
     assert not at.exception, at.exception
     text = _texts(at)
     assert "after curation" in text and "not evaluated after curation" in text
+
+
+def test_presentation_mode_names_a_long_reason_by_its_rule_and_gives_it_below(
+    demo_record_folder, monkeypatch, no_computing
+):
+    """Presentation mode's first screen holds every decision: a long reason is named by its
+    deciding rule in the decision line (``figures.explain.short_reason``) and given whole
+    right below the decisions, never cut."""
+    record, folder = demo_record_folder
+    at = _page(_opened(monkeypatch, folder), "overview")
+    at.toggle(key="presentation_mode").set_value(True).run()
+    assert not at.exception, at.exception
+    body = next(h.proto.body for h in at.get("html") if 'sr-decisions"' in h.proto.body)
+    long = {n: d for n, d in record.decisions.items() if short_reason(d) != d.reason}
+    assert long, "the demo record has no reason long enough to test"
+    text = _texts(at)
+    for name, decision in record.decisions.items():
+        assert html.escape(short_reason(decision)) in body
+        if name in long:
+            assert html.escape(decision.reason) not in body
+            assert markdown_text(decision.reason).replace("\\", "").replace("\u2060", "") in text

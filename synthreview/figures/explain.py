@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from synthreview.figures.text import markdown_text
+from synthreview.judgement.decision import Decision, rule_label
 from synthreview.judgement.policy import HEADLINE_RULES, RuleVerdict
 from synthreview.judgement.rules import SPECS
 from synthreview.judgement.verdicts import SEVERITY, VERDICT_STYLE
@@ -425,3 +426,28 @@ def readings_markdown(name: str, verdicts: Any, sections: str | tuple[str, ...])
         return ""
     bullets = "\n".join(f"- {markdown_text(label)}: {markdown_text(r.text)}" for label, r in lines)
     return f"**{markdown_text(name)}**\n\n{bullets}"
+
+
+#: in presentation mode a reason longer than this is named by its deciding rule on the first
+#: screen and given whole just below: at 1280x720 one 400-character reason wrapped the last
+#: decision below the screen (a 300-row demo's group-disclosure reason)
+SHORT_REASON = 160
+
+
+def short_reason(decision: Decision) -> str:
+    """A decision's reason in a few words: its deciding rule and verdicts (presentation mode).
+
+    Not a cut of the reason: the rule the judgement named, so nothing reads half-said."""
+    if len(decision.reason) <= SHORT_REASON:
+        return decision.reason
+    if decision.rule is None:
+        return "see the whole reason below"
+    after = (
+        f", {decision.curated_verdict} after curation"
+        if decision.curated_verdict is not None
+        else ""
+    )
+    return (
+        f"decided by {rule_label(decision.rule)} ({decision.verdict} as submitted{after}); "
+        "the whole reason is below"
+    )
