@@ -208,6 +208,19 @@ def _drill_down(name: str, flagged: pd.DataFrame, review) -> None:
         )  # fmt: skip
 
 
+def _preview(audit) -> None:
+    """The audit's preview: its tiles, the copies counted once and the rules' overlaps (a live
+    audit under the chosen thresholds, or an opened record's as it was made)."""
+    st.subheader("Preview")
+    _preview_tiles(audit)
+    _copy_counts(audit.counts)
+    overlaps = audit.overlaps()
+    if overlaps.empty:
+        st.info("These thresholds remove no row.")
+    else:
+        st.plotly_chart(rule_overlap_bars(overlaps), key="audit_overlaps")
+
+
 def _signing_key_panel() -> None:
     """The session's Ed25519 private key: uploaded, read in memory, never written to disk."""
     key_col, pass_col = st.columns(2)
@@ -341,14 +354,7 @@ def _record_page(record) -> None:
             disabled=True,
             help="An opened record is evidence: its curation is shown as it was made.",
         )
-        st.subheader("Preview")
-        _preview_tiles(audit)
-        _copy_counts(audit.counts)
-        overlaps = audit.overlaps()
-        if overlaps.empty:
-            st.info("These thresholds remove no row.")
-        else:
-            st.plotly_chart(rule_overlap_bars(overlaps), key="audit_overlaps")
+        _preview(audit)
         curation = release.curated.curation if release.curated is not None else None
         removed = curation.removed_table() if curation is not None else None
         if removed is None:
@@ -485,14 +491,7 @@ thresholds = app_state.session().audit_thresholds(
 )
 audit = app_state.session().preview_audit(name, thresholds)
 
-st.subheader("Preview")
-_preview_tiles(audit)
-_copy_counts(audit.counts)
-overlaps = audit.overlaps()
-if overlaps.empty:
-    st.info("These thresholds remove no row.")
-else:
-    st.plotly_chart(rule_overlap_bars(overlaps), key="audit_overlaps")
+_preview(audit)
 
 n_rows = len(audit.audit)
 flagged = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
