@@ -463,16 +463,19 @@ for i, role in enumerate(("real", "holdout", "synthetic")):
     open(path, "w").write("\\n".join(lines) + "\\n")
     paths.append(path)
 del values, lines
+# the imports' own memory (torch among them) differs between machines and wheels (a CUDA build
+# maps far more than the CPU one); the load's cost is what this measures
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 roles = ("real", "holdout", "synthetic")
 real, holdout, synthetic = (read_table(p, role=r) for p, r in zip(paths, roles))
 review = align(real, [synthetic], holdout=holdout)
 assert review.real.frame.shape == (1000, 999)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
 @pytest.mark.slow
-def test_999_columns_by_1000_rows_load_within_a_gigabyte(tmp_path):
+def test_999_columns_by_1000_rows_load_in_under_half_a_gigabyte(tmp_path):
     done = subprocess.run(
         [sys.executable, "-c", _WIDE_LOAD, str(tmp_path)],
         capture_output=True,
@@ -481,6 +484,8 @@ def test_999_columns_by_1000_rows_load_within_a_gigabyte(tmp_path):
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    peak_kib = int(done.stdout.split()[-1])
-    # measured 0.50 GB (the interpreter with torch-free imports is about 0.12 GB of it)
-    assert peak_kib < 1024 * 1024, peak_kib
+    before_kib, peak_kib = (int(word) for word in done.stdout.split()[-2:])
+    # measured 0.18 GB above the imports (0.42 GB with the CPU torch wheel; CI's machine reached
+    # 1.16 GB in all, so the whole peak is no measure of the loader); three 2 MB files of text
+    # held as 999 category columns must stay well under half a gigabyte
+    assert peak_kib - before_kib < 512 * 1024, (before_kib, peak_kib)
