@@ -65,6 +65,7 @@ from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
+import faiss
 import numpy as np
 import torch
 
@@ -84,6 +85,9 @@ TILE_GROUPS: int | None = None
 TILE_BYTES = 1 << 21
 #: query rows whose group minima are computed before they are reduced to candidates
 STAGE_ONE_ROWS = 2048
+#: fused stage one (:func:`fused_group_distances`) only while a chunk of queries that reaches
+#: faiss's fused kernel has at most this many rows (memory: rows × groups float32 per thread)
+FUSED_MAX_ROWS = 16384
 #: query rows per batch: candidates of one batch are held at once, and stage two loops over
 #: the groups once per batch (at 1M rows: 16 batches × 2500 groups)
 QUERY_BATCH = 65536
@@ -184,6 +188,45 @@ def group_minima_torch(q_aug: torch.Tensor, padded: torch.Tensor, size: int) -> 
             prod = q_aug[s : s + rows] @ padded[:, g0 * size : g1 * size]
             out[s : s + rows, g0:g1] = prod.view(len(prod), g1 - g0, size).amin(dim=2)
     return out
+
+
+def fused_rows(dim: int) -> int | None:
+    """Fewest query rows per faiss call that reach its fused kernel, or None past
+    :data:`FUSED_MAX_ROWS`.
+
+    faiss takes its BLAS / fused path only when ``rows × dim`` exceeds
+    ``distance_compute_blas_threshold`` (128,000 in faiss 1.15; ``rows`` alone exceeding 20 in
+    older releases); below it a pair-by-pair loop runs 10-15× slower per distance.
+    """
+    rows = max(STAGE_ONE_ROWS, int(faiss.cvar.distance_compute_blas_threshold) // dim + 1)
+    return rows if rows <= FUSED_MAX_ROWS else None
+
+
+def fused_group_distances(query: np.ndarray, reference: np.ndarray, bounds: np.ndarray):
+    """d² (float32) from every query to the nearest row of every group, by faiss's fused kernel.
+
+    One exact faiss 1-NN call per group (rows ``bounds[g]:bounds[g + 1]`` of ``reference``),
+    on this thread with one OpenMP thread: faiss multiplies and takes the minimum in registers
+    (its fused L2 1-NN kernel), where numpy must write every product to memory and read it
+    back for the minimum. Its float32 ``|q|² + |r|² − 2 q·r`` takes the norms in float32 too:
+    at most (2d + 4) units of roundoff of ``|q|² + |r|²`` off (see the module docstring).
+
+    Parameters
+    ----------
+    query : ndarray of shape (b, d), float32, C-contiguous
+    reference : ndarray of shape (n, d), float32, C-contiguous
+    bounds : ndarray of shape (G + 1,)
+        Group edges, increasing, ``bounds[0] = 0``, ``bounds[-1] = n``.
+
+    Returns
+    -------
+    ndarray of shape (b, G), float32
+    """
+    out = np.empty((len(bounds) - 1, len(query)), dtype=np.float32)
+    with single_threaded("openmp"):  # this thread is one of the engine's: no team of its own
+        for g, (a, b) in enumerate(itertools.pairwise(bounds)):
+            out[g] = faiss.knn(query, reference[a:b], 1)[0][:, 0]
+    return out.T
 
 
 def self_group_minima(
@@ -309,6 +352,13 @@ class GroupedReference:
                 torch.backends.cuda.matmul.allow_tf32 = previous
         return group_minima(q_aug, self.padded, self.size, threads=threads)
 
+    def _fused_rows(self, n_query: int) -> int | None:
+        """Query rows per faiss call when stage one of a batch of ``n_query`` rows runs in
+        faiss's fused kernel (:func:`fused_group_distances`: on the CPU, for a batch that
+        reaches it), else None."""
+        rows = None if self._on_gpu else fused_rows(self.dim)
+        return rows if rows is not None and n_query >= rows else None
+
     def _by_group(self, groups: np.ndarray):
         """Yield (group, positions in ``groups``) for every group named in ``groups``."""
         order = np.argsort(groups, kind="stable")
@@ -373,6 +423,7 @@ class GroupedReference:
             and query_limit is None
             and reference_limit is None
             and not self._on_gpu
+            and self._fused_rows(min(len(query), QUERY_BATCH)) is None
             and 4 * len(query) * self.n_groups <= SELF_MINIMA_BYTES
         ):
             own = self._self_minima()
@@ -412,6 +463,8 @@ class GroupedReference:
         """
         query = self._centred(original)
         qn = np.einsum("ij,ij->i", query, query, dtype=np.float64)
+        threads = blas_threads()
+        fused = None if own is not None else self._fused_rows(len(query))
         # worst case, float32 |q|² + |r|² − 2 q·r is off by (d + 3) units of roundoff of
         # |q|² + |r|²; the margin is twice that, for the group minima and for stage two
         scale = (2 * self.dim + 6) * np.finfo(np.float32).eps
@@ -419,37 +472,54 @@ class GroupedReference:
             # self minima are one (d + 2)-term product [x, 1, |x|²] · [−2r; |r|²; 1] whose
             # terms sum to at most 2 (|q|² + |r|²) in absolute value: (3d + 6) units, twice
             scale = (6 * self.dim + 12) * np.finfo(np.float32).eps
+        elif fused is not None:
+            # faiss's minima take |q|² and |r|² in float32 as well: (2d + 4) units, plus
+            # stage two's (d + 3), twice
+            scale = (6 * self.dim + 14) * np.finfo(np.float32).eps
         margin = scale * (qn + self.norms.max()) + 1e-30
         q_lim = (
             np.full(len(query), -np.inf) if query_limit is None else np.array(query_limit, float)
         )
         q_aug = np.hstack([query, np.ones((len(query), 1), np.float32)])
         shift = (margin - qn).astype(np.float32)  # a bound in d² becomes one in d² − |q|²
-        threads = blas_threads()
 
-        def stage_one(s: int) -> tuple[np.ndarray, np.ndarray]:
-            e = min(len(query), s + rows_per_step)
+        def stage_one(chunk: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+            s, e = chunk
             if own is not None:  # d², from the self minima: compare in float64
                 if nearest:
                     t = np.partition(own[s:e], nearest - 1, axis=1)[:, nearest - 1]
                     q_lim[s:e] = np.maximum(q_lim[s:e], t)
                 hit_q, hit_g = _nonzero(own[s:e] <= (q_lim[s:e] + margin[s:e])[:, None])
                 return (hit_q + s).astype(np.int64), hit_g
-            # on the GPU one call takes the whole chunk; on the CPU each chunk is one thread's
-            minima = self._minima(q_aug[s:e], threads=1)  # d² − |q|²
+            if fused is not None:
+                minima = fused_group_distances(query[s:e], self.reference, self.bounds)  # d²
+                offset = np.zeros(e - s)
+            else:
+                # on the GPU one call takes the whole chunk; on the CPU each is one thread's
+                minima = self._minima(q_aug[s:e], threads=1)  # d² − |q|²
+                offset = qn[s:e]
             if nearest:
-                t = np.partition(minima, nearest - 1, axis=1)[:, nearest - 1] + qn[s:e]
+                t = np.partition(minima, nearest - 1, axis=1)[:, nearest - 1] + offset
                 q_lim[s:e] = np.maximum(q_lim[s:e], t)  # rows s:e belong to this chunk alone
-            inside = minima <= (q_lim[s:e] + margin[s:e] - qn[s:e]).astype(np.float32)[:, None]
+            inside = minima <= (q_lim[s:e] + margin[s:e] - offset).astype(np.float32)[:, None]
             if top is not None:
-                inside |= minima <= top[None, :] + shift[s:e, None]
+                inside |= (
+                    minima <= top[None, :] + (margin[s:e] - offset).astype(np.float32)[:, None]
+                )
             hit_q, hit_g = _nonzero(inside)
             return (hit_q + s).astype(np.int64), hit_g
 
-        rows_per_step = 8 * STAGE_ONE_ROWS if self._on_gpu else STAGE_ONE_ROWS
-        starts = range(0, len(query), rows_per_step)
+        if fused is not None:
+            # equal chunks of at least ``fused`` rows, a multiple of the threads where possible
+            n_chunks = len(query) // fused
+            n_chunks = max(1, n_chunks - n_chunks % threads if n_chunks >= threads else n_chunks)
+            edges = (np.arange(n_chunks + 1) * len(query)) // n_chunks
+        else:
+            rows_per_step = 8 * STAGE_ONE_ROWS if self._on_gpu else STAGE_ONE_ROWS
+            edges = [*range(0, len(query), rows_per_step), len(query)]
+        chunks = list(itertools.pairwise(edges))
         with single_threaded("blas"):
-            found = list(_ordered_map(stage_one, starts, 1 if self._on_gpu else threads))
+            found = list(_ordered_map(stage_one, chunks, 1 if self._on_gpu else threads))
         cand_q = np.concatenate([f[0] for f in found])
         cand_g = np.concatenate([f[1] for f in found])
         del found
