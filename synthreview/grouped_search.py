@@ -14,36 +14,47 @@ groups that can hold an answer:
   of their radius (``order=``) so that this bound is tight.
 * **Nearest row**: the special case t = the smallest group minimum.
 
-Stage one is a few large searches, not one per group: the groups are laid out padded to one
-size, side by side, and :func:`group_minima` takes the products ``[q, 1] · [−2r, |r|²]`` one
-cache-sized tile at a time (``TILE_QUERIES`` queries × the groups that fit ``TILE_BYTES``) and
-reduces each tile to its group minima at once, the product-then-reduce of faiss's flat 1-NN.
-A set searched among itself (the k-NN radii of real and synthetic rows) takes each tile once
-for both directions (:func:`self_group_minima`: d² is symmetric, so the row minima of group A
-against groups B ≥ A and the column minima are both kept), half the products of that pass.
-The threads of the running thread bound (:func:`blas_threads`) take query chunks (stage one)
-and (group, block) items (stage two), each calling BLAS single-threaded: multi-threaded BLAS
-calls on 16 MB tiles spun and waited on the shared machine. Queries go through in batches of
-``QUERY_BATCH`` rows: the group minima of a batch are reduced to candidate (query, group)
-pairs at once, so memory is O(batch × groups) for stage one plus O(n·k) candidates, never
-O(n × groups) (the self minima, n × groups float32, only up to ``SELF_MINIMA_BYTES``). With an
-:class:`~synthreview.engine.Engine` on a CUDA device stage one runs on the GPU through torch
-(TF32 off); stage two and the float64 re-check stay on the CPU, so the neighbours are the
-CPU's.
+Stage one on the CPU runs in faiss's fused kernel where it can: :func:`fused_group_distances`
+makes one exact faiss 1-NN call per group for a chunk of queries, and faiss multiplies and keeps
+the minimum in registers, which numpy cannot (its products are written out and read back for the
+minimum: 2.8× the CPU of faiss's 1-NN per distance at 50k × 20 columns, against 1.0-1.2× for the
+per-group calls). faiss takes that path only when a call's rows × d exceed its
+``distance_compute_blas_threshold`` (128,000 in faiss 1.15: 6,401 rows at 20 columns; a
+pair-by-pair loop 10-15× slower below it) and only on up to ``FUSED_MAX_DIM`` columns (its fused
+kernels' range); a smaller batch (:func:`fused_rows`), a wider table, or a table narrow enough
+to need more than ``FUSED_MAX_ROWS`` rows per call takes numpy's tiles: the groups laid out
+padded to one size, side by side, and :func:`group_minima` takes the products ``[q, 1] · [−2r,
+|r|²]`` one cache-sized tile at a time (``TILE_QUERIES`` queries × the groups that fit
+``TILE_BYTES``) and reduces each tile to its group minima at once. There a set searched among
+itself (the k-NN radii of real and synthetic rows) takes each tile once for both directions
+(:func:`self_group_minima`: d² is symmetric, so the row minima of group A against groups B ≥ A
+and the column minima are both kept), half the products of that pass; the fused kernel's full
+pass costs no more than that half (the 50k real radii, alternating runs: 1.33-1.46 CPU-s against
+1.35-1.51), so the self minima run only where the fused kernel cannot. The threads of the
+running thread bound (:func:`blas_threads`) take query chunks (stage one) and (group, block)
+items (stage two), each calling BLAS single-threaded: multi-threaded BLAS calls on 16 MB tiles
+spun and waited on the shared machine. Queries go through in batches of ``QUERY_BATCH`` rows:
+the group minima of a batch are reduced to candidate (query, group) pairs at once, so memory is
+O(batch × groups) for stage one plus O(n·k) candidates, never O(n × groups) (the self minima, n
+× groups float32, only up to ``SELF_MINIMA_BYTES``). With an :class:`~synthreview.engine.Engine`
+on a CUDA device stage one runs on the GPU through torch (TF32 off); stage two and the float64
+re-check stay on the CPU, so the neighbours are the CPU's.
 
 One :meth:`GroupedReference.pair_blocks` pass answers all of these at once and yields the
 pairs block by block, so consumers reduce them as they come (:class:`TopK` for neighbours,
 counts and flags in :func:`synthreview.metrics.fidelity.scan.tally`) and memory stays at one
 block even when thousands of exact duplicates tie within every bound.
 
-Exactness. Both stages rank in float32 (BLAS, like faiss). The float32 error of
-``|q|² + |r|² − 2 q·r`` is at most (d + 3) units of roundoff of ``|q|² + |r|²`` in any order of
-summation; rows are centred on the reference mean first (embeddings sit far from the origin,
-where that error exceeds the gaps between neighbours), every bound is widened by twice that
-error, and every pair inside is re-measured in float64 from the caller's coordinates and
-ranked by (distance, index). faiss's own 5-NN on the 50k benchmark embedding got the 5th
-neighbour wrong for 203 rows (near-ties 3e-5 apart); this search got none wrong against
-float64 brute force.
+Exactness. Both stages rank in float32 (BLAS, like faiss). The float32 error of ``|q|² + |r|² −
+2 q·r`` is at most (d + 3) units of roundoff of ``|q|² + |r|²`` in any order of summation; rows
+are centred on the reference mean first (embeddings sit far from the origin, where that error
+exceeds the gaps between neighbours), every bound is widened by twice that error, and every pair
+inside is re-measured in float64 from the caller's coordinates and ranked by (distance, index).
+faiss's fused minima take ``|q|²`` and ``|r|²`` in float32 too, (2d + 4) units at most, so with
+them the margin is twice (2d + 4) + (d + 3) units; the 50k fidelity bench gives byte-identical
+results with either stage one. faiss's own 5-NN on the 50k benchmark embedding got the 5th
+neighbour wrong for 203 rows (near-ties 3e-5 apart); this search got none wrong against float64
+brute force.
 
 Measured (issue 26; 50k real × 50k synthetic × 50k holdout, One-Class embedding to 25
 dimensions, the whole fidelity suite with 200 bootstrap resamples, against the four exact
@@ -88,6 +99,10 @@ STAGE_ONE_ROWS = 2048
 #: fused stage one (:func:`fused_group_distances`) only while a chunk of queries that reaches
 #: faiss's fused kernel has at most this many rows (memory: rows × groups float32 per thread)
 FUSED_MAX_ROWS = 16384
+#: fused stage one only up to this many columns: faiss 1.15's fused L2 1-NN kernels cover 1-32
+#: dimensions (there 0.48-0.58× the CPU of numpy's tiles, 8-32 columns, 20k rows); past them it
+#: takes BLAS and a separate minimum, as numpy does (1.01-1.04× numpy's tiles, 33-200 columns)
+FUSED_MAX_DIM = 32
 #: query rows per batch: candidates of one batch are held at once, and stage two loops over
 #: the groups once per batch (at 1M rows: 16 batches × 2500 groups)
 QUERY_BATCH = 65536
@@ -194,14 +209,14 @@ def group_minima_torch(q_aug: torch.Tensor, padded: torch.Tensor, size: int) -> 
 
 def fused_rows(dim: int) -> int | None:
     """Fewest query rows per faiss call that reach its fused kernel, or None past
-    :data:`FUSED_MAX_ROWS`.
+    :data:`FUSED_MAX_ROWS` or :data:`FUSED_MAX_DIM`.
 
     faiss takes its BLAS / fused path only when ``rows × dim`` exceeds
     ``distance_compute_blas_threshold`` (128,000 in faiss 1.15; ``rows`` alone exceeding 20 in
     older releases); below it a pair-by-pair loop runs 10-15× slower per distance.
     """
     rows = max(STAGE_ONE_ROWS, int(faiss.cvar.distance_compute_blas_threshold) // dim + 1)
-    return rows if rows <= FUSED_MAX_ROWS else None
+    return rows if rows <= FUSED_MAX_ROWS and dim <= FUSED_MAX_DIM else None
 
 
 def fused_group_distances(query: np.ndarray, reference: np.ndarray, bounds: np.ndarray):

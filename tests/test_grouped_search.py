@@ -245,6 +245,8 @@ def test_fused_rows_reach_faiss_threshold_or_fall_back(monkeypatch):
     monkeypatch.setattr(faiss.cvar, "distance_compute_blas_threshold", 128_000)
     assert grouped_search.fused_rows(20) == 6401  # 6401 × 20 > 128,000
     assert grouped_search.fused_rows(4) is None  # 32,001 rows: past FUSED_MAX_ROWS
+    assert grouped_search.fused_rows(32) == 4001
+    assert grouped_search.fused_rows(33) is None  # past faiss's fused kernels: numpy's tiles
     monkeypatch.setattr(faiss.cvar, "distance_compute_blas_threshold", 20)
     assert grouped_search.fused_rows(4) == 100
 
