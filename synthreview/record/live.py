@@ -97,7 +97,8 @@ class ReleaseTerms:
         The rules a waiver has been requested for on this candidate, approved or not (the
         pipeline's ``waived=``): the curated set is evaluated only where curation can change
         the outcome, and a rule that may be waived never decides that it cannot. A waiver
-        requested later changes the terms, so the release is computed again.
+        requested later changes the terms: a release such a rule shortened is computed again
+        (:meth:`LiveReview.stored_release`).
     """
 
     seed: int
@@ -106,6 +107,10 @@ class ReleaseTerms:
     thresholds: Thresholds = field(default_factory=Thresholds)
     curate_when: str = "failing"
     waived: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        # any collection of rule names is one key, whatever its order or kind
+        object.__setattr__(self, "waived", frozenset(self.waived))
 
 
 def review_digest(review: Review) -> str:
@@ -461,8 +466,29 @@ class LiveReview:
                 terms.thresholds, terms.curate_when, terms.waived)  # fmt: skip
 
     def stored_release(self, name: str, terms: ReleaseTerms) -> StepResult | None:
-        """The stored release of ``name`` under ``terms``, or None."""
-        return self.releases.get(self.release_key(name, terms))
+        """The stored release of ``name`` under ``terms``, or None.
+
+        A release stored under fewer requested waivers (the rest of ``terms`` equal) is
+        ``name``'s release under ``terms`` too when no waiver could have changed it: one not
+        curated, or whose curated set was evaluated whole (no bound decided it, no section was
+        left out). Requesting a waiver only takes rules away from what may decide that a
+        curated set need not be evaluated, so computed again under ``terms`` it would be the
+        same; only a release that such a rule shortened is out of date.
+        """
+        key = self.release_key(name, terms)
+        step = self.releases.get(key)
+        if step is not None:
+            return step
+        for other, found in reversed(list(self.releases.items())):
+            curated = found.value.curated if found.value is not None else None
+            if (
+                other[:-1] == key[:-1]
+                and other[-1] <= terms.waived
+                and found.value is not None
+                and (curated is None or not (curated.bounds or curated.skipped))
+            ):
+                return found
+        return None
 
     def previous_release(
         self, name: str, *, seed: int, options: ReviewOptions
@@ -568,8 +594,7 @@ class LiveReview:
             decided) or None (final); None before its audit, or when its audit or release
             failed (the summary then states why).
         """
-        key = self.release_key(name, terms)
-        step = self.releases.get(key)
+        step = self.stored_release(name, terms)
         if step is not None:
             if step.value is None:
                 return None
@@ -577,7 +602,7 @@ class LiveReview:
             after = {name: curated.verdicts} if curated is not None else None
             pending = "ledger" if terms.policy.ledger != LedgerLimits() else None
             return decide_with_waivers({name: step.value.verdicts}, after, waivers)[name], pending
-        step = self.submitted.get(key)
+        step = self.submitted.get(self.release_key(name, terms))
         if step is None or step.value is None:
             return None
         return decide_with_waivers({name: step.value.verdicts}, None, waivers)[name], "curation"
