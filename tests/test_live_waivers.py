@@ -20,7 +20,7 @@ from synthreview import demo
 from synthreview.judgement.decision import CANNOT_FIX
 from synthreview.judgement.policy import load_policy
 from synthreview.record.live import LiveReview, ReleaseTerms, initial_options
-from synthreview.record.session import LIVE_KEY, SUMMARY_KEY, ReviewSession
+from synthreview.record.session import LIVE_KEY, SUMMARY_KEY, TIMINGS_KEY, ReviewSession
 from synthreview.record.signoff_state import SIGNING_KEY
 from synthreview.release import pipeline
 from synthreview.release.pipeline import release_candidate
@@ -71,6 +71,8 @@ def test_a_curated_set_is_evaluated_only_where_the_requested_waivers_let_it_deci
     assert collapse.curated is not None and collapse.curated.report is None
     assert [b.rule for b in collapse.curated.bounds] == ["k_marginal"]
     assert "mode_collapse" not in spy.names and "fresh_with_copies" in spy.names
+    # its moment of work is not timed as a curated evaluation (the estimates' base)
+    assert len(at.session_state[TIMINGS_KEY]["release"]) == 1
     decision = first.decisions["mode_collapse"]
     assert decision.outcome == "do_not_release" and f"{CANNOT_FIX}: k-marginal" in decision.reason
     assert any(CANNOT_FIX in h.proto.body for h in at.get("html"))  # on the Overview

@@ -24,7 +24,7 @@ import pandas as pd
 
 from synthreview.errors import ConfigError, error_message
 from synthreview.io.schema import Review
-from synthreview.judgement.decision import Decision
+from synthreview.judgement.decision import CANNOT_FIX, Decision
 from synthreview.judgement.policy import LedgerLimits, Policy
 from synthreview.judgement.waivers import Waiver, decide_with_waivers
 from synthreview.metrics.fidelity.features import pca_projection
@@ -294,10 +294,16 @@ class LiveReview:
         if section == "submitted":
             return self.judge_submitted(report, name, terms[name])
         step = self.release(report, name, terms[name], progress=progress)
-        if step.value is not None and step.value.curated is None:
+        curated = step.value.curated if step.value is not None else None
+        if step.value is not None and curated is None:
             # the pipeline curates only a candidate that fails as submitted (or holds real
             # records): judged as submitted, its decision is already the release's
             step = replace(step, skipped="no curated version")
+        elif curated is not None and curated.bounds:
+            # cut but not evaluated: its moment of work must not pull down the estimate of
+            # the curated evaluations still to run
+            rules = ", ".join(b.rule for b in curated.bounds)
+            step = replace(step, skipped=f"{CANNOT_FIX}: {rules}")
         return step
 
     def context_key(self, *, seed: int, options: ReviewOptions) -> tuple[Any, ...]:
