@@ -81,7 +81,9 @@ class StepResult:
 @dataclass(frozen=True)
 class ReleaseTerms:
     """What one candidate's release is computed and judged under (besides its numbers): a
-    release stored under other terms is never shown or judged under these.
+    release stored under other terms is never shown or judged under these, unless computing
+    it under these would give the same release (fewer waivers, none of which could change it:
+    :meth:`LiveReview.stored_release`).
 
     Attributes
     ----------
