@@ -73,6 +73,18 @@ def _say(line: str) -> None:
     sys.stdout.flush()
 
 
+def _curated_work(release) -> str:
+    """What the run computed of a candidate's curated set (issue 39 item 4)."""
+    curated = release.curated
+    if curated is None:
+        return "not curated (not needed)"
+    if curated.bounds:
+        return "cut, not evaluated (" + ", ".join(b.rule for b in curated.bounds) + " bound)"
+    if curated.skipped:
+        return "evaluated without " + ", ".join(curated.skipped)
+    return "evaluated whole" if curated.report is not None else "nothing left"
+
+
 def _profiled(at: AppTest, page: str) -> str:
     """One switch to ``page`` under cProfile (the script runs in its own thread)."""
     profile = cProfile.Profile()
@@ -156,6 +168,8 @@ def main() -> None:
     (summary,) = at.session_state[SUMMARY_KEY].values()
     for name, decision in summary.decisions.items():
         _say(f"  {name:<20} {decision.outcome:<24} {decision.reason}")
+    for name, release in summary.releases.items():
+        _say(f"  {name:<20} curated set: {_curated_work(release)}")
     switch: dict[str, list[float]] = {p: [] for p in PAGES}
     for _ in range(args.repeats):
         for page in PAGES:
