@@ -147,23 +147,28 @@ def record_banner() -> None:
         else:
             line = verified.line if verified is not None else "NOT VERIFIED: not checked"
             st.markdown(f":red[**{markdown_text(line)}**]")
-        st.caption(
-            f"Opened review record of {markdown_text(record.generated_at)}: evidence, not a "
-            "draft. Controls that would change its numbers are disabled; Re-run with these "
-            "inputs (load them on the Data page) computes a new record."
-        )
         for notice in record.notices:
             st.warning(markdown_text(notice))
-        ready = (
-            "Its input files are loaded."
-            if match.ok
-            else ("Load its input files on the Data page first: " + here.record_inputs_needed())
-        )
-        st.button(
-            "Re-run with these inputs", key="record_rerun", on_click=here.rerun_with_inputs,
-            disabled=not match.ok, help="Computes a new review of the record's input files with "
-            "its options, seed, policy and release context; the record stays as it is. " + ready,
-        )  # fmt: skip
+        # presentation mode projects the decisions first (every one on the first screen at
+        # 1280x720): the signature line and notices stay, the caption and the Re-run control (a
+        # reviewer's, not a meeting's) do not
+        if not here.presentation_mode():
+            st.caption(
+                f"Opened review record of {markdown_text(record.generated_at)}: evidence, not a "
+                "draft. Controls that would change its numbers are disabled; Re-run with these "
+                "inputs (load them on the Data page) computes a new record."
+            )
+            ready = (
+                "Its input files are loaded."
+                if match.ok
+                else ("Load its input files on the Data page first: " + here.record_inputs_needed())
+            )
+            st.button(
+                "Re-run with these inputs", key="record_rerun", on_click=here.rerun_with_inputs,
+                disabled=not match.ok, help="Computes a new review of the record's input files "
+                "with its options, seed, policy and release context; the record stays as it is. "
+                + ready,
+            )  # fmt: skip
         signed = countersigned_decisions(record)
         if signed:
             lines = [

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -19,14 +20,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from synthreview import demo
 from synthreview.judgement.decision import CANNOT_FIX
 from synthreview.judgement.policy import load_policy
-from synthreview.record.live import LiveReview, ReleaseTerms, initial_options
+from synthreview.record.live import LiveReview, ReleaseTerms, StepResult, initial_options
 from synthreview.record.session import LIVE_KEY, SUMMARY_KEY, TIMINGS_KEY, ReviewSession
 from synthreview.record.signoff_state import SIGNING_KEY
 from synthreview.release import pipeline
 from synthreview.release.pipeline import release_candidate
 from tests.page_helpers import run_page
-
-pytestmark = pytest.mark.slow  # a whole Run review, twice
 
 REASON = "the marginals are not what this release is for"
 REQUEST = "FormSubmitter:audit_waiver_form-Request the waiver"
@@ -58,6 +57,37 @@ def review():
     return replace(full, synthetic={n: full.synthetic[n] for n in names})
 
 
+def test_a_release_is_kept_under_more_waivers_only_where_none_could_change_it(review):
+    live = LiveReview(review)
+    plain = ReleaseTerms(seed=0, options=initial_options(review), policy=load_policy())
+    asked = replace(plain, waived={"k_marginal"})
+    assert replace(plain, waived=["b", "a"]) == replace(plain, waived=frozenset("ab"))
+
+    def store(name, terms, curated):
+        step = StepResult(SimpleNamespace(curated=curated), None, 0.0)
+        live.releases[live.release_key(name, terms)] = step
+        return step
+
+    whole = SimpleNamespace(bounds=(), skipped=())
+    cut = SimpleNamespace(bounds=("a bound",), skipped=())
+    partly = SimpleNamespace(bounds=(), skipped=("privacy",))
+    for name, curated in (("passes", None), ("whole", whole), ("cut", cut), ("partly", partly)):
+        step = store(name, plain, curated)
+        assert live.stored_release(name, plain) is step
+        # not curated, or evaluated whole: a waiver changes nothing the pipeline computed
+        kept = curated is None or curated is whole
+        assert live.stored_release(name, asked) is (step if kept else None), name
+    # computed under more waivers than now: a rule it let go may decide now
+    store("later", asked, whole)
+    assert live.stored_release("later", plain) is None
+    # any other term differs: never
+    assert live.stored_release("whole", replace(asked, curate_when="always")) is None
+    failed = StepResult(None, "an error", 0.0)
+    live.releases[live.release_key("failed", plain)] = failed
+    assert live.stored_release("failed", asked) is None  # an error is computed again
+
+
+@pytest.mark.slow  # a whole Run review, twice
 def test_a_curated_set_is_evaluated_only_where_the_requested_waivers_let_it_decide(
     review, monkeypatch
 ):
