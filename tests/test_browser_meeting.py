@@ -1,9 +1,12 @@
 """A release meeting on a projector (issue 23, Done-when), in Chromium at 1280x720 and 1920x1080.
 
-Every page of the bundled table demo, the glucose demo and an uploaded German-credit review is
-opened at both sizes (one review per dataset: the second size redraws the stored result) and
-read from the DOM and plotly's own layout (``gd._fullLayout``, the bounding boxes of
-``.legend``, titles and annotations):
+Every page of the table demo's and the glucose demo's stored review records (opened as
+``synthreview show`` opens them: the browser only renders; the table record with its input
+files loaded, so the views that draw rows draw too) and of an uploaded German-credit review is
+opened at both sizes and read from the DOM and plotly's own layout (``gd._fullLayout``, the
+bounding boxes of ``.legend``, titles and annotations). The runs themselves are the subject of
+their own test: the table demo and the glucose demo run in one session, and the glucose
+review's pages whose views draw rows (which its stored record cannot supply) are read too.
 
 - no chart legend meets the chart's title, an axis title or an annotation's text, and no two
   annotation texts meet (the Overview scatter's names also stay inside its plot area);
@@ -11,7 +14,8 @@ read from the DOM and plotly's own layout (``gd._fullLayout``, the bounding boxe
 - no visible ``<span``, ``None``, ``NULL`` or float written with 5 or more decimals;
 - no release-rule id (the default policy's rule names) on the Overview;
 - the run's progress panel lies inside the window while the review runs, the finished run
-  points to the decisions, and after new data is loaded the sidebar says "not computed".
+  points to the decisions, and after new data is loaded the sidebar says "not computed"
+  (the tests that run a review: the demos' runs and German credit's).
 
 Every problem found is collected with its page, size and element, and the test fails once at
 the end listing them all. With ``SYNTHREVIEW_SCREENSHOTS=docs`` the 1280x720 screen of every
@@ -32,7 +36,7 @@ from playwright.sync_api import expect
 
 from synthreview.judgement.policy import load_policy
 from tests.conftest import ARTIFACTS, ROOT
-from tests.e2e_utils import click_keyed, open_page, wait_for_app_run
+from tests.e2e_utils import click_keyed, load_record_inputs, open_page, wait_for_app_run
 
 pytestmark = pytest.mark.e2e
 LONG = 300_000  # ms
@@ -43,6 +47,9 @@ PAGES = (
     "Data", "Overview", "Fidelity", "Privacy", "Utility", "Glucose", "Audit & export", "History",
     "Glossary",
 )  # fmt: skip
+#: the pages whose views draw the rows of a review (PCA, closest pairs, trace heatmaps, removed
+#: rows beside training rows): a stored record without its input files draws none of them
+ROW_PAGES = ("Fidelity", "Privacy", "Glucose", "Audit & export")
 SHOTS = ROOT / "docs" / "screens" if os.environ.get("SYNTHREVIEW_SCREENSHOTS") == "docs" else None
 #: text a reader must never see: markup, Python/SQL missing values, float noise
 BAD_TEXT = {
@@ -201,12 +208,12 @@ def _to_top(page) -> None:
     page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
 
 
-def _walk(page, dataset: str, folder: Path) -> list[str]:
-    """Every page at both sizes: the problems found; the 1280x720 screens saved."""
+def _walk(page, dataset: str, folder: Path, pages: tuple[str, ...] = PAGES) -> list[str]:
+    """Every page of ``pages`` at both sizes: the problems found; the 1280x720 screens saved."""
     problems: list[str] = []
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
-        for title in PAGES:
+        for title in pages:
             open_page(page, title)
             _settle(page)
             for error in page.get_by_test_id("stException").all():
@@ -297,20 +304,37 @@ def _load_glucose_demo(page) -> None:
     expect(page.get_by_text("Review loaded: traces")).to_be_visible()
 
 
-def test_table_and_glucose_demos_on_a_projector(meeting, tmp_path):
-    """The table demo, then the glucose demo in the same session (the sidebar must forget
-    the table review), each run once and every page read at both sizes."""
+def test_table_and_glucose_records_on_a_projector(table_record_page, glucose_record_page, tmp_path):
+    """The table demo's stored record (its input files loaded on the Data page) and the glucose
+    demo's, each in its own session: every page read at both sizes; nothing is computed."""
+    folder = _folder(tmp_path)
+    problems = []
+    for dataset, page in (("table", table_record_page), ("glucose", glucose_record_page)):
+        expect(page.locator(".st-key-record_verification")).to_contain_text("verified - signed by")
+        if dataset == "table":
+            load_record_inputs(page)
+        problems += _walk(page, dataset, folder)
+        # an opened record is never run: no Run review anywhere, nothing computed on the way
+        expect(page.locator(".st-key-run_review button")).to_have_count(0)
+    assert not problems, "\n".join(problems)
+
+
+def test_table_and_glucose_runs_on_a_projector(meeting, tmp_path):
+    """The runs themselves: the table demo, then the glucose demo in the same session (the
+    sidebar must forget the table review), each run once with its progress panel watched; then
+    the glucose review's pages whose views draw rows at both sizes (its stored record, read by
+    the test above, has not its input files). Runs after that test, so with
+    ``SYNTHREVIEW_SCREENSHOTS=docs`` those pages' screens show the rows drawn."""
     page = meeting
     folder = _folder(tmp_path)
     expect(page.get_by_text("Review loaded: table")).to_be_visible()
     _assert_not_computed(page, "the demo on arrival")
     problems = [f"table run: {p}" for p in _run_watching_the_panel(page)]
-    problems += _walk(page, "table", folder)
 
     _load_glucose_demo(page)
     _assert_not_computed(page, "the glucose demo loaded after the table review")
     problems += [f"glucose run: {p}" for p in _run_watching_the_panel(page)]
-    problems += _walk(page, "glucose", folder)
+    problems += _walk(page, "glucose", folder, ROW_PAGES)
     assert not problems, "\n".join(problems)
 
 
