@@ -87,10 +87,12 @@ def session() -> ReviewSession:
 
 
 # --- every page -------------------------------------------------------------------------------
-def page_start() -> None:
+def page_start(*, record_controls: bool = True) -> None:
     """What every page does first: continue a requested review run, then the sidebar status and
     an opened record's banner. Pages call it (through :func:`require_review`), not ``app.py``:
-    AppTest runs a page without the entrypoint, and the run must behave the same there."""
+    AppTest runs a page without the entrypoint, and the run must behave the same there.
+    ``record_controls``: the banner draws the record's caption and Re-run control (the
+    Overview draws them below its decisions, :func:`record_rerun_control`)."""
     if PRESENTATION_KEY in st.session_state:
         # a widget's value is dropped on a page that does not draw it; presentation mode is
         # switched on the Overview and must hold on every page (Streamlit's documented re-set)
@@ -104,15 +106,16 @@ def page_start() -> None:
         # a toast floats: the Overview's decision lines keep their place in the first screen
         st.toast("The review is computed: every decision is current. See the Overview.")
     sidebar_status()
-    record_banner()
+    record_banner(controls=record_controls)
 
 
-def require_review_or_record() -> Review | None:
+def require_review_or_record(*, record_controls: bool = True) -> Review | None:
     """:func:`require_review` for a page that renders an opened record: the loaded review, or
-    ``None`` while a record is open (the page reads it through :func:`get_report`)."""
+    ``None`` while a record is open (the page reads it through :func:`get_report`).
+    ``record_controls`` as :func:`page_start`'s."""
     session().open_from_environment()
     if session().opened_record() is not None:
-        page_start()
+        page_start(record_controls=record_controls)
         return None
     return require_review()
 
@@ -132,8 +135,9 @@ def require_review() -> Review:
     return review
 
 
-def record_banner() -> None:
-    """Every page, while a record is open: who signed it, or NOT VERIFIED and why, in red."""
+def record_banner(*, controls: bool = True) -> None:
+    """Every page, while a record is open: who signed it, or NOT VERIFIED and why, in red;
+    with ``controls``, then :func:`record_rerun_control`."""
     here = session()
     if here.open_error():
         st.error(f"The review could not be opened: {here.open_error()}")
@@ -149,26 +153,8 @@ def record_banner() -> None:
             st.markdown(f":red[**{markdown_text(line)}**]")
         for notice in record.notices:
             st.warning(markdown_text(notice))
-        # presentation mode projects the decisions first (every one on the first screen at
-        # 1280x720): the signature line and notices stay, the caption and the Re-run control (a
-        # reviewer's, not a meeting's) do not
-        if not here.presentation_mode():
-            st.caption(
-                f"Opened review record of {markdown_text(record.generated_at)}: evidence, not a "
-                "draft. Controls that would change its numbers are disabled; Re-run with these "
-                "inputs (load them on the Data page) computes a new record."
-            )
-            ready = (
-                "Its input files are loaded."
-                if match.ok
-                else ("Load its input files on the Data page first: " + here.record_inputs_needed())
-            )
-            st.button(
-                "Re-run with these inputs", key="record_rerun", on_click=here.rerun_with_inputs,
-                disabled=not match.ok, help="Computes a new review of the record's input files "
-                "with its options, seed, policy and release context; the record stays as it is. "
-                + ready,
-            )  # fmt: skip
+        if controls:
+            record_rerun_control()
         signed = countersigned_decisions(record)
         if signed:
             lines = [
@@ -182,6 +168,38 @@ def record_banner() -> None:
                 for name, entry in signed.items()
             ]
             st.markdown("**The meeting's countersigned decisions**\n\n" + "\n".join(lines))
+
+
+def record_rerun_control() -> None:
+    """An opened record's caption and *Re-run with these inputs* control (nothing without an
+    opened record, or in presentation mode).
+
+    Presentation mode projects the decisions first (every one on the first screen at
+    1280x720): the caption and the Re-run control are a reviewer's, not a meeting's. The
+    Overview draws them below its decisions, where a live review's *Re-run the review* is:
+    above them, with the signature line, they pushed an opened record's decisions 150 px down
+    (the table demo's last one to 913 px of a 720 px screen).
+    """
+    here = session()
+    record, match = here.opened_record(), here.record_match()
+    if record is None or match is None or here.presentation_mode():
+        return
+    st.caption(
+        f"Opened review record of {markdown_text(record.generated_at)}: evidence, not a "
+        "draft. Controls that would change its numbers are disabled; Re-run with these "
+        "inputs (load them on the Data page) computes a new record."
+    )
+    ready = (
+        "Its input files are loaded."
+        if match.ok
+        else ("Load its input files on the Data page first: " + here.record_inputs_needed())
+    )
+    st.button(
+        "Re-run with these inputs", key="record_rerun", on_click=here.rerun_with_inputs,
+        disabled=not match.ok, help="Computes a new review of the record's input files "
+        "with its options, seed, policy and release context; the record stays as it is. "
+        + ready,
+    )  # fmt: skip
 
 
 def inputs_needed(what: str) -> None:

@@ -118,7 +118,24 @@ if session.opened_record() is not None:
             "accept only these files, byte for byte (equal sha256): load them below. Re-run "
             "with these inputs then computes a new review of them."
         )
-        st.dataframe(session.record_inputs_frame(), hide_index=True, key="record_inputs")
+        # fixed widths that add up to less than the main column at 1280x720 (789 px): sized
+        # to their content, the 64-digit sha256 made the table scroll sideways (978 px); the
+        # cell keeps the whole digest (shown whole when the cell is opened, and downloaded)
+        st.dataframe(
+            session.record_inputs_frame(),
+            hide_index=True,
+            key="record_inputs",
+            column_config={
+                "name": st.column_config.TextColumn(width=150),
+                "role": st.column_config.TextColumn(width=80),
+                "rows": st.column_config.NumberColumn(width=65),
+                "columns": st.column_config.NumberColumn(width=65),
+                "sha256": st.column_config.TextColumn(
+                    width=260, help="The file's whole sha256: open the cell to read it all."
+                ),
+                "loaded (same sha256)": st.column_config.TextColumn(width=140),
+            },
+        )
         st.button("Close the record", key="close_record", on_click=session.close_record)
 
 if session.demo_autoload_pending():

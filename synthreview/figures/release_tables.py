@@ -12,11 +12,11 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from synthreview.figures.explain import MISSING, format_number
+from synthreview.figures.explain import MISSING, format_metric, format_number
 from synthreview.figures.privacy import attack_label
 from synthreview.judgement.policy import Policy
 from synthreview.metrics.registry import get as metric_info
-from synthreview.release.controls import PlantedControls, control_table
+from synthreview.release.controls import PlantedControls
 from synthreview.release.reattack import Reattack
 
 __all__ = ["NO_INTERVAL", "controls_frame", "number_text", "reattack_frame", "rule_labels"]
@@ -46,9 +46,64 @@ def reattack_frame(reattack: Reattack) -> pd.DataFrame:
     return frame.set_index("attack")
 
 
+#: the registry metrics whose formats the control table's numbers take: shares of rows as
+#: percentages (as the exact-copy share reads), attack AUCs and hits with 3 decimals
+SHARE_FORMAT = "exact_copy_share"
+AUC_FORMAT = "mia_auc"
+HITS_FORMAT = "mia_tpr_at_fpr_1pct"
+
+
 def controls_frame(controls: PlantedControls) -> pd.DataFrame:
-    """The planted-leak controls as the Audit page's table."""
-    return control_table(controls.to_dict())
+    """The planted-leak controls as the Audit page's table: one row per measure, one column
+    per control (0 %, 1 %, 5 % planted), so the table grows down, not sideways.
+
+    One column per measure (``release.controls.control_table``, 2 per attack, 1 per curation
+    rule) made it 4,951 px wide at 1280x720 with floats such as 0.013333333333333334; here
+    every number is in its registry format (shares of rows as percentages, AUC and hits at
+    1 % false alarms with 3 decimals), an attack's AUC and hits share one cell, and a missing
+    number reads ``-``. Built from ``PlantedControls.to_dict()``, so a control read back from
+    ``report.json`` shows as a computed one does.
+    """
+    content = controls.to_dict()
+    rows = list(content.get("rows") or [])
+    measures: dict[str, list[str]] = {}
+
+    def add(measure: str, cells: list[str]) -> None:
+        measures[measure] = cells
+
+    add("planted training rows", [
+        f"{format_metric(SHARE_FORMAT, r.get('planted_share'))} ({r.get('n_planted', 0):,} rows)"
+        for r in rows
+    ])  # fmt: skip
+    add("rows in the control", [f"{r.get('n_rows', 0):,}" for r in rows])
+    add("rows removed", [format_metric(SHARE_FORMAT, r.get("removed_share")) for r in rows])
+    add(
+        "planted rows removed", [format_metric(SHARE_FORMAT, r.get("planted_recall")) for r in rows]
+    )
+    rules = list(dict.fromkeys(rule for r in rows for rule in r.get("recall") or {}))
+    for rule in rules:
+        add(
+            f"planted rows removed by {rule.removeprefix('drop_').replace('_', ' ')}",
+            [format_metric(SHARE_FORMAT, (r.get("recall") or {}).get(rule)) for r in rows],
+        )
+    attacks = list(dict.fromkeys(a for r in rows for a in r.get("attacks") or {}))
+    for attack in attacks:
+        cells = []
+        for r in rows:
+            values = (r.get("attacks") or {}).get(attack) or {}
+            auc = format_metric(AUC_FORMAT, values.get("auc"))
+            hits = format_metric(HITS_FORMAT, values.get("tpr_at_fpr_1pct"))
+            cells.append(f"{auc} / {hits}")
+        add(f"{attack_label(attack)}, AUC / hits", cells)
+    add("verdict", [str(r.get("verdict", MISSING)) for r in rows])
+    add(
+        "failed rules",
+        [", ".join(str(f) for f in r.get("failed") or []) or "none" for r in rows],
+    )
+    names = [str(r.get("name", f"control {i + 1}")) for i, r in enumerate(rows)]
+    frame = pd.DataFrame.from_dict(measures, orient="index", columns=names)
+    frame.index.name = "measure"
+    return frame
 
 
 def rule_labels(policy: Policy, rules: Sequence[str]) -> list[str]:
