@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import shutil
 import sys
 from dataclasses import replace
@@ -363,6 +364,33 @@ def test_audit_says_why_a_set_curation_cannot_fix_was_not_evaluated(
     assert not at.exception, at.exception
     text = _texts(at)
     assert "after curation" in text and "not evaluated after curation" in text
+
+
+def test_audit_controls_are_a_long_table_in_registry_formats(
+    demo_record_folder, monkeypatch, no_computing
+):
+    """The planted-leak controls read back from report.json: one column per control (one per
+    measure ran to 4,951 px at 1280x720), every number in its registry format (shares of rows
+    as percentages, AUC and hits with 3 decimals), never a float such as
+    0.013333333333333334 or a missing value written None."""
+    record, folder = demo_record_folder
+    at = _page(opened_app(monkeypatch, folder), "audit")
+    assert not at.exception, at.exception
+    table = next(f.value for f in at.dataframe if "planted rows removed" in f.value.index)
+    rows = record.controls.rows
+    assert list(table.columns) == [r.name for r in rows]
+    for row in rows:
+        column = table[row.name]
+        assert column["rows removed"] == format_metric("exact_copy_share", row.removed_share)
+        assert column["rows removed"].endswith("%")
+        attack, values = next(iter(row.attacks.items()))
+        cell = next(v for k, v in column.items() if k.endswith(", AUC / hits"))
+        assert cell == (
+            f"{format_metric('mia_auc', values['auc'])} / "
+            f"{format_metric('mia_tpr_at_fpr_1pct', values['tpr_at_fpr_1pct'])}"
+        ), attack
+    cells = [str(c) for c in table.to_numpy().ravel()]
+    assert not [c for c in cells if re.search(r"\d\.\d{5,}|\bNone\b|\bnan\b", c)], cells
 
 
 def test_presentation_mode_names_a_long_reason_by_its_rule_and_gives_it_below(
