@@ -12,6 +12,9 @@ wall time, CPU seconds (children's user + system), peak RSS of the child (``ru_m
 children), the decision line, and how many planted rows the audit flagged (``audit.csv``:
 every synthetic row is there). The CPU model, SIMD flags, BLAS kernels and the load are
 printed first (``bench_fidelity.describe_machine``). Threads are bounded by ``--threads``.
+The same-run reference is printed before and after the review: the four exact faiss 1-NN
+passes of 50k x 50k x 20 rows (``bench_fidelity.floor``) under the same thread bound, so a
+run on a loaded machine can be read against the machine's speed at that moment.
 
     python benchmarks/bench_review_scale.py --rows 200000
     python benchmarks/bench_review_scale.py --rows 1000000
@@ -38,9 +41,21 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench_fidelity import describe_machine  # noqa: E402  (the script's folder is on sys.path)
+from bench_fidelity import describe_machine, floor, make_data  # noqa: E402  (the script's folder)
+
+from synthreview.engine import limited_threads  # noqa: E402
 
 N_NUMERIC, N_CATEGORICAL, LEVELS = 12, 8, 6
+
+
+def reference(threads: int) -> str:
+    """The same-run reference: four exact faiss 1-NN passes of 50k x 50k x 20 rows."""
+    with limited_threads(threads):
+        t = floor(make_data(50_000, 20))
+    return (
+        "same-run reference (4 exact faiss 1-NN passes, 50k x 50k x 20): "
+        f"wall {t.wall:.1f} s, CPU {t.cpu:.1f} s"
+    )
 
 
 def draw(n: int, seed: int) -> pd.DataFrame:
@@ -111,6 +126,7 @@ def main() -> None:
             command.append("--exact")
         elif args.sample_rows is not None:
             command += ["--sample-rows", str(args.sample_rows)]
+        print(reference(args.threads), flush=True)
         print(f"load before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
@@ -126,6 +142,7 @@ def main() -> None:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        print(reference(args.threads))
         audit = pd.read_csv(out / "synthetic" / "audit.csv", usecols=["row", "drop_exact_copy",
                                                                        "removed"])  # fmt: skip
         flagged = audit.set_index("row").loc[planted, "drop_exact_copy"].astype(bool)
