@@ -147,23 +147,28 @@ def record_banner() -> None:
         else:
             line = verified.line if verified is not None else "NOT VERIFIED: not checked"
             st.markdown(f":red[**{markdown_text(line)}**]")
-        st.caption(
-            f"Opened review record of {markdown_text(record.generated_at)}: evidence, not a "
-            "draft. Controls that would change its numbers are disabled; Re-run with these "
-            "inputs (load them on the Data page) computes a new record."
-        )
         for notice in record.notices:
             st.warning(markdown_text(notice))
-        ready = (
-            "Its input files are loaded."
-            if match.ok
-            else ("Load its input files on the Data page first: " + here.record_inputs_needed())
-        )
-        st.button(
-            "Re-run with these inputs", key="record_rerun", on_click=here.rerun_with_inputs,
-            disabled=not match.ok, help="Computes a new review of the record's input files with "
-            "its options, seed, policy and release context; the record stays as it is. " + ready,
-        )  # fmt: skip
+        # presentation mode projects the decisions first (every one on the first screen at
+        # 1280x720): the signature line and notices stay, the caption and the Re-run control (a
+        # reviewer's, not a meeting's) do not
+        if not here.presentation_mode():
+            st.caption(
+                f"Opened review record of {markdown_text(record.generated_at)}: evidence, not a "
+                "draft. Controls that would change its numbers are disabled; Re-run with these "
+                "inputs (load them on the Data page) computes a new record."
+            )
+            ready = (
+                "Its input files are loaded."
+                if match.ok
+                else ("Load its input files on the Data page first: " + here.record_inputs_needed())
+            )
+            st.button(
+                "Re-run with these inputs", key="record_rerun", on_click=here.rerun_with_inputs,
+                disabled=not match.ok, help="Computes a new review of the record's input files "
+                "with its options, seed, policy and release context; the record stays as it is. "
+                + ready,
+            )  # fmt: skip
         signed = countersigned_decisions(record)
         if signed:
             lines = [
@@ -364,8 +369,8 @@ def execute_pending_run() -> None:
     if not here.run_requested() or live is None or here.opened_record() is not None:
         return
     options, seed = here.get_options(), here.seed()
-    keys = {n: here.release_key(n, options) for n in live.review.candidates}
-    unreleased = [n for n, key in keys.items() if live.stored_release(n, **key) is None]
+    terms = {n: here.release_terms(n, options) for n in live.review.candidates}
+    unreleased = [n for n, t in terms.items() if live.stored_release(n, t) is None]
     steps = live.run_plan(here.plan(options), seed=seed, options=options, releases=unreleased)
     waivers = here.session_waivers()
     run_log = here.run_log()
@@ -381,12 +386,12 @@ def execute_pending_run() -> None:
         for step in steps:
 
             def compute(on, step=step):
-                return live.compute(step, seed=seed, options=options, keys=keys, progress=on)
+                return live.compute(step, seed=seed, options=options, terms=terms, progress=on)
 
             _tracked(progress, draw, step, compute)
             name, section = step
             if section in RELEASE_STEPS:
-                so_far = live.decision_so_far(name, waivers=waivers, **keys[name])
+                so_far = live.decision_so_far(name, terms[name], waivers=waivers)
                 if so_far is not None:
                     progress.decide(name, decision_line(so_far[0], pending=so_far[1]))
                     run_log.setdefault(name, progress.decided_at[name])
@@ -410,8 +415,7 @@ def _run_releases(progress: RunProgress, draw: Draw, report: Report, names: list
     for name in names:
 
         def compute(on, name=name):
-            key = here.release_key(name, options)
-            return live.release(report, name, progress=on, **key)
+            return live.release(report, name, here.release_terms(name, options), progress=on)
 
         _tracked(progress, draw, (name, "release"), compute)
 
@@ -423,7 +427,7 @@ def confirmed_release(name: str) -> CandidateRelease | None:
     here = session()
     live, summary = here.loaded_live(), here.loaded_summary()
     if not summary.stale and name in here.confirmed_curations():
-        if live.stored_release(name, **here.release_key(name, here.get_options())) is None:
+        if live.stored_release(name, here.release_terms(name, here.get_options())) is None:
             with st.spinner("Curating, re-evaluating and re-attacking the curated set…"):
                 progress = RunProgress([], {})
                 _run_releases(progress, _tracker(progress), summary.report, [name])

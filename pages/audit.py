@@ -114,6 +114,8 @@ def _preview_tiles(audit) -> None:
                 col.warning(f"This rule would remove {rule.real_loss:.1%} of real data.")
         elif rule.rule != "any" and rule.active:
             col.caption(f"removes {rule.share:.1%}; no holdout reference")
+        elif rule.rule != "any":
+            col.caption("switched off: removes nothing")
 
 
 def _copy_counts(counts) -> None:

@@ -9,12 +9,16 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from distributed import LocalCluster
 
-from tests.e2e_utils import wait_for_app_run
+from tests.e2e_utils import open_dashboard
 
 
 def pytest_collection_modifyitems(config, items):
@@ -82,11 +86,11 @@ def server_register(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("register") / "register.sqlite"
 
 
-@pytest.fixture(scope="session")
-def streamlit_url(tmp_path_factory, server_register):
-    """Start ``streamlit run app.py`` on a free loopback port; yield its URL; stop it."""
+@contextmanager
+def _streamlit(log_path: Path, env: dict[str, str]) -> Iterator[str]:
+    """``streamlit run app.py`` on a free loopback port with ``env`` added to this process's
+    environment; yields its URL once healthy; stops it (its log goes to ``log_path``)."""
     port = _free_port()
-    log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
     cmd = [
         sys.executable,
         "-m",
@@ -101,30 +105,107 @@ def streamlit_url(tmp_path_factory, server_register):
         "--client.toolbarMode=minimal",
     ]
     with open(log_path, "w") as log:
-        env = {
-            **os.environ,
-            "SYNTHREVIEW_DEMO_ROWS": str(DEMO_ROWS),
-            "SYNTHREVIEW_REGISTER": str(server_register),
-        }
         proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            cmd,
+            cwd=ROOT,
+            env={**os.environ, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
         )
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 90
-        while not _healthy(url):
-            if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited early:\n{log_path.read_text()}")
-            if time.monotonic() > deadline:
-                proc.kill()
-                raise TimeoutError(f"streamlit not healthy after 90 s:\n{log_path.read_text()}")
-            time.sleep(0.2)
-        yield url
-        proc.terminate()
         try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 90
+            while not _healthy(url):
+                if proc.poll() is not None:
+                    raise RuntimeError(f"streamlit exited early:\n{log_path.read_text()}")
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"streamlit not healthy after 90 s:\n{log_path.read_text()}")
+                time.sleep(0.2)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture(scope="session")
+def streamlit_url(tmp_path_factory, server_register):
+    """Start ``streamlit run app.py`` on the demo (``DEMO_ROWS``) on a free loopback port; yield
+    its URL; stop it. Tests whose subject is a run (Run review, uploads, curation in the
+    session) use it; tests of what a review shows use :func:`table_record_server`."""
+    env = {"SYNTHREVIEW_DEMO_ROWS": str(DEMO_ROWS), "SYNTHREVIEW_REGISTER": str(server_register)}
+    with _streamlit(tmp_path_factory.mktemp("streamlit") / "server.log", env) as url:
+        yield url
+
+
+@dataclass(frozen=True)
+class RecordServer:
+    """A dashboard server that opens a stored review record, as ``synthreview show`` does.
+
+    Attributes
+    ----------
+    url : str
+    record : ReviewRecord
+        The record as written (signed).
+    folder : Path
+        The review folder the server opens (``report.json`` and the rest, as stored).
+    """
+
+    url: str
+    record: Any
+    folder: Path
+
+
+@pytest.fixture(scope="session")
+def record_key(tmp_path_factory):
+    """The key pair the browser tests' stored records are signed with (``KeyFiles``)."""
+    from synthreview.release.signing import generate_keys
+
+    return generate_keys(tmp_path_factory.mktemp("record_key"))
+
+
+def _record_server(tmp_path_factory, record, key, name: str, demo_rows: int | None):
+    """Write ``record`` signed with ``key`` to a new folder and serve it opened: the browser
+    only renders, nothing is recomputed. ``demo_rows``: the server's table demo size, so that
+    *Load the demo* on the Data page supplies the record's own input files (same sha256) to the
+    views that draw rows."""
+    from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, write_record
+    from synthreview.release.signing import load_private_key
+
+    root = tmp_path_factory.mktemp(f"shown_{name}")
+    folder = root / name
+    signed = write_record(record, folder, key=load_private_key(key.private.read_bytes()))
+    env = {
+        OPEN_ENV: str(folder),
+        OPEN_KEY_ENV: str(key.public),
+        # its own register: what a test files never shows in another server's History
+        "SYNTHREVIEW_REGISTER": str(root / "register.sqlite"),
+    }
+    if demo_rows is not None:
+        env["SYNTHREVIEW_DEMO_ROWS"] = str(demo_rows)
+    with _streamlit(root / "server.log", env) as url:
+        yield RecordServer(url=url, record=signed, folder=folder)
+
+
+@pytest.fixture(scope="session")
+def table_record_server(tmp_path_factory, demo_record_folder, record_key):
+    """The table demo's stored record (``demo_record_folder``, signed) open on its own server;
+    its table demo is the record's (``RECORD_ROWS``), so loading it supplies the row views."""
+    record, _ = demo_record_folder
+    yield from _record_server(tmp_path_factory, record, record_key, "table", RECORD_ROWS)
+
+
+@pytest.fixture(scope="session")
+def glucose_record_server(tmp_path_factory, demo_glucose_record_folder, record_key):
+    """The glucose demo's stored record (``demo_glucose_record_folder``, signed) open on its
+    own server. Its inputs are the demo's first 40 day traces, which no Data page source
+    loads: its trace heatmaps say which files they need."""
+    record, _ = demo_glucose_record_folder
+    yield from _record_server(tmp_path_factory, record, record_key, "glucose", None)
 
 
 @pytest.fixture(scope="session")
@@ -158,14 +239,26 @@ def _single_threaded_torch():
 
 @pytest.fixture
 def meeting(browser, streamlit_url):
-    """A 1280x720 page (downloads accepted) on the demo server, its first run finished: what a
-    release meeting's projector shows."""
-    context = browser.new_context(viewport={"width": 1280, "height": 720}, accept_downloads=True)
-    page = context.new_page()
-    page.set_default_timeout(300_000)
-    page.goto(streamlit_url)
-    page.get_by_test_id("stAppViewContainer").wait_for()
-    wait_for_app_run(page, 300_000)
+    """A 1280x720 page (downloads accepted) on the demo server, the demo loaded and nothing
+    computed yet: for tests whose subject is a run (they press Run review)."""
+    context, page = open_dashboard(browser, streamlit_url, 300_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def table_record_page(browser, table_record_server):
+    """A 1280x720 page (downloads accepted) on the table demo's stored record: the Overview
+    shows its decisions, nothing is computed in the browser's session."""
+    context, page = open_dashboard(browser, table_record_server.url, 300_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def glucose_record_page(browser, glucose_record_server):
+    """A 1280x720 page (downloads accepted) on the glucose demo's stored record."""
+    context, page = open_dashboard(browser, glucose_record_server.url, 300_000)
     yield page
     context.close()
 

@@ -19,6 +19,18 @@ def wait_for_app_run(page, timeout_ms: int = 120_000) -> None:
     )
 
 
+def open_dashboard(browser, url: str, timeout_ms: int = 120_000):
+    """A new 1280x720 browser context (downloads accepted) on the dashboard at ``url``, its
+    first script run finished: ``(context, page)``; the caller closes the context."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(timeout_ms)
+    page.goto(url)
+    page.get_by_test_id("stAppViewContainer").wait_for()
+    wait_for_app_run(page, timeout_ms)
+    return context, page
+
+
 def open_page(page, title: str) -> None:
     """Navigate with the sidebar (keeps the session, unlike a URL change).
 
@@ -84,3 +96,16 @@ def download_keyed(page, key: str, folder: Path, timeout: int = 300_000) -> Path
     path = folder / download.value.suggested_filename
     download.value.save_as(path)
     return path
+
+
+def load_record_inputs(page) -> None:
+    """On a server that opens the table demo's stored record with its own demo size
+    (``tests.conftest.table_record_server``): *Load the demo* on the Data page, whose files are
+    the record's inputs byte for byte, so the views that draw rows (PCA, closest pairs, removed
+    rows beside training rows) draw; waits until the record says every input is loaded (its
+    Re-run with these inputs is enabled only then)."""
+    open_page(page, "Data")
+    click_keyed(page, "load_demo")
+    rerun = page.locator(".st-key-record_rerun button:visible")
+    expect(rerun).to_have_count(1)  # the shown one: the DOM holds a second copy
+    expect(rerun).to_be_enabled()

@@ -11,6 +11,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from synthreview.record.session import DEMO_AUTOLOADED_KEY, REVIEW_KEY, STORED_KEYS
+from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -127,3 +128,17 @@ def spec_strings(spec: object, *, skip: tuple[str, ...] = ()) -> list[str]:
 
     walk(spec)
     return strings
+
+
+def opened_app(monkeypatch, folder, key=None) -> AppTest:
+    """The app as ``synthreview show FOLDER [--key KEY]`` starts it (the record named in the
+    environment, read once at session start), its first page drawn without an exception."""
+    monkeypatch.setenv(OPEN_ENV, str(folder))
+    if key is None:
+        monkeypatch.delenv(OPEN_KEY_ENV, raising=False)
+    else:
+        monkeypatch.setenv(OPEN_KEY_ENV, str(key))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at

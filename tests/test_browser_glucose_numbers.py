@@ -1,12 +1,15 @@
 """One number per claim on the glucose demo, read from the DOM in Chromium (issue 38).
 
-The table demo's checks (``tests/test_browser_numbers.py``) on the bundled glucose (CGM) demo:
-one Run review (118 training days, three candidates), then at 1280x720 and 1920x1080:
+The table demo's checks (``tests/test_browser_numbers.py``) on the glucose (CGM) demo's stored
+review record (``demo_glucose_record_folder``: the first 40 day traces of each source, three
+candidates, signed), opened as ``synthreview show`` opens it: the browser only renders what the
+record holds (issue 33, item 8). At 1280x720 and 1920x1080:
 
 - every rule value shown beside a verdict says what the rule judged: the Overview's key numbers
   and scorecard, the Privacy tiles and the Glucose page's release rules;
 - the copies are counted one way: the Overview's sentence per candidate, the Privacy tile's
-  "day traces flagged as copies", the Audit page's sentence and report.html agree;
+  "day traces flagged as copies", the Audit page's sentence and the record's report.html
+  agree;
 - no label, heading, tile or table cell of the Overview, Audit, History and Utility pages is
   clipped (``CLIPPED_JS``: content wider than its box);
 - presentation mode shows every candidate's decision on the first screen.
@@ -19,20 +22,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import expect
 
-from tests.e2e_utils import (
-    click_keyed,
-    download_keyed,
-    open_page,
-    start_review_run,
-    wait_for_app_run,
-)
+from tests.e2e_utils import download_keyed, open_page, wait_for_app_run
 from tests.test_browser_numbers import (
     CLIPPED_JS,
     COPIES,
     DECISIONS_JS,
     LONG,
+    RECORD_HTML_KEY,
     SIZES,
     TILES_JS,
     VERDICT_CELLS_JS,
@@ -72,18 +69,11 @@ def clipped(page, where: str) -> list[str]:
     return [f"{where}: clipped {c}" for c in page.evaluate(CLIPPED_JS)]
 
 
-def load_glucose_demo(page) -> None:
-    open_page(page, "Data")
-    page.get_by_text("Demo: glucose (CGM) day traces").click()
-    wait_for_app_run(page)
-    click_keyed(page, "load_demo")
-    expect(page.get_by_text("Review loaded: traces")).to_be_visible()
-
-
-def test_glucose_numbers_are_judged_counted_once_and_readable(meeting, tmp_path):
-    page = meeting
-    load_glucose_demo(page)
-    start_review_run(page)
+def test_glucose_numbers_are_judged_counted_once_and_readable(
+    glucose_record_page, glucose_record_server, tmp_path
+):
+    page = glucose_record_page
+    assert tuple(glucose_record_server.record.candidates) == CANDIDATES
     problems: list[str] = []
     overview_copies: list[tuple[str, ...]] = []
     for width, height in SIZES:
@@ -151,11 +141,14 @@ def test_glucose_numbers_are_judged_counted_once_and_readable(meeting, tmp_path)
                 )
         page.locator(".st-key-presentation_leave button").click()
         settle(page)
-    # report.html: the judged values, and the copies counted as the pages count them
+    # the record's report.html (downloaded as stored): the judged values, and the copies
+    # counted as the pages count them
     page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
     open_page(page, "Audit & export")
     settle(page)
-    html = download_keyed(page, "audit_download_report_html", tmp_path).read_text("utf-8")
+    downloaded = download_keyed(page, RECORD_HTML_KEY, tmp_path)
+    assert downloaded.read_bytes() == (glucose_record_server.folder / "report.html").read_bytes()
+    html = downloaded.read_text("utf-8")
     text = re.sub(r"<[^>]+>", "", html)
     filed = COPIES.findall(text)
     if filed != overview_copies:

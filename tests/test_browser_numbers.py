@@ -1,13 +1,15 @@
 """One number per claim, read from the DOM in Chromium at 1280x720 and 1920x1080 (issue 38).
 
-One review of the table demo (the browser server's 600 training rows), then at both sizes:
+The table demo's stored review record (``demo_record_folder``: 300 training rows, signed), opened
+as ``synthreview show`` opens it: the browser only renders what the record holds (issue 33, item
+8: the numbers shown are the subject here, not the run). At both sizes:
 
 - no label, heading, tile or table cell of the Overview, Audit, History and Utility pages is
   clipped (an element whose content is wider than its box: ``scrollWidth > clientWidth``);
 - every rule value shown beside a verdict (the Overview's key numbers and scorecard, the
   Privacy tiles) says what the rule judged;
 - the copies are counted one way: the Overview's sentence per candidate, the Privacy tile's
-  "rows flagged as copies", the Audit page's sentence and report.html agree;
+  "rows flagged as copies", the Audit page's sentence and the record's report.html agree;
 - presentation mode shows every decision on the first screen.
 
 Every problem is collected with its page and size; the test fails once, listing them all.
@@ -19,7 +21,7 @@ import re
 
 import pytest
 
-from tests.e2e_utils import download_keyed, open_page, start_review_run, wait_for_app_run
+from tests.e2e_utils import download_keyed, load_record_inputs, open_page, wait_for_app_run
 
 pytestmark = pytest.mark.e2e
 LONG = 300_000  # ms
@@ -76,6 +78,9 @@ TILES_JS = """
           column: column ? column.innerText : ''};
 })
 """
+#: the opened record's Audit page offers its report.html as stored (a key's "." is "-" in its
+#: CSS class)
+RECORD_HTML_KEY = "audit_record_download_report-html"
 DECISIONS_JS = """
 () => [...document.querySelectorAll('.sr-line')].map((l) => {
   const r = l.getBoundingClientRect(); return {top: r.top, bottom: r.bottom};
@@ -120,9 +125,13 @@ def _main_text(page) -> str:
     return page.locator("[data-testid=stMain]").inner_text()
 
 
-def test_numbers_are_judged_counted_once_and_readable(meeting, tmp_path):
-    page = meeting
-    start_review_run(page, 1_500_000)
+def test_numbers_are_judged_counted_once_and_readable(
+    table_record_page, table_record_server, tmp_path
+):
+    page = table_record_page
+    # the record's own input files loaded: the Audit page draws its removed rows beside their
+    # training rows, as it did after a run in the session
+    load_record_inputs(page)
     problems: list[str] = []
     overview_copies: list[tuple[str, ...]] = []
     for width, height in SIZES:
@@ -193,11 +202,13 @@ def test_numbers_are_judged_counted_once_and_readable(meeting, tmp_path):
                 problems.append(f"presentation {size}: a decision ends at {line['bottom']:.0f} px")
         page.locator(".st-key-presentation_leave button").click()
         _settle(page)
-    # report.html counts the copies as the pages do
+    # the record's report.html (downloaded as stored) counts the copies as the pages do
     page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
     open_page(page, "Audit & export")
     _settle(page)
-    html = download_keyed(page, "audit_download_report_html", tmp_path).read_text("utf-8")
+    downloaded = download_keyed(page, RECORD_HTML_KEY, tmp_path)
+    assert downloaded.read_bytes() == (table_record_server.folder / "report.html").read_bytes()
+    html = downloaded.read_text("utf-8")
     filed = COPIES.findall(re.sub(r"<[^>]+>", "", html))
     if filed != overview_copies:
         problems.append(f"report.html: copies {filed} vs Overview {overview_copies}")

@@ -1,11 +1,17 @@
 """One release, one record (issue 21), in Chromium at 1280x720.
 
-For the bundled table demo's ``fresh_with_copies``, a German-credit review with a candidate
-holding planted training rows, and the glucose demo: the decision the Overview shows, the Audit
-page's decision after *Curate -> Confirm*, the downloaded ``report.json`` decision and the
-``report.html`` decision line are the same words, and the curated set is re-evaluated with every
-section the policy reads. For German credit the same files run through the CLI's path
-(``evaluate`` + ``review_release(curate=True)``) give the same decision too.
+For the table demo's ``fresh_with_copies``, a German-credit review with a candidate holding
+planted training rows, and the glucose demo: the decision the Overview shows, the Audit page's
+decision, the downloaded ``report.json`` decision and the ``report.html`` decision line are the
+same words, and the curated set is re-evaluated with every section the policy reads.
+
+The demos' records are stored ones (``demo_record_folder``, ``demo_glucose_record_folder``,
+curated as ``synthreview review --curate`` curates), opened as ``synthreview show`` opens them:
+the browser only renders, its Curate is disabled (evidence, not a draft) and the files it
+downloads are the record's own, byte for byte (issue 33, item 8). German credit is the run
+itself: uploaded, reviewed, curated with *Curate -> Confirm* in the session, and the same files
+run through the CLI's path (``evaluate`` + ``review_release(curate=True)``) give the same
+decision too.
 """
 
 from __future__ import annotations
@@ -63,9 +69,7 @@ def _curate_and_export(page, candidate: str, folder: Path) -> tuple[str, dict, s
     """Audit page: pick the candidate, Curate -> Confirm; its decision text, report.json and
     report.html as downloaded."""
     open_page(page, "Audit & export")
-    page.locator(".st-key-audit_candidate").get_by_role("combobox").click()
-    page.get_by_role("option", name=candidate, exact=True).click()
-    wait_for_app_run(page, LONG)
+    _choose_candidate(page, candidate)
     click_keyed(page, "audit_curate")
     click_keyed(page, "audit_confirm", REVIEW_MS)
     # the removed rows (and, where the decision ships, the curated files) appear once the
@@ -86,9 +90,43 @@ def _html_text(html: str) -> str:
     return " ".join(unescape(re.sub(r"<[^>]+>", " ", body)).split())
 
 
-def _assert_one_record(page, candidate: str, folder: Path, sections: set[str]) -> dict:
+def _record_export(page, candidate: str, folder: Path, stored: Path) -> tuple[str, dict, str]:
+    """Audit page of an opened record: pick the candidate (its curation is the record's, Curate
+    is disabled); its decision text, and report.json and report.html as downloaded, each the
+    stored file byte for byte."""
+    open_page(page, "Audit & export")
+    _choose_candidate(page, candidate)
+    curate = page.locator(".st-key-audit_curate button:visible")
+    expect(curate).to_have_count(1)  # the shown one: the DOM holds a second copy
+    expect(curate).to_be_disabled()
+    decision = page.locator(".st-key-audit_decision")
+    expect(decision).to_be_visible(timeout=LONG)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    files = {}
+    for name in ("report.json", "report.html"):
+        # a Streamlit key's "." is "-" in its CSS class
+        key = f"audit_record_download_{name.replace('.', '-')}"
+        files[name] = download_keyed(page, key, folder).read_bytes()
+        assert files[name] == (stored / name).read_bytes(), name
+    return (
+        decision.inner_text(),
+        json.loads(files["report.json"]),
+        files["report.html"].decode("utf-8"),
+    )
+
+
+def _choose_candidate(page, candidate: str) -> None:
+    page.locator(".st-key-audit_candidate").get_by_role("combobox").click()
+    page.get_by_role("option", name=candidate, exact=True).click()
+    wait_for_app_run(page, LONG)
+
+
+def _assert_one_record(page, candidate: str, folder: Path, sections: set[str], export) -> dict:
+    """The Overview's line, then ``export(page, candidate, folder)``'s decision text,
+    report.json and report.html for ``candidate`` state one decision; the curated set has
+    ``sections``."""
     badge, reason = _overview_line(page, candidate)
-    shown, report, html = _curate_and_export(page, candidate, folder)
+    shown, report, html = export(page, candidate, folder)
     page.screenshot(path=str(folder / f"audit_{candidate}.png"))
     filed = report["decisions"][candidate]
     assert DECISION_STYLE[filed["outcome"]].label == badge, (filed, badge)
@@ -105,34 +143,34 @@ def _assert_one_record(page, candidate: str, folder: Path, sections: set[str]) -
     return report
 
 
-def test_demo_record_equals_the_screen(meeting, tmp_path):
-    page = meeting
-    expect(page.get_by_text("Review loaded: table")).to_be_visible()
-    _run_review(page)
-    _assert_one_record(page, "fresh_with_copies", tmp_path, {"fidelity", "privacy", "utility"})
+def test_demo_record_equals_the_screen(table_record_page, table_record_server, tmp_path):
+    page = table_record_page
+    stored = table_record_server.folder
+
+    def export(page, candidate, folder):
+        return _record_export(page, candidate, folder, stored)
+
+    _assert_one_record(
+        page, "fresh_with_copies", tmp_path, {"fidelity", "privacy", "utility"}, export
+    )
 
 
-def test_glucose_record_equals_the_screen(meeting, tmp_path):
-    page = meeting
-    open_page(page, "Data")
-    page.get_by_text("Demo: glucose (CGM) day traces").click()
-    wait_for_app_run(page)
-    click_keyed(page, "load_demo")
-    expect(page.get_by_text("Review loaded: traces")).to_be_visible()
-    _run_review(page)
-    # a candidate the audit does not empty (a noisy copy loses every trace: nothing to curate)
-    open_page(page, "Audit & export")
-    chosen = None
-    for name in ("autoregressive", "motif_shuffle", "noisy_copy"):
-        page.locator(".st-key-audit_candidate").get_by_role("combobox").click()
-        page.get_by_role("option", name=name, exact=True).click()
-        wait_for_app_run(page, LONG)
-        if page.locator(".st-key-audit_curate button:visible").is_enabled():
-            chosen = name
-            break
-    assert chosen is not None
-    report = _assert_one_record(page, chosen, tmp_path, {"glucose"})
-    # the Audit page applied the trace rules (plausibility, memorised subjects) as the CLI does
+def test_glucose_record_equals_the_screen(glucose_record_page, glucose_record_server, tmp_path):
+    page = glucose_record_page
+    stored = glucose_record_server.folder
+    filed = json.loads((stored / "report.json").read_text())
+    # a candidate the audit does not empty (a noisy copy loses every trace: nothing curated)
+    chosen = next(
+        (n for n in ("autoregressive", "motif_shuffle", "noisy_copy") if n in filed["curated"]),
+        None,
+    )
+    assert chosen is not None, sorted(filed["curated"])
+
+    def export(page, candidate, folder):
+        return _record_export(page, candidate, folder, stored)
+
+    report = _assert_one_record(page, chosen, tmp_path, {"glucose"}, export)
+    # the audit applied the trace rules (plausibility, memorised subjects) as the CLI does
     rules = {r["rule"] for r in report["audit"][chosen]["rules"]}
     assert any("implausible" in r or "memorised" in r for r in rules), rules
 
@@ -166,7 +204,9 @@ def test_german_credit_record_equals_the_screen_and_the_cli(meeting, german_file
         wait_for_app_run(page)
     click_keyed(page, "load_files")
     _run_review(page)
-    report = _assert_one_record(page, "mixture", tmp_path, {"fidelity", "privacy", "utility"})
+    report = _assert_one_record(
+        page, "mixture", tmp_path, {"fidelity", "privacy", "utility"}, _curate_and_export
+    )
     # the CLI's path on the same files, options and seed states the same decision
     review = align(
         read_table(german_files["real"], role="real"),

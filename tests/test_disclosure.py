@@ -663,6 +663,20 @@ def test_audit_drops_qi_unique_rows_only_when_asked_and_states_the_cost(small_fi
     keys = list(zip(holdout["age"], holdout["hours"], strict=True))
     by_hand = [counts.get(k, 0) == 1 for k in keys]
     assert reference["drop_qi_unique"].to_numpy().tolist() == by_hand
+    # the Audit page's preview: a tile for the rule where quasi-identifiers were given (switched
+    # off or on), none where the review has none (the rule cannot remove a row there)
+    from synthreview.release.pipeline import CandidateAudit
+
+    tiles = {
+        p.rule: p for p in CandidateAudit(on, reference, Thresholds(drop_qi_unique=True)).preview()
+    }
+    assert tiles["drop_qi_unique"].active and tiles["drop_qi_unique"].flagged == unique.sum()
+    tiles_off = {p.rule for p in CandidateAudit(off, reference, Thresholds()).preview()}
+    assert "drop_qi_unique" in tiles_off
+    without = off.assign(qi_unique=pd.array([pd.NA] * len(off), dtype="boolean"))
+    assert "drop_qi_unique" not in {
+        p.rule for p in CandidateAudit(without, reference, Thresholds()).preview()
+    }
 
 
 # --- real records beyond coincidence are never released unremoved (item 6) -----------------------

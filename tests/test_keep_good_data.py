@@ -59,3 +59,5 @@ def test_the_stated_loss_is_the_one_measured_on_the_small_holdout(audits):
         # the Audit page's "a fresh real sample would lose x %"
         preview = {p.rule: p for p in audited.preview()}
         assert preview["any"].real_loss == pytest.approx(summary.loc["any", "reference_share"])
+        # no quasi-identifiers in this review: that rule has no tile
+        assert "drop_qi_unique" not in preview and "drop_unauthentic" in preview

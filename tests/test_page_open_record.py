@@ -12,24 +12,11 @@ from streamlit.testing.v1 import AppTest
 from synthreview.judgement.verdicts import DECISION_STYLE
 from synthreview.record.countersign import append_countersignature, countersign, meeting_signoff
 from synthreview.record.session import DEMO_AUTOLOADED_KEY, REVIEW_KEY
-from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, open_review, write_record
+from synthreview.record.store import OPEN_ENV, open_review, write_record
 from synthreview.release.signing import generate_keys, load_private_key
+from tests.page_helpers import opened_app
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
-
-
-def _opened(monkeypatch, folder, key=None) -> AppTest:
-    """The app as ``synthreview show FOLDER [--key KEY]`` starts it (the record named in the
-    environment, read once at session start)."""
-    monkeypatch.setenv(OPEN_ENV, str(folder))
-    if key is None:
-        monkeypatch.delenv(OPEN_KEY_ENV, raising=False)
-    else:
-        monkeypatch.setenv(OPEN_KEY_ENV, str(key))
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def _decision_lines(at) -> str:
@@ -47,7 +34,7 @@ def _texts(at) -> str:
 
 def test_the_overview_states_the_record_decisions_without_a_run(demo_record_folder, monkeypatch):
     record, folder = demo_record_folder
-    at = _opened(monkeypatch, folder)
+    at = opened_app(monkeypatch, folder)
     lines = _decision_lines(at)
     for name, decision in record.decisions.items():
         assert html.escape(name) in lines
@@ -76,14 +63,14 @@ def test_a_signed_record_says_who_signed_and_a_changed_copy_says_not_verified(
     signed_folder, monkeypatch, tmp_path
 ):
     folder, keys = signed_folder
-    at = _opened(monkeypatch, folder, keys.public)
+    at = opened_app(monkeypatch, folder, keys.public)
     assert f"verified - signed by {keys.keyid}" in _texts(at)
     changed = tmp_path / "changed"
     shutil.copytree(folder, changed)
     data = bytearray((changed / "report.html").read_bytes())
     data[200] ^= 1
     (changed / "report.html").write_bytes(bytes(data))
-    at = _opened(monkeypatch, changed, keys.public)
+    at = opened_app(monkeypatch, changed, keys.public)
     texts = _texts(at)
     assert "NOT VERIFIED" in texts and "report.html" in texts
     assert _decision_lines(at)  # still shown, under the red line
@@ -131,7 +118,7 @@ def test_a_countersigned_record_shows_the_meeting_decisions(signed_folder, monke
     )
     envelope = countersign(record, [signoff], load_private_key(keys.private.read_bytes()))
     append_countersignature(record, envelope, copy)
-    texts = _texts(_opened(monkeypatch, copy, keys.public))
+    texts = _texts(opened_app(monkeypatch, copy, keys.public))
     assert f"verified - signed by {keys.keyid}" in texts
     assert "countersigned decisions" in texts
     assert f"**{name}**: do_not_release (the record: {stated.outcome})" in texts

@@ -30,8 +30,9 @@ from synthreview.judgement.verdicts import DECISION_STYLE
 from synthreview.record.inputs import input_line
 from synthreview.record.opened_state import OPENED_KEY
 from synthreview.record.session import REVIEW_KEY
-from synthreview.record.store import OPEN_ENV, OPEN_KEY_ENV, write_record
+from synthreview.record.store import write_record
 from synthreview.release.signing import generate_keys, load_private_key
+from tests.page_helpers import opened_app
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ("overview", "data", "fidelity", "privacy", "utility", "glucose")
@@ -59,18 +60,6 @@ def no_computing(monkeypatch):
                     monkeypatch.setattr(loaded, name, refuse)
 
 
-def _opened(monkeypatch, folder, key=None) -> AppTest:
-    monkeypatch.setenv(OPEN_ENV, str(folder))
-    if key is None:
-        monkeypatch.delenv(OPEN_KEY_ENV, raising=False)
-    else:
-        monkeypatch.setenv(OPEN_KEY_ENV, str(key))
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 def _page(at: AppTest, page: str) -> AppTest:
     at.switch_page(f"pages/{page}.py").run()
     assert not at.exception, at.exception
@@ -95,7 +84,7 @@ def _needs_inputs(at, record) -> None:
 
 def test_overview_states_the_record(demo_record_folder, monkeypatch, no_computing):
     record, folder = demo_record_folder
-    at = _page(_opened(monkeypatch, folder), "overview")
+    at = _page(opened_app(monkeypatch, folder), "overview")
     assert not at.session_state[REVIEW_KEY]  # nothing loaded, nothing computed
     body = next(h.proto.body for h in at.get("html") if 'sr-decisions"' in h.proto.body)
     for decision in record.decisions.values():
@@ -104,7 +93,7 @@ def test_overview_states_the_record(demo_record_folder, monkeypatch, no_computin
 
 def test_fidelity_shows_the_record_scores(demo_record_folder, monkeypatch, no_computing):
     record, folder = demo_record_folder
-    at = _page(_opened(monkeypatch, folder), "fidelity")
+    at = _page(opened_app(monkeypatch, folder), "fidelity")
     shown = [m.value for m in at.metric]
     for result in (c.fidelity for c in record.report.candidates.values()):
         for score in fidelity_fig.SCORES:
@@ -123,7 +112,7 @@ def test_privacy_shows_the_record_attacks_and_epsilon(
     demo_record_folder, monkeypatch, no_computing
 ):
     record, folder = demo_record_folder
-    at = _page(_opened(monkeypatch, folder), "privacy")
+    at = _page(opened_app(monkeypatch, folder), "privacy")
     shown = [m.value for m in at.metric]
     text = _texts(at)
     for name, candidate in record.report.candidates.items():
@@ -147,7 +136,7 @@ def test_privacy_shows_the_record_attacks_and_epsilon(
 
 def test_utility_shows_the_record_rules(demo_record_folder, monkeypatch, no_computing):
     record, folder = demo_record_folder
-    at = _page(_opened(monkeypatch, folder), "utility")
+    at = _page(opened_app(monkeypatch, folder), "utility")
     text = _texts(at)
     for name, release in record.releases.items():
         rules = explain.readings_markdown(name, release.verdicts, "utility")
@@ -162,7 +151,7 @@ def test_utility_shows_the_record_rules(demo_record_folder, monkeypatch, no_comp
 
 def test_glucose_shows_the_record_tables(demo_glucose_record_folder, monkeypatch, no_computing):
     record, folder = demo_glucose_record_folder
-    at = _page(_opened(monkeypatch, folder), "glucose")
+    at = _page(opened_app(monkeypatch, folder), "glucose")
     first = next(iter(record.report.candidates.values())).glucose
     expected = glucose_fig.comparison_table(first.metrics, first.holdout_metrics, alpha=0.05)
     assert at.table[0].value.equals(expected.data)
@@ -176,7 +165,7 @@ def test_glucose_shows_the_record_tables(demo_glucose_record_folder, monkeypatch
 
 def test_data_lists_the_record_inputs(demo_record_folder, monkeypatch, no_computing):
     record, folder = demo_record_folder
-    at = _page(_opened(monkeypatch, folder), "data")
+    at = _page(opened_app(monkeypatch, folder), "data")
     listed = _inputs_listed(at)
     assert list(listed["sha256"]) == [i["sha256"] for i in record.inputs]
     assert set(listed["loaded (same sha256)"]) == {"no"}
@@ -227,7 +216,7 @@ def test_data_shows_the_record_choices_disabled(demo_record_folder, monkeypatch,
     """Issue 33 item 3: the choices that made an opened record's numbers are shown with the
     record's values and cannot be changed; closing the record gives the session's back."""
     record, folder = demo_record_folder
-    at = _opened(monkeypatch, folder)
+    at = opened_app(monkeypatch, folder)
     at.session_state[REVIEW_KEY] = demo.tables(seed=0, n_train=300, n_holdout=300)
     shown = _with_choices(record)
     at.session_state[OPENED_KEY] = shown
@@ -276,7 +265,7 @@ def test_data_shows_a_glucose_record_context_disabled(
     demo_glucose_record_folder, monkeypatch, no_computing
 ):
     _, folder = demo_glucose_record_folder
-    at = _page(_opened(monkeypatch, folder), "data")
+    at = _page(opened_app(monkeypatch, folder), "data")
     assert not set(DATA_CONTROLS) & _keys_drawn(at)
     assert "record_schema_editor" not in {f.key for f in at.dataframe}  # traces: no schema
     assert at.text_input(key="record_context_recipient").disabled
@@ -306,9 +295,9 @@ def test_every_page_says_who_signed_or_not_verified_in_red(
     signed_and_changed, monkeypatch, no_computing, page
 ):
     signed, changed, keys = signed_and_changed
-    at = _page(_opened(monkeypatch, signed, keys.public), page)
+    at = _page(opened_app(monkeypatch, signed, keys.public), page)
     assert [s.value for s in at.success if s.value.startswith(f"verified - signed by {keys.keyid}")]
-    at = _page(_opened(monkeypatch, changed, keys.public), page)
+    at = _page(opened_app(monkeypatch, changed, keys.public), page)
     red = [m.value for m in at.markdown if m.value.startswith(":red[**NOT VERIFIED")]
     assert red and "report.html" in red[0].replace("\\", "").replace("\u2060", "")
     assert not at.success
@@ -320,7 +309,7 @@ def test_loaded_inputs_equal_to_the_record_draw_the_rows(
     """The record's own input files (equal sha256) loaded: the PCA and the closest pairs draw,
     still from the record's numbers, and Re-run with these inputs is offered."""
     _, folder = demo_record_folder
-    at = _opened(monkeypatch, folder)
+    at = opened_app(monkeypatch, folder)
     at.session_state[REVIEW_KEY] = demo.tables(seed=0, n_train=300, n_holdout=300)
     _page(at, "data")
     assert set(_inputs_listed(at)["loaded (same sha256)"]) == {"yes"}
@@ -336,7 +325,7 @@ def test_other_files_are_not_taken_for_the_record_inputs(
     demo_record_folder, monkeypatch, no_computing
 ):
     record, folder = demo_record_folder
-    at = _opened(monkeypatch, folder)
+    at = opened_app(monkeypatch, folder)
     at.session_state[REVIEW_KEY] = demo.tables(seed=1, n_train=300, n_holdout=300)
     _page(at, "fidelity")
     assert "fidelity_pca" not in {c.key for c in _charts(at)}
@@ -347,7 +336,7 @@ def test_other_files_are_not_taken_for_the_record_inputs(
 @pytest.mark.slow
 def test_rerun_with_these_inputs_computes_a_new_review(demo_record_folder, monkeypatch):
     record, folder = demo_record_folder
-    at = _opened(monkeypatch, folder)
+    at = opened_app(monkeypatch, folder)
     at.session_state[REVIEW_KEY] = demo.tables(seed=0, n_train=300, n_holdout=300)
     at.run()
     at.button(key="record_rerun").click().run()
@@ -369,7 +358,7 @@ def test_audit_says_why_a_set_curation_cannot_fix_was_not_evaluated(
     record, folder = demo_record_folder
     curated = record.releases["mode_collapse"].curated
     assert curated is not None and curated.report is None  # the bounded, not evaluated set
-    at = _page(_opened(monkeypatch, folder), "audit")
+    at = _page(opened_app(monkeypatch, folder), "audit")
     at.selectbox(key="audit_candidate").set_value("mode_collapse").run()
     assert not at.exception, at.exception
     text = _texts(at)
@@ -383,7 +372,7 @@ def test_presentation_mode_names_a_long_reason_by_its_rule_and_gives_it_below(
     deciding rule in the decision line (``figures.explain.short_reason``) and given whole
     right below the decisions, never cut."""
     record, folder = demo_record_folder
-    at = _page(_opened(monkeypatch, folder), "overview")
+    at = _page(opened_app(monkeypatch, folder), "overview")
     at.toggle(key="presentation_mode").set_value(True).run()
     assert not at.exception, at.exception
     body = next(h.proto.body for h in at.get("html") if 'sr-decisions"' in h.proto.body)

@@ -56,6 +56,8 @@ def test_trace_reviews_are_audited_with_the_trace_rules(cohort):  # noqa: F811
     assert audit.audit["drop_memorised_subject"].to_numpy()[18:].all()
     rules = {p.rule for p in audit.preview()}
     assert {"drop_outside_sensor_range", "drop_memorised_subject", "any"} <= rules
+    # a day trace has no quasi-identifiers: that table rule cannot remove a row and has no tile
+    assert "drop_qi_unique" not in rules
 
 
 @pytest.fixture

@@ -38,7 +38,7 @@ def computed():
     released = session.release_plan(options)
     report = before_release.report
     for name in released:
-        live.release(report, name, **session.release_key(name, options))
+        live.release(report, name, session.release_terms(name, options))
     return session, review, planned, before_release, released
 
 

@@ -24,7 +24,7 @@ import pandas as pd
 
 from synthreview.errors import ConfigError, error_message
 from synthreview.io.schema import Review
-from synthreview.judgement.decision import Decision
+from synthreview.judgement.decision import CANNOT_FIX, Decision
 from synthreview.judgement.policy import LedgerLimits, Policy
 from synthreview.judgement.waivers import Waiver, decide_with_waivers
 from synthreview.metrics.fidelity.features import pca_projection
@@ -53,6 +53,7 @@ from synthreview.sampling import Sampling, sample_review
 
 __all__ = [
     "LiveReview",
+    "ReleaseTerms",
     "StepResult",
     "initial_options",
     "needed_sections",
@@ -75,6 +76,43 @@ class StepResult:
     error: str | None
     seconds: float
     skipped: str | None = None
+
+
+@dataclass(frozen=True)
+class ReleaseTerms:
+    """What one candidate's release is computed and judged under (besides its numbers): a
+    release stored under other terms is never shown or judged under these, unless computing
+    it under these would give the same release (fewer waivers, none of which could change it:
+    :meth:`LiveReview.stored_release`).
+
+    Attributes
+    ----------
+    seed : int
+    options : ReviewOptions
+    policy : Policy
+    thresholds : Thresholds
+        The candidate's confirmed audit thresholds, else the defaults.
+    curate_when : str
+        ``"always"`` for a confirmed curation (its curated files are filed), else
+        ``"failing"`` (curated only when it fails as submitted).
+    waived : frozenset of str
+        The rules a waiver has been requested for on this candidate, approved or not (the
+        pipeline's ``waived=``): the curated set is evaluated only where curation can change
+        the outcome, and a rule that may be waived never decides that it cannot. A waiver
+        requested later changes the terms: a release such a rule shortened is computed again
+        (:meth:`LiveReview.stored_release`).
+    """
+
+    seed: int
+    options: ReviewOptions
+    policy: Policy
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    curate_when: str = "failing"
+    waived: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        # any collection of rule names is one key, whatever its order or kind
+        object.__setattr__(self, "waived", frozenset(self.waived))
 
 
 def review_digest(review: Review) -> str:
@@ -126,8 +164,9 @@ class LiveReview:
     projections : dict
         ``{(digest, embedding, seed): PCA frame or error text}`` for the Fidelity page.
     releases : dict
-        ``{(digest, seed, options, policy key, candidate, thresholds, curate when): StepResult}``
-        of each :class:`~synthreview.release.pipeline.CandidateRelease`.
+        ``{LiveReview.release_key: StepResult}`` of each
+        :class:`~synthreview.release.pipeline.CandidateRelease` (the candidate and its
+        :class:`ReleaseTerms`).
     submitted : dict
         The same keys: each candidate's audit and judgement as submitted (a
         ``CandidateRelease`` without curation), which its release then reuses.
@@ -225,7 +264,7 @@ class LiveReview:
         *,
         seed: int,
         options: ReviewOptions,
-        keys: Mapping[str, Mapping[str, Any]],
+        terms: Mapping[str, ReleaseTerms],
         progress: Progress | None = None,
     ) -> StepResult:
         """Compute one step of :meth:`run_plan` and store it.
@@ -236,9 +275,9 @@ class LiveReview:
             A section, ``"prepare"``, or one of :data:`RELEASE_STEPS`.
         seed : int
         options : ReviewOptions
-        keys : mapping of str to mapping
-            Each candidate's :meth:`release_key` arguments (its confirmed thresholds and
-            curation, the policy), read by the release steps.
+        terms : mapping of str to ReleaseTerms
+            Each candidate's release terms (its confirmed thresholds and curation, the policy,
+            its requested waivers), read by the release steps.
         progress : callable, optional
         """
         name, section = step
@@ -255,12 +294,18 @@ class LiveReview:
                 f"before its sections are stored"
             )
         if section == "submitted":
-            return self.judge_submitted(report, name, **keys[name])
-        step = self.release(report, name, progress=progress, **keys[name])
-        if step.value is not None and step.value.curated is None:
+            return self.judge_submitted(report, name, terms[name])
+        step = self.release(report, name, terms[name], progress=progress)
+        curated = step.value.curated if step.value is not None else None
+        if step.value is not None and curated is None:
             # the pipeline curates only a candidate that fails as submitted (or holds real
             # records): judged as submitted, its decision is already the release's
             step = replace(step, skipped="no curated version")
+        elif curated is not None and curated.bounds:
+            # cut but not evaluated: its moment of work must not pull down the estimate of
+            # the curated evaluations still to run
+            rules = ", ".join(b.rule for b in curated.bounds)
+            step = replace(step, skipped=f"{CANNOT_FIX}: {rules}")
         return step
 
     def context_key(self, *, seed: int, options: ReviewOptions) -> tuple[Any, ...]:
@@ -420,28 +465,44 @@ class LiveReview:
                 self.latest[section] = base
 
     # --- releases ------------------------------------------------------------------------------
-    def release_key(
-        self,
-        name: str,
-        *,
-        seed: int,
-        options: ReviewOptions,
-        policy: Policy,
-        thresholds: Thresholds,
-        curate_when: str,
-    ) -> tuple[Any, ...]:
-        """The key of ``name``'s release: the thresholds and the curation are the candidate's
-        confirmed ones (a release made before a confirmation is not the confirmed one)."""
-        return (self.digest, seed, options, policy_key(policy), name, thresholds, curate_when)
+    def release_key(self, name: str, terms: ReleaseTerms) -> tuple[Any, ...]:
+        """The key of ``name``'s release under ``terms``: the thresholds and the curation are
+        the candidate's confirmed ones (a release made before a confirmation is not the
+        confirmed one), the waived rules those requested (one made before a request may have
+        let a requested rule decide)."""
+        return (self.digest, terms.seed, terms.options, policy_key(terms.policy), name,
+                terms.thresholds, terms.curate_when, terms.waived)  # fmt: skip
 
-    def stored_release(self, name: str, **key: Any) -> StepResult | None:
-        """The stored release of ``name`` under :meth:`release_key`'s ``key``, or None."""
-        return self.releases.get(self.release_key(name, **key))
+    def stored_release(self, name: str, terms: ReleaseTerms) -> StepResult | None:
+        """The stored release of ``name`` under ``terms``, or None.
+
+        A release stored under fewer requested waivers (the rest of ``terms`` equal) is
+        ``name``'s release under ``terms`` too when no waiver could have changed it: one not
+        curated, or whose curated set was evaluated whole (no bound decided it, no section was
+        left out). Requesting a waiver only takes rules away from what may decide that a
+        curated set need not be evaluated, so computed again under ``terms`` it would be the
+        same; only a release that such a rule shortened is out of date.
+        """
+        key = self.release_key(name, terms)
+        step = self.releases.get(key)
+        if step is not None:
+            return step
+        for other, found in reversed(list(self.releases.items())):
+            curated = found.value.curated if found.value is not None else None
+            if (
+                other[:-1] == key[:-1]
+                and other[-1] <= terms.waived
+                and found.value is not None
+                and (curated is None or not (curated.bounds or curated.skipped))
+            ):
+                return found
+        return None
 
     def previous_release(
         self, name: str, *, seed: int, options: ReviewOptions
     ) -> CandidateRelease | None:
-        """A release of ``name`` from the same numbers under another policy or thresholds."""
+        """A release of ``name`` from the same numbers under other terms (policy, thresholds,
+        waivers)."""
         for key, step in reversed(list(self.releases.items())):
             if (
                 key[:3] == (self.digest, seed, options)
@@ -451,17 +512,7 @@ class LiveReview:
                 return step.value
         return None
 
-    def judge_submitted(
-        self,
-        report: Report,
-        name: str,
-        *,
-        seed: int,
-        options: ReviewOptions,
-        policy: Policy,
-        thresholds: Thresholds,
-        curate_when: str,
-    ) -> StepResult:
+    def judge_submitted(self, report: Report, name: str, terms: ReleaseTerms) -> StepResult:
         """Audit ``name`` and judge it as submitted through the one pipeline (its release
         without curation) and store it; :meth:`release` then reuses the audit, so the decision
         the run draws early is the one the release and the Overview state."""
@@ -472,58 +523,44 @@ class LiveReview:
                 self.review,
                 report,
                 name,
-                policy=policy,
-                thresholds=thresholds,
+                policy=terms.policy,
+                thresholds=terms.thresholds,
                 curate_when="never",
-                reuse=self.previous_release(name, seed=seed, options=options),
+                reuse=self.previous_release(name, seed=terms.seed, options=terms.options),
             )
         except Exception as exc:  # recorded, never a silent pass (as in release)
             error = error_message(exc)
         step = StepResult(value, error, time.perf_counter() - started)
-        key = self.release_key(
-            name,
-            seed=seed,
-            options=options,
-            policy=policy,
-            thresholds=thresholds,
-            curate_when=curate_when,
-        )
-        self.submitted[key] = step
+        self.submitted[self.release_key(name, terms)] = step
         return step
 
     def release(
         self,
         report: Report,
         name: str,
+        terms: ReleaseTerms,
         *,
-        seed: int,
-        options: ReviewOptions,
-        policy: Policy,
-        thresholds: Thresholds,
-        curate_when: str,
         progress: Progress | None = None,
     ) -> StepResult:
         """Release ``name`` through the one pipeline and store it; an exception is stored as
         the step's error (the judgement then reads the audit as not computed, never a pass).
-        The audit of :meth:`judge_submitted` under the same key is reused, unless an earlier
-        release of the same numbers under these thresholds holds a curated version to re-judge."""
+
+        The audit of :meth:`judge_submitted` under the same terms is reused, unless an earlier
+        release of the same numbers under these thresholds holds a curated version to
+        re-judge. The pipeline is told the requested waivers (``terms.waived``), so a curated
+        version is evaluated only where curation can change the outcome, as the CLI's is.
+        """
         started = time.perf_counter()
-        key = self.release_key(
-            name,
-            seed=seed,
-            options=options,
-            policy=policy,
-            thresholds=thresholds,
-            curate_when=curate_when,
-        )
-        reuse = self.previous_release(name, seed=seed, options=options)
+        key = self.release_key(name, terms)
+        reuse = self.previous_release(name, seed=terms.seed, options=terms.options)
         submitted = self.submitted.get(key)
         # an earlier curated version under these thresholds is re-judged, not computed again
+        # (the pipeline re-judges only one evaluated whole: what a waiver cannot change)
         rejudge = (
             reuse is not None
             and reuse.curated is not None
             and reuse.audit is not None
-            and reuse.audit.thresholds == thresholds
+            and reuse.audit.thresholds == terms.thresholds
         )
         if submitted is not None and submitted.value is not None and not rejudge:
             reuse = submitted.value
@@ -533,11 +570,12 @@ class LiveReview:
                 self.review,
                 report,
                 name,
-                policy=policy,
-                thresholds=thresholds,
-                curate_when=curate_when,  # type: ignore[arg-type]
+                policy=terms.policy,
+                thresholds=terms.thresholds,
+                curate_when=terms.curate_when,  # type: ignore[arg-type]
                 reuse=reuse,
                 progress=progress,
+                waived=terms.waived,
             )
         except Exception as exc:  # recorded, never a silent pass (see the docstring)
             error = error_message(exc)
@@ -546,15 +584,7 @@ class LiveReview:
         return step
 
     def decision_so_far(
-        self,
-        name: str,
-        *,
-        seed: int,
-        options: ReviewOptions,
-        policy: Policy,
-        thresholds: Thresholds,
-        curate_when: str,
-        waivers: Sequence[Waiver] = (),
+        self, name: str, terms: ReleaseTerms, *, waivers: Sequence[Waiver] = ()
     ) -> tuple[Decision, str | None] | None:
         """Candidate ``name``'s decision from its own stored steps, as soon as it has one.
 
@@ -572,23 +602,15 @@ class LiveReview:
             decided) or None (final); None before its audit, or when its audit or release
             failed (the summary then states why).
         """
-        key = self.release_key(
-            name,
-            seed=seed,
-            options=options,
-            policy=policy,
-            thresholds=thresholds,
-            curate_when=curate_when,
-        )
-        step = self.releases.get(key)
+        step = self.stored_release(name, terms)
         if step is not None:
             if step.value is None:
                 return None
             curated = step.value.curated
             after = {name: curated.verdicts} if curated is not None else None
-            pending = "ledger" if policy.ledger != LedgerLimits() else None
+            pending = "ledger" if terms.policy.ledger != LedgerLimits() else None
             return decide_with_waivers({name: step.value.verdicts}, after, waivers)[name], pending
-        step = self.submitted.get(key)
+        step = self.submitted.get(self.release_key(name, terms))
         if step is None or step.value is None:
             return None
         return decide_with_waivers({name: step.value.verdicts}, None, waivers)[name], "curation"

@@ -41,7 +41,7 @@ from synthreview.record import server
 from synthreview.record.inputs import (
     has_holdout,
 )
-from synthreview.record.live import LiveReview, initial_options, needed_sections
+from synthreview.record.live import LiveReview, ReleaseTerms, initial_options, needed_sections
 from synthreview.record.opened_state import OpenedRecordState
 from synthreview.record.record import ReviewRecord
 from synthreview.record.signoff_state import SIGNOFF_KEY, SignoffState
@@ -374,11 +374,15 @@ class ReviewSession(OpenedRecordState, SignoffState):
         ``"failing"`` (curated only when it fails as submitted: what its decision needs)."""
         return "always" if name in self.confirmed_curations() else "failing"
 
-    def release_key(self, name: str, options: ReviewOptions) -> dict[str, Any]:
-        """What ``name``'s release is stored under (``LiveReview.release_key``'s arguments)."""
-        return {"seed": self.seed(), "options": options, "policy": self.get_policy(),
-                "thresholds": self.release_thresholds(name),
-                "curate_when": self.curate_when(name)}  # fmt: skip
+    def release_terms(self, name: str, options: ReviewOptions) -> ReleaseTerms:
+        """What ``name``'s release is computed and stored under: the seed, ``options``, the
+        policy, its confirmed thresholds and curation, and the rules a waiver has been
+        requested for on it (approved or not), so the release shown and filed is the one
+        computed knowing every requested waiver."""
+        waived = frozenset(w.rule for w in self.session_waivers() if name in w.candidates)
+        return ReleaseTerms(seed=self.seed(), options=options, policy=self.get_policy(),
+                            thresholds=self.release_thresholds(name),
+                            curate_when=self.curate_when(name), waived=waived)  # fmt: skip
 
     # --- what is computed, what is stale -------------------------------------------------------
     def stale_sections(self, options: ReviewOptions | None = None) -> list[str]:
@@ -459,8 +463,7 @@ class ReviewSession(OpenedRecordState, SignoffState):
             seed=self.seed(),
             options=options,
             policy=policy,
-            thresholds={n: self.release_thresholds(n) for n in names},
-            curate_when={n: self.curate_when(n) for n in names},
+            terms={n: self.release_terms(n, options) for n in names},
             waivers=waivers,
             prior=prior,
         )
@@ -533,14 +536,14 @@ class ReviewSession(OpenedRecordState, SignoffState):
             return []
         live = self.loaded_live()
         return [n for n in live.review.candidates
-                if live.stored_release(n, **self.release_key(n, options)) is None]  # fmt: skip
+                if live.stored_release(n, self.release_terms(n, options)) is None]  # fmt: skip
 
     def curation_errors(self) -> dict[str, str]:
         """Why a candidate's audit or curation could not be computed, by candidate."""
         live, options = self.live(), self.get_options()
         if live is None:
             return {}
-        steps = {n: live.stored_release(n, **self.release_key(n, options))
+        steps = {n: live.stored_release(n, self.release_terms(n, options))
                  for n in live.review.candidates}  # fmt: skip
         return {n: step.error for n, step in steps.items() if step is not None and step.error}
 

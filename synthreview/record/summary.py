@@ -3,9 +3,10 @@
 :func:`summarize` judges the stored steps of a :class:`~synthreview.record.live.LiveReview`
 (the report, each candidate's release, waivers and the ledger's caps) into a
 :class:`ReviewSummary`, or says every decision is *out of date* when the numbers are older than
-the options, the policy or the confirmations (never a judgement on a mix). :func:`record_summary`
-gives the same object for an opened :class:`~synthreview.record.record.ReviewRecord`, whose
-decisions are those ``report.json`` states.
+the options, the policy, the confirmations or the requested waivers (never a judgement on a
+mix). :func:`record_summary` gives the same object for an opened
+:class:`~synthreview.record.record.ReviewRecord`, whose decisions are those ``report.json``
+states.
 """
 
 from __future__ import annotations
@@ -21,9 +22,8 @@ from synthreview.judgement.ledger import PriorRelease, cap_decisions
 from synthreview.judgement.policy import LedgerLimits, Policy, Verdicts, apply_policy
 from synthreview.judgement.waivers import Waiver, decide_with_waivers
 from synthreview.options import ReviewOptions
-from synthreview.record.live import LiveReview
+from synthreview.record.live import LiveReview, ReleaseTerms
 from synthreview.record.record import ReviewRecord
-from synthreview.release.audit import Thresholds
 from synthreview.release.pipeline import CandidateRelease
 from synthreview.review import Report
 
@@ -128,8 +128,7 @@ def summarize(
     seed: int,
     options: ReviewOptions,
     policy: Policy,
-    thresholds: Mapping[str, Thresholds],
-    curate_when: Mapping[str, str],
+    terms: Mapping[str, ReleaseTerms],
     waivers: Sequence[Waiver] = (),
     prior: Sequence[PriorRelease] = (),
 ) -> ReviewSummary:
@@ -149,9 +148,10 @@ def summarize(
     seed : int
     options : ReviewOptions
     policy : Policy
-    thresholds, curate_when : mapping of str
-        Each candidate's release thresholds and curation (its confirmed ones, else the
-        defaults): a release stored under others is not the one to show.
+    terms : mapping of str to ReleaseTerms
+        Each candidate's release terms (its confirmed thresholds and curation, else the
+        defaults; its requested waivers): a release stored under others is not the one to
+        show.
     waivers : sequence of Waiver
         Approved waivers leave their rule out, as the record will.
     prior : sequence of PriorRelease
@@ -167,21 +167,15 @@ def summarize(
     for name, candidate in content.items():
         step = None
         if not stale:
-            step = live.stored_release(
-                name,
-                seed=seed,
-                options=options,
-                policy=policy,
-                thresholds=thresholds.get(name, Thresholds()),
-                curate_when=curate_when.get(name, "failing"),
-            )
+            default = ReleaseTerms(seed=seed, options=options, policy=policy)
+            step = live.stored_release(name, terms.get(name, default))
         if step is None:
             # out of date: the rules are shown on the stored numbers, no decision is taken
             verdicts[name] = apply_policy(policy, candidate, kind=report.kind)
             if not changed:
                 earlier = live.previous_release(name, seed=seed, options=options)
                 changed = [
-                    "policy or audit thresholds"
+                    "policy, audit thresholds or requested waivers"
                     if earlier is not None
                     else "the audit (not run yet)"
                 ]

@@ -62,6 +62,7 @@ from synthreview.release.evidence import copy_evidence_for
 from synthreview.release.reattack import Reattack, compare_attacks
 from synthreview.release.rows import every_row_evidence
 from synthreview.release.signoff import SignOff
+from synthreview.release.table import STATISTICS
 from synthreview.release.verdicts import CopyExcess, copy_excess, judge_audited
 from synthreview.review import Report, scaled_progress
 
@@ -165,9 +166,15 @@ class CandidateAudit:
         return rule_overlaps(self.audit)
 
     def preview(self) -> list[RulePreview]:
-        """One :class:`RulePreview` per rule and the union, for the Audit page's preview."""
+        """One :class:`RulePreview` per rule that applies to this review and the union, for the
+        Audit page's preview. A table rule whose statistic this review has no column for (the
+        quasi-identifier rule without ``--quasi-identifiers``, the holdout-copy rule without a
+        holdout, the α-support of a trace review without one) cannot remove a row here and is
+        left out; a rule switched off keeps its tile (the reviewer switched it off)."""
         found = []
         for rule, row in self.summary().iterrows():
+            if rule in STATISTICS and not self._measured(STATISTICS[rule]):
+                continue
             known = [
                 float(x)
                 for x in (row.get("expected_fpr"), row.get("reference_share"))
@@ -187,6 +194,13 @@ class CandidateAudit:
                 )
             )
         return found
+
+    def _measured(self, statistic: str) -> bool:
+        """Whether the audit holds ``statistic`` for its rows (missing or all NA: not measured
+        for this review)."""
+        if statistic not in self.audit:
+            return False
+        return len(self.audit) == 0 or bool(self.audit[statistic].notna().any())
 
     def record(self) -> AuditRecord:
         """The audit as ``release.bundle`` files it (tables, thresholds, copy evidence)."""

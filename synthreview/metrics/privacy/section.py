@@ -523,7 +523,18 @@ def evaluate_privacy(
             progress=lambda f, m: step(0.6 * f, m), memo=memo,
         )) or ()  # fmt: skip
     epsilon, vulnerable, wp29 = None, None, None
+    # the rows every attack scored (members first), drawn once: the vulnerable-records and the
+    # group rules read the same draw
+    chosen = None
     if attacks:
+        chosen = attack_set(
+            len(real),
+            len(holdout),
+            max_attack=max_attack,
+            seed=seed,
+            real_groups=real_groups,
+            holdout_groups=holdout_groups,
+        )
         scored = None  # the person of every scored row (members first), with --person
         if person is not None:
             drawn = attack_set(len(real), len(holdout), max_attack=max_attack, seed=seed,
@@ -534,14 +545,7 @@ def evaluate_privacy(
         epsilon = attempt("epsilon_lower_bound", errors, lambda: epsilon_lower_bound(
             attacks, groups=scored, seed=seed,
         ))  # fmt: skip
-        members = attack_set(
-            len(real),
-            len(holdout),
-            max_attack=max_attack,
-            seed=seed,
-            real_groups=real_groups,
-            holdout_groups=holdout_groups,
-        ).real_rows
+        members = chosen.real_rows
         found = attempt("vulnerable", errors,
                         lambda: vulnerable_records(attacks, members, k=n_vulnerable))  # fmt: skip
         if found is not None:
@@ -663,15 +667,7 @@ def evaluate_privacy(
             by_group = attempt("groups", errors, lambda: _group_membership_by_person(
                 judged, real, holdout, real_groups, holdout_groups, groups,
             ))  # fmt: skip
-    else:
-        chosen = attack_set(
-            len(real),
-            len(holdout),
-            max_attack=max_attack,
-            seed=seed,
-            real_groups=real_groups,
-            holdout_groups=holdout_groups,
-        )
+    elif chosen is not None:  # attacks ran, so their rows were drawn above
         by_group = attempt("groups", errors, lambda: group_membership(
             attacks, real.iloc[chosen.real_rows], holdout.iloc[chosen.holdout_rows],
             columns=groups,
