@@ -65,7 +65,10 @@ threads, beside the lead's full test suite and other helpers' runs (load 5.36 be
 after): 23.6 s wall, 21.9 s CPU, peak RSS 0.80 GB. Wall equal to CPU: the section had about
 one core; its 21.9 CPU-s (44 CPU-s on 2026-11-27) fit 20 s only with the second core mostly
 free. The same-run reference (four exact faiss 1-NN passes of 50k x 50k x 20 rows,
-``bench_fidelity.floor``) is printed since, with the section's ratio to it.
+``bench_fidelity.floor``) is printed since, with the section's ratio to it. At 24e6ed4
+(11:52 UTC, load 4.96 before, 5.41 after): 39.3 s wall, 21.8 s CPU, 0.81 GB, 7.1x the
+reference (5.5 s wall, 2.75 s CPU): the same CPU, less of a core. The reuse of its holdout
+searches (``memo``) serves a second candidate or a curated version, not this single call.
 
 ``--mixture``: the issue-14 check that a 90/10 mixture (a fresh Adult sample with 10 % of its
 rows replaced by planted training rows) fails the default policy's privacy rules while the
