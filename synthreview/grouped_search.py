@@ -70,16 +70,16 @@ So the one-directional passes cost about 1.4 faiss passes, the self passes about
 Measured again (issue 39 item 6, 2026-11-28; the same kind of machine, numpy's OpenBLAS on the
 Haswell kernel as ``OPENBLAS_CORETYPE`` is set there; ``bench_fidelity.py --rows 50000``, 20
 columns, 2 threads, load 3.8-4.6, back to back with main): the fused stage one takes the suite
-from 7.64-7.73 to 5.95-6.01 CPU-s, 2.17-2.21 → 1.59-1.70 times its four faiss passes in CPU
-and 2.03-2.13 → 1.52-1.61 in wall time, every number and neighbour the same. Where the rest
+from 7.64-7.73 to 5.95-6.01 CPU-s, 2.17-2.21 → 1.59-1.70 times its four faiss passes in CPU and
+2.03-2.13 → 1.52-1.61 in wall time, every number and neighbour the same (in wall time 2.03-2.30
+in two runs where the floor had both cores: ``bench_fidelity.py``'s docstring). Where the rest
 goes (one thread, load 4-11, CPU-s of the whole suite, 6.05 in all): faiss's per-group calls
 3.74 (4 passes, about one floor each: faiss spends about 55 ns per query row on each call, 40 %
 of a 400-row group's call at 20 columns, against 0.21 ns per distance), stage two 0.75-1.0
-(about 2,300 candidate queries per group; its numpy products and comparisons cost about 1.5
-ns per (query, row), 7× faiss's fused distance), the two 200-resample bootstraps 0.45, the
-k-NN merges 0.2. Larger groups trade one for the other (600 and 800 rows measured slower than
-400: stage one's per-call cost falls as stage two's rows grow).
-"""
+(about 2,300 candidate queries per group; its numpy products and comparisons cost about 1.5 ns
+per (query, row), 7× faiss's fused distance), the two 200-resample bootstraps 0.45, the k-NN
+merges 0.2. Larger groups trade one for the other (600 and 800 rows measured slower than 400:
+stage one's per-call cost falls as stage two's rows grow)."""
 
 from __future__ import annotations
 
