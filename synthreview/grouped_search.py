@@ -79,7 +79,8 @@ of a 400-row group's call at 20 columns, against 0.21 ns per distance), stage tw
 (about 2,300 candidate queries per group; its numpy products and comparisons cost about 1.5 ns
 per (query, row), 7× faiss's fused distance), the two 200-resample bootstraps 0.45, the k-NN
 merges 0.2. Larger groups trade one for the other (600 and 800 rows measured slower than 400:
-stage one's per-call cost falls as stage two's rows grow)."""
+stage one's per-call cost falls as stage two's rows grow).
+"""
 
 from __future__ import annotations
 
