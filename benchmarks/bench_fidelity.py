@@ -24,7 +24,7 @@ this machine; the shared machine's load beside each line; peak RSS 0.58-0.62 GB 
 * 2026-11-28, main bf24e93 (numpy's tiled stage one), under ``flock /tmp/bench.lock``, load
   5.9-6.6: floor 7.27 / 9.04 s wall, 3.47 / 4.18 CPU-s; suite 16.77 s wall, 7.51 CPU-s; ratio
   2.06 wall, 1.96 CPU.
-* 2026-11-28, faiss's fused 1-NN kernel for stage one (issue 39 item 6), back to back with main
+* 2026-11-28, stage one in faiss's 1-NN search, per group (issue 39 item 6), back to back with main
   3330147, load 3.8-4.6, two alternating pairs: suite 6.54 / 8.45 s wall, 6.01 / 5.95 CPU-s
   (main: 12.22 / 9.89 s wall, 7.64 / 7.73 CPU-s); floor 3.24-4.08 CPU-s in all four runs; ratio
   1.61 / 1.52 wall, 1.70 / 1.59 CPU (main: 2.03 / 2.13 wall, 2.17 / 2.21 CPU). The same
