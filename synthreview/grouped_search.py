@@ -14,36 +14,49 @@ groups that can hold an answer:
   of their radius (``order=``) so that this bound is tight.
 * **Nearest row**: the special case t = the smallest group minimum.
 
-Stage one is a few large searches, not one per group: the groups are laid out padded to one
-size, side by side, and :func:`group_minima` takes the products ``[q, 1] · [−2r, |r|²]`` one
+Stage one on the CPU fuses product and minimum in faiss where it can:
+:func:`fused_group_distances` makes one exact faiss 1-NN call per group for a chunk of queries,
+and faiss's k = 1 search takes each block's minima while its products are still in cache (its
+register kernel at the few dimensions it has one for, else BLAS blocks reduced by its SIMD
+code), which numpy cannot (its products are written out and read back for the minimum: 2.8× the
+CPU of faiss's 1-NN per distance at 50k × 20 columns, against 1.0-1.2× for the per-group calls).
+faiss takes that path only when a call's rows × d exceed its ``distance_compute_blas_threshold``
+(128,000 in faiss 1.15: 6,401 rows at 20 columns; a pair-by-pair loop 10-15× slower below it),
+and the search uses it on up to ``FUSED_MAX_DIM`` columns (past them measured no faster); a smaller
+batch (:func:`fused_rows`), a wider table, or a table narrow enough to need more than
+``FUSED_MAX_ROWS`` rows per call takes numpy's tiles: the groups laid out padded to one size,
+side by side, and :func:`group_minima` takes the products ``[q, 1] · [−2r, |r|²]`` one
 cache-sized tile at a time (``TILE_QUERIES`` queries × the groups that fit ``TILE_BYTES``) and
-reduces each tile to its group minima at once, the product-then-reduce of faiss's flat 1-NN.
-A set searched among itself (the k-NN radii of real and synthetic rows) takes each tile once
-for both directions (:func:`self_group_minima`: d² is symmetric, so the row minima of group A
-against groups B ≥ A and the column minima are both kept), half the products of that pass.
-The threads of the running thread bound (:func:`blas_threads`) take query chunks (stage one)
-and (group, block) items (stage two), each calling BLAS single-threaded: multi-threaded BLAS
-calls on 16 MB tiles spun and waited on the shared machine. Queries go through in batches of
-``QUERY_BATCH`` rows: the group minima of a batch are reduced to candidate (query, group)
-pairs at once, so memory is O(batch × groups) for stage one plus O(n·k) candidates, never
-O(n × groups) (the self minima, n × groups float32, only up to ``SELF_MINIMA_BYTES``). With an
-:class:`~synthreview.engine.Engine` on a CUDA device stage one runs on the GPU through torch
-(TF32 off); stage two and the float64 re-check stay on the CPU, so the neighbours are the
-CPU's.
+reduces each tile to its group minima at once. There a set searched among itself (the k-NN radii
+of real and synthetic rows) takes each tile once for both directions (:func:`self_group_minima`:
+d² is symmetric, so the row minima of group A against groups B ≥ A and the column minima are
+both kept), half the products of that pass; the fused stage one's full pass costs no more than
+that half (the 50k real radii, alternating runs: 1.33-1.46 CPU-s against 1.35-1.51), so the self
+minima run only where the fused stage one cannot. The threads of the running thread bound
+(:func:`blas_threads`) take query chunks (stage one) and (group, block) items (stage two), each
+calling BLAS single-threaded: multi-threaded BLAS calls on 16 MB tiles spun and waited on the
+shared machine. Queries go through in batches of ``QUERY_BATCH`` rows: the group minima of a
+batch are reduced to candidate (query, group) pairs at once, so memory is O(batch × groups) for
+stage one plus O(n·k) candidates, never O(n × groups) (the self minima, n × groups float32, only
+up to ``SELF_MINIMA_BYTES``). With an :class:`~synthreview.engine.Engine` on a CUDA device stage
+one runs on the GPU through torch (TF32 off); stage two and the float64 re-check stay on the
+CPU, so the neighbours are the CPU's.
 
 One :meth:`GroupedReference.pair_blocks` pass answers all of these at once and yields the
 pairs block by block, so consumers reduce them as they come (:class:`TopK` for neighbours,
 counts and flags in :func:`synthreview.metrics.fidelity.scan.tally`) and memory stays at one
 block even when thousands of exact duplicates tie within every bound.
 
-Exactness. Both stages rank in float32 (BLAS, like faiss). The float32 error of
-``|q|² + |r|² − 2 q·r`` is at most (d + 3) units of roundoff of ``|q|² + |r|²`` in any order of
-summation; rows are centred on the reference mean first (embeddings sit far from the origin,
-where that error exceeds the gaps between neighbours), every bound is widened by twice that
-error, and every pair inside is re-measured in float64 from the caller's coordinates and
-ranked by (distance, index). faiss's own 5-NN on the 50k benchmark embedding got the 5th
-neighbour wrong for 203 rows (near-ties 3e-5 apart); this search got none wrong against
-float64 brute force.
+Exactness. Both stages rank in float32 (BLAS, like faiss). The float32 error of ``|q|² + |r|² −
+2 q·r`` is at most (d + 3) units of roundoff of ``|q|² + |r|²`` in any order of summation; rows
+are centred on the reference mean first (embeddings sit far from the origin, where that error
+exceeds the gaps between neighbours), every bound is widened by twice that error, and every pair
+inside is re-measured in float64 from the caller's coordinates and ranked by (distance, index).
+faiss's fused minima take ``|q|²`` and ``|r|²`` in float32 too, (2d + 4) units at most, so with
+them the margin is twice (2d + 4) + (d + 3) units; the 50k fidelity bench gives byte-identical
+results with either stage one. faiss's own 5-NN on the 50k benchmark embedding got the 5th
+neighbour wrong for 203 rows (near-ties 3e-5 apart); this search got none wrong against float64
+brute force.
 
 Measured (issue 26; 50k real × 50k synthetic × 50k holdout, One-Class embedding to 25
 dimensions, the whole fidelity suite with 200 bootstrap resamples, against the four exact
@@ -55,6 +68,20 @@ So the one-directional passes cost about 1.4 faiss passes, the self passes about
 ``benchmarks/bench_fidelity.py`` at 30k rows, four alternating runs at load 3-4: suite
 3.5-3.6 CPU-s against 4.0-4.2 before the self minima (floor 2.0-2.2 CPU-s), wall ratio
 1.6-1.7 against 2.0-2.1; at 50k, load 1.1-1.4, before: 2.03-2.15× the floor in wall time.
+
+Measured again (issue 39 item 6, 2026-11-28; the same kind of machine, numpy's OpenBLAS on the
+Haswell kernel as ``OPENBLAS_CORETYPE`` is set there; ``bench_fidelity.py --rows 50000``, 20
+columns, 2 threads, load 3.8-4.6, back to back with main): the fused stage one takes the suite
+from 7.64-7.73 to 5.95-6.01 CPU-s, 2.17-2.21 → 1.59-1.70 times its four faiss passes in CPU and
+2.03-2.13 → 1.52-1.61 in wall time, every number and neighbour the same (in wall time 2.03-2.30
+in two runs where the floor had both cores: ``bench_fidelity.py``'s docstring). Where the rest
+goes (one thread, load 4-11, CPU-s of the whole suite, 6.05 in all): faiss's per-group calls
+3.74 (4 passes, about one floor each: faiss spends about 55 ns per query row on each call, 40 %
+of a 400-row group's call at 20 columns, against 0.21 ns per distance), stage two 0.75-1.0
+(about 2,300 candidate queries per group; its numpy products and comparisons cost about 1.5 ns
+per (query, row), 7× faiss's per distance), the two 200-resample bootstraps 0.45, the k-NN
+merges 0.2. Larger groups trade one for the other (600 and 800 rows measured slower than 400:
+stage one's per-call cost falls as stage two's rows grow).
 """
 
 from __future__ import annotations
@@ -65,6 +92,7 @@ from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
+import faiss
 import numpy as np
 import torch
 
@@ -84,6 +112,13 @@ TILE_GROUPS: int | None = None
 TILE_BYTES = 1 << 21
 #: query rows whose group minima are computed before they are reduced to candidates
 STAGE_ONE_ROWS = 2048
+#: fused stage one (:func:`fused_group_distances`) only while a chunk of queries that reaches
+#: faiss's BLAS / fused path has at most this many rows (memory: rows × groups float32 a thread)
+FUSED_MAX_ROWS = 16384
+#: fused stage one only up to this many columns: faiss 1.15's per-group calls measured 0.48-0.58×
+#: the CPU of numpy's tiles at 8-32 columns (20k rows) but 1.01-1.04× at 33-200, where its k = 1
+#: path changes (about twice the time per distance from 32 to 33 columns)
+FUSED_MAX_DIM = 32
 #: query rows per batch: candidates of one batch are held at once, and stage two loops over
 #: the groups once per batch (at 1M rows: 16 batches × 2500 groups)
 QUERY_BATCH = 65536
@@ -92,6 +127,8 @@ QUERY_BATCH = 65536
 SELF_MINIMA_BYTES = 1 << 28
 #: last-row entry of a padding column: [q, 1] · [0, PAD] = PAD, larger than any limit
 _PAD = np.float32(np.finfo(np.float32).max / 4)
+#: index of an empty :class:`TopK` slot (distance inf): after every row in (distance, index)
+_EMPTY = np.iinfo(np.int64).max
 
 
 def group_minima(
@@ -184,6 +221,46 @@ def group_minima_torch(q_aug: torch.Tensor, padded: torch.Tensor, size: int) -> 
             prod = q_aug[s : s + rows] @ padded[:, g0 * size : g1 * size]
             out[s : s + rows, g0:g1] = prod.view(len(prod), g1 - g0, size).amin(dim=2)
     return out
+
+
+def fused_rows(dim: int) -> int | None:
+    """Fewest query rows per faiss call that reach its BLAS / fused path, or None past
+    :data:`FUSED_MAX_ROWS` or :data:`FUSED_MAX_DIM`.
+
+    faiss takes its BLAS / fused path only when ``rows × dim`` exceeds
+    ``distance_compute_blas_threshold`` (128,000 in faiss 1.15; ``rows`` alone exceeding 20 in
+    older releases); below it a pair-by-pair loop runs 10-15× slower per distance.
+    """
+    rows = max(STAGE_ONE_ROWS, int(faiss.cvar.distance_compute_blas_threshold) // dim + 1)
+    return rows if rows <= FUSED_MAX_ROWS and dim <= FUSED_MAX_DIM else None
+
+
+def fused_group_distances(query: np.ndarray, reference: np.ndarray, bounds: np.ndarray):
+    """d² (float32) from every query to the nearest row of every group, by faiss's k = 1 search.
+
+    One exact faiss 1-NN call per group (rows ``bounds[g]:bounds[g + 1]`` of ``reference``),
+    on this thread with one OpenMP thread: faiss takes each block's minima while its products
+    are in cache (a register kernel at the few dimensions it has one for, else BLAS blocks and
+    SIMD minima), where numpy must write every product to memory and read it back. Its float32
+    ``|q|² + |r|² − 2 q·r`` takes the norms in float32 too: at most (2d + 4) units of roundoff
+    of ``|q|² + |r|²`` off (see the module docstring).
+
+    Parameters
+    ----------
+    query : ndarray of shape (b, d), float32, C-contiguous
+    reference : ndarray of shape (n, d), float32, C-contiguous
+    bounds : ndarray of shape (G + 1,)
+        Group edges, increasing, ``bounds[0] = 0``, ``bounds[-1] = n``.
+
+    Returns
+    -------
+    ndarray of shape (b, G), float32
+    """
+    out = np.empty((len(bounds) - 1, len(query)), dtype=np.float32)
+    with single_threaded("openmp"):  # this thread is one of the engine's: no team of its own
+        for g, (a, b) in enumerate(itertools.pairwise(bounds)):
+            out[g] = faiss.knn(query, reference[a:b], 1)[0][:, 0]
+    return out.T
 
 
 def self_group_minima(
@@ -309,6 +386,13 @@ class GroupedReference:
                 torch.backends.cuda.matmul.allow_tf32 = previous
         return group_minima(q_aug, self.padded, self.size, threads=threads)
 
+    def _fused_rows(self, n_query: int) -> int | None:
+        """Query rows per faiss call when stage one of a batch of ``n_query`` rows runs in
+        faiss's k = 1 search (:func:`fused_group_distances`: on the CPU, for a batch that
+        reaches it), else None."""
+        rows = None if self._on_gpu else fused_rows(self.dim)
+        return rows if rows is not None and n_query >= rows else None
+
     def _by_group(self, groups: np.ndarray):
         """Yield (group, positions in ``groups``) for every group named in ``groups``."""
         order = np.argsort(groups, kind="stable")
@@ -373,6 +457,7 @@ class GroupedReference:
             and query_limit is None
             and reference_limit is None
             and not self._on_gpu
+            and self._fused_rows(min(len(query), QUERY_BATCH)) is None
             and 4 * len(query) * self.n_groups <= SELF_MINIMA_BYTES
         ):
             own = self._self_minima()
@@ -412,6 +497,8 @@ class GroupedReference:
         """
         query = self._centred(original)
         qn = np.einsum("ij,ij->i", query, query, dtype=np.float64)
+        threads = blas_threads()
+        fused = None if own is not None else self._fused_rows(len(query))
         # worst case, float32 |q|² + |r|² − 2 q·r is off by (d + 3) units of roundoff of
         # |q|² + |r|²; the margin is twice that, for the group minima and for stage two
         scale = (2 * self.dim + 6) * np.finfo(np.float32).eps
@@ -419,37 +506,54 @@ class GroupedReference:
             # self minima are one (d + 2)-term product [x, 1, |x|²] · [−2r; |r|²; 1] whose
             # terms sum to at most 2 (|q|² + |r|²) in absolute value: (3d + 6) units, twice
             scale = (6 * self.dim + 12) * np.finfo(np.float32).eps
+        elif fused is not None:
+            # faiss's minima take |q|² and |r|² in float32 as well: (2d + 4) units, plus
+            # stage two's (d + 3), twice
+            scale = (6 * self.dim + 14) * np.finfo(np.float32).eps
         margin = scale * (qn + self.norms.max()) + 1e-30
         q_lim = (
             np.full(len(query), -np.inf) if query_limit is None else np.array(query_limit, float)
         )
         q_aug = np.hstack([query, np.ones((len(query), 1), np.float32)])
         shift = (margin - qn).astype(np.float32)  # a bound in d² becomes one in d² − |q|²
-        threads = blas_threads()
 
-        def stage_one(s: int) -> tuple[np.ndarray, np.ndarray]:
-            e = min(len(query), s + rows_per_step)
+        def stage_one(chunk: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+            s, e = chunk
             if own is not None:  # d², from the self minima: compare in float64
                 if nearest:
                     t = np.partition(own[s:e], nearest - 1, axis=1)[:, nearest - 1]
                     q_lim[s:e] = np.maximum(q_lim[s:e], t)
                 hit_q, hit_g = _nonzero(own[s:e] <= (q_lim[s:e] + margin[s:e])[:, None])
                 return (hit_q + s).astype(np.int64), hit_g
-            # on the GPU one call takes the whole chunk; on the CPU each chunk is one thread's
-            minima = self._minima(q_aug[s:e], threads=1)  # d² − |q|²
+            if fused is not None:
+                minima = fused_group_distances(query[s:e], self.reference, self.bounds)  # d²
+                offset = np.zeros(e - s)
+            else:
+                # on the GPU one call takes the whole chunk; on the CPU each is one thread's
+                minima = self._minima(q_aug[s:e], threads=1)  # d² − |q|²
+                offset = qn[s:e]
             if nearest:
-                t = np.partition(minima, nearest - 1, axis=1)[:, nearest - 1] + qn[s:e]
+                t = np.partition(minima, nearest - 1, axis=1)[:, nearest - 1] + offset
                 q_lim[s:e] = np.maximum(q_lim[s:e], t)  # rows s:e belong to this chunk alone
-            inside = minima <= (q_lim[s:e] + margin[s:e] - qn[s:e]).astype(np.float32)[:, None]
+            inside = minima <= (q_lim[s:e] + margin[s:e] - offset).astype(np.float32)[:, None]
             if top is not None:
-                inside |= minima <= top[None, :] + shift[s:e, None]
+                inside |= (
+                    minima <= top[None, :] + (margin[s:e] - offset).astype(np.float32)[:, None]
+                )
             hit_q, hit_g = _nonzero(inside)
             return (hit_q + s).astype(np.int64), hit_g
 
-        rows_per_step = 8 * STAGE_ONE_ROWS if self._on_gpu else STAGE_ONE_ROWS
-        starts = range(0, len(query), rows_per_step)
+        if fused is not None:
+            # equal chunks of at least ``fused`` rows, a multiple of the threads where possible
+            n_chunks = len(query) // fused
+            n_chunks = max(1, n_chunks - n_chunks % threads if n_chunks >= threads else n_chunks)
+            edges = (np.arange(n_chunks + 1) * len(query)) // n_chunks
+        else:
+            rows_per_step = 8 * STAGE_ONE_ROWS if self._on_gpu else STAGE_ONE_ROWS
+            edges = [*range(0, len(query), rows_per_step), len(query)]
+        chunks = list(itertools.pairwise(edges))
         with single_threaded("blas"):
-            found = list(_ordered_map(stage_one, starts, 1 if self._on_gpu else threads))
+            found = list(_ordered_map(stage_one, chunks, 1 if self._on_gpu else threads))
         cand_q = np.concatenate([f[0] for f in found])
         cand_g = np.concatenate([f[1] for f in found])
         del found
@@ -519,9 +623,11 @@ def _ordered_map(fn, items, threads: int) -> Iterator:
 def _distances(query, q, reference, r) -> np.ndarray:
     """Float64 ‖query[q] − reference[r]‖, a slice at a time (bounded memory)."""
     out = np.empty(len(q))
-    for s in range(0, len(q), 1 << 18):
-        diff = query[q[s : s + (1 << 18)]].astype(np.float64) - reference[r[s : s + (1 << 18)]]
-        out[s : s + (1 << 18)] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+    step = 1 << 16  # a slice's float64 differences stay in cache: 1.2-3x faster than 1 << 18
+    for s in range(0, len(q), step):
+        # each float32 widened exactly, then subtracted in float64: astype-then-subtract's bits
+        diff = np.subtract(query[q[s : s + step]], reference[r[s : s + step]], dtype=np.float64)
+        np.sqrt(np.einsum("ij,ij->i", diff, diff), out=out[s : s + step])
     return out
 
 
@@ -535,7 +641,7 @@ class TopK:
     def __init__(self, n_query: int, k: int, *, flush_at: int = 1 << 22):
         self.k, self.flush_at = k, flush_at
         self._distance = np.full((n_query, k), np.inf)
-        self._index = np.full((n_query, k), np.iinfo(np.int64).max, dtype=np.int64)
+        self._index = np.full((n_query, k), _EMPTY, dtype=np.int64)
         self._buffer: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._buffered = 0
 
@@ -564,14 +670,21 @@ class TopK:
         seen = np.zeros(len(self._distance), dtype=bool)
         seen[q] = True
         rows = np.flatnonzero(seen)
-        all_q = np.concatenate([np.repeat(rows, self.k), q])
-        all_d = np.concatenate([self._distance[rows].ravel(), d])
-        all_i = np.concatenate([self._index[rows].ravel(), r])
+        # only the slots already held join the sort: an empty slot (inf, largest index) sorts
+        # after every pair, so it is refilled below exactly where the sort would have put it
+        # (at the first flush, when every slot is empty, 40 % fewer entries to sort)
+        held = self._index[rows] != _EMPTY
+        all_q = np.concatenate([np.repeat(rows, self.k)[held.ravel()], q])
+        all_d = np.concatenate([self._distance[rows][held], d])
+        all_i = np.concatenate([self._index[rows][held], r])
         order = np.lexsort((all_i, all_d, all_q))
         all_q, all_d, all_i = all_q[order], all_d[order], all_i[order]
-        keep = np.arange(len(all_q)) - np.searchsorted(all_q, all_q, side="left") < self.k
-        self._distance[rows] = all_d[keep].reshape(len(rows), self.k)
-        self._index[rows] = all_i[keep].reshape(len(rows), self.k)
+        rank = np.arange(len(all_q)) - np.searchsorted(all_q, all_q, side="left")
+        keep = rank < self.k
+        self._distance[rows] = np.inf
+        self._index[rows] = _EMPTY
+        self._distance[all_q[keep], rank[keep]] = all_d[keep]
+        self._index[all_q[keep], rank[keep]] = all_i[keep]
 
     def _merge_nearest(self, q: np.ndarray, r: np.ndarray, d: np.ndarray) -> None:
         """k = 1 without a sort: the smallest distance per row, then the lowest index at it

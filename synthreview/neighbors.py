@@ -1,13 +1,14 @@
 """Exact nearest-neighbour search shared by fidelity, privacy and audit.
 
-Backend chosen by measurement on the 2-core reference machine (50k x 50k x 25 float32):
-faiss ``IndexFlatL2`` 1-NN 0.8-0.9 s but 5-NN 3.0-4.7 s (its k > 1 heap costs 3-4x its
-arg-min per distance); scikit-learn ``NearestNeighbors`` 5-NN 5.6 s; chunked torch ``addmm`` +
-``min`` 8.4 s; chunked numpy 10 s. Every search therefore goes through
+Backend chosen by measurement on the 2-core reference machine (50k x 50k x 25 float32): faiss
+``IndexFlatL2`` 1-NN 0.8-0.9 s but 5-NN 3.0-4.7 s (its k > 1 heap costs 3-4x its arg-min per
+distance); scikit-learn ``NearestNeighbors`` 5-NN 5.6 s; chunked torch ``addmm`` + ``min`` 8.4
+s; chunked numpy 10 s. Every search therefore goes through
 :class:`synthreview.grouped_search.GroupedReference`: the distance from every query to the
-nearest row of every group of ~400 rows (BLAS products reduced in cache-sized tiles by
-single-threaded BLAS calls on the engine's threads: 1.3-1.9x the CPU of one faiss 1-NN at 50k),
-then only the groups that can hold a neighbour. Memory stays O(n*k) plus one batch.
+nearest row of every group of ~400 rows (one faiss 1-NN call per group, product and minimum
+fused in faiss, on each of the engine's threads, about one faiss 1-NN pass in all at 50k;
+numpy's BLAS tiles, 1.3-2.8x that, for batches too small for faiss's BLAS path), then only the
+groups that can hold a neighbour. Memory stays O(n*k) plus one batch.
 
 Exact, unlike faiss alone: faiss ranks by float32 ``|q|^2 + |x|^2 - 2 q.x``, whose rounding
 exceeds the gap between near-tied neighbours (its 5-NN on a 50k embedding named the wrong

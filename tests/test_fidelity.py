@@ -7,6 +7,7 @@ import io
 import json
 import warnings
 
+import faiss
 import numpy as np
 import pytest
 from prdc import compute_prdc
@@ -223,3 +224,41 @@ def test_grouped_scan_gives_the_same_report_as_the_single_metric_functions(monke
     ref = report.holdout_reference
     assert ref.authenticity == authenticity_score(real, holdout)
     assert ref.ir_beta == beta_recall_curve(real, holdout).integrated
+
+
+def test_fused_stage_one_gives_the_same_report_and_reference_prdc(monkeypatch):
+    # the 50k suite's stage one runs in faiss's k = 1 search; forced onto it here (faiss
+    # would run calls this small pair by pair), every number and per-row result must be the
+    # numpy stage one's, and PRDC the authors' package's
+    monkeypatch.setattr(grouped_search, "GROUP_ROWS", 40)
+    monkeypatch.setattr(grouped_search, "STAGE_ONE_ROWS", 32)
+    real, synthetic, holdout = _fixture(seed=6, n=430, m=380, h=310)
+    real += 40.0  # far from the origin, where float32 misranks near-ties
+    synthetic += 40.0
+    holdout += 40.0
+    synthetic[:30] = real[:30] + 1e-3
+    reports = {}
+    for path in ("numpy", "fused"):
+        with monkeypatch.context() as patch:
+            if path == "fused":
+                patch.setattr(faiss.cvar, "distance_compute_blas_threshold", 0)
+            else:
+                patch.setattr(grouped_search, "FUSED_MAX_ROWS", 0)
+            calls = []
+            original = grouped_search.fused_group_distances
+            patch.setattr(
+                grouped_search,
+                "fused_group_distances",
+                lambda *a, **kw: calls.append(1) or original(*a, **kw),  # noqa: B023
+            )
+            reports[path] = evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=20)
+            assert bool(calls) == (path == "fused")
+    numpy_path, fused = reports["numpy"], reports["fused"]
+    assert json.dumps(fused.to_dict()) == json.dumps(numpy_path.to_dict())
+    for name in ("samples", "holdout_samples"):
+        frame = getattr(fused, name).to_frame()
+        assert frame.equals(getattr(numpy_path, name).to_frame())
+    with contextlib.redirect_stdout(io.StringIO()):
+        expected = compute_prdc(real, synthetic, 5)
+    for name in ("precision", "recall", "density", "coverage"):
+        assert getattr(fused.prdc, name) == pytest.approx(float(expected[name]), abs=1e-9)

@@ -2,6 +2,7 @@
 
 import itertools
 
+import faiss
 import numpy as np
 import pytest
 
@@ -197,3 +198,93 @@ def test_self_search_needs_the_reference_rows():
     with pytest.raises(ValueError, match="query_is_reference=True needs the reference's 10 rows"):
         next(grouped.pair_blocks(np.zeros((9, 2), np.float32), nearest=1,
                                  query_is_reference=True))  # fmt: skip
+
+
+@pytest.fixture(params=["numpy", "fused"])
+def stage_one(request, monkeypatch):
+    """Stage one through numpy's tiles or through faiss's k = 1 search (small calls, which
+    faiss would otherwise run pair by pair, forced onto it); the teardown checks the path."""
+    if request.param == "fused":
+        monkeypatch.setattr(faiss.cvar, "distance_compute_blas_threshold", 0)
+        monkeypatch.setattr(grouped_search, "STAGE_ONE_ROWS", 16)
+    else:
+        monkeypatch.setattr(grouped_search, "FUSED_MAX_ROWS", 0)
+    calls = []
+    original = grouped_search.fused_group_distances
+    monkeypatch.setattr(
+        grouped_search,
+        "fused_group_distances",
+        lambda *a, **kw: calls.append(1) or original(*a, **kw),
+    )
+    yield request.param
+    assert bool(calls) == (request.param == "fused")
+
+
+@pytest.mark.parametrize("d", [3, 20, 40])  # both sides of FUSED_MAX_DIM
+def test_fused_group_distances_within_their_float32_bound(monkeypatch, d):
+    monkeypatch.setattr(faiss.cvar, "distance_compute_blas_threshold", 0)
+    rng = np.random.default_rng(7)
+    reference = rng.normal(size=(103, d)).astype(np.float32)
+    query = rng.normal(size=(57, d)).astype(np.float32)
+    query[:2] = reference[[5, 80]]  # at distance 0 from a row of group 0 and of group 7
+    bounds = np.array([0, 10, 11, 25, 40, 41, 60, 77, 103])  # uneven, two of one row
+    got = grouped_search.fused_group_distances(query, reference, bounds)
+    d2 = ((query[:, None, :].astype(np.float64) - reference[None, :, :]) ** 2).sum(-1)
+    want = np.stack([d2[:, a:b].min(axis=1) for a, b in itertools.pairwise(bounds)], axis=1)
+    assert got.shape == (57, 8) and got.dtype == np.float32
+    # (2d + 4) units of roundoff of |q|² + |r|²: the bound the fused path's margin doubles
+    scale = (query**2).sum(1).max() + (reference**2).sum(1).max()
+    np.testing.assert_allclose(
+        got, want, rtol=0, atol=(2 * d + 4) * np.finfo(np.float32).eps * scale
+    )
+    assert got[0, 0] <= 1e-4 and got[1, 7] <= 1e-4
+
+
+def test_fused_rows_reach_faiss_threshold_or_fall_back(monkeypatch):
+    monkeypatch.setattr(grouped_search, "STAGE_ONE_ROWS", 100)
+    monkeypatch.setattr(faiss.cvar, "distance_compute_blas_threshold", 128_000)
+    assert grouped_search.fused_rows(20) == 6401  # 6401 × 20 > 128,000
+    assert grouped_search.fused_rows(4) is None  # 32,001 rows: past FUSED_MAX_ROWS
+    assert grouped_search.fused_rows(32) == 4001
+    assert grouped_search.fused_rows(33) is None  # past FUSED_MAX_DIM: numpy's tiles
+    monkeypatch.setattr(faiss.cvar, "distance_compute_blas_threshold", 20)
+    assert grouped_search.fused_rows(4) == 100
+
+
+@pytest.mark.parametrize("offset", [0.0, 300.0])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_both_stage_ones_give_brute_force_neighbours_and_pairs(stage_one, offset, threads):
+    # offset 300: |x|² ~ 1e5, where float32 ranking errs by more than the neighbour gaps and
+    # only the margins keep the search exact; integer-rounded rows add ties and duplicates
+    rng = np.random.default_rng(8)
+    reference = (np.round(rng.normal(size=(611, 4)), 1) + offset).astype(np.float32)
+    reference[[40, 300]] = reference[7]
+    query = (np.round(rng.normal(size=(203, 4)), 1) + offset).astype(np.float32)
+    query[:3] = reference[[7, 8, 9]]
+    grouped = GroupedReference(reference, n_groups=23, order=rng.permutation(611))
+    with limited_threads(threads):
+        for k in (1, 5):
+            dist, idx = grouped.knn(query, k, exclude_self=False)
+            want_d, want_i = _exact_knn(query, reference, k)
+            np.testing.assert_array_equal(idx, want_i)
+            np.testing.assert_allclose(dist, want_d, rtol=0, atol=1e-9)
+        dist, idx = GroupedReference(reference, n_groups=23).knn(reference, 5, exclude_self=True)
+        q = reference.astype(np.float64)
+        full = np.sqrt(((q[:, None, :] - q[None, :, :]) ** 2).sum(-1))
+        np.fill_diagonal(full, np.inf)
+        want_i = np.lexsort((np.broadcast_to(np.arange(len(q)), full.shape), full), axis=1)[:, :5]
+        np.testing.assert_array_equal(idx, want_i)
+        query_limit = rng.uniform(0.0, 0.3, size=203)
+        ref_limit = rng.uniform(0.0, 0.3, size=611)
+        blocks = grouped.pair_blocks(
+            query, query_limit=query_limit, reference_limit=ref_limit, nearest=1
+        )
+        pq, pr, pd = (np.concatenate(parts) for parts in zip(*blocks, strict=True))
+    full = np.sqrt(((query[:, None, :].astype(np.float64) - reference[None]) ** 2).sum(-1))
+    np.testing.assert_allclose(pd, full[pq, pr], rtol=0, atol=1e-9)
+    assert len(set(zip(pq.tolist(), pr.tolist(), strict=True))) == len(pq)  # each pair once
+    want = (full**2 <= query_limit[:, None]) | (full**2 <= ref_limit[None, :])
+    want[np.arange(203), full.argmin(axis=1)] = True  # and each query's nearest row
+    got = np.zeros_like(want)
+    got[pq, pr] = True
+    assert not (want & ~got).any()

@@ -19,7 +19,9 @@ and everything else from one grouped pass of the synthetic rows against the real
 (:func:`synthreview.metrics.fidelity.scan.tally`): per synthetic row the number of real balls
 holding it (precision, density), per real row whether a synthetic row is inside its ball
 (coverage) and whether it lies inside some synthetic row's ball (recall). Memory is O(n·k);
-at 50k × 50k × 25 the whole computation takes 5.7–7.2 s on the 2-core reference machine.
+at 50k × 50k × 25 the whole computation took 5.7–7.2 s on the 2-core reference machine; on the
+fidelity bench's 50k × 50k × 20 embedding, 2 threads at load 6-8, 4.1-4.6 CPU-s with the fused
+stage one of :mod:`synthreview.grouped_search` against 5.4-5.6 before it (2026-11-28).
 :func:`synthreview.metrics.fidelity.section.evaluate_fidelity` shares that pass with authenticity
 and
 β-Recall and calls :func:`prdc_from_tally` directly.
