@@ -24,14 +24,20 @@ this machine; the shared machine's load beside each line; peak RSS 0.58-0.62 GB 
 * 2026-11-28, main bf24e93 (numpy's tiled stage one), under ``flock /tmp/bench.lock``, load
   5.9-6.6: floor 7.27 / 9.04 s wall, 3.47 / 4.18 CPU-s; suite 16.77 s wall, 7.51 CPU-s; ratio
   2.06 wall, 1.96 CPU.
-* 2026-11-28, faiss's fused 1-NN kernel for stage one (issue 39 item 6), back to back with main
+* 2026-11-28, stage one in faiss's 1-NN search, per group (issue 39 item 6), back to back with main
   3330147, load 3.8-4.6, two alternating pairs: suite 6.54 / 8.45 s wall, 6.01 / 5.95 CPU-s
   (main: 12.22 / 9.89 s wall, 7.64 / 7.73 CPU-s); floor 3.24-4.08 CPU-s in all four runs; ratio
   1.61 / 1.52 wall, 1.70 / 1.59 CPU (main: 2.03 / 2.13 wall, 2.17 / 2.21 CPU). The same
-  numbers to the last digit. Not yet 1.5: stage one is about one floor per pass, but faiss
-  spends about 55 ns per query row on each per-group call (40 % of a 400-row call at 20
-  columns), stage two's numpy products and comparisons take about 0.2 CPU-s per pass, and the
-  two 200-resample bootstraps about 0.24 CPU-s each (``grouped_search``'s module docstring).
+  numbers to the last digit. Under ``flock /tmp/bench.lock``, load 5.6-7.0: suite 5.05 s wall,
+  6.02 CPU-s, floor 3.06 / 1.90 s wall, 3.88 / 3.72 CPU-s, ratio 2.03 wall, 1.58 CPU; with both
+  ``OPENBLAS_*`` unset (numpy's SkylakeX kernel, faiss's Barcelona): suite 4.82 s wall, 5.71
+  CPU-s, floor 2.44 / 1.74 s wall, ratio 2.30 wall, 1.75 CPU. In those two runs the floor
+  had both cores (1.74-1.90 s wall for 3.3-3.7 CPU-s) and the suite 1.2 (CPU-s over wall):
+  about 1 of its 6 CPU-s runs on one thread (the two bootstraps 0.24 each, the k-NN merges,
+  value orders, argsorts), which the wall ratio feels most when the machine is quiet. Not yet
+  1.5: stage one is about one floor per pass, but faiss spends about 55 ns per query row on
+  each per-group call (40 % of a 400-row call at 20 columns), and stage two's numpy products
+  and comparisons take about 0.2 CPU-s per pass (``grouped_search``'s module docstring).
 """
 
 from __future__ import annotations

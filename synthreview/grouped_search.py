@@ -14,31 +14,33 @@ groups that can hold an answer:
   of their radius (``order=``) so that this bound is tight.
 * **Nearest row**: the special case t = the smallest group minimum.
 
-Stage one on the CPU runs in faiss's fused kernel where it can: :func:`fused_group_distances`
-makes one exact faiss 1-NN call per group for a chunk of queries, and faiss multiplies and keeps
-the minimum in registers, which numpy cannot (its products are written out and read back for the
-minimum: 2.8× the CPU of faiss's 1-NN per distance at 50k × 20 columns, against 1.0-1.2× for the
-per-group calls). faiss takes that path only when a call's rows × d exceed its
-``distance_compute_blas_threshold`` (128,000 in faiss 1.15: 6,401 rows at 20 columns; a
-pair-by-pair loop 10-15× slower below it) and only on up to ``FUSED_MAX_DIM`` columns (its fused
-kernels' range); a smaller batch (:func:`fused_rows`), a wider table, or a table narrow enough
-to need more than ``FUSED_MAX_ROWS`` rows per call takes numpy's tiles: the groups laid out
-padded to one size, side by side, and :func:`group_minima` takes the products ``[q, 1] · [−2r,
-|r|²]`` one cache-sized tile at a time (``TILE_QUERIES`` queries × the groups that fit
-``TILE_BYTES``) and reduces each tile to its group minima at once. There a set searched among
-itself (the k-NN radii of real and synthetic rows) takes each tile once for both directions
-(:func:`self_group_minima`: d² is symmetric, so the row minima of group A against groups B ≥ A
-and the column minima are both kept), half the products of that pass; the fused kernel's full
-pass costs no more than that half (the 50k real radii, alternating runs: 1.33-1.46 CPU-s against
-1.35-1.51), so the self minima run only where the fused kernel cannot. The threads of the
-running thread bound (:func:`blas_threads`) take query chunks (stage one) and (group, block)
-items (stage two), each calling BLAS single-threaded: multi-threaded BLAS calls on 16 MB tiles
-spun and waited on the shared machine. Queries go through in batches of ``QUERY_BATCH`` rows:
-the group minima of a batch are reduced to candidate (query, group) pairs at once, so memory is
-O(batch × groups) for stage one plus O(n·k) candidates, never O(n × groups) (the self minima, n
-× groups float32, only up to ``SELF_MINIMA_BYTES``). With an :class:`~synthreview.engine.Engine`
-on a CUDA device stage one runs on the GPU through torch (TF32 off); stage two and the float64
-re-check stay on the CPU, so the neighbours are the CPU's.
+Stage one on the CPU fuses product and minimum in faiss where it can:
+:func:`fused_group_distances` makes one exact faiss 1-NN call per group for a chunk of queries,
+and faiss's k = 1 search takes each block's minima while its products are still in cache (its
+register kernel at the few dimensions it has one for, else BLAS blocks reduced by its SIMD
+code), which numpy cannot (its products are written out and read back for the minimum: 2.8× the
+CPU of faiss's 1-NN per distance at 50k × 20 columns, against 1.0-1.2× for the per-group calls).
+faiss takes that path only when a call's rows × d exceed its ``distance_compute_blas_threshold``
+(128,000 in faiss 1.15: 6,401 rows at 20 columns; a pair-by-pair loop 10-15× slower below it),
+and the search uses it on up to ``FUSED_MAX_DIM`` columns (past them measured no faster); a smaller
+batch (:func:`fused_rows`), a wider table, or a table narrow enough to need more than
+``FUSED_MAX_ROWS`` rows per call takes numpy's tiles: the groups laid out padded to one size,
+side by side, and :func:`group_minima` takes the products ``[q, 1] · [−2r, |r|²]`` one
+cache-sized tile at a time (``TILE_QUERIES`` queries × the groups that fit ``TILE_BYTES``) and
+reduces each tile to its group minima at once. There a set searched among itself (the k-NN radii
+of real and synthetic rows) takes each tile once for both directions (:func:`self_group_minima`:
+d² is symmetric, so the row minima of group A against groups B ≥ A and the column minima are
+both kept), half the products of that pass; the fused stage one's full pass costs no more than
+that half (the 50k real radii, alternating runs: 1.33-1.46 CPU-s against 1.35-1.51), so the self
+minima run only where the fused stage one cannot. The threads of the running thread bound
+(:func:`blas_threads`) take query chunks (stage one) and (group, block) items (stage two), each
+calling BLAS single-threaded: multi-threaded BLAS calls on 16 MB tiles spun and waited on the
+shared machine. Queries go through in batches of ``QUERY_BATCH`` rows: the group minima of a
+batch are reduced to candidate (query, group) pairs at once, so memory is O(batch × groups) for
+stage one plus O(n·k) candidates, never O(n × groups) (the self minima, n × groups float32, only
+up to ``SELF_MINIMA_BYTES``). With an :class:`~synthreview.engine.Engine` on a CUDA device stage
+one runs on the GPU through torch (TF32 off); stage two and the float64 re-check stay on the
+CPU, so the neighbours are the CPU's.
 
 One :meth:`GroupedReference.pair_blocks` pass answers all of these at once and yields the
 pairs block by block, so consumers reduce them as they come (:class:`TopK` for neighbours,
@@ -70,15 +72,16 @@ So the one-directional passes cost about 1.4 faiss passes, the self passes about
 Measured again (issue 39 item 6, 2026-11-28; the same kind of machine, numpy's OpenBLAS on the
 Haswell kernel as ``OPENBLAS_CORETYPE`` is set there; ``bench_fidelity.py --rows 50000``, 20
 columns, 2 threads, load 3.8-4.6, back to back with main): the fused stage one takes the suite
-from 7.64-7.73 to 5.95-6.01 CPU-s, 2.17-2.21 → 1.59-1.70 times its four faiss passes in CPU
-and 2.03-2.13 → 1.52-1.61 in wall time, every number and neighbour the same. Where the rest
+from 7.64-7.73 to 5.95-6.01 CPU-s, 2.17-2.21 → 1.59-1.70 times its four faiss passes in CPU and
+2.03-2.13 → 1.52-1.61 in wall time, every number and neighbour the same (in wall time 2.03-2.30
+in two runs where the floor had both cores: ``bench_fidelity.py``'s docstring). Where the rest
 goes (one thread, load 4-11, CPU-s of the whole suite, 6.05 in all): faiss's per-group calls
 3.74 (4 passes, about one floor each: faiss spends about 55 ns per query row on each call, 40 %
 of a 400-row group's call at 20 columns, against 0.21 ns per distance), stage two 0.75-1.0
-(about 2,300 candidate queries per group; its numpy products and comparisons cost about 1.5
-ns per (query, row), 7× faiss's fused distance), the two 200-resample bootstraps 0.45, the
-k-NN merges 0.2. Larger groups trade one for the other (600 and 800 rows measured slower than
-400: stage one's per-call cost falls as stage two's rows grow).
+(about 2,300 candidate queries per group; its numpy products and comparisons cost about 1.5 ns
+per (query, row), 7× faiss's per distance), the two 200-resample bootstraps 0.45, the k-NN
+merges 0.2. Larger groups trade one for the other (600 and 800 rows measured slower than 400:
+stage one's per-call cost falls as stage two's rows grow).
 """
 
 from __future__ import annotations
@@ -110,11 +113,11 @@ TILE_BYTES = 1 << 21
 #: query rows whose group minima are computed before they are reduced to candidates
 STAGE_ONE_ROWS = 2048
 #: fused stage one (:func:`fused_group_distances`) only while a chunk of queries that reaches
-#: faiss's fused kernel has at most this many rows (memory: rows × groups float32 per thread)
+#: faiss's BLAS / fused path has at most this many rows (memory: rows × groups float32 a thread)
 FUSED_MAX_ROWS = 16384
-#: fused stage one only up to this many columns: faiss 1.15's fused L2 1-NN kernels cover 1-32
-#: dimensions (there 0.48-0.58× the CPU of numpy's tiles, 8-32 columns, 20k rows); past them it
-#: takes BLAS and a separate minimum, as numpy does (1.01-1.04× numpy's tiles, 33-200 columns)
+#: fused stage one only up to this many columns: faiss 1.15's per-group calls measured 0.48-0.58×
+#: the CPU of numpy's tiles at 8-32 columns (20k rows) but 1.01-1.04× at 33-200, where its k = 1
+#: path changes (about twice the time per distance from 32 to 33 columns)
 FUSED_MAX_DIM = 32
 #: query rows per batch: candidates of one batch are held at once, and stage two loops over
 #: the groups once per batch (at 1M rows: 16 batches × 2500 groups)
@@ -221,7 +224,7 @@ def group_minima_torch(q_aug: torch.Tensor, padded: torch.Tensor, size: int) -> 
 
 
 def fused_rows(dim: int) -> int | None:
-    """Fewest query rows per faiss call that reach its fused kernel, or None past
+    """Fewest query rows per faiss call that reach its BLAS / fused path, or None past
     :data:`FUSED_MAX_ROWS` or :data:`FUSED_MAX_DIM`.
 
     faiss takes its BLAS / fused path only when ``rows × dim`` exceeds
@@ -233,13 +236,14 @@ def fused_rows(dim: int) -> int | None:
 
 
 def fused_group_distances(query: np.ndarray, reference: np.ndarray, bounds: np.ndarray):
-    """d² (float32) from every query to the nearest row of every group, by faiss's fused kernel.
+    """d² (float32) from every query to the nearest row of every group, by faiss's k = 1 search.
 
     One exact faiss 1-NN call per group (rows ``bounds[g]:bounds[g + 1]`` of ``reference``),
-    on this thread with one OpenMP thread: faiss multiplies and takes the minimum in registers
-    (its fused L2 1-NN kernel), where numpy must write every product to memory and read it
-    back for the minimum. Its float32 ``|q|² + |r|² − 2 q·r`` takes the norms in float32 too:
-    at most (2d + 4) units of roundoff of ``|q|² + |r|²`` off (see the module docstring).
+    on this thread with one OpenMP thread: faiss takes each block's minima while its products
+    are in cache (a register kernel at the few dimensions it has one for, else BLAS blocks and
+    SIMD minima), where numpy must write every product to memory and read it back. Its float32
+    ``|q|² + |r|² − 2 q·r`` takes the norms in float32 too: at most (2d + 4) units of roundoff
+    of ``|q|² + |r|²`` off (see the module docstring).
 
     Parameters
     ----------
@@ -384,7 +388,7 @@ class GroupedReference:
 
     def _fused_rows(self, n_query: int) -> int | None:
         """Query rows per faiss call when stage one of a batch of ``n_query`` rows runs in
-        faiss's fused kernel (:func:`fused_group_distances`: on the CPU, for a batch that
+        faiss's k = 1 search (:func:`fused_group_distances`: on the CPU, for a batch that
         reaches it), else None."""
         rows = None if self._on_gpu else fused_rows(self.dim)
         return rows if rows is not None and n_query >= rows else None

@@ -1,8 +1,9 @@
 """What the candidates of one review share: results that depend only on real and holdout data.
 
 Real-side neighbours (fidelity), the holdout reference of the utility battery, the TRTR models of
-ML efficacy and the glucose context (trained forecaster, trace embedding) are the same for every
-candidate of a review and cost about as much as one candidate. A :class:`Memo` keeps them for the
+ML efficacy, the privacy section's searches of training and holdout rows alone and the glucose
+context (trained forecaster, trace embedding) are the same for every candidate of a review and
+cost about as much as one candidate. A :class:`Memo` keeps them for the
 life of one review: :class:`synthreview.review.Context` owns it, so nothing computed from a
 reviewer's data outlives the review (or the dashboard session that holds it) in the process.
 """

@@ -5,10 +5,10 @@ Backend chosen by measurement on the 2-core reference machine (50k x 50k x 25 fl
 distance); scikit-learn ``NearestNeighbors`` 5-NN 5.6 s; chunked torch ``addmm`` + ``min`` 8.4
 s; chunked numpy 10 s. Every search therefore goes through
 :class:`synthreview.grouped_search.GroupedReference`: the distance from every query to the
-nearest row of every group of ~400 rows (one faiss fused 1-NN call per group on each of the
-engine's threads, about one faiss 1-NN pass in all at 50k; numpy's BLAS tiles, 1.3-2.8x that,
-for batches too small for faiss's fused path), then only the groups that can hold a neighbour.
-Memory stays O(n*k) plus one batch.
+nearest row of every group of ~400 rows (one faiss 1-NN call per group, product and minimum
+fused in faiss, on each of the engine's threads, about one faiss 1-NN pass in all at 50k;
+numpy's BLAS tiles, 1.3-2.8x that, for batches too small for faiss's BLAS path), then only the
+groups that can hold a neighbour. Memory stays O(n*k) plus one batch.
 
 Exact, unlike faiss alone: faiss ranks by float32 ``|q|^2 + |x|^2 - 2 q.x``, whose rounding
 exceeds the gap between near-tied neighbours (its 5-NN on a 50k embedding named the wrong

@@ -333,6 +333,7 @@ def _run_section(
             claimed_delta=options.claimed_delta,
             quasi_identifiers=options.quasi_identifiers,
             groups=options.groups,
+            memo=ctx.memo,
         )
     if section == "utility":
         return evaluate_utility(

@@ -23,7 +23,11 @@ authenticity ratio through a faiss index whose 1-NN recall is measured on the ru
 Measured (``benchmarks/bench_review_scale.py --rows 1000000``: 3 × 1,000,000 rows × 20 mixed
 columns as Parquet, 1 % verbatim training rows planted, the CLI with ``--curate``, 2 cores of
 an AMD EPYC): 530.6 s wall, 760 CPU-s, peak RSS 5.92 GB; every planted row flagged and the
-candidate released after curation.
+candidate released after curation. Again on 2026-11-28 (main at bf24e93, beside a full test
+suite, load 4.1-6.4): 617.3 s wall, 426.4 CPU-s, peak RSS 6.46 GB, every planted row flagged;
+about half of the time is the every-row audit, most of it the IVF index (the benchmark's
+docstring has the timeline). After issue 39's reuse of the privacy section's holdout searches
+(24e6ed4, load 3.1-5.2): 393.1 s wall, 402.7 CPU-s, 6.58 GB, the same flags and decision.
 
 Sampling is free of row order: rows are drawn by rank in
 :func:`synthreview.io.row_hash.value_order`, so a permutation of a file draws the same rows.

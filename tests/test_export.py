@@ -74,6 +74,23 @@ def test_escape_without_schema_skips_numeric_dtypes():
     assert list(escape_formulas(pd.DataFrame({"=evil": ["a"]})).columns) == ["'=evil"]
 
 
+def test_escape_formulas_repeated_mixed_and_unhashable_cells():
+    # each distinct value is escaped once and put back on every row that holds it; an object
+    # column may mix kinds, and a cell that cannot be hashed is still escaped where it is text
+    repeated = ["=1", "a", "=1", None, "-2", "=1", "a"]
+    mixed = pd.Series(["=1", 3, 2.5, None, True, "@x", "-"], dtype=object)
+    frame = pd.DataFrame({"r": repeated, "m": mixed, "s": pd.array(repeated, dtype="str")})
+    escaped = escape_formulas(frame)
+    kept = escaped["r"].tolist()
+    assert kept[:3] + kept[4:] == ["'=1", "a", "'=1", "-2", "'=1", "a"] and pd.isna(kept[3])
+    assert escaped["m"].tolist()[:3] == ["'=1", 3, 2.5] and pd.isna(escaped["m"][3])
+    assert escaped["m"].tolist()[4:] == [True, "'@x", "-"]
+    assert escaped["s"].tolist()[:3] == ["'=1", "a", "'=1"] and escaped["s"].dtype == "str"
+    unhashable = pd.DataFrame({"u": pd.Series([["=1"], "=2", "b"], dtype=object)})
+    assert escape_formulas(unhashable)["u"].tolist() == [["=1"], "'=2", "b"]
+    assert frame["r"].tolist()[:3] == repeated[:3]  # input not modified
+
+
 def test_csv_escaped_parquet_untouched():
     table, schema = injected_table()
     curation = curate(table, keep_all(table.n_rows))

@@ -227,7 +227,7 @@ def test_grouped_scan_gives_the_same_report_as_the_single_metric_functions(monke
 
 
 def test_fused_stage_one_gives_the_same_report_and_reference_prdc(monkeypatch):
-    # the 50k suite's stage one runs in faiss's fused kernel; forced onto it here (faiss
+    # the 50k suite's stage one runs in faiss's k = 1 search; forced onto it here (faiss
     # would run calls this small pair by pair), every number and per-row result must be the
     # numpy stage one's, and PRDC the authors' package's
     monkeypatch.setattr(grouped_search, "GROUP_ROWS", 40)

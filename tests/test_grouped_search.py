@@ -202,7 +202,7 @@ def test_self_search_needs_the_reference_rows():
 
 @pytest.fixture(params=["numpy", "fused"])
 def stage_one(request, monkeypatch):
-    """Stage one through numpy's tiles or through faiss's fused kernel (small calls, which
+    """Stage one through numpy's tiles or through faiss's k = 1 search (small calls, which
     faiss would otherwise run pair by pair, forced onto it); the teardown checks the path."""
     if request.param == "fused":
         monkeypatch.setattr(faiss.cvar, "distance_compute_blas_threshold", 0)
@@ -220,7 +220,7 @@ def stage_one(request, monkeypatch):
     assert bool(calls) == (request.param == "fused")
 
 
-@pytest.mark.parametrize("d", [3, 20, 40])  # faiss's fused kernel up to 32 columns, BLAS past
+@pytest.mark.parametrize("d", [3, 20, 40])  # both sides of FUSED_MAX_DIM
 def test_fused_group_distances_within_their_float32_bound(monkeypatch, d):
     monkeypatch.setattr(faiss.cvar, "distance_compute_blas_threshold", 0)
     rng = np.random.default_rng(7)
@@ -246,7 +246,7 @@ def test_fused_rows_reach_faiss_threshold_or_fall_back(monkeypatch):
     assert grouped_search.fused_rows(20) == 6401  # 6401 × 20 > 128,000
     assert grouped_search.fused_rows(4) is None  # 32,001 rows: past FUSED_MAX_ROWS
     assert grouped_search.fused_rows(32) == 4001
-    assert grouped_search.fused_rows(33) is None  # past faiss's fused kernels: numpy's tiles
+    assert grouped_search.fused_rows(33) is None  # past FUSED_MAX_DIM: numpy's tiles
     monkeypatch.setattr(faiss.cvar, "distance_compute_blas_threshold", 20)
     assert grouped_search.fused_rows(4) == 100
 

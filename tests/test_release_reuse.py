@@ -1,8 +1,9 @@
 """Issue 39 item 5: the real side is computed once per run, the curated review included.
 
 ``evaluate(..., keep_memo=True)`` keeps what the candidates share (real-side neighbours, the
-utility holdout reference) in the report's context, so the curated versions of
-``review_release`` (the CLI's) compute none of it again, and their numbers stay the same.
+utility holdout reference, the privacy searches of training and holdout rows alone) in the
+report's context, so the curated versions of ``review_release`` (the CLI's) compute none of it
+again, and their numbers stay the same.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pytest
 
 from synthreview import demo
 from synthreview.judgement.policy import load_policy
+from synthreview.memo import Memo
 from synthreview.metrics.fidelity import section as fidelity
 from synthreview.metrics.utility import section as utility
 from synthreview.options import default_options
@@ -67,6 +69,31 @@ def test_the_curated_review_reuses_the_submitted_reviews_real_side(leaky, monkey
     assert kept.curated.content == fresh.curated.content
     assert kept.curated.verdicts == fresh.curated.verdicts
     assert kept.decision == fresh.decision
+
+
+def test_the_privacy_searches_of_training_and_holdout_rows_run_once_per_run(leaky, monkeypatch):
+    computed = []
+    original = Memo.get
+
+    def get(self, key, compute):
+        def counted():
+            computed.append(key[0])
+            return compute()
+
+        return original(self, key, counted)
+
+    monkeypatch.setattr(Memo, "get", get)
+    report, kept = _release(leaky, keep_memo=True)
+    assert kept.curated is not None and kept.curated.report is not None
+    assert report.candidates["leaky"].privacy is not None
+    assert kept.curated.report.candidates["leaky"].privacy is not None
+    # the submitted and the curated privacy section ran; each search of the holdout once
+    assert sorted(k for k in computed if k.startswith("privacy-")) == [
+        "privacy-holdout-to-train",
+        "privacy-reference-nn",
+        "privacy-reference-radius",
+    ]
+    report.context.memo.clear()
 
 
 def test_the_memo_is_cleared_by_default(leaky):

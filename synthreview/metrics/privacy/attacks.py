@@ -59,8 +59,9 @@ from sklearn.decomposition import PCA
 from sklearn.ensemble import ExtraTreesClassifier
 
 from synthreview.encoding import canonical_order
-from synthreview.engine import single_threaded, thread_map
+from synthreview.engine import current_engine, single_threaded, thread_map
 from synthreview.grouped_search import GroupedReference
+from synthreview.memo import Memo, array_digest, remember
 from synthreview.metrics.privacy.gower import same_tuple_nearest
 from synthreview.neighbors import nearest
 from synthreview.splits import draw_rows, random_folds
@@ -343,7 +344,8 @@ def radius_counts(query: np.ndarray, reference: np.ndarray, radius: np.ndarray) 
 
 #: NoBoxInputs attributes a subset copies from its parent (the data and the options)
 _SETTINGS = frozenset({"synthetic_x", "reference_x", "blocks", "n_dims", "max_density_rows",
-                       "bandwidth", "radius_quantile", "seed", "reference_groups"})  # fmt: skip
+                       "bandwidth", "radius_quantile", "seed", "reference_groups",
+                       "memo"})  # fmt: skip
 
 
 class NoBoxInputs:
@@ -386,6 +388,11 @@ class NoBoxInputs:
         score, and the classifier's folds divide people.
     reference_groups : ndarray, optional
     seed : int, default=0
+    memo : Memo, optional
+        The review's :class:`~synthreview.memo.Memo`: the searches that read no synthetic row
+        (each attack row's nearest other reference row, the reference rows' nearest other
+        reference row behind the local-neighbourhood radius) are computed once per review,
+        for every candidate and its curated version, keyed on the rows' full contents.
     """
 
     def __init__(
@@ -403,6 +410,7 @@ class NoBoxInputs:
         groups: np.ndarray | None = None,
         reference_groups: np.ndarray | None = None,
         seed: int = 0,
+        memo: Memo | None = None,
     ):
         if bandwidth not in ("cv", "scott"):
             raise ValueError(f"bandwidth must be 'cv' or 'scott'; got {bandwidth!r} instead")
@@ -424,6 +432,7 @@ class NoBoxInputs:
         self.bandwidth = bandwidth
         self.radius_quantile = radius_quantile
         self.seed = seed
+        self.memo = memo
         if (groups is None) != (reference_groups is None):
             raise ValueError("groups and reference_groups must be given together; got one")
         self.groups = None if groups is None else np.asarray(groups).astype(str)
@@ -468,15 +477,29 @@ class NoBoxInputs:
         """Distance to the nearest reference row other than the row itself."""
         if self._parent is not None:
             return self._shared("reference_nn")
-        if self.groups is not None:
-            return self._nearest_other_person(self.attack_x, self.groups)
-        dist, index = encoded_nearest(
-            self.attack_x, self.reference_x, k=2, categorical_blocks=self.blocks
-        )
-        # own row first (distance 0) unless an exact duplicate took its place: either way the
-        # nearest *other* row is the second when the own row is among the two, else the first
-        own_first = (index == self.own[:, None]).any(axis=1)
-        return np.where(own_first & (self.own >= 0), dist[:, 1], dist[:, 0])
+
+        def compute() -> np.ndarray:
+            if self.groups is not None:
+                return self._nearest_other_person(self.attack_x, self.groups)
+            dist, index = encoded_nearest(
+                self.attack_x, self.reference_x, k=2, categorical_blocks=self.blocks
+            )
+            # own row first (distance 0) unless an exact duplicate took its place: either way
+            # the nearest *other* row is the second when the own row is among the two, else
+            # the first
+            own_first = (index == self.own[:, None]).any(axis=1)
+            return np.where(own_first & (self.own >= 0), dist[:, 1], dist[:, 0])
+
+        # attack rows and reference rows are training and holdout rows: no synthetic row
+        key = ("privacy-reference-nn", array_digest(self.attack_x), array_digest(self.own),
+               array_digest(self.groups), *self._reference_key())  # fmt: skip
+        return remember(self.memo, key, compute)
+
+    def _reference_key(self) -> tuple:
+        """What a search of the reference rows depends on besides its query rows."""
+        # the engine's search kind too: an approximate search's result is not the exact one's
+        return (array_digest(self.reference_x), array_digest(self.reference_groups),
+                repr(self.blocks), current_engine().approximate)  # fmt: skip
 
     def _nearest_other_person(self, query: np.ndarray, people: np.ndarray) -> np.ndarray:
         """Distance from each query row to the nearest reference row of another person.
@@ -592,16 +615,22 @@ class NoBoxInputs:
         if self._parent is not None:
             return self._shared("_radius_counts")
         eps = np.median(self.synthetic_knn[:, 0])
-        if self.reference_groups is not None:
-            # how close the population comes to *another* person
-            self_nn = self._nearest_other_person(self.reference_x, self.reference_groups)
-        else:
-            # nearest *other* reference row: the row itself (distance 0) is one of the two
-            # nearest, or an exact duplicate is, and then the other one is at distance 0 too
-            self_nn = encoded_nearest(
-                self.reference_x, self.reference_x, k=2, categorical_blocks=self.blocks
-            )[0][:, 1]
-        r = np.quantile(self_nn, self.radius_quantile)
+
+        def reference_radius() -> float:
+            if self.reference_groups is not None:
+                # how close the population comes to *another* person
+                self_nn = self._nearest_other_person(self.reference_x, self.reference_groups)
+            else:
+                # nearest *other* reference row: the row itself (distance 0) is one of the two
+                # nearest, or an exact duplicate is, and then the other one is at distance 0
+                self_nn = encoded_nearest(
+                    self.reference_x, self.reference_x, k=2, categorical_blocks=self.blocks
+                )[0][:, 1]
+            return np.quantile(self_nn, self.radius_quantile)
+
+        # the reference rows alone: the same for every candidate of a review
+        key = ("privacy-reference-radius", self.radius_quantile, *self._reference_key())
+        r = remember(self.memo, key, reference_radius)
         radii = np.tile([eps, r], (len(self.attack_x), 1))
         return radius_counts(self.attack_x, self.synthetic_x, radii)
 

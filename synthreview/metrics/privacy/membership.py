@@ -52,6 +52,7 @@ from sklearn.mixture import GaussianMixture
 from synthreview.encoding import canonical_order
 from synthreview.engine import single_threaded, thread_map
 from synthreview.errors import DataError, error_message
+from synthreview.memo import Memo
 from synthreview.metrics.privacy.attack_stats import (
     AttackResult,
     attack_set,
@@ -286,6 +287,7 @@ def membership_inference(
     holdout_groups: np.ndarray | None = None,
     seed: int = 0,
     progress: Callable[[float, str], None] | None = None,
+    memo: Memo | None = None,
 ) -> tuple[AttackResult, ...]:
     """Run the membership-inference attacks; one :class:`AttackResult` per attack.
 
@@ -316,6 +318,10 @@ def membership_inference(
         :mod:`synthreview.metrics.privacy.person`; these row scores are shown.
     seed : int, default=0
     progress : callable(fraction, message), optional
+    memo : Memo, optional
+        The review's :class:`~synthreview.memo.Memo`: the no-box attacks' searches of the
+        holdout alone are computed once per review (:class:`~synthreview.metrics.privacy.
+        attacks.NoBoxInputs`).
 
     Returns
     -------
@@ -387,7 +393,7 @@ def membership_inference(
                 reference_people = people["holdout"]
             shared["pool"] = NoBoxInputs(
                 x, synthetic_x, holdout_x, pool_own, categorical_blocks=blocks,
-                groups=pool_people, reference_groups=reference_people, seed=seed,
+                groups=pool_people, reference_groups=reference_people, seed=seed, memo=memo,
             )  # fmt: skip
         if run not in shared:
             shared[run] = shared["pool"].subset(pool_rows(run))

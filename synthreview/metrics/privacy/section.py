@@ -17,10 +17,12 @@ import numpy as np
 import pandas as pd
 
 from synthreview.encoding import TabularEncoder
+from synthreview.engine import current_engine
 from synthreview.errors import ConfigError, DataError, attempt
 from synthreview.io.persons import person_ids
 from synthreview.io.row_hash import table_row_hashes, value_order
 from synthreview.io.schema import Schema
+from synthreview.memo import Memo, array_digest, remember
 from synthreview.metrics.privacy.attack_stats import AttackResult, attack_set
 from synthreview.metrics.privacy.attacks import encoded_nearest
 from synthreview.metrics.privacy.disclosure import (
@@ -164,6 +166,7 @@ def distance_to_closest_record(
     real_groups: np.ndarray | None = None,
     holdout_groups: np.ndarray | None = None,
     seed: int = 0,
+    memo: Memo | None = None,
 ) -> DCRResult:
     """Distance to closest record, DCR share, NNDR and exact copies.
 
@@ -182,6 +185,9 @@ def distance_to_closest_record(
         person's rows are split between the reference and the rows left out.
     seed : int, default=0
         Seeds the subsample that equalises train and holdout sizes for the share.
+    memo : Memo, optional
+        The review's :class:`~synthreview.memo.Memo`: each holdout row's distance to the
+        nearest training row reads no synthetic row, so it is computed once per review.
 
     Returns
     -------
@@ -214,7 +220,10 @@ def distance_to_closest_record(
         _, inverse, counts = np.unique(holdout_hashes, return_inverse=True, return_counts=True)
         repeated = counts[inverse.reshape(-1)] > 1
         to_holdout = search(synthetic_x, holdout_x)[0][:, 0]
-        holdout_to_train = search(holdout_x, real_x)[0][:, 0]
+        # the engine's search kind is in the key: an approximate search's result is not exact
+        key = ("privacy-holdout-to-train", array_digest(holdout_x), array_digest(real_x),
+               repr(categorical_blocks), current_engine().approximate)  # fmt: skip
+        holdout_to_train = remember(memo, key, lambda: search(holdout_x, real_x)[0][:, 0])
         holdout_median = float(np.median(holdout_to_train))
         share_rows = min(len(real_x), len(holdout_x))
         rng = np.random.default_rng(seed)
@@ -410,6 +419,7 @@ def evaluate_privacy(
     claimed_delta: float = 0.0,
     quasi_identifiers: Sequence[str] = (),
     groups: Sequence[str] = (),
+    memo: Memo | None = None,
 ) -> PrivacyReport:
     """Privacy section for one synthetic table.
 
@@ -448,6 +458,11 @@ def evaluate_privacy(
     groups : sequence of str, default=()
         Categorical grouping columns: every attack is also judged within each group
         (:mod:`synthreview.metrics.privacy.groups`); empty: skipped with the reason.
+    memo : Memo, optional
+        The review's :class:`~synthreview.memo.Memo`: the searches that read only training
+        and holdout rows (the holdout rows' nearest training row, the no-box attacks' nearest
+        holdout rows) are computed once per review, for every candidate and its curated
+        version.
 
     Returns
     -------
@@ -505,7 +520,7 @@ def evaluate_privacy(
         attacks = attempt("membership_inference", errors, lambda: membership_inference(
             real, synthetic, holdout, encoder=encoder, max_attack=max_attack,
             real_groups=real_groups, holdout_groups=holdout_groups, seed=seed,
-            progress=lambda f, m: step(0.6 * f, m),
+            progress=lambda f, m: step(0.6 * f, m), memo=memo,
         )) or ()  # fmt: skip
     epsilon, vulnerable, wp29 = None, None, None
     # the rows every attack scored (members first), drawn once: the vulnerable-records and the
@@ -585,7 +600,7 @@ def evaluate_privacy(
         real_x, synthetic_x, holdout_x, real_hashes=real_hashes,
         synthetic_hashes=synthetic_hashes, holdout_hashes=holdout_hashes,
         categorical_blocks=[encoder.groups[c] for c in schema.categorical],
-        real_groups=real_groups, holdout_groups=holdout_groups, seed=seed,
+        real_groups=real_groups, holdout_groups=holdout_groups, seed=seed, memo=memo,
     ))  # fmt: skip
     if dcr is not None:
         dcr = _input_positions(dcr, real_order, holdout_order)
