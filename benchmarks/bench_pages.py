@@ -41,8 +41,12 @@ main just after (release 37.9 s over 5). The same decisions; the three cut ones'
 "curation cannot fix: k-marginal shortfall ..." with the bound instead of "curation does not
 fix it (fail)". Wall time is no measure at that load (5.8 to 9.5): 121.2 s at 0.47 CPU-s per
 second for this branch, 91.1 s for main (first decision 20.8 s and 11.2 s, the same work before
-it); the run is one thread (CPU-s = wall on a quiet core), so about 57 s wall is what a quiet
-machine should give, not yet measured so: the 60 s target within the noise.
+it); the run is one thread (CPU-s = wall on a quiet core).
+
+Measured 2026-11-28 12:02 (same machine, the code as above at 0c21c8d, load 2.7 -> 2.9): the
+whole run 53.5 s wall / 53.7 CPU-s, peak RSS 0.85 GB; first decision on screen 9.5 s after the
+run started (the last candidate's at 53.2 s); privacy 26.3 s, utility 14.5 s over 6 steps,
+release 8.4 s over 2: issue 39's 60 s and 15 s on this CPU kind, with the same decisions.
 """
 
 from __future__ import annotations
