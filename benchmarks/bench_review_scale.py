@@ -59,6 +59,13 @@ in the same minutes), same machine, same day, the reference printed by this scri
   2.3 / 2.6 after): wall 109.9 s, CPU 157.3 s, peak RSS 1.24 GB, 500 of 500 flagged, the same
   verdicts and decision. Privacy as submitted 25 s, curated 21 s.
 
+* ``--rows 50000`` back to back, main at bf24e93 then 24e6ed4, this script's reference for
+  both (12:07-12:12 UTC): bf24e93 147.3 s wall, 171.1 s CPU, 1.28 GB (load 4.03 before, 2.81
+  after; reference 2.6 / 2.8 before, 1.5 / 2.9 after); 24e6ed4 96.9 s wall, 158.1 s CPU, 1.26
+  GB (load 2.66 before, 1.82 after; reference 1.5 / 2.9, 1.5 / 3.0); the same verdicts and
+  decision. 13 CPU-s less (the curated privacy section 20.0 s against 24.6 s wall); the wall
+  gap is mostly the load.
+
 Neither target is met: the review got 1.0 (1M) and 1.4 (50k) cores of the two. At the CPU
 measured, 300 s at a million rows needs 1.34 cores on average and 90 s at 50k 1.75; the
 searches of the every-row audit (its IVF index) and of the sections are most of it, and the

@@ -107,6 +107,11 @@ class Report:
     #: how the population statistics were estimated when a table exceeded
     #: ``options.sample_rows`` (:mod:`synthreview.sampling`); None: on every row
     sampling: Sampling | None = None
+    #: the ``threads`` and ``approximate`` arguments this report was computed with: its curated
+    #: versions and planted-leak controls are evaluated with the same ones (``--threads 1``
+    #: bounds them too; an approximate review's curated set is searched the same way)
+    threads: int | None = field(default=None, compare=False)
+    approximate: str | None = field(default=None, compare=False)
 
     @property
     def embedded(self) -> dict[str, np.ndarray]:
@@ -688,4 +693,6 @@ def evaluate(
         search=tuple(check.describe() for check in engine.recall_log),
         notices=tuple(review.notices),
         sampling=sampling,
+        threads=threads,
+        approximate=approximate,
     )

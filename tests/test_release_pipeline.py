@@ -104,6 +104,18 @@ def test_the_curated_set_is_evaluated_with_every_section_of_the_review(small):
     assert asked == [("fidelity", "utility"), ("privacy",)]
 
 
+def test_the_curated_set_is_evaluated_with_the_reviews_threads_and_search(small):
+    """``--threads 1 --approximate hnsw``: the curated re-evaluation is bounded and searched as
+    the submitted review was (it was given neither, so it ran on every core, exactly)."""
+    review, report, after = small
+    report = replace(report, threads=1, approximate="hnsw")
+    with patch("synthreview.release.curation.evaluate", return_value=after) as evaluate:
+        release_candidate(review, report, "cand", policy=load_policy(), curate_when="always")
+    assert evaluate.call_count >= 1
+    for call in evaluate.call_args_list:
+        assert (call.kwargs["threads"], call.kwargs["approximate"]) == (1, "hnsw")
+
+
 def test_record_files_every_candidate_and_states_each_decision(small):
     review, report, after = small
     policy = load_policy()

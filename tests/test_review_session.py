@@ -16,6 +16,7 @@ from synthreview.record.live import needed_sections
 from synthreview.record.opened_state import MEETING_DONE_KEY, MEETING_FIELDS, meeting_field_key
 from synthreview.record.progress import RunProgress, format_seconds
 from synthreview.record.session import OPTIONS_KEY, ReviewSession
+from synthreview.record.signoff_state import APPROVALS_KEY, WAIVERS_KEY
 from synthreview.record.store import OPEN_ENV
 
 
@@ -142,3 +143,17 @@ def test_a_show_record_interrupted_while_opening_is_opened_on_the_next_run(
     assert session.opened_record() is not None
     assert session.opened_record().decisions.keys() == record.decisions.keys()
     assert not session.demo_autoload_pending()
+
+
+def test_waiver_requests_and_approvals_go_with_the_review_they_were_made_for():
+    """A request names a rule, not a candidate: kept across a new load it would be filed, as
+    requested, for every candidate of the next review, which no one asked for."""
+    state: dict = {}
+    session = ReviewSession(state)
+    session.set_review(demo.tables(seed=0, n_train=40, n_holdout=40))
+    state[WAIVERS_KEY] = [("k_marginal", "a known shortfall", "2026-11-28T10:00:00+00:00")]
+    state[APPROVALS_KEY] = []  # approvals of the first review (verified ones in test_waivers)
+    assert session.session_waivers()  # requested for the loaded review's candidates
+    session.set_review(demo.tables(seed=1, n_train=40, n_holdout=40))
+    assert session.session_waivers() == ()
+    assert WAIVERS_KEY not in state and APPROVALS_KEY not in state

@@ -44,7 +44,12 @@ from synthreview.record.inputs import (
 from synthreview.record.live import LiveReview, ReleaseTerms, initial_options, needed_sections
 from synthreview.record.opened_state import OpenedRecordState
 from synthreview.record.record import ReviewRecord
-from synthreview.record.signoff_state import SIGNOFF_KEY, SignoffState
+from synthreview.record.signoff_state import (
+    APPROVALS_KEY,
+    SIGNOFF_KEY,
+    WAIVERS_KEY,
+    SignoffState,
+)
 from synthreview.record.store import OPEN_ENV, open_review
 from synthreview.record.summary import ReviewSummary, stated_context, summarize
 from synthreview.release.audit import CopyCounts, Thresholds
@@ -136,11 +141,15 @@ class ReviewSession(OpenedRecordState, SignoffState):
     # --- the loaded review ---------------------------------------------------------------------
     def set_review(self, review: Review | None) -> None:
         """Store the loaded review (``None`` clears it) and drop results of the previous one; an
-        opened record stays open (loaded files are the inputs its raw-row views draw)."""
+        opened record stays open (loaded files are the inputs its raw-row views draw). The
+        waiver requests and approvals go with the previous review: a request was made for its
+        candidates and must be made again (and approved again) for another review's."""
         self.state[REVIEW_KEY] = review
         self.state[LIVE_KEY] = LiveReview(review) if review is not None else None
         for key in (SUMMARY_KEY, VIEWS_KEY, SIGNOFF_KEY, AUDIT_CONFIRMED_KEY):
             self.state[key] = {}
+        for key in (WAIVERS_KEY, APPROVALS_KEY):
+            self.state.pop(key, None)
         self.state[RUN_KEY] = False
         for key in (RUN_NOTE_KEY, RUN_TIME_KEY, LOADED_SOURCE_KEY):
             self.state.pop(key, None)

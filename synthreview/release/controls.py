@@ -253,6 +253,8 @@ def planted_controls(
         seed=seed,
         context=context,
         progress=progress,
+        threads=report.threads,
+        approximate=report.approximate,
     )
     rows = [
         _row(name, float(share), result, truth[name], policy, thresholds)

@@ -223,6 +223,8 @@ def evaluate_curated(
     seed: int = 0,
     device: str = "cpu",
     progress: Progress | None = None,
+    threads: int | None = None,
+    approximate: str | None = None,
 ) -> Report:
     """Re-run ``report.evaluate`` on the curated candidates ("after curation" metrics).
 
@@ -234,8 +236,9 @@ def evaluate_curated(
     context : report.Context, optional
         The original report's context (``Report.context``); passed on with rows cut so the
         embedding is not refitted.
-    sections, options, seed, device, progress
-        As for ``report.evaluate``; use the original report's values so numbers are comparable.
+    sections, options, seed, device, progress, threads, approximate
+        As for ``report.evaluate``; use the original report's values so numbers are comparable
+        (``Report.threads`` and ``Report.approximate`` hold the last two).
 
     Returns
     -------
@@ -258,6 +261,8 @@ def evaluate_curated(
         device=device,
         progress=progress,
         context=curated_context(context, curations),
+        threads=threads,
+        approximate=approximate,
     )
     if sampling is not None and after.sampling is not None:
         # the candidates' rows were drawn here: the kept rows of the submitted sample

@@ -425,6 +425,8 @@ def _curate(
             seed=report.seed,
             device=device,
             progress=scaled_progress(progress, lo, hi),
+            threads=report.threads,
+            approximate=report.approximate,
         )
 
     # every section of the submitted review, so each rule the policy requires is judged again;
