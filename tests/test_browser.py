@@ -189,7 +189,10 @@ def _decisions_in_first_screen(page, n_candidates: int) -> str:
             assert box["y"] + box["height"] <= viewport["height"], (i, part, box, viewport)
             assert box["x"] + box["width"] <= viewport["width"], (i, part, box, viewport)
         # the reason is the text itself, not a cut-off fragment of it
-        assert lines.nth(i).locator(".sr-reason").evaluate("e => e.scrollWidth <= e.clientWidth")
+        # (the reason runs inline in its line, so the line is the box that could hide a part)
+        assert lines.nth(i).evaluate(
+            "e => e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight + 1"
+        )
     widths = page.evaluate(
         "() => { const d = document.scrollingElement;"
         " const m = document.querySelector('[data-testid=stMain]');"

@@ -208,9 +208,13 @@ def test_confirm_dialog_then_downloads(patched):
     }  # fmt: skip
     assert {"cand/curated.csv", "cand/curated.parquet"} <= dashboard_zip(at, review, policy)
     # the run curated both candidates: no rule fails, but real_records warns (records of real
-    # people beyond coincidence never ship unremoved, issue 36 item 6); the confirmation under
-    # the same thresholds re-uses those curated evaluations
-    assert runs == 2 and evaluate.call_count == 2
+    # people beyond coincidence never ship unremoved, issue 36 item 6); each curated set in two
+    # steps, privacy last (the run tells the pipeline the requested waivers, none here, so the
+    # re-attack waits until the other sections pass); the confirmation under the same
+    # thresholds re-uses those curated evaluations
+    asked = [call.kwargs["sections"] for call in evaluate.call_args_list]
+    assert runs == 4 and asked == [("fidelity",), ("privacy",)] * 2, asked
+    assert evaluate.call_count == runs
     (summary,) = at.session_state[SUMMARY_KEY].values()
     assert {d.outcome for d in summary.decisions.values()} == {"release_after_curation"}
     assert len(at.get("plotly_chart")) == 4  # overlaps, α curve, β curve, before/after bars
