@@ -242,6 +242,10 @@ def _sidebar_status(page) -> str:
 def _assert_not_computed(page, what: str) -> None:
     """The sidebar describes the data loaded now: nothing computed yet, no earlier run's time."""
     expect(page.locator(".st-key-review_status")).to_contain_text("not computed")
+    # read once the script run is over: while it runs, Streamlit keeps the previous run's
+    # elements on screen until they are redrawn (under load a reading caught the table
+    # review's "Privacy: up to date" beside the glucose demo's first line)
+    wait_for_app_run(page)
     status = _sidebar_status(page)
     assert "up to date" not in status and "computed in" not in status, (what, status)
 
