@@ -356,10 +356,9 @@ def _k_marginal_least(verdict: RuleVerdict, n_removed: int, n_rows: int) -> tupl
     rise = 1000.0 * n_removed / n_rows
     least = float(verdict.value) - rise - _ROUNDING * 1000.0
     why = (
-        f"k-marginal shortfall {verdict.value:.1f} points; removing {n_removed:,} of {n_rows:,} "
-        f"rows moves each marginal's total variation distance by at most {n_removed:,}/"
-        f"{n_rows:,}, so the score rises by at most {rise:.1f} points and the shortfall stays "
-        f"at least {least:.1f}, above the fail line {verdict.fail_at:g}"
+        f"k-marginal shortfall {verdict.value:.1f}; removing {n_removed:,} of {n_rows:,} rows "
+        f"raises the score by at most {rise:.1f} (1000 x {n_removed:,}/{n_rows:,}), leaving at "
+        f"least {least:.1f}, above the fail line {verdict.fail_at:g}"
     )
     return least, why
 
