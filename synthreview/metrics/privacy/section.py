@@ -537,11 +537,10 @@ def evaluate_privacy(
         )
         scored = None  # the person of every scored row (members first), with --person
         if person is not None:
-            drawn = attack_set(len(real), len(holdout), max_attack=max_attack, seed=seed,
-                               sanity_within_nonmembers=True, real_groups=real_groups,
-                               holdout_groups=holdout_groups)  # fmt: skip
-            scored = np.r_[np.char.add("r:", real_groups[drawn.real_rows]),
-                           np.char.add("h:", holdout_groups[drawn.holdout_rows])]  # fmt: skip
+            # the scored rows do not depend on the sanity split drawn after them
+            # (attack_stats.attack_set), so the one draw above names their people
+            scored = np.r_[np.char.add("r:", real_groups[chosen.real_rows]),
+                           np.char.add("h:", holdout_groups[chosen.holdout_rows])]  # fmt: skip
         epsilon = attempt("epsilon_lower_bound", errors, lambda: epsilon_lower_bound(
             attacks, groups=scored, seed=seed,
         ))  # fmt: skip
