@@ -57,35 +57,32 @@ def controls_frame(controls: PlantedControls) -> pd.DataFrame:
     """The planted-leak controls as the Audit page's table: one row per measure, one column
     per control (0 %, 1 %, 5 % planted), so the table grows down, not sideways.
 
-    One column per measure (``release.controls.control_table``, 2 per attack, 1 per curation
-    rule) made it 4,951 px wide at 1280x720 with floats such as 0.013333333333333334; here
-    every number is in its registry format (shares of rows as percentages, AUC and hits at
-    1 % false alarms with 3 decimals), an attack's AUC and hits share one cell, and a missing
+    One column per measure (2 per attack, 1 per curation rule) made it 4,951 px wide at
+    1280x720 with floats such as 0.013333333333333334; here every number is in its registry
+    format (shares of rows as percentages, AUC and hits at 1 % false alarms with 3 decimals),
+    an attack's AUC and hits share one cell, and a missing
     number reads ``-``. Built from ``PlantedControls.to_dict()``, so a control read back from
     ``report.json`` shows as a computed one does.
     """
     content = controls.to_dict()
     rows = list(content.get("rows") or [])
-    measures: dict[str, list[str]] = {}
-
-    def add(measure: str, cells: list[str]) -> None:
-        measures[measure] = cells
-
-    add("planted training rows", [
-        f"{format_metric(SHARE_FORMAT, r.get('planted_share'))} ({r.get('n_planted', 0):,} rows)"
-        for r in rows
-    ])  # fmt: skip
-    add("rows in the control", [f"{r.get('n_rows', 0):,}" for r in rows])
-    add("rows removed", [format_metric(SHARE_FORMAT, r.get("removed_share")) for r in rows])
-    add(
-        "planted rows removed", [format_metric(SHARE_FORMAT, r.get("planted_recall")) for r in rows]
-    )
+    measures: dict[str, list[str]] = {
+        "planted training rows": [
+            f"{format_metric(SHARE_FORMAT, r.get('planted_share'))} "
+            f"({r.get('n_planted', 0):,} rows)"
+            for r in rows
+        ],
+        "rows in the control": [f"{r.get('n_rows', 0):,}" for r in rows],
+        "rows removed": [format_metric(SHARE_FORMAT, r.get("removed_share")) for r in rows],
+        "planted rows removed": [
+            format_metric(SHARE_FORMAT, r.get("planted_recall")) for r in rows
+        ],
+    }
     rules = list(dict.fromkeys(rule for r in rows for rule in r.get("recall") or {}))
     for rule in rules:
-        add(
-            f"planted rows removed by {rule.removeprefix('drop_').replace('_', ' ')}",
-            [format_metric(SHARE_FORMAT, (r.get("recall") or {}).get(rule)) for r in rows],
-        )
+        measures[f"planted rows removed by {rule.removeprefix('drop_').replace('_', ' ')}"] = [
+            format_metric(SHARE_FORMAT, (r.get("recall") or {}).get(rule)) for r in rows
+        ]
     attacks = list(dict.fromkeys(a for r in rows for a in r.get("attacks") or {}))
     for attack in attacks:
         cells = []
@@ -94,12 +91,11 @@ def controls_frame(controls: PlantedControls) -> pd.DataFrame:
             auc = format_metric(AUC_FORMAT, values.get("auc"))
             hits = format_metric(HITS_FORMAT, values.get("tpr_at_fpr_1pct"))
             cells.append(f"{auc} / {hits}")
-        add(f"{attack_label(attack)}, AUC / hits", cells)
-    add("verdict", [str(r.get("verdict", MISSING)) for r in rows])
-    add(
-        "failed rules",
-        [", ".join(str(f) for f in r.get("failed") or []) or "none" for r in rows],
-    )
+        measures[f"{attack_label(attack)}, AUC / hits"] = cells
+    measures["verdict"] = [str(r.get("verdict", MISSING)) for r in rows]
+    measures["failed rules"] = [
+        ", ".join(str(f) for f in r.get("failed") or []) or "none" for r in rows
+    ]
     names = [str(r.get("name", f"control {i + 1}")) for i, r in enumerate(rows)]
     frame = pd.DataFrame.from_dict(measures, orient="index", columns=names)
     frame.index.name = "measure"

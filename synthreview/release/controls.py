@@ -98,31 +98,6 @@ class PlantedControls:
             }
         )
 
-    def table(self) -> pd.DataFrame:
-        """One row per control: planted share, removal, recall per rule, attacks, verdict."""
-        return control_table(self.to_dict())
-
-
-def control_table(content: dict[str, object]) -> pd.DataFrame:
-    """The control table from ``PlantedControls.to_dict()`` (e.g. read back from report.json)."""
-    records = []
-    for row in content.get("rows") or []:
-        record = {
-            "planted": row["planted_share"],
-            "rows": row["n_rows"],
-            "removed": row["removed_share"],
-            "planted rows removed": row["planted_recall"],
-        }
-        for rule, recall in (row.get("recall") or {}).items():
-            record[f"recall: {rule.removeprefix('drop_')}"] = recall
-        for attack, values in (row.get("attacks") or {}).items():
-            record[f"AUC {attack}"] = values.get("auc")
-            record[f"TPR@1% {attack}"] = values.get("tpr_at_fpr_1pct")
-        record["verdict"] = row["verdict"]
-        record["failed rules"] = ", ".join(row.get("failed") or [])
-        records.append(record)
-    return pd.DataFrame.from_records(records)
-
 
 def _digest(*parts: np.ndarray | str) -> str:
     h = hashlib.sha256()
