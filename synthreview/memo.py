@@ -41,6 +41,12 @@ class Memo:
     def __len__(self) -> int:
         return len(self._values)
 
+    def __reduce__(self):
+        # a memo is one process's cache: a pickled copy (a review or record sent to another
+        # process) starts empty and computes what it is asked for again; the values may hold
+        # what does not pickle (faiss indexes) and the lock belongs to this process
+        return (type(self), ())
+
     def clear(self) -> None:
         """Forget every stored value."""
         with self._lock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
 import socket
 import subprocess
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 from distributed import LocalCluster
+from filelock import FileLock
 
 from tests.e2e_utils import open_dashboard
 
@@ -43,14 +45,10 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 ARTIFACTS = ROOT / "artifacts"
-#: training rows of the table demo the browser tests' server loads (record.session.DEMO_ROWS_ENV):
-#: the full 5,000-row demo takes many minutes to review on 2 cores; the decisions on these rows
-#: are still the engine's own. Not RECORD_ROWS: on 300 rows copula's decision cites the group
-#: disclosure rule, a reason (422 characters) that wraps below the first screen in presentation
-#: mode at 1280x720 (test_browser_numbers), where 600 rows cite a 188-character one
-DEMO_ROWS = 600
-#: training rows of the table demo that the session fixtures review once (the stored record,
-#: demo_record_folder, and the dashboard session of the page tests, demo_run)
+#: training rows of the table demo (record.session.DEMO_ROWS_ENV): the session fixtures review
+#: it once (the stored record, demo_record_folder, and the dashboard session of the page tests,
+#: demo_run) and the browser tests' servers load it (the full 5,000-row demo takes minutes to
+#: review on 2 cores; the decisions on these rows are still the engine's own)
 RECORD_ROWS = 300
 
 
@@ -67,6 +65,26 @@ def _healthy(url: str) -> bool:
             return response.read().strip() == b"ok"
     except OSError:
         return False
+
+
+def _built_once(tmp_path_factory, worker_id: str, name: str, build):
+    """``build()``, computed once per test run and shared by the xdist workers.
+
+    The suite runs in two worker processes (``-n 2``), each with its own session fixtures: a
+    demo record built on both cost both workers its whole build. The first worker to ask builds
+    it and leaves a pickle beside the workers' temporary folders (their common parent); the
+    others wait on a file lock and read it. Without xdist (``worker_id == "master"``) it is
+    built here.
+    """
+    if worker_id == "master":
+        return build()
+    path = tmp_path_factory.getbasetemp().parent / f"{name}.pickle"
+    with FileLock(f"{path}.lock"):
+        if path.is_file():
+            return pickle.loads(path.read_bytes())
+        value = build()
+        path.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        return value
 
 
 @pytest.fixture(scope="module")
@@ -134,10 +152,10 @@ def _streamlit(log_path: Path, env: dict[str, str]) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def streamlit_url(tmp_path_factory, server_register):
-    """Start ``streamlit run app.py`` on the demo (``DEMO_ROWS``) on a free loopback port; yield
+    """Start ``streamlit run app.py`` on the demo (``RECORD_ROWS``) on a free loopback port; yield
     its URL; stop it. Tests whose subject is a run (Run review, uploads, curation in the
     session) use it; tests of what a review shows use :func:`table_record_server`."""
-    env = {"SYNTHREVIEW_DEMO_ROWS": str(DEMO_ROWS), "SYNTHREVIEW_REGISTER": str(server_register)}
+    env = {"SYNTHREVIEW_DEMO_ROWS": str(RECORD_ROWS), "SYNTHREVIEW_REGISTER": str(server_register)}
     with _streamlit(tmp_path_factory.mktemp("streamlit") / "server.log", env) as url:
         yield url
 
@@ -264,38 +282,46 @@ def glucose_record_page(browser, glucose_record_server):
 
 
 @pytest.fixture(scope="session")
-def demo_run():
+def demo_run(tmp_path_factory, worker_id):
     """The table demo (``RECORD_ROWS`` training rows, seed 0) loaded in a dashboard session and
     reviewed once (Run review): ``(review, stored)``. Page tests open their page on it with
-    ``page_helpers.page_after_run`` instead of pressing Run review on the same data again."""
+    ``page_helpers.page_after_run`` instead of pressing Run review on the same data again.
+    Built once per test run (:func:`_built_once`)."""
     from synthreview import demo
     from tests.page_helpers import reviewed_session
 
-    review = demo.tables(seed=0, n_train=RECORD_ROWS)
-    return review, reviewed_session(review)
+    def build():
+        review = demo.tables(seed=0, n_train=RECORD_ROWS)
+        return review, reviewed_session(review)
+
+    return _built_once(tmp_path_factory, worker_id, "demo_run", build)
 
 
 @pytest.fixture(scope="session")
-def demo_record_folder(tmp_path_factory):
-    """The table demo's review record (300 training rows), built once per session and written
-    unsigned: ``(record, folder)``. Tests open the folder instead of recomputing a review."""
+def demo_record_folder(tmp_path_factory, worker_id):
+    """The table demo's review record (300 training rows), built once per test run
+    (:func:`_built_once`) and written unsigned, a folder per worker: ``(record, folder)``.
+    Tests open the folder instead of recomputing a review."""
     from synthreview.record.demo import demo_record
     from synthreview.record.store import write_record
 
-    record = demo_record(n_train=RECORD_ROWS)
+    record = _built_once(
+        tmp_path_factory, worker_id, "demo_record", lambda: demo_record(n_train=RECORD_ROWS)
+    )
     folder = tmp_path_factory.mktemp("record") / "demo"
     write_record(record, folder)
     return record, folder
 
 
 @pytest.fixture(scope="session")
-def demo_glucose_record_folder(tmp_path_factory):
-    """The glucose demo's review record (40 day traces a source), built once per session and
-    written unsigned: ``(record, folder)``. About 15 s on 2 cores."""
+def demo_glucose_record_folder(tmp_path_factory, worker_id):
+    """The glucose demo's review record (40 day traces a source), built once per test run
+    (:func:`_built_once`, about 15 s on 2 cores) and written unsigned, a folder per worker:
+    ``(record, folder)``."""
     from synthreview.record.demo import demo_glucose_record
     from synthreview.record.store import write_record
 
-    record = demo_glucose_record()
+    record = _built_once(tmp_path_factory, worker_id, "demo_glucose_record", demo_glucose_record)
     folder = tmp_path_factory.mktemp("record") / "glucose"
     write_record(record, folder)
     return record, folder

@@ -8,9 +8,14 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 
-def wait_for_app_run(page, timeout_ms: int = 120_000) -> None:
-    """Block until the websocket is up and the script finished its current run."""
-    page.wait_for_timeout(300)  # let a just-triggered rerun start (widgets debounce ~200 ms)
+def wait_for_app_run(page, timeout_ms: int = 120_000, *, start_ms: int = 300) -> None:
+    """Block until the websocket is up and the script finished its current run.
+
+    ``start_ms`` first lets a just-triggered rerun start (widgets debounce ~200 ms, and the
+    page says "running" only once the server answers); 0 where nothing was just triggered.
+    """
+    if start_ms:
+        page.wait_for_timeout(start_ms)
     page.locator("[data-testid='stApp'][data-test-connection-state='CONNECTED']").wait_for(
         state="attached", timeout=timeout_ms
     )
@@ -41,8 +46,9 @@ def open_page(page, title: str) -> None:
     address is the link's.
     """
     link = page.get_by_test_id("stSidebarNav").get_by_role("link", name=title, exact=True)
-    for _ in range(3):
-        wait_for_app_run(page)
+    for attempt in range(3):
+        # callers have waited for their own runs; a retry follows a click that may start one
+        wait_for_app_run(page, start_ms=300 if attempt else 0)
         target = link.get_attribute("href")
         if page.url == target:
             break
@@ -109,3 +115,35 @@ def load_record_inputs(page) -> None:
     rerun = page.locator(".st-key-record_rerun button:visible")
     expect(rerun).to_have_count(1)  # the shown one: the DOM holds a second copy
     expect(rerun).to_be_enabled()
+
+
+#: true once the plot areas and legends of the page's charts are where they were 250 ms ago
+_CHARTS_STILL_JS = """() => {
+  const now = performance.now();
+  const places = [...document.querySelectorAll('.js-plotly-plot')].map((gd) => {
+    const s = gd._fullLayout ? gd._fullLayout._size : {};
+    const legend = gd.querySelector('.legend');
+    const r = (legend || gd).getBoundingClientRect();
+    return [s.l, s.t, s.w, s.h, r.left, r.top, r.width, r.height].join(',');
+  }).join('|');
+  if (window.__srPlaces !== places) {
+    window.__srPlaces = places;
+    window.__srSince = now;
+    return false;
+  }
+  return now - window.__srSince >= 250;
+}"""
+
+
+def settle_charts(page, timeout_ms: int = 300_000, *, start_ms: int = 300) -> None:
+    """Wait for the script run (:func:`wait_for_app_run`) and for plotly to finish drawing
+    every chart: each drawn, then its plot area and legend still for a quarter second (plotly
+    lays a chart out again after its first draw: legend, automargin). ``start_ms=0`` right
+    after :func:`open_page`, which has waited for the page's run."""
+    wait_for_app_run(page, timeout_ms, start_ms=start_ms)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')].every("
+        "(c) => c.querySelector('.js-plotly-plot .main-svg'))",
+        timeout=timeout_ms,
+    )
+    page.wait_for_function(_CHARTS_STILL_JS, polling=100, timeout=timeout_ms)

@@ -23,7 +23,7 @@ import re
 
 import pytest
 
-from tests.e2e_utils import download_keyed, open_page, wait_for_app_run
+from tests.e2e_utils import download_keyed, open_page, settle_charts, wait_for_app_run
 from tests.test_browser_numbers import (
     CLIPPED_JS,
     COPIES,
@@ -39,17 +39,6 @@ from tests.test_browser_numbers import (
 pytestmark = pytest.mark.e2e
 #: the glucose demo's candidates (``synthreview.demo.traces``)
 CANDIDATES = ("motif_shuffle", "autoregressive", "noisy_copy")
-
-
-def settle(page) -> None:
-    """Wait for the run and for every chart to be drawn, so the layout is the final one."""
-    wait_for_app_run(page, LONG)
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')].every("
-        "(c) => c.querySelector('.js-plotly-plot .main-svg'))",
-        timeout=LONG,
-    )
-    page.wait_for_timeout(600)
 
 
 def open_expanders(page, name: str) -> None:
@@ -81,7 +70,7 @@ def test_glucose_numbers_are_judged_counted_once_and_readable(
         size = f"{width}x{height}"
         # the Overview: key numbers and scorecard with their judged values, copies once
         open_page(page, "Overview")
-        settle(page)
+        settle_charts(page, LONG, start_ms=0)
         open_expanders(page, "Every rule, per candidate")
         cells = page.evaluate(VERDICT_CELLS_JS)
         beside = [c for c in cells if VERDICT_END.search(c)]
@@ -97,14 +86,14 @@ def test_glucose_numbers_are_judged_counted_once_and_readable(
         problems += clipped(page, f"Overview {size}")
         # the Glucose page's release rules: each verdict with the value its rule judged
         open_page(page, "Glucose")
-        settle(page)
+        settle_charts(page, LONG, start_ms=0)
         lines = page.locator(".st-key-glucose_rules").inner_text().splitlines()
         if sum(bool(VERDICT_END.search(x)) for x in lines) < len(CANDIDATES):
             problems.append(f"Glucose {size}: release rules beside a verdict: {lines[:6]}")
         problems += [f"Glucose {size}: not judged: {x!r}" for x in unjudged(lines)]
         # the Privacy tiles: each verdict with its judged value; the copy tile's count
         open_page(page, "Privacy")
-        settle(page)
+        settle_charts(page, LONG, start_ms=0)
         tiles = page.evaluate(TILES_JS)
         for tile in tiles:
             verdict = re.search(r"\b(PASS|WARN|FAIL)\b", tile["column"])
@@ -115,7 +104,7 @@ def test_glucose_numbers_are_judged_counted_once_and_readable(
             problems.append(f"Privacy {size}: flagged {flagged} vs Overview {overview_copies}")
         # the Audit page: the selected (first) candidate's copies as the Overview counts them
         open_page(page, "Audit & export")
-        settle(page)
+        settle_charts(page, LONG, start_ms=0)
         audit = COPIES.findall(page.locator(".st-key-audit_copy_counts").inner_text())
         if not overview_copies or audit != overview_copies[:1]:
             problems.append(f"Audit {size}: copies {audit} vs Overview {overview_copies[:1]}")
@@ -123,12 +112,12 @@ def test_glucose_numbers_are_judged_counted_once_and_readable(
         problems += clipped(page, f"Audit {size}")
         for title in ("History", "Utility"):
             open_page(page, title)
-            settle(page)
+            settle_charts(page, LONG, start_ms=0)
             problems += clipped(page, f"{title} {size}")
         # presentation mode: every candidate's decision whole on the first screen
         open_page(page, "Overview")
         page.locator(".st-key-presentation_mode").get_by_text("Presentation mode").click()
-        settle(page)
+        settle_charts(page, LONG)
         page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
         *shown, window = page.evaluate(DECISIONS_JS)
         if len(shown) != len(CANDIDATES):
@@ -140,12 +129,12 @@ def test_glucose_numbers_are_judged_counted_once_and_readable(
                     f"{line['bottom']:.0f} px of {window['window']} px"
                 )
         page.locator(".st-key-presentation_leave button").click()
-        settle(page)
+        settle_charts(page, LONG)
     # the record's report.html (downloaded as stored): the judged values, and the copies
     # counted as the pages count them
     page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
     open_page(page, "Audit & export")
-    settle(page)
+    settle_charts(page, LONG, start_ms=0)
     downloaded = download_keyed(page, RECORD_HTML_KEY, tmp_path)
     assert downloaded.read_bytes() == (glucose_record_server.folder / "report.html").read_bytes()
     html = downloaded.read_text("utf-8")

@@ -36,7 +36,13 @@ from playwright.sync_api import expect
 
 from synthreview.judgement.policy import load_policy
 from tests.conftest import ARTIFACTS, ROOT
-from tests.e2e_utils import click_keyed, load_record_inputs, open_page, wait_for_app_run
+from tests.e2e_utils import (
+    click_keyed,
+    load_record_inputs,
+    open_page,
+    settle_charts,
+    wait_for_app_run,
+)
 
 pytestmark = pytest.mark.e2e
 LONG = 300_000  # ms
@@ -185,23 +191,13 @@ def _inspect(page, label: str, *, overview: bool = False) -> list[str]:
     return problems
 
 
-def _settle(page) -> None:
-    """Wait for the script run and for plotly to finish drawing every chart."""
-    wait_for_app_run(page, LONG)
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')].every("
-        "(c) => c.querySelector('.js-plotly-plot .main-svg'))",
-        timeout=LONG,
-    )
-    page.wait_for_timeout(600)  # plotly's relayout after the first draw (legend, automargin)
-
-
 def _close_toasts(page) -> None:
     """Dismiss the run's toast so a screenshot shows the page itself."""
-    for button in page.locator("[data-testid=stToast] button").all():
+    toasts = page.get_by_test_id("stToast")
+    for button in toasts.locator("button").all():
         if button.is_visible():
             button.click()
-    page.wait_for_timeout(300)
+    expect(toasts).to_have_count(0)
 
 
 def _to_top(page) -> None:
@@ -215,7 +211,7 @@ def _walk(page, dataset: str, folder: Path, pages: tuple[str, ...] = PAGES) -> l
         page.set_viewport_size({"width": width, "height": height})
         for title in pages:
             open_page(page, title)
-            _settle(page)
+            settle_charts(page, LONG, start_ms=0)
             for error in page.get_by_test_id("stException").all():
                 text = " ".join(error.inner_text().split())[:400]
                 problems.append(f"{dataset} {title} {width}x{height}: exception: {text}")
@@ -407,7 +403,7 @@ def _presentation_switcher(page) -> list[str]:
             problems.append(f"presentation: page link outside the window: {box}")
     for title in ("Privacy", "Utility", "Overview"):
         row.get_by_text(title, exact=True).click()
-        _settle(page)
+        settle_charts(page, LONG)
         expect(page.get_by_test_id("stSidebar")).to_be_hidden()
         expect(page.locator(".st-key-presentation_pages")).to_be_visible()
         problems += _inspect(page, f"presentation {title}", overview=title == "Overview")

@@ -21,7 +21,13 @@ import re
 
 import pytest
 
-from tests.e2e_utils import download_keyed, load_record_inputs, open_page, wait_for_app_run
+from tests.e2e_utils import (
+    download_keyed,
+    load_record_inputs,
+    open_page,
+    settle_charts,
+    wait_for_app_run,
+)
 
 pytestmark = pytest.mark.e2e
 LONG = 300_000  # ms
@@ -88,16 +94,6 @@ DECISIONS_JS = """
 """
 
 
-def _settle(page) -> None:
-    wait_for_app_run(page, LONG)
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')].every("
-        "(c) => c.querySelector('.js-plotly-plot .main-svg'))",
-        timeout=LONG,
-    )
-    page.wait_for_timeout(600)
-
-
 def _open_expanders(page, names: tuple[str, ...]) -> None:
     for name in names:
         summary = page.locator("[data-testid=stExpander] summary").filter(has_text=name)
@@ -139,7 +135,7 @@ def test_numbers_are_judged_counted_once_and_readable(
         size = f"{width}x{height}"
         # the Overview: key numbers and the scorecard carry the judged value, copies once
         open_page(page, "Overview")
-        _settle(page)
+        settle_charts(page, LONG, start_ms=0)
         _open_expanders(page, ("Every rule, per candidate",))
         cells = page.evaluate(VERDICT_CELLS_JS)
         judged = [c for c in cells if VERDICT_END.search(c)]
@@ -161,7 +157,7 @@ def test_numbers_are_judged_counted_once_and_readable(
                 problems.append(f"the clipping check missed a cut label: {control}")
         # the Privacy tiles: each verdict with its judged value; the copy tile's count
         open_page(page, "Privacy")
-        _settle(page)
+        settle_charts(page, LONG, start_ms=0)
         tiles = page.evaluate(TILES_JS)
         for tile in tiles:
             verdict = re.search(r"\b(PASS|WARN|FAIL)\b", tile["column"])
@@ -172,7 +168,7 @@ def test_numbers_are_judged_counted_once_and_readable(
             problems.append(f"Privacy {size}: flagged {flagged} vs Overview {overview_copies}")
         # the Audit page: the selected (first) candidate's copies as the Overview counts them
         open_page(page, "Audit & export")
-        _settle(page)
+        settle_charts(page, LONG, start_ms=0)
         audit = COPIES.findall(page.locator(".st-key-audit_copy_counts").inner_text())
         if not overview_copies or audit != overview_copies[:1]:
             problems.append(f"Audit {size}: copies {audit} vs Overview {overview_copies[:1]}")
@@ -180,7 +176,7 @@ def test_numbers_are_judged_counted_once_and_readable(
         problems += [f"Audit {size}: clipped {c}" for c in page.evaluate(CLIPPED_JS)]
         for title in ("History", "Utility", "Fidelity"):
             open_page(page, title)
-            _settle(page)
+            settle_charts(page, LONG, start_ms=0)
             if title != "Fidelity":
                 problems += [f"{title} {size}: clipped {c}" for c in page.evaluate(CLIPPED_JS)]
             # a section page's release rules: each verdict with the value its rule judged
@@ -192,7 +188,7 @@ def test_numbers_are_judged_counted_once_and_readable(
         # presentation mode: every decision on the first screen
         open_page(page, "Overview")
         page.locator(".st-key-presentation_mode").get_by_text("Presentation mode").click()
-        _settle(page)
+        settle_charts(page, LONG)
         page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
         *lines, window = page.evaluate(DECISIONS_JS)
         if not lines:
@@ -201,11 +197,11 @@ def test_numbers_are_judged_counted_once_and_readable(
             if line["bottom"] > window["window"] + 1:
                 problems.append(f"presentation {size}: a decision ends at {line['bottom']:.0f} px")
         page.locator(".st-key-presentation_leave button").click()
-        _settle(page)
+        settle_charts(page, LONG)
     # the record's report.html (downloaded as stored) counts the copies as the pages do
     page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
     open_page(page, "Audit & export")
-    _settle(page)
+    settle_charts(page, LONG, start_ms=0)
     downloaded = download_keyed(page, RECORD_HTML_KEY, tmp_path)
     assert downloaded.read_bytes() == (table_record_server.folder / "report.html").read_bytes()
     html = downloaded.read_text("utf-8")

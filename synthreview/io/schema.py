@@ -64,6 +64,11 @@ class Schema:
             raise ValueError(f"schema kinds must be one of {list(KINDS)}; got {bad}")
         object.__setattr__(self, "kinds", MappingProxyType(dict(self.kinds)))
 
+    def __reduce__(self):
+        # a mappingproxy does not pickle; a schema pickles as its kinds, so a review, a report
+        # or a record holding one can cross a process boundary (a Dask worker, a test worker)
+        return (type(self), (dict(self.kinds),))
+
     @property
     def columns(self) -> list[str]:
         """All columns, in order."""
