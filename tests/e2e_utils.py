@@ -135,15 +135,24 @@ _CHARTS_STILL_JS = """() => {
 }"""
 
 
-def settle_charts(page, timeout_ms: int = 300_000, *, start_ms: int = 300) -> None:
-    """Wait for the script run (:func:`wait_for_app_run`) and for plotly to finish drawing
-    every chart: each drawn, then its plot area and legend still for a quarter second (plotly
-    lays a chart out again after its first draw: legend, automargin). ``start_ms=0`` right
-    after :func:`open_page`, which has waited for the page's run."""
-    wait_for_app_run(page, timeout_ms, start_ms=start_ms)
+def wait_for_charts(
+    page, timeout_ms: int = 300_000, *, charts: str = "[data-testid=stPlotlyChart]"
+) -> None:
+    """Wait for plotly to finish drawing every chart (``charts``: the selector of a chart's
+    container): each drawn, then its plot area and legend still for a quarter second (plotly
+    lays a chart out again after its first draw: legend, automargin)."""
     page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')].every("
-        "(c) => c.querySelector('.js-plotly-plot .main-svg'))",
+        "(charts) => [...document.querySelectorAll(charts)].every("
+        "(c) => c.querySelector('.main-svg'))",
+        arg=charts,
         timeout=timeout_ms,
     )
     page.wait_for_function(_CHARTS_STILL_JS, polling=100, timeout=timeout_ms)
+
+
+def settle_charts(page, timeout_ms: int = 300_000, *, start_ms: int = 300) -> None:
+    """Wait for the script run (:func:`wait_for_app_run`), then for its charts
+    (:func:`wait_for_charts`). ``start_ms=0`` right after :func:`open_page`, which has waited
+    for the page's run."""
+    wait_for_app_run(page, timeout_ms, start_ms=start_ms)
+    wait_for_charts(page, timeout_ms)

@@ -25,7 +25,14 @@ from typing import ClassVar
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e_utils import click_keyed, open_page, start_review_run, wait_for_app_run
+from tests.e2e_utils import (
+    click_keyed,
+    open_page,
+    settle_charts,
+    start_review_run,
+    wait_for_app_run,
+    wait_for_charts,
+)
 from tests.hostile import TOKENS, candidate_names, write_tables, write_traces
 
 pytestmark = pytest.mark.e2e
@@ -96,7 +103,7 @@ def _upload(page, key: str, files: list[tuple[str, Path]]) -> None:
 def _assert_inert(page, port: int, where: str) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
     # let plotly finish drawing every chart on the page before the DOM is read
-    page.wait_for_timeout(1500)
+    settle_charts(page, LONG, start_ms=0)
     live = page.evaluate(_FIND_LIVE, [port, list(TOKENS)])
     assert not live, f"{where}: elements created from the data:\n" + "\n".join(live)
 
@@ -169,7 +176,7 @@ def test_hostile_files_create_no_element_and_no_request(browser, streamlit_url, 
     download.value.save_as(record)
     filed = context.new_page()
     filed.goto(record.as_uri())
-    filed.wait_for_timeout(3000)  # plotly draws every figure
+    wait_for_charts(filed, LONG, charts=".plotly-graph-div")
     live = filed.evaluate(_FIND_LIVE, [port, list(TOKENS)])
     assert not live, "report.html: elements created from the data:\n" + "\n".join(live)
     text = filed.locator("body").inner_text()
