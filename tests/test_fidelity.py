@@ -7,7 +7,6 @@ import io
 import json
 import warnings
 
-import faiss
 import numpy as np
 import pytest
 from prdc import compute_prdc
@@ -24,6 +23,7 @@ from synthreview.metrics.fidelity.alpha_beta import (
 from synthreview.metrics.fidelity.prdc import prdc
 from synthreview.metrics.fidelity.scan import tally
 from synthreview.metrics.fidelity.section import evaluate_fidelity
+from tests.stage_one import stage_one_path
 
 
 def _gauss(rng, n, d, shift=0.0, scale=1.0):
@@ -239,20 +239,8 @@ def test_fused_stage_one_gives_the_same_report_and_reference_prdc(monkeypatch):
     synthetic[:30] = real[:30] + 1e-3
     reports = {}
     for path in ("numpy", "fused"):
-        with monkeypatch.context() as patch:
-            if path == "fused":
-                patch.setattr(faiss.cvar, "distance_compute_blas_threshold", 0)
-            else:
-                patch.setattr(grouped_search, "FUSED_MAX_ROWS", 0)
-            calls = []
-            original = grouped_search.fused_group_distances
-            patch.setattr(
-                grouped_search,
-                "fused_group_distances",
-                lambda *a, **kw: calls.append(1) or original(*a, **kw),  # noqa: B023
-            )
+        with monkeypatch.context() as patch, stage_one_path(patch, path):
             reports[path] = evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=20)
-            assert bool(calls) == (path == "fused")
     numpy_path, fused = reports["numpy"], reports["fused"]
     assert json.dumps(fused.to_dict()) == json.dumps(numpy_path.to_dict())
     for name in ("samples", "holdout_samples"):
