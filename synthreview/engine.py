@@ -207,6 +207,16 @@ class Engine:
             object.__setattr__(self, "indexes", {})
 
     @property
+    def search_kind(self) -> tuple[object, ...]:
+        """What a neighbour search's result depends on besides its rows: ``("exact",)``
+        (whatever the device, cluster or threads), or the approximate index and the settings
+        that change what it returns. A memo key holds it, so an exact and an approximate
+        search of the same rows never share a stored result."""
+        if self.approximate is None:
+            return ("exact",)
+        return (self.approximate, self.recall_sample, self.exact_fallback, self.widen)
+
+    @property
     def on_gpu(self) -> bool:
         """Whether the first search stage runs on a CUDA device."""
         return torch.device(self.device).type == "cuda"

@@ -12,8 +12,10 @@ import pytest
 from prdc import compute_prdc
 
 from synthreview import grouped_search
+from synthreview.engine import Engine, using
 from synthreview.errors import UndefinedMetricWarning
 from synthreview.grouped_search import GroupedReference
+from synthreview.memo import Memo
 from synthreview.metrics.fidelity.alpha_beta import (
     alpha_precision_curve,
     authenticity_samples,
@@ -250,3 +252,19 @@ def test_fused_stage_one_gives_the_same_report_and_reference_prdc(monkeypatch):
         expected = compute_prdc(real, synthetic, 5)
     for name in ("precision", "recall", "density", "coverage"):
         assert getattr(fused.prdc, name) == pytest.approx(float(expected[name]), abs=1e-9)
+
+
+def test_an_exact_and_an_approximate_search_never_share_a_memo_entry():
+    """The review's memo shares the real side between candidates: an approximate search of the
+    same rows (a context reused under another ``approximate``) must compute its own."""
+    real, synthetic, holdout = _fixture(seed=8, n=400)
+    memo = Memo()
+    engines = [Engine(), Engine(approximate="ivf"), Engine(approximate="hnsw"),
+               Engine(approximate="ivf", widen=1, exact_fallback=False)]  # fmt: skip
+    for engine in engines:
+        with using(engine):
+            evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=0, memo=memo)
+    assert len(memo) == len(engines)
+    with using(Engine(device="cpu", threads=1)):  # the same exact search: shared
+        evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=0, memo=memo)
+    assert len(memo) == len(engines)
