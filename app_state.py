@@ -387,7 +387,7 @@ def execute_pending_run() -> None:
     if not here.run_requested() or live is None or here.opened_record() is not None:
         return
     options, seed = here.get_options(), here.seed()
-    terms = {n: here.release_terms(n, options) for n in live.review.candidates}
+    terms = here.release_terms(live.review.candidates, options)
     unreleased = [n for n, t in terms.items() if live.stored_release(n, t) is None]
     steps = live.run_plan(here.plan(options), seed=seed, options=options, releases=unreleased)
     waivers = here.session_waivers()
@@ -429,11 +429,12 @@ def _run_releases(progress: RunProgress, draw: Draw, report: Report, names: list
     confirmed curation (a run plans its release steps in ``LiveReview.run_plan``)."""
     here = session()
     live, options = here.loaded_live(), here.get_options()
+    terms = here.release_terms(names, options)
     progress.steps = progress.steps + [(n, "release") for n in names]
     for name in names:
 
         def compute(on, name=name):
-            return live.release(report, name, here.release_terms(name, options), progress=on)
+            return live.release(report, name, terms[name], progress=on)
 
         _tracked(progress, draw, (name, "release"), compute)
 
@@ -445,7 +446,8 @@ def confirmed_release(name: str) -> CandidateRelease | None:
     here = session()
     live, summary = here.loaded_live(), here.loaded_summary()
     if not summary.stale and name in here.confirmed_curations():
-        if live.stored_release(name, here.release_terms(name, here.get_options())) is None:
+        terms = here.release_terms([name], here.get_options())[name]
+        if live.stored_release(name, terms) is None:
             with st.spinner("Curating, re-evaluating and re-attacking the curated set…"):
                 progress = RunProgress([], {})
                 _run_releases(progress, _tracker(progress), summary.report, [name])

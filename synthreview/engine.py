@@ -177,6 +177,10 @@ class Engine:
         Bound on the threads of each candidate task on ``client``'s workers (None: the
         review's ``threads``); :func:`on_local_cluster` gives each process its share of the
         cores. The numbers do not depend on it.
+    on_stage : callable or None
+        Told each stage of a search as it starts (``on_stage(message)``): training and filling
+        an approximate index, checking its recall, each search. The every-row audit's searches
+        of a million rows run for minutes; its progress reports them.
     """
 
     threads: int | None = None
@@ -189,6 +193,7 @@ class Engine:
     widen: int | None = None
     indexes: dict[tuple[str, str], Any] | None = field(default=None, repr=False, compare=False)
     task_threads: int | None = None
+    on_stage: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.threads is not None:
@@ -205,6 +210,21 @@ class Engine:
             object.__setattr__(self, "recall_log", [])
         if self.indexes is None:
             object.__setattr__(self, "indexes", {})
+
+    def stage(self, message: str) -> None:
+        """Tell ``on_stage`` (when set) that a search stage starts."""
+        if self.on_stage is not None:
+            self.on_stage(message)
+
+    @property
+    def search_kind(self) -> tuple[object, ...]:
+        """What a neighbour search's result depends on besides its rows: ``("exact",)``
+        (whatever the device, cluster or threads), or the approximate index and the settings
+        that change what it returns. A memo key holds it, so an exact and an approximate
+        search of the same rows never share a stored result."""
+        if self.approximate is None:
+            return ("exact",)
+        return (self.approximate, self.recall_sample, self.exact_fallback, self.widen)
 
     @property
     def on_gpu(self) -> bool:

@@ -119,8 +119,10 @@ def nearest(
     if engine.approximate is not None:
         dist, idx = approximate_knn(q, r, k, exclude_self=exclude_self, engine=engine)
     elif engine.client is not None:
+        engine.stage(f"exact search of {len(q):,} rows among {len(r):,} on the cluster")
         dist, idx = _sharded_knn(engine.client, q, r, k, exclude_self)
     else:
+        engine.stage(f"exact search of {len(q):,} rows among {len(r):,}")
         dist, idx = exact_knn(r, q, k=k, exclude_self=exclude_self, block_rows=chunk_size)
     return Neighbors(distances=dist, indices=idx)
 
@@ -195,6 +197,8 @@ def approximate_knn(
     rng = np.random.default_rng(0)
     checked = RECALL_SAMPLE if engine.recall_sample is None else engine.recall_sample
     sample = np.sort(rng.choice(len(query), min(len(query), checked), replace=False))
+    kind = str(engine.approximate).upper()
+    engine.stage(f"checking the {kind} index's recall: exact search of {len(sample):,} rows")
     # the exact nearest other row of each sampled query: the 2 nearest, minus the row itself
     exact_d, exact_i = exact_knn(reference, query[sample], k=need, exclude_self=False)
     if exclude_self:
@@ -212,6 +216,8 @@ def approximate_knn(
             index.nprobe = min(IVF_PROBES * widen, index.nlist)
         else:
             index.hnsw.efSearch = max(HNSW_SEARCH * widen, need)
+        wider = "" if widen == 1 else f", {widen} times wider (recall {first:.3f})"
+        engine.stage(f"searching {len(query):,} rows in the {kind} index{wider}")
         dist, found = _approximate_search(index, query, reference, k, need, exclude_self)
         recall = recall_of(dist)
         first = recall if first is None else first
@@ -225,6 +231,8 @@ def approximate_knn(
             RecallCheck(engine.approximate, len(sample), recall, first, factor, False, floor, True)
         )
         return dist, found
+    engine.stage(f"exact search of {len(query):,} rows among {len(reference):,} (recall "
+                 f"{recall:.3f} below {floor:.3f})")  # fmt: skip
     dist, found = exact_knn(reference, query, k=k, exclude_self=exclude_self)
     engine.recall_log.append(
         RecallCheck(engine.approximate, len(sample), recall_of(dist), first, WIDEN, True, floor)
@@ -238,6 +246,7 @@ def _index(engine: Engine, reference: np.ndarray):
     if key in engine.indexes:
         return engine.indexes[key]
     d = reference.shape[1]
+    kind = str(engine.approximate).upper()
     if engine.approximate == "ivf":
         n_lists = max(1, min(len(reference) // 39, int(4 * np.sqrt(len(reference)))))
         index = faiss.IndexIVFFlat(faiss.IndexFlatL2(d), d, n_lists)
@@ -245,9 +254,12 @@ def _index(engine: Engine, reference: np.ndarray):
         train = reference[
             np.sort(rng.choice(len(reference), min(len(reference), 64 * n_lists), replace=False))
         ]
+        engine.stage(f"training the {kind} index ({n_lists:,} lists) on {len(train):,} of "
+                     f"{len(reference):,} rows")  # fmt: skip
         index.train(train)
     else:
         index = faiss.IndexHNSWFlat(d, HNSW_NEIGHBORS)
+    engine.stage(f"adding {len(reference):,} rows to the {kind} index")
     index.add(reference)
     engine.indexes[key] = index
     return index

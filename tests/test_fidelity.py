@@ -7,14 +7,15 @@ import io
 import json
 import warnings
 
-import faiss
 import numpy as np
 import pytest
 from prdc import compute_prdc
 
 from synthreview import grouped_search
+from synthreview.engine import Engine, using
 from synthreview.errors import UndefinedMetricWarning
 from synthreview.grouped_search import GroupedReference
+from synthreview.memo import Memo
 from synthreview.metrics.fidelity.alpha_beta import (
     alpha_precision_curve,
     authenticity_samples,
@@ -24,6 +25,7 @@ from synthreview.metrics.fidelity.alpha_beta import (
 from synthreview.metrics.fidelity.prdc import prdc
 from synthreview.metrics.fidelity.scan import tally
 from synthreview.metrics.fidelity.section import evaluate_fidelity
+from tests.stage_one import stage_one_path
 
 
 def _gauss(rng, n, d, shift=0.0, scale=1.0):
@@ -239,20 +241,8 @@ def test_fused_stage_one_gives_the_same_report_and_reference_prdc(monkeypatch):
     synthetic[:30] = real[:30] + 1e-3
     reports = {}
     for path in ("numpy", "fused"):
-        with monkeypatch.context() as patch:
-            if path == "fused":
-                patch.setattr(faiss.cvar, "distance_compute_blas_threshold", 0)
-            else:
-                patch.setattr(grouped_search, "FUSED_MAX_ROWS", 0)
-            calls = []
-            original = grouped_search.fused_group_distances
-            patch.setattr(
-                grouped_search,
-                "fused_group_distances",
-                lambda *a, **kw: calls.append(1) or original(*a, **kw),  # noqa: B023
-            )
+        with monkeypatch.context() as patch, stage_one_path(patch, path):
             reports[path] = evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=20)
-            assert bool(calls) == (path == "fused")
     numpy_path, fused = reports["numpy"], reports["fused"]
     assert json.dumps(fused.to_dict()) == json.dumps(numpy_path.to_dict())
     for name in ("samples", "holdout_samples"):
@@ -262,3 +252,19 @@ def test_fused_stage_one_gives_the_same_report_and_reference_prdc(monkeypatch):
         expected = compute_prdc(real, synthetic, 5)
     for name in ("precision", "recall", "density", "coverage"):
         assert getattr(fused.prdc, name) == pytest.approx(float(expected[name]), abs=1e-9)
+
+
+def test_an_exact_and_an_approximate_search_never_share_a_memo_entry():
+    """The review's memo shares the real side between candidates: an approximate search of the
+    same rows (a context reused under another ``approximate``) must compute its own."""
+    real, synthetic, holdout = _fixture(seed=8, n=400)
+    memo = Memo()
+    engines = [Engine(), Engine(approximate="ivf"), Engine(approximate="hnsw"),
+               Engine(approximate="ivf", widen=1, exact_fallback=False)]  # fmt: skip
+    for engine in engines:
+        with using(engine):
+            evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=0, memo=memo)
+    assert len(memo) == len(engines)
+    with using(Engine(device="cpu", threads=1)):  # the same exact search: shared
+        evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=0, memo=memo)
+    assert len(memo) == len(engines)

@@ -9,6 +9,7 @@ import pytest
 from synthreview import grouped_search
 from synthreview.engine import blas_threads, limited_threads
 from synthreview.grouped_search import GroupedReference, group_minima
+from tests.stage_one import stage_one_path
 
 #: (tile_queries, tile_groups): one row, uneven tiles, tiles wider than every group, defaults
 TILES = [(1, 1), (3, 2), (7, 5), (16, 100), (None, None)]
@@ -205,19 +206,9 @@ def stage_one(request, monkeypatch):
     """Stage one through numpy's tiles or through faiss's k = 1 search (small calls, which
     faiss would otherwise run pair by pair, forced onto it); the teardown checks the path."""
     if request.param == "fused":
-        monkeypatch.setattr(faiss.cvar, "distance_compute_blas_threshold", 0)
         monkeypatch.setattr(grouped_search, "STAGE_ONE_ROWS", 16)
-    else:
-        monkeypatch.setattr(grouped_search, "FUSED_MAX_ROWS", 0)
-    calls = []
-    original = grouped_search.fused_group_distances
-    monkeypatch.setattr(
-        grouped_search,
-        "fused_group_distances",
-        lambda *a, **kw: calls.append(1) or original(*a, **kw),
-    )
-    yield request.param
-    assert bool(calls) == (request.param == "fused")
+    with stage_one_path(monkeypatch, request.param):
+        yield request.param
 
 
 @pytest.mark.parametrize("d", [3, 20, 40])  # both sides of FUSED_MAX_DIM

@@ -39,7 +39,7 @@ def live_run():
     session, options = _session()
     live, seed = session.live(), session.seed()
     names = live.review.candidates
-    terms = {n: session.release_terms(n, options) for n in names}
+    terms = session.release_terms(names, options)
     steps = live.run_plan(session.plan(options), seed=seed, options=options, releases=names)
     drawn: list[tuple[int, str, object, str | None]] = []
     results = {}
@@ -127,8 +127,10 @@ def test_the_order_changes_no_stored_result(live_run):
         live.run_step(name, section, seed=seed, options=options)
     live.mark_complete(seed=seed, options=options)
     report = other.review_summary().report
-    for name in other.release_plan(options):
-        live.release(report, name, other.release_terms(name, options))
+    plan = other.release_plan(options)
+    terms = other.release_terms(plan, options)
+    for name in plan:
+        live.release(report, name, terms[name])
     before, after = other.review_summary(), session.review_summary()
     assert after.content == before.content
     assert after.verdicts == before.verdicts

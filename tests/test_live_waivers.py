@@ -24,6 +24,7 @@ from synthreview.record.live import LiveReview, ReleaseTerms, StepResult, initia
 from synthreview.record.session import LIVE_KEY, SUMMARY_KEY, TIMINGS_KEY, ReviewSession
 from synthreview.record.signoff_state import SIGNING_KEY
 from synthreview.release import pipeline
+from synthreview.release.audit import Thresholds
 from synthreview.release.pipeline import release_candidate
 from tests.page_helpers import run_page
 
@@ -82,6 +83,14 @@ def test_a_release_is_kept_under_more_waivers_only_where_none_could_change_it(re
     assert live.stored_release("later", plain) is None
     # any other term differs: never
     assert live.stored_release("whole", replace(asked, curate_when="always")) is None
+    for other in (
+        replace(asked, seed=1),
+        replace(asked, thresholds=Thresholds(mode="strict")),
+        replace(asked, policy=load_policy().for_access("secure")),
+        replace(asked, options=replace(asked.options, n_bootstrap=7)),
+    ):
+        assert live.stored_release("whole", other) is None, other
+    assert live.stored_release("another", asked) is None  # nor another candidate's
     failed = StepResult(None, "an error", 0.0)
     live.releases[live.release_key("failed", plain)] = failed
     assert live.stored_release("failed", asked) is None  # an error is computed again

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import json
 import shutil
@@ -24,6 +25,7 @@ from synthreview.metrics.fidelity.section import FidelityReport
 from synthreview.metrics.glucose.section import GlucoseReport
 from synthreview.metrics.privacy.section import PrivacyReport
 from synthreview.options import ReviewOptions
+from synthreview.record import record as record_module
 from synthreview.record.codec import (
     RecordFormatError,
     from_jsonable,
@@ -472,6 +474,49 @@ def test_a_record_not_verified_is_never_countersigned(signed, tmp_path):
     )
     with pytest.raises(ConfigError, match="only a verified record can be countersigned"):
         countersign(opened, [signoff], load_private_key(stranger.private.read_bytes()))
+
+
+def test_record_json_is_made_once_per_content_and_is_its_fresh_serialisation(
+    demo_record_folder,
+):
+    record, folder = demo_record_folder
+    # the folder was written from the bytes the manifest listing made: a fresh serialisation
+    fresh = dataclasses.replace(record, serialised=None)
+    assert (folder / "record.json").read_bytes() == fresh.record_json()
+    assert record.record_json() is record.record_json()
+    # a record of other content never reuses the bytes it was copied with
+    later = dataclasses.replace(record, generated_at="2027-01-01T00:00:00+00:00")
+    assert later.record_json() != record.record_json()
+    assert later.record_json() == dataclasses.replace(later, serialised=None).record_json()
+    assert dataclasses.replace(record, location="/elsewhere").record_json() is record.record_json()
+
+
+def test_a_cli_review_serialises_its_record_once(tmp_path, monkeypatch):
+    """``record.json`` (about a second at 40,000 rows) is made once per run: listed in the
+    manifest, signed, written and registered from the same bytes."""
+    real = _frame(160, 0, 0).drop(columns="person")
+    tables = {"train": real, "holdout": _frame(150, 1, 0).drop(columns="person"),
+              "copy": real.iloc[:100]}  # fmt: skip
+    for name, frame in tables.items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    keys = generate_keys(tmp_path / "keys")
+    made = []
+    original = record_module.to_record_json
+    monkeypatch.setattr(
+        record_module, "to_record_json", lambda value: made.append(1) or original(value)
+    )
+    out = tmp_path / "review"
+    code = main(["review", "--real", str(tmp_path / "train.csv"),
+                 "--holdout", str(tmp_path / "holdout.csv"),
+                 "--synthetic", str(tmp_path / "copy.csv"), "--sections", "utility", "--quiet",
+                 "--sign", str(keys.private), "--register", str(tmp_path / "register.sqlite"),
+                 "--out", str(out)])  # fmt: skip
+    assert code in (1, 3)  # utility alone never releases
+    assert len(made) == 1
+    data = (out / "record.json").read_bytes()
+    listed = json.loads((out / "manifest.json").read_bytes())["outputs"]["record.json"]
+    assert listed == {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    assert open_review(out, key=keys.public).verified.ok
 
 
 @pytest.mark.slow

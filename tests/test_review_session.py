@@ -38,8 +38,9 @@ def computed():
     before_release = session.review_summary()
     released = session.release_plan(options)
     report = before_release.report
+    terms = session.release_terms(released, options)
     for name in released:
-        live.release(report, name, session.release_terms(name, options))
+        live.release(report, name, terms[name])
     return session, review, planned, before_release, released
 
 
@@ -157,3 +158,26 @@ def test_waiver_requests_and_approvals_go_with_the_review_they_were_made_for():
     session.set_review(demo.tables(seed=1, n_train=40, n_holdout=40))
     assert session.session_waivers() == ()
     assert WAIVERS_KEY not in state and APPROVALS_KEY not in state
+
+
+def test_the_release_terms_read_the_sessions_waivers_once_for_every_candidate(monkeypatch):
+    """Each read of the session's waivers checks every approval: the terms of a review's
+    candidates read them once, not once per candidate."""
+    state: dict = {}
+    session = ReviewSession(state)
+    review = demo.tables(seed=0, n_train=40, n_holdout=40)
+    session.set_review(review)
+    state[WAIVERS_KEY] = [("k_marginal", "a known shortfall", "2026-11-28T10:00:00+00:00")]
+    reads = []
+    original = ReviewSession.session_waivers
+    monkeypatch.setattr(
+        ReviewSession, "session_waivers", lambda self: reads.append(1) or original(self)
+    )
+    assert len(review.candidates) > 1
+    terms = session.release_terms(review.candidates, session.get_options())
+    assert len(reads) == 1
+    assert list(terms) == review.candidates
+    assert {t.waived for t in terms.values()} == {frozenset({"k_marginal"})}
+    reads.clear()
+    assert session.curation_errors() == {}  # nothing released yet
+    assert len(reads) == 1

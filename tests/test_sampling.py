@@ -13,9 +13,11 @@ from synthreview.errors import ConfigError
 from synthreview.figures.text import markdown_text
 from synthreview.io.row_hash import value_order
 from synthreview.io.tables import align, table_from_frame
+from synthreview.judgement.policy import load_policy
 from synthreview.options import ReviewOptions
+from synthreview.release import rows as rows_module
 from synthreview.release.audit import Thresholds
-from synthreview.release.pipeline import audit_candidate, review_release
+from synthreview.release.pipeline import audit_candidate, release_candidate, review_release
 from synthreview.release.rows import every_row_evidence
 from synthreview.review import evaluate
 from synthreview.sampling import plan_sentence, sample_positions, sample_review
@@ -220,3 +222,31 @@ def test_an_index_above_the_exact_size_flags_every_planted_copy_and_files_its_re
     assert (ivf.copies.train_distance >= exact.copies.train_distance - 1e-9).all()
     with pytest.raises(ConfigError, match="index must be"):
         every_row_evidence(review, sampled_report, "leak", index="faiss")
+
+
+def test_the_every_row_audit_reports_each_search_stage(leak, sampled_report, monkeypatch):
+    """At a million rows the index's training, filling and searches run for minutes: each is
+    reported as it starts, through the progress the CLI prints (its release's)."""
+    review, _ = leak
+    told: list[tuple[float, str]] = []
+    every_row_evidence(review, sampled_report, "leak", index="ivf",
+                       progress=lambda f, m: told.append((f, m)))  # fmt: skip
+    stages = [m for _, m in told]
+    assert all(m.startswith("every-row audit of leak: ") for m in stages)
+
+    def first(text: str) -> int:
+        return next(i for i, m in enumerate(stages) if text in m)
+
+    assert first("encoding 1,200 training and 1,200 synthetic rows") == 0
+    assert first("training the IVF index") < first("rows to the IVF index")
+    assert first("rows to the IVF index") < first("checking the IVF index's recall")
+    assert first("checking the IVF index's recall") < first("searching 1,200 rows in the IVF")
+    assert sum("rows to the IVF index" in m for m in stages) == 1  # one index for every search
+    assert sum("searching" in m for m in stages) == 3  # synthetic, holdout, training rows
+    # the release the CLI runs tells its progress the same stages (auto: the index above
+    # EXACT_PAIRS, here every size)
+    monkeypatch.setattr(rows_module, "EXACT_PAIRS", 0)
+    told.clear()
+    release_candidate(review, sampled_report, "leak", policy=load_policy(), curate_when="never",
+                      progress=lambda f, m: told.append((f, m)))  # fmt: skip
+    assert [m for _, m in told] == stages

@@ -53,6 +53,7 @@ from synthreview.sampling import Sampling, sample_review
 
 __all__ = [
     "LiveReview",
+    "ReleaseKey",
     "ReleaseTerms",
     "StepResult",
     "initial_options",
@@ -115,6 +116,29 @@ class ReleaseTerms:
         object.__setattr__(self, "waived", frozenset(self.waived))
 
 
+@dataclass(frozen=True)
+class ReleaseKey:
+    """Where :class:`LiveReview` stores a candidate's release: the candidate and its
+    :class:`ReleaseTerms`, each term by name (a key read by position would silently compare
+    the wrong terms once their order changed). The policy is held as
+    ``release.pipeline.policy_key``: what it judges with, and hashable.
+    """
+
+    name: str
+    seed: int
+    options: ReviewOptions
+    policy: str
+    thresholds: Thresholds
+    curate_when: str
+    waived: frozenset[str]
+
+    @classmethod
+    def of(cls, name: str, terms: ReleaseTerms) -> ReleaseKey:
+        """The key of ``name``'s release under ``terms``."""
+        return cls(name, terms.seed, terms.options, policy_key(terms.policy), terms.thresholds,
+                   terms.curate_when, terms.waived)  # fmt: skip
+
+
 def review_digest(review: Review) -> str:
     """Full-content digest of every input table plus the schema (never Streamlit's sampling
     hash of a frame, which could hand back a stale result)."""
@@ -164,7 +188,7 @@ class LiveReview:
     projections : dict
         ``{(digest, embedding, seed): PCA frame or error text}`` for the Fidelity page.
     releases : dict
-        ``{LiveReview.release_key: StepResult}`` of each
+        ``{ReleaseKey: StepResult}`` of each
         :class:`~synthreview.release.pipeline.CandidateRelease` (the candidate and its
         :class:`ReleaseTerms`).
     submitted : dict
@@ -179,8 +203,8 @@ class LiveReview:
     latest: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     contexts: dict[tuple[Any, ...], Context] = field(default_factory=dict)
     projections: dict[tuple[Any, ...], pd.DataFrame | str] = field(default_factory=dict)
-    releases: dict[tuple[Any, ...], StepResult] = field(default_factory=dict)
-    submitted: dict[tuple[Any, ...], StepResult] = field(default_factory=dict)
+    releases: dict[ReleaseKey, StepResult] = field(default_factory=dict)
+    submitted: dict[ReleaseKey, StepResult] = field(default_factory=dict)
     previews: dict[tuple[Any, ...], CandidateAudit | None] = field(default_factory=dict)
     controls: dict[tuple[Any, ...], PlantedControls] = field(default_factory=dict)
     sampled: dict[tuple[Any, ...], tuple[Review, Sampling | None]] = field(default_factory=dict)
@@ -465,13 +489,12 @@ class LiveReview:
                 self.latest[section] = base
 
     # --- releases ------------------------------------------------------------------------------
-    def release_key(self, name: str, terms: ReleaseTerms) -> tuple[Any, ...]:
+    def release_key(self, name: str, terms: ReleaseTerms) -> ReleaseKey:
         """The key of ``name``'s release under ``terms``: the thresholds and the curation are
         the candidate's confirmed ones (a release made before a confirmation is not the
         confirmed one), the waived rules those requested (one made before a request may have
-        let a requested rule decide)."""
-        return (self.digest, terms.seed, terms.options, policy_key(terms.policy), name,
-                terms.thresholds, terms.curate_when, terms.waived)  # fmt: skip
+        let a requested rule decide). The review's digest is not in it: a LiveReview holds one."""
+        return ReleaseKey.of(name, terms)
 
     def stored_release(self, name: str, terms: ReleaseTerms) -> StepResult | None:
         """The stored release of ``name`` under ``terms``, or None.
@@ -490,8 +513,8 @@ class LiveReview:
         for other, found in reversed(list(self.releases.items())):
             curated = found.value.curated if found.value is not None else None
             if (
-                other[:-1] == key[:-1]
-                and other[-1] <= terms.waived
+                replace(other, waived=key.waived) == key
+                and other.waived <= key.waived
                 and found.value is not None
                 and (curated is None or not (curated.bounds or curated.skipped))
             ):
@@ -504,11 +527,8 @@ class LiveReview:
         """A release of ``name`` from the same numbers under other terms (policy, thresholds,
         waivers)."""
         for key, step in reversed(list(self.releases.items())):
-            if (
-                key[:3] == (self.digest, seed, options)
-                and key[4] == name
-                and step.value is not None
-            ):
+            same_numbers = key.name == name and key.seed == seed and key.options == options
+            if same_numbers and step.value is not None:
                 return step.value
         return None
 

@@ -36,6 +36,7 @@ __all__ = [
     "RECORD_NAME",
     "RECORD_VERSION",
     "ReviewRecord",
+    "Serialised",
     "Verified",
     "build_record",
 ]
@@ -45,6 +46,36 @@ RECORD_NAME = "record.json"
 RECORD_FORMAT = "synthreview-review-record"
 #: 2: text and masked columns as arrays, large arrays once in a blob table (``record.codec``)
 RECORD_VERSION = 2
+
+
+#: the fields of a :class:`ReviewRecord` that ``record.json`` does not hold: two records that
+#: differ only in these have the same ``record.json``
+_NOT_IN_JSON = frozenset(
+    {"files", "signature", "countersignatures", "verified", "notices", "location", "serialised"}
+)
+
+
+@dataclass(frozen=True)
+class Serialised:
+    """``record.json``'s bytes and the field values they were made from.
+
+    Attributes
+    ----------
+    parts : tuple
+        The record's fields that ``record.json`` holds, as they were when it was made.
+    data : bytes
+    """
+
+    parts: tuple[Any, ...] = field(repr=False)
+    data: bytes = field(repr=False)
+
+    def of(self, parts: tuple[Any, ...]) -> bytes | None:
+        """``data`` when ``parts`` are the very objects it was made from, else None (a value
+        replaced by an equal one is serialised again: equality of tables is not cheap)."""
+        same = len(parts) == len(self.parts) and all(
+            a is b for a, b in zip(parts, self.parts, strict=True)
+        )
+        return self.data if same else None
 
 
 @dataclass(frozen=True)
@@ -124,6 +155,11 @@ class ReviewRecord:
         The review folder the record was opened from (absolute); None for a ZIP, its bytes or
         a record built in memory. Where a countersignature is written and the register's
         evidence location. Not part of the record's identity.
+    serialised : Serialised or None
+        ``record.json``'s bytes as :func:`build_record` made them (about a second at 40,000
+        rows), so listing the record in its manifest, signing it and writing it serialise it
+        once. ``dataclasses.replace`` hands them on; :meth:`record_json` uses them only while
+        every field they were made from is the same object. Not part of the record's identity.
     """
 
     report: Report
@@ -143,6 +179,7 @@ class ReviewRecord:
     verified: Verified | None = field(default=None, compare=False)
     notices: tuple[str, ...] = field(default=(), compare=False)
     location: str | None = field(default=None, compare=False)
+    serialised: Serialised | None = field(default=None, compare=False, repr=False)
 
     @property
     def inputs(self) -> list[dict[str, Any]]:
@@ -202,10 +239,21 @@ class ReviewRecord:
         )
 
     def record_json(self) -> bytes:
-        """The bytes of ``record.json`` (equal content gives equal bytes)."""
+        """The bytes of ``record.json`` (equal content gives equal bytes): ``serialised``'s
+        while they are this record's."""
+        made = self.serialised.of(self._json_parts()) if self.serialised is not None else None
+        if made is not None:
+            return made
         content = {"format": RECORD_FORMAT, "version": RECORD_VERSION, "content": self.content()}
         text = json.dumps(content, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         return text.encode("utf-8")
+
+    def keeping_json(self) -> ReviewRecord:
+        """This record holding its ``record.json`` bytes (``serialised``)."""
+        return replace(self, serialised=Serialised(self._json_parts(), self.record_json()))
+
+    def _json_parts(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f.name) for f in fields(self) if f.name not in _NOT_IN_JSON)
 
     def equivalent(self, other: ReviewRecord) -> bool:
         """Whether ``other`` holds the same record: every number, table, file and signature.
@@ -332,6 +380,8 @@ def build_record(
         versions=versions,
         files=dict(release.files),
     )
+    # made once here: the manifest lists it, and signing and writing the record reuse it
+    record = record.keeping_json()
     return replace(record, files=_listed(record))
 
 

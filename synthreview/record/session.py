@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Hashable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, MutableMapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -383,15 +383,26 @@ class ReviewSession(OpenedRecordState, SignoffState):
         ``"failing"`` (curated only when it fails as submitted: what its decision needs)."""
         return "always" if name in self.confirmed_curations() else "failing"
 
-    def release_terms(self, name: str, options: ReviewOptions) -> ReleaseTerms:
-        """What ``name``'s release is computed and stored under: the seed, ``options``, the
-        policy, its confirmed thresholds and curation, and the rules a waiver has been
-        requested for on it (approved or not), so the release shown and filed is the one
-        computed knowing every requested waiver."""
-        waived = frozenset(w.rule for w in self.session_waivers() if name in w.candidates)
-        return ReleaseTerms(seed=self.seed(), options=options, policy=self.get_policy(),
-                            thresholds=self.release_thresholds(name),
-                            curate_when=self.curate_when(name), waived=waived)  # fmt: skip
+    def release_terms(
+        self, names: Iterable[str], options: ReviewOptions
+    ) -> dict[str, ReleaseTerms]:
+        """What each candidate of ``names``' release is computed and stored under: the seed,
+        ``options``, the policy, its confirmed thresholds and curation, and the rules a waiver
+        has been requested for on it (approved or not), so the release shown and filed is the
+        one computed knowing every requested waiver. The session's waivers and policy are read
+        once for all of them (each read checks every approval)."""
+        waivers, seed, policy = self.session_waivers(), self.seed(), self.get_policy()
+        return {
+            name: ReleaseTerms(
+                seed=seed,
+                options=options,
+                policy=policy,
+                thresholds=self.release_thresholds(name),
+                curate_when=self.curate_when(name),
+                waived=frozenset(w.rule for w in waivers if name in w.candidates),
+            )
+            for name in names
+        }
 
     # --- what is computed, what is stale -------------------------------------------------------
     def stale_sections(self, options: ReviewOptions | None = None) -> list[str]:
@@ -472,7 +483,7 @@ class ReviewSession(OpenedRecordState, SignoffState):
             seed=self.seed(),
             options=options,
             policy=policy,
-            terms={n: self.release_terms(n, options) for n in names},
+            terms=self.release_terms(names, options),
             waivers=waivers,
             prior=prior,
         )
@@ -544,16 +555,16 @@ class ReviewSession(OpenedRecordState, SignoffState):
         if self.stale_sections(options):
             return []
         live = self.loaded_live()
-        return [n for n in live.review.candidates
-                if live.stored_release(n, self.release_terms(n, options)) is None]  # fmt: skip
+        terms = self.release_terms(live.review.candidates, options)
+        return [n for n, t in terms.items() if live.stored_release(n, t) is None]
 
     def curation_errors(self) -> dict[str, str]:
         """Why a candidate's audit or curation could not be computed, by candidate."""
         live, options = self.live(), self.get_options()
         if live is None:
             return {}
-        steps = {n: live.stored_release(n, self.release_terms(n, options))
-                 for n in live.review.candidates}  # fmt: skip
+        terms = self.release_terms(live.review.candidates, options)
+        steps = {n: live.stored_release(n, t) for n, t in terms.items()}
         return {n: step.error for n, step in steps.items() if step is not None and step.error}
 
     def sampled_review(

@@ -290,6 +290,7 @@ def audit_candidate(
     thresholds: Thresholds | None = None,
     *,
     review: Review | None = None,
+    progress: Progress | None = None,
 ) -> CandidateAudit | None:
     """The per-row audit of candidate ``name`` (``None`` without fidelity or privacy results).
 
@@ -297,7 +298,8 @@ def audit_candidate(
     (``evidence.copy_evidence_for``) when there is one; a trace review adds its plausibility and
     memorised-subject rules from the glucose section, on the candidate and on the holdout alike.
     A report estimated on samples (``report.sampling``) is audited on every row of ``review``
-    (:func:`synthreview.release.rows.every_row_evidence`), which it then needs.
+    (:func:`synthreview.release.rows.every_row_evidence`), which it then needs; its search
+    stages go to ``progress`` (minutes each at a million rows).
     """
     result = report.candidates[name]
     if result.fidelity is None and result.privacy is None:
@@ -315,7 +317,7 @@ def audit_candidate(
                 "which a review estimated on samples does not compute; choose 'quantile' or "
                 "'strict', or review every row (sample_rows=None, the CLI's --exact)"
             )
-        rows = every_row_evidence(review, report, name)
+        rows = every_row_evidence(review, report, name, progress=progress)
         audit = audit_table(rows, rows, chosen, copies=rows.copies)
         audit.attrs["search"] = list(rows.search)
         reference = holdout_audit(rows, rows, chosen, copies=rows.copies)
@@ -507,7 +509,8 @@ def release_candidate(
         curated evaluation are kept when the thresholds are equal, so only the judgement is
         redone (e.g. after a policy change).
     device, progress
-        As for ``review.evaluate`` (the curated re-evaluation).
+        As for ``review.evaluate`` (the curated re-evaluation); ``progress`` is also told the
+        search stages of an every-row audit (:func:`audit_candidate`).
     waived : collection of str, optional
         The rules a waiver may leave out of the decision (requested waivers included). Given
         it, the curated set is evaluated only where that can change the outcome: a candidate
@@ -534,7 +537,7 @@ def release_candidate(
     audit = (
         reuse.audit
         if same and reuse is not None
-        else audit_candidate(report, name, chosen, review=review)
+        else audit_candidate(report, name, chosen, review=review, progress=progress)
     )
     content = report.candidates[name].to_dict()
     verdicts = judge_audited(

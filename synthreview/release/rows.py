@@ -35,6 +35,7 @@ to the nearest holdout row (``holdout_distance`` is left empty).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -103,6 +104,7 @@ def every_row_evidence(
     *,
     index: str = "auto",
     threads: int | None = None,
+    progress: Callable[[float, str], None] | None = None,
 ) -> RowEvidence:
     """The audit's evidence on every row of candidate ``name`` of a sampled review.
 
@@ -129,6 +131,11 @@ def every_row_evidence(
         holds.
     threads : int, optional
         Bound on BLAS and faiss threads (default: the cores this process may use).
+    progress : callable, optional
+        ``progress(fraction, message)``, told each stage as it starts: encoding every row,
+        training and filling the index, checking its recall, each search (minutes each at a
+        million rows). The fraction stays 0, the start of the caller's step: how much of a
+        search is left is not known.
 
     Returns
     -------
@@ -144,9 +151,15 @@ def every_row_evidence(
         )
     if name not in review.synthetic:
         raise KeyError(f"name must be a candidate of the review {review.candidates}; got {name!r}")
+
+    def stage(message: str) -> None:
+        if progress is not None:
+            progress(0.0, f"every-row audit of {name}: {message}")
+
     encoder, embedding = context.encoder, context.embedding
     cols = review.schema.analysed
     real, synthetic = review.real.frame, review.synthetic[name].frame
+    stage(f"encoding {len(real):,} training and {len(synthetic):,} synthetic rows")
     real_x = encoder.transform(real, name="real")
     synth_x = encoder.transform(synthetic, name=name)
     holdout_rows = np.zeros(0, dtype=np.int64)
@@ -167,6 +180,7 @@ def every_row_evidence(
         widen=1,
         # the exact searches of a review on a cluster are sharded there (neighbors.nearest)
         client=current_engine().client,
+        on_stage=stage,
     )
     with using(engine):
         copies = copy_evidence(real_x, synth_x, hold_x, groups=encoder.groups)

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from synthreview.engine import current_engine
 from synthreview.errors import UndefinedMetricWarning
 from synthreview.io.row_hash import value_order
 from synthreview.memo import Memo, array_digest, remember
@@ -396,7 +397,9 @@ def evaluate_fidelity(
     )
     grid = DEFAULT_GRID if grid is None else np.asarray(grid, dtype=np.float64)
     c = real_x.mean(axis=0, dtype=np.float64) if center is None else np.asarray(center, float)
-    key = ("fidelity-real-side", array_digest(real_x), array_digest(hold_x), c.tobytes())
+    # the search kind too: an approximate search's neighbours are not the exact search's
+    key = ("fidelity-real-side", array_digest(real_x), array_digest(hold_x), c.tobytes(),
+           current_engine().search_kind)  # fmt: skip
     real_cd, real_nn, index, reference, holdout_samples, real_draws = remember(
         memo,
         (*key, k, prdc_k, grid.tobytes(), seed, n_bootstrap),
