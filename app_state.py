@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from synthreview.figures.text import markdown_text
@@ -200,6 +201,19 @@ def record_rerun_control() -> None:
         "with its options, seed, policy and release context; the record stays as it is. "
         + ready,
     )  # fmt: skip
+
+
+def shown_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` as ``st.dataframe`` may send it: without ``attrs``.
+
+    Streamlit sends a frame as Arrow, whose pandas metadata holds ``attrs`` as JSON; an audit
+    table's calibration there holds inf and NaN, written ``Infinity`` and ``NaN``, which the
+    browser's JSON parser refuses: the table became an error with its stack, hidden in the
+    collapsed expander that held it.
+    """
+    shown = frame.copy(deep=False)
+    shown.attrs = {}
+    return shown
 
 
 def inputs_needed(what: str) -> None:

@@ -362,9 +362,9 @@ def _record_page(record) -> None:
         if removed is None:
             removed = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
         with st.expander(f"Removed rows ({len(removed)})", expanded=False):
-            st.dataframe(removed, key="audit_removed_table")
+            st.dataframe(app_state.shown_frame(removed), key="audit_removed_table")
         with st.expander(f"Audit table (every row, {len(audit.audit)})", expanded=False):
-            st.dataframe(audit.audit, key="audit_record_table")
+            st.dataframe(app_state.shown_frame(audit.audit), key="audit_record_table")
         flagged = audit.audit.loc[audit.audit["removed"].to_numpy(dtype=bool)]
         # the rows themselves only from loaded files whose sha256 are the record's own
         rows = app_state.session().record_rows()

@@ -102,6 +102,9 @@ def _record_export(page, candidate: str, folder: Path, stored: Path) -> tuple[st
     decision = page.locator(".st-key-audit_decision")
     expect(decision).to_be_visible(timeout=LONG)
     expect(page.get_by_test_id("stException")).to_have_count(0)
+    # a table the browser could not read (its Arrow metadata not JSON) is an error with its
+    # stack, even inside a collapsed expander
+    expect(page.get_by_test_id("stErrorElementStack")).to_have_count(0)
     files = {}
     for name in ("report.json", "report.html"):
         # a Streamlit key's "." is "-" in its CSS class

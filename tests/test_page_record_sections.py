@@ -16,6 +16,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -364,6 +365,30 @@ def test_audit_says_why_a_set_curation_cannot_fix_was_not_evaluated(
     assert not at.exception, at.exception
     text = _texts(at)
     assert "after curation" in text and "not evaluated after curation" in text
+
+
+def _not_json(token: str) -> None:
+    raise ValueError(f"{token} is not JSON")
+
+
+def test_audit_tables_reach_the_browser_as_tables(demo_record_folder, monkeypatch, no_computing):
+    """A table travels as Arrow, its frame's ``attrs`` in the metadata as JSON, which the
+    browser parses strictly: the audit table's calibration (inf, NaN) turned the record's
+    Audit table into an error element with an empty stack, hidden in its collapsed expander.
+    Every table the opened record's Audit page sends, for every candidate, parses as JSON."""
+    record, folder = demo_record_folder
+    at = _page(opened_app(monkeypatch, folder), "audit")
+    for name in record.candidates:
+        at.selectbox(key="audit_candidate").set_value(name).run()
+        assert not at.exception, at.exception
+        rows = len(record.releases[name].audit.audit)
+        assert any(len(table.value) == rows for table in at.dataframe), name  # the audit table
+        for table in at.dataframe:
+            chunk = table.proto.arrow_data.data or table.proto.lazy_data.initial_chunk
+            metadata = pa.ipc.open_stream(chunk).schema.metadata or {}
+            for value in metadata.values():
+                json.loads(value, parse_constant=_not_json)  # JSON.parse's rules
+        assert all(str(error.value).strip() for error in at.error), name
 
 
 def test_audit_controls_are_a_long_table_in_registry_formats(
