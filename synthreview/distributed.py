@@ -150,6 +150,10 @@ class ClusterMemo(Memo):
         self.prefix = prefix
         self.names: list[str] = []
 
+    def __reduce__(self):
+        # as Memo's: a pickled copy starts empty, here with its review's prefix
+        return (type(self), (self.prefix,))
+
     def get(self, key: Hashable, compute: Callable[[], T]) -> T:
         """The value of ``key`` from this task, the cluster, or ``compute()`` (once)."""
         return super().get(key, lambda: self._shared(key, compute))

@@ -12,8 +12,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics import roc_auc_score
 
 from synthreview.encoding import TabularEncoder
+from synthreview.engine import Engine, using
 from synthreview.errors import ConfigError, DataError
 from synthreview.io.schema import Schema
+from synthreview.memo import Memo
 from synthreview.metrics.privacy import attacks, membership
 from synthreview.metrics.privacy.attack_stats import (
     attack_set,
@@ -320,6 +322,24 @@ def test_dcr_share_subsamples_the_larger_set_and_states_it(tables):
     assert dcr.share_rows == 300
     assert abs(dcr.share_closer_to_train - 0.5) < 0.06
     assert len(dcr.synthetic_to_train) == len(fresh) and len(dcr.holdout_to_train) == 300
+
+
+def test_dcr_memo_keeps_each_search_kind_apart(tables):
+    """The review's memo shares the holdout rows' search between candidates; a search under
+    other approximate settings (a context reused after the reviewer changed them) computes its
+    own, and the same search on another device or thread count is shared."""
+    real, holdout, fresh, encoder = tables
+    real_x, holdout_x, fresh_x = (encoder.transform(t) for t in (real, holdout, fresh))
+    memo = Memo()
+    engines = [Engine(), Engine(approximate="ivf"), Engine(approximate="hnsw"),
+               Engine(approximate="ivf", widen=1, exact_fallback=False)]  # fmt: skip
+    for engine in engines:
+        with using(engine):
+            distance_to_closest_record(real_x, fresh_x, holdout_x, memo=memo)
+    assert len(memo) == len(engines)
+    with using(Engine(device="cpu", threads=1)):  # the same exact search: shared
+        distance_to_closest_record(real_x, fresh_x, holdout_x, memo=memo)
+    assert len(memo) == len(engines)
 
 
 def test_dcr_per_row_arrays_follow_synthetic_input_order(tables):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from synthreview import demo
@@ -18,6 +19,7 @@ from synthreview.memo import Memo
 from synthreview.metrics.fidelity import section as fidelity
 from synthreview.metrics.utility import section as utility
 from synthreview.options import default_options
+from synthreview.release.evidence import copy_evidence
 from synthreview.release.pipeline import release_candidate
 from synthreview.review import evaluate
 
@@ -93,6 +95,8 @@ def test_the_privacy_searches_of_training_and_holdout_rows_run_once_per_run(leak
         "privacy-reference-nn",
         "privacy-reference-radius",
     ]
+    # the audit of the submitted and of the curated rows: the training side searched once
+    assert computed.count("audit-real-side") == 1
     report.context.memo.clear()
 
 
@@ -100,3 +104,23 @@ def test_the_memo_is_cleared_by_default(leaky):
     options = default_options(leaky)
     report = evaluate(leaky, sections=("fidelity", "utility"), options=options, seed=0)
     assert len(report.context.memo) == 0
+
+
+def test_an_audit_through_the_memo_equals_one_without():
+    """The curated set's audit reads the distinct training rows and the holdout rows' nearest
+    ones from the memo the submitted set's audit filled: the same evidence to the last bit."""
+    rng = np.random.default_rng(3)
+    real = rng.normal(size=(400, 6)).round(1)
+    holdout = rng.normal(size=(300, 6)).round(1)
+    synthetic = np.vstack([rng.normal(size=(280, 6)).round(1), real[:20]])
+    kept = synthetic[rng.permutation(len(synthetic))[:250]]
+    memo = Memo()
+    copy_evidence(real, synthetic, holdout, memo=memo)
+    assert len(memo) == 1
+    again = copy_evidence(real, kept, holdout, memo=memo)
+    alone = copy_evidence(real, kept, holdout)
+    assert len(memo) == 1
+    for field in ("ratio", "nearest_train_row", "train_distance", "holdout_ratio",
+                  "holdout_train_distance"):  # fmt: skip
+        np.testing.assert_array_equal(getattr(again, field), getattr(alone, field))
+    assert again.top_columns == alone.top_columns

@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from synthreview.engine import current_engine
 from synthreview.errors import DataError
+from synthreview.memo import Memo, array_digest, remember
 from synthreview.neighbors import nearest
 from synthreview.results import to_jsonable
 from synthreview.review import Report
@@ -117,6 +119,7 @@ def copy_evidence(
     *,
     groups: Mapping[str, Sequence[int]] | None = None,
     top: int = 3,
+    memo: Memo | None = None,
 ) -> CopyEvidence:
     """Authenticity ratio, nearest training row and blamed columns of every synthetic row.
 
@@ -128,29 +131,41 @@ def copy_evidence(
         ``TabularEncoder.groups``; gives ``top_columns``.
     top : int, default=3
         Columns named per row.
+    memo : Memo, optional
+        The review's memo: the distinct training rows and the holdout rows' nearest ones are
+        the same for every audit of the review (each candidate's, and its curated set's after
+        curation), so they are searched once.
 
     Returns
     -------
     CopyEvidence
     """
     real = np.asarray(real_x, dtype=np.float64)
-    unique, first, inverse = np.unique(real, axis=0, return_index=True, return_inverse=True)
-    if len(unique) < 2:
-        raise DataError(
-            f"real must have at least 2 distinct rows for the authenticity ratio; got {len(unique)}"
-        )
-    del inverse
-
-    def closest(query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        found = nearest(query, unique, k=1)
-        return found.distances[:, 0], found.indices[:, 0]
-
-    synthetic = np.asarray(synthetic_x, dtype=np.float64)
-    d, j = closest(synthetic)
     holdout = None
     if holdout_x is not None and len(holdout_x):
         holdout = np.asarray(holdout_x, dtype=np.float64)
-        holdout_d, holdout_j = closest(holdout)
+
+    def closest(query: np.ndarray, unique: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        found = nearest(query, unique, k=1)
+        return found.distances[:, 0], found.indices[:, 0]
+
+    def real_side() -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+        unique, first = np.unique(real, axis=0, return_index=True)
+        if len(unique) < 2:
+            raise DataError(
+                "real must have at least 2 distinct rows for the authenticity ratio; got "
+                f"{len(unique)}"
+            )
+        return unique, first, None if holdout is None else closest(holdout, unique)
+
+    # the engine's search kind is in the key: an approximate search's result is not exact
+    key = ("audit-real-side", array_digest(real), array_digest(holdout),
+           current_engine().search_kind)  # fmt: skip
+    unique, first, held = remember(memo, key, real_side)
+    synthetic = np.asarray(synthetic_x, dtype=np.float64)
+    d, j = closest(synthetic, unique)
+    if held is not None:
+        holdout_d, holdout_j = held
     # NND(x*) only of the training rows that are some row's x* (about a third fewer for a fresh
     # sample): each one's two nearest rows are itself (at 0) and its nearest other row
     needed = np.unique(j if holdout is None else np.concatenate([j, holdout_j]))
@@ -197,4 +212,5 @@ def copy_evidence_for(report: Report, name: str, *, top: int = 3) -> CopyEvidenc
         encoded.get("holdout"),
         groups=getattr(encoder, "groups", None),
         top=top,
+        memo=getattr(context, "memo", None),
     )

@@ -499,7 +499,7 @@ class NoBoxInputs:
         """What a search of the reference rows depends on besides its query rows."""
         # the engine's search kind too: an approximate search's result is not the exact one's
         return (array_digest(self.reference_x), array_digest(self.reference_groups),
-                repr(self.blocks), current_engine().approximate)  # fmt: skip
+                repr(self.blocks), current_engine().search_kind)  # fmt: skip
 
     def _nearest_other_person(self, query: np.ndarray, people: np.ndarray) -> np.ndarray:
         """Distance from each query row to the nearest reference row of another person.

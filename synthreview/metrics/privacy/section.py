@@ -222,7 +222,7 @@ def distance_to_closest_record(
         to_holdout = search(synthetic_x, holdout_x)[0][:, 0]
         # the engine's search kind is in the key: an approximate search's result is not exact
         key = ("privacy-holdout-to-train", array_digest(holdout_x), array_digest(real_x),
-               repr(categorical_blocks), current_engine().approximate)  # fmt: skip
+               repr(categorical_blocks), current_engine().search_kind)  # fmt: skip
         holdout_to_train = remember(memo, key, lambda: search(holdout_x, real_x)[0][:, 0])
         holdout_median = float(np.median(holdout_to_train))
         share_rows = min(len(real_x), len(holdout_x))
