@@ -69,6 +69,9 @@ free. The same-run reference (four exact faiss 1-NN passes of 50k x 50k x 20 row
 (11:52 UTC, load 4.96 before, 5.41 after): 39.3 s wall, 21.8 s CPU, 0.81 GB, 7.1x the
 reference (5.5 s wall, 2.75 s CPU): the same CPU, less of a core. The reuse of its holdout
 searches (``memo``) serves a second candidate or a curated version, not this single call.
+With both cores free (main 6144fc2, 2026-11-28 15:38 UTC, load 1.30 before, 1.45 after; the
+reference 1.52 s wall / 3.02 s CPU): 12.88 s wall, 21.07 s CPU, 0.80 GB, 8.5x the reference:
+the target is met when the machine is quiet.
 
 ``--mixture``: the issue-14 check that a 90/10 mixture (a fresh Adult sample with 10 % of its
 rows replaced by planted training rows) fails the default policy's privacy rules while the
