@@ -47,6 +47,12 @@ Measured 2026-11-28 12:02 (same machine, the code as above at 0c21c8d, load 2.7 
 whole run 53.5 s wall / 53.7 CPU-s, peak RSS 0.85 GB; first decision on screen 9.5 s after the
 run started (the last candidate's at 53.2 s); privacy 26.3 s, utility 14.5 s over 6 steps,
 release 8.4 s over 2: issue 39's 60 s and 15 s on this CPU kind, with the same decisions.
+
+With the same-run reference printed before and after the run (issue 39: the CPU flags and a
+same-run faiss floor), 2026-11-28 16:10 UTC, main 830cdf4, load 3.5 -> 2.6: reference 1.4 /
+1.3 s wall (2.9 / 2.6 CPU-s); the whole run 36.8 s wall / 47.7 CPU-s, 0.90 GB; first decision
+on screen 6.6 s after the run started, the last at 36.5 s. Only AVX-512 cores were lent to
+this work: the other CPU kind is not measured.
 """
 
 from __future__ import annotations
@@ -66,12 +72,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_fidelity import describe_machine  # noqa: E402  (the script's folder is on sys.path)
+from bench_fidelity import (  # noqa: E402  (the script's folder is on sys.path)
+    describe_machine,
+    floor,
+    make_data,
+)
 from streamlit.testing.v1 import AppTest  # noqa: E402
 from streamlit.testing.v1.local_script_runner import LocalScriptRunner  # noqa: E402
 
 from synthreview import demo  # noqa: E402
-from synthreview.engine import available_cores  # noqa: E402
+from synthreview.engine import available_cores, limited_threads  # noqa: E402
 from synthreview.record.session import (  # noqa: E402
     DEMO_AUTOLOADED_KEY,
     REVIEW_KEY,
@@ -123,6 +133,18 @@ def _profiled(at: AppTest, page: str) -> str:
     return out.getvalue()
 
 
+def _reference(when: str) -> str:
+    """The same-run reference, on the dashboard's cores: four exact faiss 1-NN passes of 50k x
+    50k x 20 rows (``bench_fidelity.floor``), so a run can be read against the machine's speed
+    at that moment (issue 39: "print the CPU flags and a same-run faiss floor")."""
+    with limited_threads(available_cores()):
+        t = floor(make_data(50_000, 20))
+    return (
+        f"{'same-run reference ' + when:<32} {t.wall:7.1f} s wall, {t.cpu:.1f} CPU-s "
+        "(4 exact faiss 1-NN passes, 50k x 50k x 20)"
+    )
+
+
 def main() -> None:
     """Run the timings and print them."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -147,11 +169,13 @@ def main() -> None:
         at.run()
         for line in describe_machine():
             _say(line)
+        _say(_reference("before"))
         load = os.getloadavg()[0]
         started, cpu = time.perf_counter(), time.process_time()
         at.button(key="run_review").click().run()
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
         cores = available_cores()
+        _say(_reference("after"))
         _say(f"{'full review (Run review)':<32} {wall:7.1f} s")
         _say(
             f"{'  CPU of the process':<32} {cpu:7.1f} s: at least {cpu / cores:.1f} s on "
