@@ -147,6 +147,8 @@ def wait_for_charts(
         arg=charts,
         timeout=timeout_ms,
     )
+    # the stillness clock starts with this wait, not with an earlier page's last reading
+    page.evaluate("() => { window.__srPlaces = undefined; }")
     page.wait_for_function(_CHARTS_STILL_JS, polling=100, timeout=timeout_ms)
 
 

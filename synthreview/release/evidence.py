@@ -23,7 +23,7 @@ import numpy as np
 
 from synthreview.engine import current_engine
 from synthreview.errors import DataError
-from synthreview.memo import Memo, array_digest, remember
+from synthreview.memo import Memo, array_digest
 from synthreview.neighbors import nearest
 from synthreview.results import to_jsonable
 from synthreview.review import Report
@@ -158,10 +158,13 @@ def copy_evidence(
             )
         return unique, first, None if holdout is None else closest(holdout, unique)
 
-    # the engine's search kind is in the key: an approximate search's result is not exact
-    key = ("audit-real-side", array_digest(real), array_digest(holdout),
-           current_engine().search_kind)  # fmt: skip
-    unique, first, held = remember(memo, key, real_side)
+    if memo is None:  # no key to make: hashing every row (a million, for the every-row audit)
+        unique, first, held = real_side()
+    else:
+        # the engine's search kind is in the key: an approximate search's result is not exact
+        key = ("audit-real-side", array_digest(real), array_digest(holdout),
+               current_engine().search_kind)  # fmt: skip
+        unique, first, held = memo.get(key, real_side)
     synthetic = np.asarray(synthetic_x, dtype=np.float64)
     d, j = closest(synthetic, unique)
     if held is not None:
