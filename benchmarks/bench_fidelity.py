@@ -139,6 +139,20 @@ def floor(z: dict[str, np.ndarray]) -> Timing:
     return Timing(wall, cpu)
 
 
+def same_run_reference(when: str) -> str:
+    """The same-run reference, on this process's usable cores: four exact faiss 1-NN passes of
+    50k x 50k x 20 rows (:func:`floor`), so a run can be read against the machine's speed at
+    that moment (issue 39: "print the CPU flags and a same-run faiss floor"). ``when`` names
+    the moment in the printed line. Shared by the dashboard benchmarks (``bench_pages``,
+    ``bench_browser_run``) so that both print the same reference."""
+    with limited_threads(available_cores()):
+        t = floor(make_data(50_000, 20))
+    return (
+        f"{'same-run reference ' + when:<32} {t.wall:7.1f} s wall, {t.cpu:.1f} CPU-s "
+        "(4 exact faiss 1-NN passes, 50k x 50k x 20)"
+    )
+
+
 def make_data(n: int, d: int) -> dict[str, np.ndarray]:
     """Real, holdout and a plausible candidate (shifted, widened, 5 % near-copies of real)."""
     rng = np.random.default_rng(0)

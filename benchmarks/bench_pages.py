@@ -74,14 +74,13 @@ sys.path.insert(0, str(ROOT))
 
 from bench_fidelity import (  # noqa: E402  (the script's folder is on sys.path)
     describe_machine,
-    floor,
-    make_data,
+    same_run_reference,
 )
 from streamlit.testing.v1 import AppTest  # noqa: E402
 from streamlit.testing.v1.local_script_runner import LocalScriptRunner  # noqa: E402
 
 from synthreview import demo  # noqa: E402
-from synthreview.engine import available_cores, limited_threads  # noqa: E402
+from synthreview.engine import available_cores  # noqa: E402
 from synthreview.record.session import (  # noqa: E402
     DEMO_AUTOLOADED_KEY,
     REVIEW_KEY,
@@ -133,18 +132,6 @@ def _profiled(at: AppTest, page: str) -> str:
     return out.getvalue()
 
 
-def _reference(when: str) -> str:
-    """The same-run reference, on the dashboard's cores: four exact faiss 1-NN passes of 50k x
-    50k x 20 rows (``bench_fidelity.floor``), so a run can be read against the machine's speed
-    at that moment (issue 39: "print the CPU flags and a same-run faiss floor")."""
-    with limited_threads(available_cores()):
-        t = floor(make_data(50_000, 20))
-    return (
-        f"{'same-run reference ' + when:<32} {t.wall:7.1f} s wall, {t.cpu:.1f} CPU-s "
-        "(4 exact faiss 1-NN passes, 50k x 50k x 20)"
-    )
-
-
 def main() -> None:
     """Run the timings and print them."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -169,13 +156,13 @@ def main() -> None:
         at.run()
         for line in describe_machine():
             _say(line)
-        _say(_reference("before"))
+        _say(same_run_reference("before"))
         load = os.getloadavg()[0]
         started, cpu = time.perf_counter(), time.process_time()
         at.button(key="run_review").click().run()
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
         cores = available_cores()
-        _say(_reference("after"))
+        _say(same_run_reference("after"))
         _say(f"{'full review (Run review)':<32} {wall:7.1f} s")
         _say(
             f"{'  CPU of the process':<32} {cpu:7.1f} s: at least {cpu / cores:.1f} s on "

@@ -1,0 +1,473 @@
+"""Full demo review in a real browser: Run review pressed in Chromium, decisions read on screen.
+
+Usage::
+
+    python benchmarks/bench_browser_run.py [--rows 5000] [--port PORT] [--timeout 600]
+        [--poll 0.15] [--chromium /usr/bin/chromium]
+
+Starts the dashboard as the README launches it (``streamlit run app.py``, headless, on a free
+loopback port or ``--port``; ``--rows`` sets ``SYNTHREVIEW_DEMO_ROWS``, default the shipped
+5,000 training rows), opens it in headless Chromium at 1280x720, loads the bundled table demo
+with the Data page's *Load the demo*, presses the sidebar's Run review and reads the run
+panel's step table every ``--poll`` seconds: a candidate's decision is on screen once its cell
+of the table's *Decision* column holds a line (the line ``bench_pages.py`` times as "drawn in
+the run panel"). The data grid draws on a canvas and keeps only its shown cells in its
+accessibility table, and at 1280x720 the Decision column lies right of the panel's window, so
+each reading first scrolls the grid to its right end. The run has finished when the panel is
+gone, the script is idle and the sidebar says every section is up to date.
+
+Prints, from the click: seconds to the first decision on screen and to each candidate's first
+line and its every change, and to the end of the run; the server's CPU seconds over the run
+(the ``streamlit`` process and its children), Chromium's and the Playwright driver's
+separately; the load average before and after; the server's peak RSS (``VmHWM``, its whole life
+up to the end of the run); the CPU model, SIMD flags and BLAS kernels (of this process, which
+loads the same libraries); the same-run faiss reference before and after the run
+(``bench_fidelity.same_run_reference``); then each candidate's decision and reason as the
+Overview shows them, in ``bench_pages.py``'s format, so the two outputs compare line by line.
+
+Exit status 2 with a message on bad arguments, 1 when the run fails or outlasts ``--timeout``;
+the server and the browser are stopped in every case. Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench_fidelity import (  # noqa: E402  (the script's folder is on sys.path)
+    describe_machine,
+    same_run_reference,
+)
+
+from synthreview.judgement.verdicts import DECISION_STYLE  # noqa: E402
+
+#: the tests' Chromium flags (tests/conftest.py): headless, no sandbox or GPU, nothing fetched
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+#: seconds the server has to answer its health check (it imports torch, faiss and plotly)
+START_SECONDS = 90
+#: one reading of the screen: the script state, whether the run panel is shown, the sidebar
+#: status and each candidate's line in the panel's Decision column. The grid's accessibility
+#: table holds only the shown columns, and a grid just drawn may not have filled it yet: the
+#: candidate names (column 1) are read by row, scrolled back into view while any is missing;
+#: once all are known the grid is scrolled to its right end (a no-op once there: a redraw
+#: keeps the place) and read two frames later, when it has drawn the columns now in view.
+READ_JS = """async () => {
+  const app = document.querySelector('[data-testid=stApp]');
+  const status = document.querySelector('.st-key-review_status');
+  const panel = document.querySelector("[class*='st-key-review_run_panel']");
+  const out = {state: app && app.getAttribute('data-test-script-state'), panel: !!panel,
+               status: status ? status.innerText : '', lines: {}};
+  const grid = panel && panel.querySelector('.dvn-scroller');
+  const table = panel && panel.querySelector('table[role=grid]');
+  if (!grid || !table) return out;
+  const frames = () => new Promise((done) =>
+    requestAnimationFrame(() => requestAnimationFrame(done)));
+  const names = window.__srNames || (window.__srNames = {});
+  const row = (cell) => cell.parentElement.getAttribute('aria-rowindex');
+  const take = () => panel.querySelectorAll('td[aria-colindex="1"]').forEach((c) => {
+    names[row(c)] = c.textContent; });
+  const known = () => Object.keys(names).length >= Number(table.getAttribute('aria-rowcount')) - 1;
+  take();
+  if (!known() && grid.scrollLeft > 0) {
+    grid.scrollLeft = 0;
+    await frames();
+    take();
+  }
+  if (!known()) return out;
+  if (grid.scrollLeft + grid.clientWidth < grid.scrollWidth - 1) {
+    grid.scrollLeft = grid.scrollWidth;
+    await frames();
+  }
+  const head = [...panel.querySelectorAll('th')].find((h) => h.textContent === 'Decision');
+  if (!head) return out;
+  const column = head.getAttribute('aria-colindex');
+  panel.querySelectorAll(`td[aria-colindex="${column}"]`).forEach((c) => {
+    if (c.textContent) out.lines[names[row(c)] || 'row ' + row(c)] = c.textContent;
+  });
+  return out;
+}"""
+#: the Overview's decision lines (its first block: presentation mode repeats them)
+OVERVIEW_JS = """() => {
+  const block = document.querySelector('.sr-decisions');
+  return block ? [...block.querySelectorAll('.sr-line')].map((line) => [
+    line.querySelector('.sr-badge').textContent, line.querySelector('.sr-name').textContent,
+    line.querySelector('.sr-reason').textContent]) : [];
+}"""
+
+
+class BenchError(RuntimeError):
+    """The run could not be measured (the server, the page or the run failed)."""
+
+
+@dataclass
+class RunWatch:
+    """What the screen showed during one run, in seconds from the click.
+
+    Attributes
+    ----------
+    first_seen : dict of str to float
+        Each candidate's first decision line on screen.
+    changes : list of (float, str, str)
+        Every line as it appeared or changed: seconds, candidate, line.
+    finished : float or None
+        The end of the run (panel gone, script idle, every section up to date).
+    readings : int
+        Readings of the screen taken.
+    """
+
+    first_seen: dict[str, float] = field(default_factory=dict)
+    changes: list[tuple[float, str, str]] = field(default_factory=list)
+    finished: float | None = None
+    readings: int = 0
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(f"{url}/_stcore/health", timeout=1) as response:
+            return response.read().strip() == b"ok"
+    except OSError:
+        return False
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line; ``parser.error`` (exit status 2) on a bad value."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--rows", type=int, default=None,
+        help="training rows of the demo (SYNTHREVIEW_DEMO_ROWS); default the shipped 5,000",
+    )  # fmt: skip
+    parser.add_argument("--port", type=int, default=None, help="default: a free loopback port")
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds the run may take at most"
+    )
+    parser.add_argument("--poll", type=float, default=0.15, help="seconds between readings")
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    args = parser.parse_args(argv)
+    if args.rows is not None and args.rows < 100:
+        parser.error(f"--rows must be an integer >= 100; got {args.rows}")
+    if args.port is not None:
+        if not 1024 <= args.port <= 65535:
+            parser.error(f"--port must be an integer from 1024 to 65535; got {args.port}")
+        if not _port_free(args.port):
+            parser.error(f"--port {args.port} is in use on 127.0.0.1; pick another or omit it")
+    if not (args.timeout > 0 and math.isfinite(args.timeout)):
+        parser.error(f"--timeout must be a number of seconds > 0; got {args.timeout}")
+    if not 0.02 <= args.poll <= 5:
+        parser.error(f"--poll must be from 0.02 to 5 seconds; got {args.poll}")
+    if not (Path(args.chromium).is_file() or shutil.which(args.chromium)):
+        parser.error(f"--chromium must name a Chromium executable; got {args.chromium!r}")
+    return args
+
+
+@contextmanager
+def _dashboard(port: int, rows: int | None, folder: Path) -> Iterator[tuple[psutil.Process, str]]:
+    """``streamlit run app.py`` on ``port``; yields ``(process, url)`` once healthy; stops it.
+
+    The checkout's own code is served whatever the environment's installed ``synthreview``
+    (its folder first on ``PYTHONPATH``), and the run's register is a file in ``folder``, so a
+    benchmark writes nothing to the user's register.
+    """
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "SYNTHREVIEW_REGISTER": str(folder / "register.sqlite"),
+    }
+    if rows is not None:
+        env["SYNTHREVIEW_DEMO_ROWS"] = str(rows)
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        "--server.headless=true", "--server.address=127.0.0.1", f"--server.port={port}",
+        "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
+        "--client.toolbarMode=minimal",
+    ]  # fmt: skip
+    log_path = folder / "server.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + START_SECONDS
+            while not _healthy(url):
+                if proc.poll() is not None:
+                    raise BenchError(f"streamlit exited early:\n{log_path.read_text()}")
+                if time.monotonic() > deadline:
+                    raise BenchError(f"streamlit not healthy after {START_SECONDS} s")
+                time.sleep(0.2)
+            yield psutil.Process(proc.pid), url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _wait_idle(page, timeout_ms: float, *, start_ms: int = 300) -> None:
+    """Wait until the websocket is up and the script run is over (``start_ms`` first lets a
+    just-triggered rerun start; the tests' ``wait_for_app_run``)."""
+    if start_ms:
+        page.wait_for_timeout(start_ms)
+    app = "[data-testid='stApp']"
+    page.locator(f"{app}[data-test-connection-state='CONNECTED']").wait_for(
+        state="attached", timeout=timeout_ms
+    )
+    page.locator(f"{app}[data-test-script-state='notRunning']").wait_for(
+        state="attached", timeout=timeout_ms
+    )
+
+
+def _click_until(page, selector: str, shown: str, timeout_ms: float) -> float:
+    """Click the visible ``selector`` until ``shown`` appears (a click landing while Streamlit
+    redraws the sidebar is lost, as the tests' ``start_review_run`` says): the
+    ``time.perf_counter()`` of the click that took."""
+    for _ in range(3):
+        button = page.locator(f"{selector}:visible")
+        button.first.wait_for(state="visible", timeout=timeout_ms)
+        clicked = time.perf_counter()
+        button.first.click()
+        try:
+            page.locator(shown).first.wait_for(state="attached", timeout=30_000)
+            return clicked
+        except PlaywrightTimeoutError:
+            continue
+    raise BenchError(f"three clicks on {selector} showed no {shown}")
+
+
+def _processes(server: psutil.Process) -> dict[str, list[psutil.Process]]:
+    """The server's tree, and this process's other descendants: Chromium's processes and the
+    Playwright driver (``node-MainThread``)."""
+    served = [server, *server.children(recursive=True)]
+    ids = {p.pid for p in served}
+    groups: dict[str, list[psutil.Process]] = {"server": served, "browser": [], "driver": []}
+    for proc in psutil.Process().children(recursive=True):
+        if proc.pid in ids:
+            continue
+        try:
+            groups["browser" if "chrom" in proc.name() else "driver"].append(proc)
+        except psutil.NoSuchProcess:
+            continue
+    return groups
+
+
+def _cpu(procs: list[psutil.Process]) -> dict[int, float]:
+    """CPU seconds (user + system) of each process still alive."""
+    seconds = {}
+    for proc in procs:
+        try:
+            t = proc.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        seconds[proc.pid] = t.user + t.system
+    return seconds
+
+
+def _cpu_over(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds spent between two readings (a process started in between counts whole; one
+    that ended in between is lost, and a Chromium that did so would read low)."""
+    return sum(t - before.get(pid, 0.0) for pid, t in after.items())
+
+
+def _peak_rss_gb(proc: psutil.Process) -> float:
+    """The process's peak resident set (Linux ``VmHWM``), in GB."""
+    for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024**2  # kB
+    return float("nan")
+
+
+def watch_run(page, clicked: float, *, timeout: float, poll: float) -> RunWatch:
+    """Read the screen every ``poll`` seconds from ``clicked`` until the run has finished."""
+    watch, shown = RunWatch(), {}
+    while True:
+        reading = page.evaluate(READ_JS)
+        now = time.perf_counter() - clicked
+        watch.readings += 1
+        for name, line in reading["lines"].items():
+            if shown.get(name) != line:
+                shown[name] = line
+                watch.first_seen.setdefault(name, now)
+                watch.changes.append((now, name, line))
+        status = reading["status"]
+        done = (
+            reading["state"] == "notRunning"
+            and not reading["panel"]
+            and "up to date" in status
+            and "not computed" not in status
+            and "out of date" not in status
+        )
+        if done:
+            watch.finished = now
+            return watch
+        if now > timeout:
+            raise BenchError(f"the run had not finished after {timeout:.0f} s")
+        time.sleep(poll)
+
+
+def overview_decisions(page, timeout_ms: float) -> list[tuple[str, str, str]]:
+    """``(candidate, outcome, reason)`` as the Overview shows them, reached by the sidebar's
+    link (a URL change would start a new session); the outcome is the badge's key in
+    ``DECISION_STYLE``, as ``bench_pages.py`` prints it."""
+    outcome_of = {look.label: outcome for outcome, look in DECISION_STYLE.items()}
+    link = page.get_by_test_id("stSidebarNav").get_by_role("link", name="Overview", exact=True)
+    target = link.get_attribute("href")
+    link.click()
+    page.wait_for_url(target, timeout=timeout_ms)
+    _wait_idle(page, timeout_ms)
+    page.locator(".sr-decisions").first.wait_for(timeout=timeout_ms)
+    return [
+        (name, outcome_of.get(badge, f"? {badge}"), reason)
+        for badge, name, reason in page.evaluate(OVERVIEW_JS)
+    ]
+
+
+def measure(args: argparse.Namespace, folder: Path) -> None:
+    """Start the server and the browser, time one Run review of the demo, print it all."""
+    port = args.port or _free_port()
+    timeout_ms = args.timeout * 1000
+    with _dashboard(port, args.rows, folder) as (server, url), sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 720})
+            page = context.new_page()
+            page.set_default_timeout(timeout_ms)
+            page.goto(url)
+            page.get_by_test_id("stAppViewContainer").wait_for()
+            _wait_idle(page, timeout_ms)
+            # the session opens on the Data page, the demo loaded; a reviewer's own load of it
+            page.locator(".st-key-load_demo button:visible").click()
+            _wait_idle(page, timeout_ms)
+            run_button = page.locator(".st-key-run_review button:visible")
+            run_button.first.wait_for(state="visible")
+            if not run_button.first.is_enabled():
+                raise BenchError("Run review is disabled after loading the demo: nothing to run")
+            for line in describe_machine():
+                _say(line)
+            _say(f"server: {url}, demo rows {args.rows or 'as shipped'}, poll {args.poll} s")
+            _say(same_run_reference("before"))
+            groups = _processes(server)
+            load = os.getloadavg()[0]
+            cpu = {name: _cpu(procs) for name, procs in groups.items()}
+            started = "[class*='st-key-review_run_panel'], .st-key-run_review button:disabled"
+            clicked = _click_until(page, ".st-key-run_review button", started, timeout_ms)
+            watch = watch_run(page, clicked, timeout=args.timeout, poll=args.poll)
+            after = _processes(server)
+            spent = {name: _cpu_over(cpu[name], _cpu(procs)) for name, procs in after.items()}
+            load_after, rss = os.getloadavg()[0], _peak_rss_gb(server)
+            _say(same_run_reference("after"))
+            _report(watch, spent, load, load_after, rss)
+            decisions = overview_decisions(page, timeout_ms)
+        finally:
+            browser.close()
+    _say("decisions as the Overview shows them:")
+    for name, outcome, reason in decisions:
+        _say(f"  {name:<20} {outcome:<24} {reason}")
+    _check(watch, decisions)
+
+
+def _check(watch: RunWatch, decisions: list[tuple[str, str, str]]) -> None:
+    """The panel drew a line for every candidate the Overview decides, and each line it drew
+    as final names the Overview's decision (a line still waiting on curation names none)."""
+    last = {name: line for _, name, line in watch.changes}
+    if {name for name, _, _ in decisions} != set(last):
+        raise BenchError(f"the panel decided {sorted(last)}, the Overview {len(decisions)} others")
+    for name, outcome, _ in decisions:
+        label, final = DECISION_STYLE[outcome].label, "(final" in last[name]
+        if final and not last[name].startswith(label + " ("):
+            raise BenchError(f"{name}: the panel's last line {last[name]!r}, the Overview {label}")
+
+
+def _report(
+    watch: RunWatch, spent: dict[str, float], load: float, load_after: float, rss: float
+) -> None:
+    """Print the run's times, CPU seconds and memory."""
+    assert watch.finished is not None
+    _say(f"{'full review (Run review)':<32} {watch.finished:7.1f} s wall from the click")
+    _say(
+        f"{'  CPU over the run':<32} server {spent['server']:.1f} s, Chromium "
+        f"{spent['browser']:.1f} s, Playwright driver {spent['driver']:.1f} s; load "
+        f"{load:.2f} -> {load_after:.2f}; server peak RSS {rss:.2f} GB"
+    )
+    if not watch.first_seen:
+        _say("first decision on screen: none drawn during the run")
+        return
+    first = min(watch.first_seen, key=watch.first_seen.get)
+    _say(
+        f"{'first decision on screen':<32} {watch.first_seen[first]:7.1f} s after the click "
+        f"({first}; the last at {max(watch.first_seen.values()):.1f} s; "
+        f"{watch.readings} readings)"
+    )
+    for name, seconds in watch.first_seen.items():
+        _say(f"  {name:<30} {seconds:7.1f} s")
+    _say("each line as it appeared in the run panel:")
+    for seconds, name, line in watch.changes:
+        _say(f"  {seconds:7.1f} s  {name:<20} {line}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure one run; 1 (and the reason) when it could not be measured."""
+    args = parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench_browser_run_") as tmp:
+        try:
+            measure(args, Path(tmp))
+        except (BenchError, PlaywrightTimeoutError) as exc:
+            log = Path(tmp) / "server.log"
+            tail = log.read_text()[-3000:] if log.is_file() else ""
+            sys.stderr.write(f"bench_browser_run: {exc}\nserver log (end):\n{tail}\n")
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
