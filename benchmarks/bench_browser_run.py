@@ -8,13 +8,15 @@ Usage::
 Starts the dashboard as the README launches it (``streamlit run app.py``, headless, on a free
 loopback port or ``--port``; ``--rows`` sets ``SYNTHREVIEW_DEMO_ROWS``, default the shipped
 5,000 training rows), opens it in headless Chromium at 1280x720, loads the bundled table demo
-with the Data page's *Load the demo*, presses the sidebar's Run review and reads the run
-panel's step table every ``--poll`` seconds: a candidate's decision is on screen once its cell
-of the table's *Decision* column holds a line (the line ``bench_pages.py`` times as "drawn in
-the run panel"). The data grid draws on a canvas and keeps only its shown cells in its
-accessibility table, and at 1280x720 the Decision column lies right of the panel's window, so
-each reading first scrolls the grid to its right end. The run has finished when the panel is
-gone, the script is idle and the sidebar says every section is up to date.
+with the Data page's *Load the demo*, presses the sidebar's Run review and watches the run
+panel's step table: a candidate's decision is on screen once its cell of the table's
+*Decision* column holds a line (the line ``bench_pages.py`` times as "drawn in the run
+panel"). The data grid draws on a canvas and keeps only the cells in view in its accessibility
+table, and at 1280x720 the Decision column lies right of the panel's window, so the grid is
+scrolled to its right end; a DOM observer logs each line as it appears or changes (a line shown
+for less than a polling interval is still seen), and every ``--poll`` seconds one cheap reading
+asks whether the run has finished: the panel gone, the script idle and the sidebar saying every
+section is up to date.
 
 Prints, from the click: seconds to the first decision on screen and to each candidate's first
 line and its every change, and to the end of the run; the server's CPU seconds over the run
@@ -74,46 +76,52 @@ CHROMIUM_ARGS = [
 ]
 #: seconds the server has to answer its health check (it imports torch, faiss and plotly)
 START_SECONDS = 90
-#: one reading of the screen: the script state, whether the run panel is shown, the sidebar
-#: status and each candidate's line in the panel's Decision column. The grid's accessibility
-#: table holds only the shown columns, and a grid just drawn may not have filled it yet: the
-#: candidate names (column 1) are read by row, scrolled back into view while any is missing;
-#: once all are known the grid is scrolled to its right end (a no-op once there: a redraw
-#: keeps the place) and read two frames later, when it has drawn the columns now in view.
-READ_JS = """async () => {
+#: installed before the click: a DOM observer that logs ``[Date.now(), candidate, line]`` each
+#: time a candidate's line in the run panel's Decision column appears or changes, so a line
+#: shown for less than a polling interval (the last candidate's, just before the panel closes)
+#: is still seen, and nothing is read while the page does not change. The data grid draws on
+#: a canvas and keeps only the cells in view in its accessibility table, and at 1280x720 the
+#: Decision column lies right of the panel's window: the candidate names (column 1) are read
+#: by row first (the grid scrolled back once if a redraw hid some), then the grid is scrolled
+#: to its right end (a redraw keeps the place); the scroll redraws the grid, and the observer
+#: reads the columns it brought into view.
+WATCH_JS = """() => {
+  const log = window.__srLog = [], names = {}, shown = {};
+  let scrolledBack = false;
+  const row = (cell) => cell.parentElement.getAttribute('aria-rowindex');
+  const read = () => {
+    const panel = document.querySelector("[class*='st-key-review_run_panel']");
+    const grid = panel && panel.querySelector('.dvn-scroller');
+    const table = panel && panel.querySelector('table[role=grid]');
+    if (!grid || !table) return;
+    table.querySelectorAll('td[aria-colindex="1"]').forEach((c) => {
+      names[row(c)] = c.textContent; });
+    if (Object.keys(names).length < Number(table.getAttribute('aria-rowcount')) - 1) {
+      if (!scrolledBack && grid.scrollLeft > 0) { scrolledBack = true; grid.scrollLeft = 0; }
+      return;
+    }
+    if (grid.scrollLeft + grid.clientWidth < grid.scrollWidth - 1) {
+      grid.scrollLeft = grid.scrollWidth;
+    }
+    const head = [...table.querySelectorAll('th')].find((h) => h.textContent === 'Decision');
+    if (!head) return;
+    const column = head.getAttribute('aria-colindex');
+    table.querySelectorAll(`td[aria-colindex="${column}"]`).forEach((c) => {
+      const name = names[row(c)], line = c.textContent;
+      if (line && shown[name] !== line) { shown[name] = line; log.push([Date.now(), name, line]); }
+    });
+  };
+  new MutationObserver(read).observe(document.body,
+    {childList: true, subtree: true, characterData: true});
+}"""
+#: one cheap reading of whether the run is over: the script state, whether the run panel is
+#: shown, the sidebar status
+STATE_JS = """() => {
   const app = document.querySelector('[data-testid=stApp]');
   const status = document.querySelector('.st-key-review_status');
-  const panel = document.querySelector("[class*='st-key-review_run_panel']");
-  const out = {state: app && app.getAttribute('data-test-script-state'), panel: !!panel,
-               status: status ? status.innerText : '', lines: {}};
-  const grid = panel && panel.querySelector('.dvn-scroller');
-  const table = panel && panel.querySelector('table[role=grid]');
-  if (!grid || !table) return out;
-  const frames = () => new Promise((done) =>
-    requestAnimationFrame(() => requestAnimationFrame(done)));
-  const names = window.__srNames || (window.__srNames = {});
-  const row = (cell) => cell.parentElement.getAttribute('aria-rowindex');
-  const take = () => panel.querySelectorAll('td[aria-colindex="1"]').forEach((c) => {
-    names[row(c)] = c.textContent; });
-  const known = () => Object.keys(names).length >= Number(table.getAttribute('aria-rowcount')) - 1;
-  take();
-  if (!known() && grid.scrollLeft > 0) {
-    grid.scrollLeft = 0;
-    await frames();
-    take();
-  }
-  if (!known()) return out;
-  if (grid.scrollLeft + grid.clientWidth < grid.scrollWidth - 1) {
-    grid.scrollLeft = grid.scrollWidth;
-    await frames();
-  }
-  const head = [...panel.querySelectorAll('th')].find((h) => h.textContent === 'Decision');
-  if (!head) return out;
-  const column = head.getAttribute('aria-colindex');
-  panel.querySelectorAll(`td[aria-colindex="${column}"]`).forEach((c) => {
-    if (c.textContent) out.lines[names[row(c)] || 'row ' + row(c)] = c.textContent;
-  });
-  return out;
+  return {state: app && app.getAttribute('data-test-script-state'),
+          panel: !!document.querySelector("[class*='st-key-review_run_panel']"),
+          status: status ? status.innerText : ''};
 }"""
 #: the Overview's decision lines (its first block: presentation mode repeats them)
 OVERVIEW_JS = """() => {
@@ -141,7 +149,7 @@ class RunWatch:
     finished : float or None
         The end of the run (panel gone, script idle, every section up to date).
     readings : int
-        Readings of the screen taken.
+        Readings taken of whether the run had finished.
     """
 
     first_seen: dict[str, float] = field(default_factory=dict)
@@ -190,7 +198,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--timeout", type=float, default=600.0, help="seconds the run may take at most"
     )
-    parser.add_argument("--poll", type=float, default=0.15, help="seconds between readings")
+    parser.add_argument(
+        "--poll",
+        type=float,
+        default=0.15,
+        help="seconds between readings of whether the run is over",
+    )
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     args = parser.parse_args(argv)
     if args.rows is not None and args.rows < 100:
@@ -271,11 +284,11 @@ def _wait_idle(page, timeout_ms: float, *, start_ms: int = 300) -> None:
 def _click_until(page, selector: str, shown: str, timeout_ms: float) -> float:
     """Click the visible ``selector`` until ``shown`` appears (a click landing while Streamlit
     redraws the sidebar is lost, as the tests' ``start_review_run`` says): the
-    ``time.perf_counter()`` of the click that took."""
+    ``time.time()`` of the click that took (the browser's ``Date.now()`` reads that clock)."""
     for _ in range(3):
         button = page.locator(f"{selector}:visible")
         button.first.wait_for(state="visible", timeout=timeout_ms)
-        clicked = time.perf_counter()
+        clicked = time.time()
         button.first.click()
         try:
             page.locator(shown).first.wait_for(state="attached", timeout=30_000)
@@ -328,17 +341,13 @@ def _peak_rss_gb(proc: psutil.Process) -> float:
 
 
 def watch_run(page, clicked: float, *, timeout: float, poll: float) -> RunWatch:
-    """Read the screen every ``poll`` seconds from ``clicked`` until the run has finished."""
-    watch, shown = RunWatch(), {}
+    """Read every ``poll`` seconds whether the run is over (``clicked``: the click's
+    ``time.time()``), then take the observer's log (:data:`WATCH_JS`)."""
+    watch = RunWatch()
     while True:
-        reading = page.evaluate(READ_JS)
-        now = time.perf_counter() - clicked
+        reading = page.evaluate(STATE_JS)
+        now = time.time() - clicked
         watch.readings += 1
-        for name, line in reading["lines"].items():
-            if shown.get(name) != line:
-                shown[name] = line
-                watch.first_seen.setdefault(name, now)
-                watch.changes.append((now, name, line))
         status = reading["status"]
         done = (
             reading["state"] == "notRunning"
@@ -349,10 +358,16 @@ def watch_run(page, clicked: float, *, timeout: float, poll: float) -> RunWatch:
         )
         if done:
             watch.finished = now
-            return watch
+            break
         if now > timeout:
             raise BenchError(f"the run had not finished after {timeout:.0f} s")
         time.sleep(poll)
+    # the browser's Date.now() and time.time() read the same clock (one machine)
+    for stamp, name, line in page.evaluate("() => window.__srLog"):
+        seconds = stamp / 1000 - clicked
+        watch.first_seen.setdefault(name, seconds)
+        watch.changes.append((seconds, name, line))
+    return watch
 
 
 def overview_decisions(page, timeout_ms: float) -> list[tuple[str, str, str]]:
@@ -400,59 +415,78 @@ def measure(args: argparse.Namespace, folder: Path) -> None:
             load = os.getloadavg()[0]
             cpu = {name: _cpu(procs) for name, procs in groups.items()}
             started = "[class*='st-key-review_run_panel'], .st-key-run_review button:disabled"
+            page.evaluate(WATCH_JS)
             clicked = _click_until(page, ".st-key-run_review button", started, timeout_ms)
             watch = watch_run(page, clicked, timeout=args.timeout, poll=args.poll)
             after = _processes(server)
             spent = {name: _cpu_over(cpu[name], _cpu(procs)) for name, procs in after.items()}
             load_after, rss = os.getloadavg()[0], _peak_rss_gb(server)
             _say(same_run_reference("after"))
-            _report(watch, spent, load, load_after, rss)
             decisions = overview_decisions(page, timeout_ms)
         finally:
             browser.close()
-    _say("decisions as the Overview shows them:")
-    for name, outcome, reason in decisions:
-        _say(f"  {name:<20} {outcome:<24} {reason}")
+    _report(watch, spent, (load, load_after), rss, decisions)
     _check(watch, decisions)
 
 
+def _final(line: str) -> bool:
+    """Whether a run panel line is a candidate's final decision (see ``decision_line``)."""
+    return "(final" in line
+
+
 def _check(watch: RunWatch, decisions: list[tuple[str, str, str]]) -> None:
-    """The panel drew a line for every candidate the Overview decides, and each line it drew
-    as final names the Overview's decision (a line still waiting on curation names none)."""
-    last = {name: line for _, name, line in watch.changes}
-    if {name for name, _, _ in decisions} != set(last):
-        raise BenchError(f"the panel decided {sorted(last)}, the Overview {len(decisions)} others")
-    for name, outcome, _ in decisions:
-        label, final = DECISION_STYLE[outcome].label, "(final" in last[name]
-        if final and not last[name].startswith(label + " ("):
-            raise BenchError(f"{name}: the panel's last line {last[name]!r}, the Overview {label}")
+    """Every candidate the panel drew a line for is one the Overview decides, and each line it
+    drew as final names the Overview's decision."""
+    shown = {name: outcome for name, outcome, _ in decisions}
+    for _, name, line in watch.changes:
+        if name not in shown:
+            raise BenchError(f"the panel decided {name!r}; the Overview shows {sorted(shown)}")
+        label = DECISION_STYLE[shown[name]].label
+        if _final(line) and not line.startswith(label + " ("):
+            raise BenchError(f"{name}: the panel's final line {line!r}, the Overview {label}")
 
 
 def _report(
-    watch: RunWatch, spent: dict[str, float], load: float, load_after: float, rss: float
+    watch: RunWatch,
+    spent: dict[str, float],
+    load: tuple[float, float],
+    rss: float,
+    decisions: list[tuple[str, str, str]],
 ) -> None:
-    """Print the run's times, CPU seconds and memory."""
+    """Print the run's times, CPU seconds and memory, then the Overview's decisions."""
     assert watch.finished is not None
     _say(f"{'full review (Run review)':<32} {watch.finished:7.1f} s wall from the click")
     _say(
         f"{'  CPU over the run':<32} server {spent['server']:.1f} s, Chromium "
         f"{spent['browser']:.1f} s, Playwright driver {spent['driver']:.1f} s; load "
-        f"{load:.2f} -> {load_after:.2f}; server peak RSS {rss:.2f} GB"
+        f"{load[0]:.2f} -> {load[1]:.2f}; server peak RSS {rss:.2f} GB"
     )
-    if not watch.first_seen:
+    if watch.first_seen:
+        first = min(watch.first_seen, key=watch.first_seen.get)
+        _say(
+            f"{'first decision on screen':<32} {watch.first_seen[first]:7.1f} s after the "
+            f"click ({first}; the last at {max(watch.first_seen.values()):.1f} s; "
+            f"{watch.readings} readings)"
+        )
+    else:
         _say("first decision on screen: none drawn during the run")
-        return
-    first = min(watch.first_seen, key=watch.first_seen.get)
-    _say(
-        f"{'first decision on screen':<32} {watch.first_seen[first]:7.1f} s after the click "
-        f"({first}; the last at {max(watch.first_seen.values()):.1f} s; "
-        f"{watch.readings} readings)"
-    )
-    for name, seconds in watch.first_seen.items():
-        _say(f"  {name:<30} {seconds:7.1f} s")
+    final = {name: t for t, name, line in watch.changes if _final(line)}
+    _say("each candidate: its first line in the run panel, then its final decision on screen")
+    for name, _, _ in decisions:
+        seen = watch.first_seen.get(name)
+        first_line = f"{seen:7.1f} s" if seen is not None else "   never"
+        final_line = (
+            f"{final[name]:.1f} s in the panel"
+            if name in final
+            else f"{watch.finished:.1f} s, the end of the run (the panel closed before drawing it)"
+        )
+        _say(f"  {name:<30} {first_line}, final {final_line}")
     _say("each line as it appeared in the run panel:")
     for seconds, name, line in watch.changes:
         _say(f"  {seconds:7.1f} s  {name:<20} {line}")
+    _say("decisions as the Overview shows them:")
+    for name, outcome, reason in decisions:
+        _say(f"  {name:<20} {outcome:<24} {reason}")
 
 
 def main(argv: list[str] | None = None) -> int:
