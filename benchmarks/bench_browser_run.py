@@ -29,6 +29,27 @@ Overview shows them, in ``bench_pages.py``'s format, so the two outputs compare 
 
 Exit status 2 with a message on bad arguments, 1 when the run fails or outlasts ``--timeout``;
 the server and the browser are stopped in every case. Not a test.
+
+Measured 2026-11-28 17:20 and 17:21 UTC, branch commit 2800dfb (main c23ef08 plus this script),
+two runs back to back under ``flock /tmp/bench.lock``, the machine otherwise quiet (AMD EPYC, 2
+usable cores, AVX2 + FMA + AVX-512, OpenBLAS on the Haswell kernel with ``OPENBLAS_CORETYPE``
+and ``OPENBLAS_L2_SIZE`` set; the server's environment without ``OMP_NUM_THREADS``):
+
+* first run, load 1.19 -> 1.74: first decision on screen 8.0 s after the click (copula), the
+  whole run 41.3 s wall; server 51.5 CPU-s, Chromium 6.8, Playwright driver 0.4; server peak
+  RSS 0.92 GB; reference 1.3 / 1.4 s wall (2.7 / 2.7 CPU-s) before / after.
+* second run, load 1.21 -> 1.71: 7.9 s and 40.2 s; server 50.3 CPU-s, Chromium 6.2, driver
+  0.5; 0.91 GB; reference 1.5 / 1.5 s wall (2.9 / 2.9 CPU-s).
+* ``OMP_NUM_THREADS=1 python benchmarks/bench_pages.py`` just after (17:22, load 1.17 ->
+  1.13): 38.3 s wall / 49.4 CPU-s, first decision 6.9 s (the last, ctgan's, at 38.0 s),
+  0.93 GB; reference 1.4 / 1.5 s wall (2.9 / 3.0 CPU-s).
+
+Issue 39's 15 s and 60 s hold in the browser with the same decisions (every candidate's
+outcome and reason equal to bench_pages' line for line). The browser adds about 1 s to each
+candidate's first line (the websocket, the grid's redraw) and 2-3 s to the run: Chromium's
+6-7 CPU-s share the two cores. ctgan's line never reaches the panel: it is drawn about 0.3 s
+before the run ends and the panel closes before the grid redraws, so its decision is on
+screen at the end of the run (the sidebar's *See the decisions*, the Overview).
 """
 
 from __future__ import annotations
