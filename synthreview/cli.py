@@ -89,8 +89,8 @@ from synthreview.release.signing import (
     verify_folder,
 )
 from synthreview.release.waivers import Approval, approval_bytes, read_approval, waivers_for
-from synthreview.review import SECTIONS, evaluate
-from synthreview.sampling import DEFAULT_SAMPLE_ROWS
+from synthreview.review import SECTIONS, evaluate, scaled_progress
+from synthreview.sampling import DEFAULT_SAMPLE_ROWS, sampled_tables
 from synthreview.terminal import terminal_output, terminal_text
 
 EXIT_CODES = f"""exit codes:
@@ -501,6 +501,19 @@ def _thresholds(args: argparse.Namespace, report):
     return {name: chosen for name in report.candidates}
 
 
+def evaluation_share(*, curate: bool, sampled: bool) -> float:
+    """The share of the ``review`` command's progress its evaluation takes (the release the rest).
+
+    Counted in candidate evaluations: each candidate's is one; its release adds an every-row
+    audit when the review is estimated on samples (at a million rows about as long as the
+    evaluation) and, with ``curate``, the curated set's re-evaluation (about one more; less
+    where curation is cut or the set passes). A release that needs less ends its share early:
+    the printed fraction then moves forward, never back.
+    """
+    release = (1.0 if sampled else 0.0) + (1.0 if curate else 0.0)
+    return 1.0 / (1.0 + max(release, 0.1))  # judging and writing the files: about a tenth
+
+
 def run_review(args: argparse.Namespace) -> int:
     """Run the ``review`` command; returns the exit code (module ``EXIT_CODES``)."""
     # everything that can be wrong with the call is checked before anything is computed
@@ -548,6 +561,9 @@ def run_review(args: argparse.Namespace) -> int:
             sample_rows=None if args.exact else args.sample_rows,
         )
         validate_options(review, options, args.sections, args.device)
+        # one fraction over the whole run: the evaluation first, then the release
+        sampled = bool(sampled_tables(review, options.sample_rows, person=options.person))
+        split = evaluation_share(curate=args.curate, sampled=sampled)
 
         prior = _prior_releases(args, review, context)
         report = evaluate(
@@ -556,7 +572,7 @@ def run_review(args: argparse.Namespace) -> int:
             options=options,
             seed=args.seed,
             device=args.device,
-            progress=progress,
+            progress=scaled_progress(progress, 0.0, split),
             threads=args.threads,
             approximate=args.approximate,
             keep_memo=True,  # the curated versions and controls share the real side computed here
@@ -575,7 +591,7 @@ def run_review(args: argparse.Namespace) -> int:
             sources=args.synthetic,
             params=vars_for_manifest(args),
             device=args.device,
-            progress=progress,
+            progress=scaled_progress(progress, split, 1.0),
             context=context,
             prior=prior,
             waivers=waivers_for(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthreview.cli import main
+from synthreview.cli import evaluation_share, main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,7 +121,7 @@ def adult_files(tmp_path_factory):
     return folder
 
 
-def _review(folder, out, *candidates, extra=()):
+def _review(folder, out, *candidates, extra=(), quiet=True):
     args = [
         "review",
         "--real",
@@ -129,7 +130,7 @@ def _review(folder, out, *candidates, extra=()):
         str(folder / "holdout.csv"),
         "--out",
         str(out),
-        "--quiet",
+        *(["--quiet"] if quiet else []),
         "--max-attack",
         "300",
         *extra,
@@ -150,10 +151,16 @@ def test_policy_exit_codes_and_release_files(adult_files, tmp_path, capsys):
     assert _review(adult_files, tmp_path / "fresh", "fresh", extra=full) == 0, (
         capsys.readouterr().err
     )
-    code = _review(adult_files, tmp_path / "mem", "memorizer", "fresh", extra=["--curate", *full])
+    code = _review(adult_files, tmp_path / "mem", "memorizer", "fresh", extra=["--curate", *full],
+                   quiet=False)  # fmt: skip
     assert code == 1
     err = capsys.readouterr().err
     assert "memorizer FAILS the policy: mia_" in err
+    # one fraction over the evaluation and the release of both candidates: it never goes back
+    # (issue 39; it restarted at 0 % for the release and again for each candidate's curation)
+    fractions = [float(f) for f in re.findall(r"\[\s*([0-9.]+)%\]", err)]
+    assert len(fractions) > 10 and fractions == sorted(fractions) and fractions[-1] == 100.0
+    assert any(f > 100 * evaluation_share(curate=True, sampled=False) for f in fractions)
     out = tmp_path / "mem"
     for rel in (
         "report.json",
@@ -323,3 +330,13 @@ def test_cli_report_equals_the_library_release_and_a_rejection_keeps_its_evidenc
     for content in (cli, library):
         content.pop("generated_at")
     assert library == cli
+
+
+@pytest.mark.parametrize(
+    ("curate", "sampled", "share"),
+    [(False, False, 1 / 1.1), (True, False, 0.5), (False, True, 0.5), (True, True, 1 / 3)],
+)
+def test_the_evaluation_takes_its_share_of_the_run(curate, sampled, share):
+    """Counted in candidate evaluations: an every-row audit and a curated re-evaluation are
+    one each, judging and writing the files a tenth."""
+    assert evaluation_share(curate=curate, sampled=sampled) == pytest.approx(share)

@@ -214,3 +214,26 @@ def test_the_run_panel_draws_the_first_decision_while_the_others_wait():
     last = drawn[-1].set_index("candidate")["Decision"]
     for name, decision in summary.decisions.items():  # the run's last lines: the Overview's
         assert last[name] == decision_line(decision, pending=None)
+
+
+def test_the_submitted_step_tells_its_progress_the_audit_stages():
+    """An every-row audit (a review estimated on samples) runs in the step that judges a
+    candidate as submitted: its search stages reach the run panel's progress, as the CLI's."""
+    session, options = _session()
+    live = session.live()
+    name = live.review.candidates[0]
+    terms = session.release_terms([name], options)
+    told: list[tuple[float, str]] = []
+
+    def release_candidate(*args, progress=None, **kwargs):
+        progress(0.0, f"every-row audit of {name}: encoding")
+        return "judged as submitted"
+
+    with (
+        patch("synthreview.record.live.release_candidate", release_candidate),
+        patch.object(type(live), "candidate_report", lambda *a, **k: object()),
+    ):
+        step = live.compute((name, "submitted"), seed=session.seed(), options=options,
+                            terms=terms, progress=lambda f, m: told.append((f, m)))  # fmt: skip
+    assert step.error is None and step.value == "judged as submitted"
+    assert told == [(0.0, f"every-row audit of {name}: encoding")]

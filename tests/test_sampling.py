@@ -17,7 +17,12 @@ from synthreview.judgement.policy import load_policy
 from synthreview.options import ReviewOptions
 from synthreview.release import rows as rows_module
 from synthreview.release.audit import Thresholds
-from synthreview.release.pipeline import audit_candidate, release_candidate, review_release
+from synthreview.release.pipeline import (
+    EVERY_ROW_AUDIT_SHARE,
+    audit_candidate,
+    release_candidate,
+    review_release,
+)
 from synthreview.release.rows import every_row_evidence
 from synthreview.review import evaluate
 from synthreview.sampling import plan_sentence, sample_positions, sample_review
@@ -149,9 +154,31 @@ def test_a_sampled_audit_needs_the_review_and_refuses_the_paper_mode(leak, sampl
         audit_candidate(sampled_report, "leak", Thresholds(mode="paper"), review=review)
 
 
-def test_the_record_says_what_was_sampled_and_what_the_search_measured(leak, sampled_report):
+@pytest.fixture(scope="module")
+def sampled_release(leak, sampled_report):
+    """The CLI's release (``--curate``) of the sampled review, and what it told its progress."""
     review, _ = leak
-    release = review_release(review, sampled_report, curate=True)
+    told: list[tuple[float, str]] = []
+    release = review_release(review, sampled_report, curate=True,
+                             progress=lambda f, m: told.append((f, m)))  # fmt: skip
+    return release, told
+
+
+def test_the_release_progress_only_grows_audit_first(sampled_release):
+    """The every-row audit reports on the first half of the candidate's range, its curated
+    re-evaluation on the rest (issue 39: the printed fraction never goes back)."""
+    _, told = sampled_release
+    fractions = [f for f, _ in told]
+    assert fractions == sorted(fractions) and 0.0 <= fractions[0] and fractions[-1] <= 1.0
+    audit = [f for f, m in told if m.startswith("every-row audit of leak")]
+    curated = [f for f, m in told if not m.startswith("every-row audit of leak")]
+    assert audit and curated
+    assert max(audit) <= EVERY_ROW_AUDIT_SHARE <= min(curated) and max(curated) > 0.9
+
+
+def test_the_record_says_what_was_sampled_and_what_the_search_measured(leak, sampled_release):
+    review, _ = leak
+    release, _ = sampled_release
     html = release.files["report.html"].decode()
     assert "estimated on" in html and "of 1,200 rows" in html.replace("1200", "1,200")
     assert "audit search, leak" in html and "exact nearest training row" in html

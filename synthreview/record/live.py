@@ -318,7 +318,7 @@ class LiveReview:
                 f"before its sections are stored"
             )
         if section == "submitted":
-            return self.judge_submitted(report, name, terms[name])
+            return self.judge_submitted(report, name, terms[name], progress=progress)
         step = self.release(report, name, terms[name], progress=progress)
         curated = step.value.curated if step.value is not None else None
         if step.value is not None and curated is None:
@@ -532,10 +532,18 @@ class LiveReview:
                 return step.value
         return None
 
-    def judge_submitted(self, report: Report, name: str, terms: ReleaseTerms) -> StepResult:
+    def judge_submitted(
+        self,
+        report: Report,
+        name: str,
+        terms: ReleaseTerms,
+        *,
+        progress: Progress | None = None,
+    ) -> StepResult:
         """Audit ``name`` and judge it as submitted through the one pipeline (its release
         without curation) and store it; :meth:`release` then reuses the audit, so the decision
-        the run draws early is the one the release and the Overview state."""
+        the run draws early is the one the release and the Overview state. ``progress`` is told
+        the search stages of an every-row audit (a review estimated on samples)."""
         started = time.perf_counter()
         value, error = None, None
         try:
@@ -547,6 +555,7 @@ class LiveReview:
                 thresholds=terms.thresholds,
                 curate_when="never",
                 reuse=self.previous_release(name, seed=terms.seed, options=terms.options),
+                progress=progress,
             )
         except Exception as exc:  # recorded, never a silent pass (as in release)
             error = error_message(exc)
