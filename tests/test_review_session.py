@@ -92,6 +92,12 @@ def test_run_progress_estimates_from_the_sessions_timings():
     assert progress.remaining() == pytest.approx(4.0)  # one step left, at the mean of 2 and 6
     frame = progress.frame()
     assert list(frame["Fidelity"]) == ["6 s", "waiting"]
+    assert "Decision" not in frame  # none reached yet
+    progress.decide("a", "RELEASE (pass)")
+    frame = progress.frame()
+    # the decision beside the name, where the run panel shows it without scrolling sideways
+    assert list(frame.columns) == ["candidate", "Decision", "Fidelity"]
+    assert list(frame["Decision"]) == ["RELEASE (pass)", ""]
     fraction, sentence = progress.line()
     assert fraction == pytest.approx(0.5) and "1 of 2 steps done" in sentence
     assert format_seconds(185) == "3 min 05 s" and format_seconds(44.6) == "45 s"

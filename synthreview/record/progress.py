@@ -148,13 +148,19 @@ class RunProgress:
         )
 
     def frame(self) -> pd.DataFrame:
-        """One row per candidate, one column per section: done (seconds), running, waiting,
-        skipped; then the candidate's decision so far (:meth:`decide`), once there is one."""
+        """One row per candidate: its decision so far (:meth:`decide`), once there is one, then
+        one column per section: done (seconds), running, waiting, skipped.
+
+        The decision comes right after the name: the run panel is narrower than the table at
+        1280×720, and a column right of the sections lay outside it (a reviewer had to scroll
+        the table sideways to see a decision reached)."""
         names = list(dict.fromkeys(n for n, _ in self.steps))
         sections = list(dict.fromkeys(s for _, s in self.steps))
         rows = []
         for name in names:
             row = {"candidate": name}
+            if self.decisions:
+                row["Decision"] = self.decisions.get(name, "")
             for section in sections:
                 step = (name, section)
                 if step in self.done:
@@ -165,8 +171,6 @@ class RunProgress:
                     row[SECTION_LABELS[section]] = "waiting"
                 else:
                     row[SECTION_LABELS[section]] = "stored"
-            if self.decisions:
-                row["Decision"] = self.decisions.get(name, "")
             rows.append(row)
         return pd.DataFrame(rows)
 
