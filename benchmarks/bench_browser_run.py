@@ -70,7 +70,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -89,19 +88,8 @@ from bench_fidelity import (  # noqa: E402  (the script's folder is on sys.path)
 )
 
 from synthreview.judgement.verdicts import DECISION_STYLE  # noqa: E402
+from tests.e2e_utils import CHROMIUM_ARGS, free_port, healthy  # noqa: E402
 
-#: the tests' Chromium flags (tests/conftest.py): headless, no sandbox or GPU, nothing fetched
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 #: seconds the server has to answer its health check (it imports torch, faiss and plotly)
 START_SECONDS = 90
 #: installed before the click: a DOM observer that logs ``[Date.now(), candidate, line]`` each
@@ -195,21 +183,6 @@ def _port_free(port: int) -> bool:
         return True
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        with opener.open(f"{url}/_stcore/health", timeout=1) as response:
-            return response.read().strip() == b"ok"
-    except OSError:
-        return False
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line; ``parser.error`` (exit status 2) on a bad value."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -274,7 +247,7 @@ def _dashboard(port: int, rows: int | None, folder: Path) -> Iterator[tuple[psut
         try:
             url = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + START_SECONDS
-            while not _healthy(url):
+            while not healthy(url):
                 if proc.poll() is not None:
                     raise BenchError(f"streamlit exited early:\n{log_path.read_text()}")
                 if time.monotonic() > deadline:
@@ -412,7 +385,7 @@ def overview_decisions(page, timeout_ms: float) -> list[tuple[str, str, str]]:
 
 def measure(args: argparse.Namespace, folder: Path) -> None:
     """Start the server and the browser, time one Run review of the demo, print it all."""
-    port = args.port or _free_port()
+    port = args.port or free_port()
     timeout_ms = args.timeout * 1000
     with _dashboard(port, args.rows, folder) as (server, url), sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS)

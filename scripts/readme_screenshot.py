@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,36 +32,18 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 # the browser tests' waits: the run finished, a click that Streamlit's redraw lost repeated
-from tests.e2e_utils import open_page, start_review_run, wait_for_app_run  # noqa: E402
+from tests.e2e_utils import (  # noqa: E402
+    CHROMIUM_ARGS,
+    free_port,
+    healthy,
+    open_page,
+    start_review_run,
+    wait_for_app_run,
+)
 
 SIZE = {"width": 1280, "height": 720}
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 #: the longest a run of the shipped demo may take here (2 shared cores: several minutes)
 RUN_MS = 1_800_000
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        with opener.open(f"{url}/_stcore/health", timeout=1) as response:
-            return response.read().strip() == b"ok"
-    except OSError:
-        return False
 
 
 def _say(line: str) -> None:
@@ -129,13 +109,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         log_path = Path(scratch) / "server.log"
-        port = _free_port()
+        port = free_port()
         url = f"http://127.0.0.1:{port}"
         with open(log_path, "w") as log:
             server = _server(port, Path(scratch) / "register.sqlite", log)
             try:
                 deadline = time.monotonic() + 120
-                while not _healthy(url):
+                while not healthy(url):
                     if server.poll() is not None or time.monotonic() > deadline:
                         raise RuntimeError(f"streamlit did not start:\n{log_path.read_text()}")
                     time.sleep(0.2)

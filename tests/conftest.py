@@ -5,11 +5,9 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,7 +18,7 @@ import pytest
 from distributed import LocalCluster
 from filelock import FileLock
 
-from tests.e2e_utils import open_dashboard
+from tests.e2e_utils import CHROMIUM_ARGS, free_port, healthy, open_dashboard
 
 
 def pytest_collection_modifyitems(config, items):
@@ -33,38 +31,12 @@ def pytest_collection_modifyitems(config, items):
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 ARTIFACTS = ROOT / "artifacts"
 #: training rows of the table demo (record.session.DEMO_ROWS_ENV): the session fixtures review
 #: it once (the stored record, demo_record_folder, and the dashboard session of the page tests,
 #: demo_run) and the browser tests' servers load it (the full 5,000-row demo takes minutes to
 #: review on 2 cores; the decisions on these rows are still the engine's own)
 RECORD_ROWS = 300
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        with opener.open(f"{url}/_stcore/health", timeout=1) as response:
-            return response.read().strip() == b"ok"
-    except OSError:
-        return False
 
 
 def _built_once(tmp_path_factory, worker_id: str, name: str, build):
@@ -108,7 +80,7 @@ def server_register(tmp_path_factory) -> Path:
 def _streamlit(log_path: Path, env: dict[str, str]) -> Iterator[str]:
     """``streamlit run app.py`` on a free loopback port with ``env`` added to this process's
     environment; yields its URL once healthy; stops it (its log goes to ``log_path``)."""
-    port = _free_port()
+    port = free_port()
     cmd = [
         sys.executable,
         "-m",
@@ -134,7 +106,7 @@ def _streamlit(log_path: Path, env: dict[str, str]) -> Iterator[str]:
         try:
             url = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + 90
-            while not _healthy(url):
+            while not healthy(url):
                 if proc.poll() is not None:
                     raise RuntimeError(f"streamlit exited early:\n{log_path.read_text()}")
                 if time.monotonic() > deadline:

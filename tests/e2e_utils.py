@@ -1,11 +1,45 @@
-"""Helpers for Playwright tests of the Streamlit app."""
+"""Helpers for Playwright tests of the Streamlit app (also used by ``scripts/`` and ``benchmarks/``
+that start the dashboard and drive it in Chromium)."""
 
 from __future__ import annotations
 
+import socket
+import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
+
+#: Chromium's flags for the tests, scripts and benchmarks: headless, no sandbox or GPU, nothing
+#: fetched of its own (no QUIC, background networking, component updates or sync)
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+def free_port() -> int:
+    """A loopback TCP port free now (the system's choice)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def healthy(url: str) -> bool:
+    """Whether the Streamlit server at ``url`` answers its health check (no proxy asked)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(f"{url}/_stcore/health", timeout=1) as response:
+            return response.read().strip() == b"ok"
+    except OSError:
+        return False
 
 
 def wait_for_app_run(page, timeout_ms: int = 120_000, *, start_ms: int = 300) -> None:

@@ -26,8 +26,8 @@ from synthreview import demo
 from synthreview.judgement.verdicts import DECISION_STYLE
 from synthreview.record.trust import TRUST_ENV
 from synthreview.release.register import history
-from tests.conftest import ROOT, _free_port, _healthy
-from tests.e2e_utils import click_keyed, open_page, wait_for_app_run
+from tests.conftest import ROOT
+from tests.e2e_utils import click_keyed, free_port, healthy, open_page, wait_for_app_run
 
 pytestmark = pytest.mark.e2e
 CANDIDATES = ("fresh_with_copies", "copula")
@@ -80,7 +80,7 @@ def servers(signed_review):
     root, env = signed_review
     started = {}
     for name in ("review", "changed"):
-        port = _free_port()
+        port = free_port()
         log = open(root / f"{name}.log", "w")  # closed with the server
         key = str(root / "tool" / "synthreview.pub")
         command = [sys.executable, "-m", "synthreview", "show", str(root / name),
@@ -89,7 +89,7 @@ def servers(signed_review):
         started[name] = (proc, f"http://127.0.0.1:{port}", log)
     deadline = time.monotonic() + 90
     for name, (proc, url, _) in started.items():
-        while not _healthy(url):
+        while not healthy(url):
             assert proc.poll() is None, (root / f"{name}.log").read_text()
             assert time.monotonic() < deadline, (root / f"{name}.log").read_text()
             time.sleep(0.2)

@@ -8,7 +8,6 @@ import multiprocessing
 import os
 import pwd
 import shutil
-import socket
 import sqlite3
 import subprocess
 import tempfile
@@ -38,6 +37,7 @@ from synthreview.release.signing import (
     sign_files,
     statement_id,
 )
+from tests.e2e_utils import free_port
 
 PROCESSES, PER_PROCESS = 4, 50
 CANDIDATES = ("ctgan", "copula", "tvae")
@@ -159,12 +159,6 @@ def test_four_processes_append_200_records_to_sqlite(tmp_path):
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def postgres_url():
     """A PostgreSQL server of Debian's ``postgresql`` package, in a temporary folder."""
@@ -185,7 +179,7 @@ def postgres_url():
         user = pwd.getpwnam("postgres")
         os.chown(root, user.pw_uid, user.pw_gid)
         run_as = ["runuser", "-u", "postgres", "--"]
-    data, port = root / "data", _free_port()
+    data, port = root / "data", free_port()
     started = False
     try:
         subprocess.run(
@@ -265,7 +259,7 @@ def test_postgresql_register_history_and_schema_version(postgres_db):
 
 
 def test_postgresql_that_refuses_the_connection_exits_2(tmp_path, capsys):
-    url = f"postgresql://nobody@127.0.0.1:{_free_port()}/register"
+    url = f"postgresql://nobody@127.0.0.1:{free_port()}/register"
     with pytest.raises(ConfigError, match="refused the connection"):
         append_records(url, records_of(1))
     assert main(["history", "--db", url]) == 2
@@ -438,7 +432,7 @@ def test_records_of_a_release_built_in_process_match_its_signed_statement(tmp_pa
     url = f"sqlite:///{tmp_path / 'new' / 'r.sqlite'}"
     assert check_register(url).dialect == "sqlite" and (tmp_path / "new" / "r.sqlite").exists()
     with pytest.raises(ConfigError, match="refused the connection"):
-        check_register(f"postgresql://nobody@127.0.0.1:{_free_port()}/register")
+        check_register(f"postgresql://nobody@127.0.0.1:{free_port()}/register")
 
 
 # --- the hash chain (issue 37) -------------------------------------------------------------

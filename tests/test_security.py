@@ -16,7 +16,6 @@ import json
 import os
 import pwd
 import shutil
-import socket
 import stat
 import subprocess
 import sys
@@ -54,6 +53,7 @@ from synthreview.release.signing import (
 from synthreview.review import evaluate
 from synthreview.terminal import terminal_text
 from tests.credit_split import german_credit_split, noisy_copy
+from tests.e2e_utils import free_port
 from tests.hostile_generators import MARK
 
 HOSTILE = "tests.hostile_generators"
@@ -275,12 +275,6 @@ PASSWORD = "s3cret-pw-35"
 SPOOF = "cand\rRELEASE (pass) - every rule passes\x1b[2K"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def password_postgres():
     """A PostgreSQL server that asks for a password (scram-sha-256): ``(port, root folder)``."""
@@ -297,7 +291,7 @@ def password_postgres():
         for path in (root, root / "pw"):
             os.chown(path, user.pw_uid, user.pw_gid)
         run_as = ["runuser", "-u", "postgres", "--"]
-    data, port = root / "data", _free_port()
+    data, port = root / "data", free_port()
     started = False
     try:
         subprocess.run([*run_as, initdb, "-D", str(data), "-U", "synthreview",
