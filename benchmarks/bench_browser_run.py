@@ -66,12 +66,11 @@ import math
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,7 +87,12 @@ from bench_fidelity import (  # noqa: E402  (the script's folder is on sys.path)
 )
 
 from synthreview.judgement.verdicts import DECISION_STYLE  # noqa: E402
-from tests.e2e_utils import CHROMIUM_ARGS, free_port, healthy  # noqa: E402
+from tests.e2e_utils import (  # noqa: E402
+    CHROMIUM_ARGS,
+    free_port,
+    serving_dashboard,
+    wait_for_app_run,
+)
 
 #: seconds the server has to answer its health check (it imports torch, faiss and plotly)
 START_SECONDS = 90
@@ -233,48 +237,15 @@ def _dashboard(port: int, rows: int | None, folder: Path) -> Iterator[tuple[psut
     }
     if rows is not None:
         env["SYNTHREVIEW_DEMO_ROWS"] = str(rows)
-    cmd = [
-        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-        "--server.headless=true", "--server.address=127.0.0.1", f"--server.port={port}",
-        "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
-        "--client.toolbarMode=minimal",
-    ]  # fmt: skip
-    log_path = folder / "server.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-        )
+    with ExitStack() as stack:
         try:
-            url = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + START_SECONDS
-            while not healthy(url):
-                if proc.poll() is not None:
-                    raise BenchError(f"streamlit exited early:\n{log_path.read_text()}")
-                if time.monotonic() > deadline:
-                    raise BenchError(f"streamlit not healthy after {START_SECONDS} s")
-                time.sleep(0.2)
-            yield psutil.Process(proc.pid), url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
-def _wait_idle(page, timeout_ms: float, *, start_ms: int = 300) -> None:
-    """Wait until the websocket is up and the script run is over (``start_ms`` first lets a
-    just-triggered rerun start; the tests' ``wait_for_app_run``)."""
-    if start_ms:
-        page.wait_for_timeout(start_ms)
-    app = "[data-testid='stApp']"
-    page.locator(f"{app}[data-test-connection-state='CONNECTED']").wait_for(
-        state="attached", timeout=timeout_ms
-    )
-    page.locator(f"{app}[data-test-script-state='notRunning']").wait_for(
-        state="attached", timeout=timeout_ms
-    )
+            serving = serving_dashboard(
+                folder / "server.log", env, port=port, start_seconds=START_SECONDS
+            )
+            proc, url = stack.enter_context(serving)
+        except RuntimeError as exc:  # the server did not start: said as the benchmark's failure
+            raise BenchError(str(exc)) from exc
+        yield psutil.Process(proc.pid), url
 
 
 def _click_until(page, selector: str, shown: str, timeout_ms: float) -> float:
@@ -375,7 +346,7 @@ def overview_decisions(page, timeout_ms: float) -> list[tuple[str, str, str]]:
     target = link.get_attribute("href")
     link.click()
     page.wait_for_url(target, timeout=timeout_ms)
-    _wait_idle(page, timeout_ms)
+    wait_for_app_run(page, timeout_ms)
     page.locator(".sr-decisions").first.wait_for(timeout=timeout_ms)
     return [
         (name, outcome_of.get(badge, f"? {badge}"), reason)
@@ -395,10 +366,10 @@ def measure(args: argparse.Namespace, folder: Path) -> None:
             page.set_default_timeout(timeout_ms)
             page.goto(url)
             page.get_by_test_id("stAppViewContainer").wait_for()
-            _wait_idle(page, timeout_ms)
+            wait_for_app_run(page, timeout_ms)
             # the session opens on the Data page, the demo loaded; a reviewer's own load of it
             page.locator(".st-key-load_demo button:visible").click()
-            _wait_idle(page, timeout_ms)
+            wait_for_app_run(page, timeout_ms)
             run_button = page.locator(".st-key-run_review button:visible")
             run_button.first.wait_for(state="visible")
             if not run_button.first.is_enabled():

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,9 +33,8 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 # the browser tests' waits: the run finished, a click that Streamlit's redraw lost repeated
 from tests.e2e_utils import (  # noqa: E402
     CHROMIUM_ARGS,
-    free_port,
-    healthy,
     open_page,
+    serving_dashboard,
     start_review_run,
     wait_for_app_run,
 )
@@ -49,20 +47,6 @@ RUN_MS = 1_800_000
 def _say(line: str) -> None:
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
-
-
-def _server(port: int, register: Path, log) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNTHREVIEW_")}
-    env["SYNTHREVIEW_REGISTER"] = str(register)
-    command = [
-        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-        "--server.headless=true", "--server.address=127.0.0.1", f"--server.port={port}",
-        "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
-        "--client.toolbarMode=minimal",
-    ]  # fmt: skip
-    return subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-    )
 
 
 def _shoot(url: str, out: Path, chromium: str) -> int:
@@ -108,25 +92,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chromium", default=os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
+        # the server's environment without the caller's SYNTHREVIEW_ settings (the shipped
+        # demo, as the README shows it), its register a scratch file
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SYNTHREVIEW_")}
+        env["SYNTHREVIEW_REGISTER"] = str(Path(scratch) / "register.sqlite")
         log_path = Path(scratch) / "server.log"
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        with open(log_path, "w") as log:
-            server = _server(port, Path(scratch) / "register.sqlite", log)
-            try:
-                deadline = time.monotonic() + 120
-                while not healthy(url):
-                    if server.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(f"streamlit did not start:\n{log_path.read_text()}")
-                    time.sleep(0.2)
-                decisions = _shoot(url, args.out, args.chromium)
-            finally:
-                server.terminate()
-                try:
-                    server.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.wait()
+        with serving_dashboard(log_path, env, start_seconds=120) as (_, url):
+            decisions = _shoot(url, args.out, args.chromium)
     _say(f"{args.out}: the Overview at 1280x720 with {decisions} decisions")
     return 0
 

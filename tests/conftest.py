@@ -5,9 +5,6 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,7 +15,7 @@ import pytest
 from distributed import LocalCluster
 from filelock import FileLock
 
-from tests.e2e_utils import CHROMIUM_ARGS, free_port, healthy, open_dashboard
+from tests.e2e_utils import CHROMIUM_ARGS, open_dashboard, serving_dashboard
 
 
 def pytest_collection_modifyitems(config, items):
@@ -29,7 +26,6 @@ def pytest_collection_modifyitems(config, items):
 
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = ROOT / "app.py"
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 ARTIFACTS = ROOT / "artifacts"
 #: training rows of the table demo (record.session.DEMO_ROWS_ENV): the session fixtures review
@@ -80,46 +76,8 @@ def server_register(tmp_path_factory) -> Path:
 def _streamlit(log_path: Path, env: dict[str, str]) -> Iterator[str]:
     """``streamlit run app.py`` on a free loopback port with ``env`` added to this process's
     environment; yields its URL once healthy; stops it (its log goes to ``log_path``)."""
-    port = free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(APP),
-        "--server.headless=true",
-        "--server.address=127.0.0.1",
-        f"--server.port={port}",
-        "--browser.gatherUsageStats=false",
-        "--server.fileWatcherType=none",
-        "--client.toolbarMode=minimal",
-    ]
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            cmd,
-            cwd=ROOT,
-            env={**os.environ, **env},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-        try:
-            url = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 90
-            while not healthy(url):
-                if proc.poll() is not None:
-                    raise RuntimeError(f"streamlit exited early:\n{log_path.read_text()}")
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"streamlit not healthy after 90 s:\n{log_path.read_text()}")
-                time.sleep(0.2)
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with serving_dashboard(log_path, {**os.environ, **env}) as (_, url):
+        yield url
 
 
 @pytest.fixture(scope="session")

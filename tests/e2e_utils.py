@@ -4,12 +4,19 @@ that start the dashboard and drive it in Chromium)."""
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
+import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
+#: the checkout whose ``app.py`` :func:`serving_dashboard` serves
+ROOT = Path(__file__).resolve().parents[1]
 #: Chromium's flags for the tests, scripts and benchmarks: headless, no sandbox or GPU, nothing
 #: fetched of its own (no QUIC, background networking, component updates or sync)
 CHROMIUM_ARGS = [
@@ -40,6 +47,49 @@ def healthy(url: str) -> bool:
             return response.read().strip() == b"ok"
     except OSError:
         return False
+
+
+@contextmanager
+def serving_dashboard(
+    log_path: Path, env: dict[str, str], *, port: int | None = None, start_seconds: float = 90
+) -> Iterator[tuple[subprocess.Popen, str]]:
+    """``streamlit run app.py`` of this checkout, headless, on loopback ``port`` (default a free
+    one) with the environment ``env`` (the whole of it) and its output in ``log_path``; yields
+    ``(process, url)`` once it answers its health check; always stops it.
+
+    Raises RuntimeError when the server exits, or does not answer within ``start_seconds``
+    (it imports torch, faiss and plotly first); the message holds its log.
+    """
+    port = free_port() if port is None else port
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        "--server.headless=true", "--server.address=127.0.0.1", f"--server.port={port}",
+        "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
+        "--client.toolbarMode=minimal",
+    ]  # fmt: skip
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + start_seconds
+            while not healthy(url):
+                if proc.poll() is not None:
+                    raise RuntimeError(f"streamlit exited early:\n{log_path.read_text()}")
+                if time.monotonic() > deadline:
+                    waited = f"streamlit not healthy after {start_seconds:.0f} s"
+                    raise RuntimeError(f"{waited}:\n{log_path.read_text()}")
+                time.sleep(0.2)
+            yield proc, url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def wait_for_app_run(page, timeout_ms: int = 120_000, *, start_ms: int = 300) -> None:
