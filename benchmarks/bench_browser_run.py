@@ -90,6 +90,7 @@ from synthreview.judgement.verdicts import DECISION_STYLE  # noqa: E402
 from tests.e2e_utils import (  # noqa: E402
     CHROMIUM_ARGS,
     free_port,
+    open_dashboard,
     serving_dashboard,
     wait_for_app_run,
 )
@@ -361,12 +362,7 @@ def measure(args: argparse.Namespace, folder: Path) -> None:
     with _dashboard(port, args.rows, folder) as (server, url), sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS)
         try:
-            context = browser.new_context(viewport={"width": 1280, "height": 720})
-            page = context.new_page()
-            page.set_default_timeout(timeout_ms)
-            page.goto(url)
-            page.get_by_test_id("stAppViewContainer").wait_for()
-            wait_for_app_run(page, timeout_ms)
+            _, page = open_dashboard(browser, url, timeout_ms)
             # the session opens on the Data page, the demo loaded; a reviewer's own load of it
             page.locator(".st-key-load_demo button:visible").click()
             wait_for_app_run(page, timeout_ms)

@@ -27,6 +27,7 @@ from playwright.sync_api import expect
 
 from tests.e2e_utils import (
     click_keyed,
+    open_dashboard,
     open_page,
     settle_charts,
     start_review_run,
@@ -138,12 +139,7 @@ def test_hostile_files_create_no_element_and_no_request(browser, streamlit_url, 
     traces = write_traces(traces_dir, port)
     names = candidate_names(port, slashes=False)
 
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    page.set_default_timeout(LONG)
-    page.goto(streamlit_url)
-    page.get_by_test_id("stAppViewContainer").wait_for()
-    wait_for_app_run(page, LONG)
+    context, page = open_dashboard(browser, streamlit_url, LONG)
 
     # 1. tables: hostile column names and cells, hostile candidate file names
     page.get_by_text("Upload tables (CSV, TSV, Parquet)").click()
