@@ -2,8 +2,8 @@
 
 Usage::
 
-    python benchmarks/bench_browser_run.py [--rows 5000] [--port PORT] [--timeout 600]
-        [--poll 0.15] [--chromium /usr/bin/chromium]
+    OMP_NUM_THREADS=1 python benchmarks/bench_browser_run.py [--rows 5000] [--port PORT]
+        [--timeout 600] [--poll 0.15] [--chromium /usr/bin/chromium] [--isa {native,avx2}]
 
 Starts the dashboard as the README launches it (``streamlit run app.py``, headless, on a free
 loopback port or ``--port``; ``--rows`` sets ``SYNTHREVIEW_DEMO_ROWS``, default the shipped
@@ -28,8 +28,23 @@ loads the same libraries); the same-run faiss reference before and after the run
 (``bench_fidelity.same_run_reference``); then each candidate's decision and reason as the
 Overview shows them, in ``bench_pages.py``'s format, so the two outputs compare line by line.
 
-Exit status 2 with a message on bad arguments, 1 when the run fails or outlasts ``--timeout``;
-the server and the browser are stopped in every case. Not a test.
+The server gets this process's environment whole (``_dashboard``, then
+``tests.e2e_utils.serving_dashboard``), so ``OMP_NUM_THREADS=1`` in the command reaches it, as
+it reaches the AppTest run of ``bench_pages.py``'s documented command: the two are run alike. The
+review bounds its own threads to the usable cores; the variable holds what runs outside it.
+The runs measured before 2026-11-28 20:00 UTC below had no ``OMP_NUM_THREADS``.
+
+``--isa avx2`` runs every library on its AVX2 code paths (``instruction_set.py``): this process
+starts again with the variables that cap each one, and the server, the browser and the driver
+inherit them. Before the browser starts, it prints what each library chose in this process (the
+same-run reference runs here) and in the server; the server's readings come from a probe, a
+fresh Python process started with the server's own environment as ``/proc`` gives it (each
+library's choice follows from its environment and the CPU, so the probe reads what the server
+chose; nothing of the probe runs in the server). Chromium's own code has no such switch.
+
+Exit status 2 with a message on bad arguments or when ``--isa avx2`` did not take in this
+process or the server's environment, 1 when the run fails or outlasts ``--timeout``; the server
+and the browser are stopped in every case. Not a test.
 
 Measured 2026-11-28 17:20 and 17:21 UTC, branch commit 2800dfb (main c23ef08 plus this script),
 two runs back to back under ``flock /tmp/bench.lock``, the machine otherwise quiet (AMD EPYC, 2
@@ -74,9 +89,13 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import instruction_set  # the script's folder is on sys.path
 import psutil
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import sync_playwright
+
+if __name__ == "__main__":  # before numpy, faiss and torch load: --isa avx2 restarts the process
+    instruction_set.enter()
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -206,6 +225,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="seconds between readings of whether the run is over",
     )
     parser.add_argument("--chromium", default="/usr/bin/chromium")
+    instruction_set.add_argument(parser)
     args = parser.parse_args(argv)
     if args.rows is not None and args.rows < 100:
         parser.error(f"--rows must be an integer >= 100; got {args.rows}")
@@ -360,6 +380,11 @@ def measure(args: argparse.Namespace, folder: Path) -> None:
     port = args.port or free_port()
     timeout_ms = args.timeout * 1000
     with _dashboard(port, args.rows, folder) as (server, url), sync_playwright() as pw:
+        # before the browser starts: the server's readings come from a probe process started
+        # with the server's own environment (read from /proc), this process's from itself
+        server_env = instruction_set.process_env(server.pid)
+        instruction_set.check(args.isa, instruction_set.readings(), "this process")
+        instruction_set.check(args.isa, instruction_set.probe(server_env), "the server")
         browser = pw.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS)
         try:
             _, page = open_dashboard(browser, url, timeout_ms)

@@ -13,8 +13,11 @@ compare BLAS-bound code, unset both in that command alone) and the peak RSS (``r
 faiss and BLAS allocate outside Python).
 
     python benchmarks/bench_fidelity.py [--rows 50000] [--columns 20] [--threads 2]
+        [--isa {native,avx2}]
 
-Exit status 2 with a message on bad arguments.
+``--isa avx2`` runs every library on its AVX2 code paths (``instruction_set.py``: the process
+starts again with the variables that cap each one, and prints what each one chose). Exit status
+2 with a message on bad arguments, or when ``--isa avx2`` did not take in a library.
 
 Measured (``--rows 50000``, 2 threads; AMD EPYC, 2 usable cores, SIMD avx2 fma avx512f avx512bw
 avx512vl avx512_vnni avx512_bf16; numpy's OpenBLAS 0.3.31 and faiss 1.15.1's OpenBLAS 0.3.15
@@ -53,6 +56,11 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import instruction_set  # the script's folder is on sys.path (also when bench_pages imports this)
+
+if __name__ == "__main__":  # before numpy, faiss and torch load: --isa avx2 restarts the process
+    instruction_set.enter()
 
 import faiss
 import numpy as np
@@ -174,6 +182,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--threads", type=int, default=available_cores(),
         help="bound on BLAS, faiss OpenMP and torch threads, for the suite and the floor alike",
     )  # fmt: skip
+    instruction_set.add_argument(parser)
     args = parser.parse_args(argv)
     for name, low in (("rows", 10), ("columns", 1), ("bootstrap", 0), ("threads", 1)):
         if getattr(args, name) < low:
@@ -185,6 +194,7 @@ def main() -> None:
     args = parse_args()
     for line in describe_machine():
         print(line)
+    instruction_set.check(args.isa, instruction_set.readings(), "this process")
     with limited_threads(args.threads):
         run(args)
 

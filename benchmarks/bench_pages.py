@@ -3,7 +3,7 @@
 Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_pages.py [--rows 5000] [--repeats 3]
-        [--profile PAGE] [--save FILE | --load FILE]
+        [--profile PAGE] [--save FILE | --load FILE] [--isa {native,avx2}]
 
 Loads the bundled table demo as the Data page does, presses Run review (candidate by candidate
 every section, the audit and judgement as submitted, then the curated version when it fails the
@@ -19,6 +19,13 @@ computed review; ``--load FILE`` times the pages on it without recomputing. Not 
 Beside the wall time of Run review it prints the process's CPU seconds over the same span (every
 thread of the process) and the least wall time those could take on the usable cores, the
 machine (CPU model and flags, BLAS kernels), the load average and the peak RSS.
+
+``--isa avx2`` runs every library on its AVX2 code paths (``instruction_set.py``: the process
+starts again with the variables that cap each one; before the run it prints what each one chose,
+and stops with exit status 2 if one is still on AVX-512). ``OMP_NUM_THREADS=1`` is in the
+command as ``bench_browser_run.py``'s is: the review bounds its own threads
+(``engine.limited_threads``), and the variable holds the rest of the process (page scripts,
+Streamlit) to one OpenMP and one BLAS thread, the same in both benchmarks.
 
 Measured 2026-11-27 18:20 (AMD EPYC, 2 usable cores, AVX2 + FMA, OpenBLAS Haswell; the same
 work outside the dashboard, ``evaluate`` of the six candidates then ``release_candidate`` of
@@ -68,6 +75,11 @@ import statistics
 import sys
 import time
 from pathlib import Path
+
+import instruction_set  # the script's folder is on sys.path
+
+if __name__ == "__main__":  # before numpy, faiss and torch load: --isa avx2 restarts the process
+    instruction_set.enter()
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -140,6 +152,7 @@ def main() -> None:
     parser.add_argument("--profile", choices=PAGES, default=None)
     parser.add_argument("--save", default=None, help="pickle the computed review here")
     parser.add_argument("--load", default=None, help="time pages on a pickled review")
+    instruction_set.add_argument(parser)
     args = parser.parse_args()
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=3600)
@@ -156,6 +169,7 @@ def main() -> None:
         at.run()
         for line in describe_machine():
             _say(line)
+        instruction_set.check(args.isa, instruction_set.readings(), "this process")
         _say(same_run_reference("before"))
         load = os.getloadavg()[0]
         started, cpu = time.perf_counter(), time.process_time()
