@@ -62,7 +62,11 @@ this machine; the shared machine's load beside each line; peak RSS 0.58-0.62 GB 
   AVX-512 and up to 16 with AVX2, and the One-Class embedding's 25 dimensions take its AVX2
   BLAS path (a BLAS product per block, then a scan), which also varied most from run to run
   and slowed after the suite in both avx2 runs (not explained). The ratio is comparable only
-  between runs of one kind.
+  between runs of one kind. Which variable does it, 19:44 UTC under the lock (load 1.5-1.8),
+  4 passes of 50k x 50k at 2 threads, twice each: native d=16 1.0 s wall / 2.0 CPU-s, d=20
+  1.4 / 2.8; ``FAISS_SIMD_LEVEL=AVX2`` alone d=16 1.9 / 3.7 (fused kernels both), d=20 6.0 /
+  12.0 (the BLAS path); every ``--isa avx2`` variable d=16 1.9 / 3.7, d=20 6.5 / 12.3: faiss's
+  level makes the whole difference.
 """
 
 from __future__ import annotations
