@@ -59,6 +59,7 @@ import numpy as np
 from threadpoolctl import threadpool_info
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python benchmarks/x.py
+from synthreview import grouped_search
 from synthreview.embeddings import fit_embedding
 from synthreview.engine import available_cores, limited_threads
 from synthreview.metrics.fidelity.section import evaluate_fidelity
@@ -127,6 +128,14 @@ def describe_machine() -> list[str]:
     return lines
 
 
+def stage_one_path() -> str:
+    """Which stage one the grouped search runs on this machine (the C register kernels, else
+    faiss's per-group calls and numpy's tiles)."""
+    if grouped_search.KERNEL:
+        return f"register kernels ({grouped_search.KERNEL}, synthreview.fused_minima)"
+    return "faiss per-group 1-NN / numpy tiles (the C kernels are not built: pip install -e .)"
+
+
 def floor(z: dict[str, np.ndarray]) -> Timing:
     """Exact faiss IndexFlatL2 1-NN time of the four searches the suite needs (search only)."""
     wall = cpu = 0.0
@@ -192,6 +201,7 @@ def main() -> None:
 def run(args: argparse.Namespace) -> None:
     n, d = args.rows, args.columns
     print(f"rows {n} real / {n} synthetic / {n} holdout, {d} columns, threads {args.threads}")
+    print(f"stage one: {stage_one_path()}")
     data = make_data(n, d)
     embedding, t_embed = _timed(lambda: fit_embedding(data["real"], method="oneclass", seed=0))
     z = {name: embedding.transform(x) for name, x in data.items()}
