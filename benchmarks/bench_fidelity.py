@@ -42,6 +42,14 @@ this machine; the shared machine's load beside each line; peak RSS 0.58-0.62 GB 
   1.56 / 1.67 s wall, 3.10 / 3.33 CPU-s; suite 3.38 s wall, 5.88 CPU-s; ratio 2.09 wall, 1.83
   CPU. Quiet, the floor uses both cores and the suite 1.7 of them, so the wall ratio is the
   worse one; still not 1.5.
+* 2026-11-28 19:14-19:44 UTC, stage one in C register kernels (AVX-512; issue 39 item 6), under
+  ``flock /tmp/bench.lock``, alternating with main 3b154d8 (faiss's per-group stage one), load
+  1.6-3.9: suite 2.03 / 2.06 s wall, 3.27 / 3.19 CPU-s, floor 1.47-1.64 s wall, 2.91-3.27 CPU-s;
+  ratio 1.32 / 1.30 wall, 1.07 / 1.02 CPU (main: suite 3.38 / 3.56 s wall, 5.88 / 6.01 CPU-s, floor
+  1.59-1.80 s wall, 3.17-3.58 CPU-s, ratio 1.99 / 2.11 wall, 1.74 / 1.80 CPU). The same numbers to
+  the last digit (the report and the per-row samples hashed). The radii passes take each pair of
+  groups once for both directions, and no pass pays faiss's per-call cost (``grouped_search``'s
+  module docstring, ``bench_stage_one.py``).
 """
 
 from __future__ import annotations

@@ -103,6 +103,19 @@ of a 400-row group's call at 20 columns, against 0.21 ns per distance), stage tw
 per (query, row), 7× faiss's per distance), the two 200-resample bootstraps 0.45, the k-NN
 merges 0.2. Larger groups trade one for the other (600 and 800 rows measured slower than 400:
 stage one's per-call cost falls as stage two's rows grow).
+
+Measured with the register kernels (issue 39 item 6, 2026-11-28, commit b6dcaec; the same machine;
+``benchmarks/bench_stage_one.py``, one thread, 10k × 50k at 25 dimensions, load 2.5-3.7, two runs):
+the AVX-512 kernel 0.20 ns per distance against faiss's whole-set 1-NN 0.28-0.35 and its per-group
+calls 0.36-0.42 in the same process (numpy's tiles 0.67, the AVX2 kernel 0.38); the 50k self pass
+0.29-0.34 CPU-s (AVX2 0.50-0.52) against faiss's whole-set 1-NN of the set among itself 0.75-0.89.
+So the radii passes cost about 0.4 of a floor pass and the one-directional passes 0.6-0.7, where
+faiss's per-group calls cost 1.2 each. ``bench_fidelity.py --rows 50000`` under the
+bench lock, alternating with main 3b154d8 (faiss's per-group stage one), 2 threads, load
+1.6-3.9: suite 2.03 / 2.06 s wall, 3.27 / 3.19 CPU-s, ratio 1.32 / 1.30 wall, 1.07 / 1.02 CPU
+(main: 3.38 / 3.56 s wall, 5.88 / 6.01 CPU-s, ratio 1.99 / 2.11 wall, 1.74 / 1.80 CPU); the report
+and the per-row samples byte-identical to main's (sha256 of both at 50k with 2 threads and 1, and
+at 20k).
 """
 
 from __future__ import annotations
