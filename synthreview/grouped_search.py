@@ -121,6 +121,7 @@ at 20k).
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections import deque
 from collections.abc import Iterator
@@ -164,12 +165,29 @@ QUERY_BATCH = 65536
 #: a self search (the reference's own rows as queries, the radii passes) takes each product
 #: tile once for both directions while its (n × groups) float32 minima fit in this many bytes
 SELF_MINIMA_BYTES = 1 << 28
-#: the register kernel stage one runs on the CPU (:func:`kernel_minima`,
-#: :func:`kernel_self_minima`): "avx512f" or "avx2", the best this CPU runs; None where the C
-#: extension is not built or the CPU has neither (then faiss's per-group calls and numpy's tiles)
-KERNEL: str | None = (fused_minima.levels() or (None,))[0] if fused_minima is not None else None
 #: the C extension's number for each kernel
 _KERNEL_LEVELS = {"avx512f": 2, "avx2": 1}
+#: caps the kernels' instruction set, as FAISS_SIMD_LEVEL caps faiss's: AVX512F, AVX2 or NONE
+#: (the benchmarks' ``--isa avx2`` sets it with the other libraries' variables)
+SIMD_LEVEL_VARIABLE = "SYNTHREVIEW_SIMD_LEVEL"
+
+
+def _best_kernel() -> str | None:
+    """The best kernel this CPU runs within :data:`SIMD_LEVEL_VARIABLE`'s cap (None: none)."""
+    cap = os.environ.get(SIMD_LEVEL_VARIABLE, "").strip().lower() or "avx512f"
+    if cap not in (*_KERNEL_LEVELS, "none"):
+        raise ValueError(f"{SIMD_LEVEL_VARIABLE} must be AVX512F, AVX2 or NONE; got {cap!r}")
+    if fused_minima is None or cap == "none":
+        return None
+    ok = [k for k in fused_minima.levels() if _KERNEL_LEVELS[k] <= _KERNEL_LEVELS[cap]]
+    return ok[0] if ok else None
+
+
+#: the register kernel stage one runs on the CPU (:func:`kernel_minima`,
+#: :func:`kernel_self_minima`): "avx512f" or "avx2", the best this CPU runs; None where the C
+#: extension is not built, the CPU has neither or the cap says NONE (then faiss's per-group
+#: calls and numpy's tiles, with the same results)
+KERNEL: str | None = _best_kernel()
 #: last-row entry of a padding column: [q, 1] · [0, PAD] = PAD, larger than any limit
 _PAD = np.float32(np.finfo(np.float32).max / 4)
 #: index of an empty :class:`TopK` slot (distance inf): after every row in (distance, index)

@@ -170,3 +170,20 @@ def test_the_kernels_are_built_where_the_cpu_runs_them():
     # CI installs the checkout (requirements-dev.txt: -e .), which builds the C extension; a
     # missing build would silently leave the kernel tests skipped and stage one on faiss
     assert grouped_search.KERNEL is not None, "run `pip install -e .` to build the kernels"
+
+
+@pytest.mark.parametrize(
+    ("cap", "want"),
+    [("", LEVELS[0] if LEVELS else None), ("AVX512F", LEVELS[0] if LEVELS else None),
+     ("avx2", "avx2" if "avx2" in LEVELS else None), ("NONE", None)],
+)  # fmt: skip
+def test_the_simd_level_variable_caps_the_kernel(monkeypatch, cap, want):
+    # the benchmarks' --isa avx2 sets it with faiss's, numpy's and torch's variables
+    monkeypatch.setenv(grouped_search.SIMD_LEVEL_VARIABLE, cap)
+    assert grouped_search._best_kernel() == want
+
+
+def test_a_bad_simd_level_is_refused(monkeypatch):
+    monkeypatch.setenv(grouped_search.SIMD_LEVEL_VARIABLE, "SSE2")
+    with pytest.raises(ValueError, match="SYNTHREVIEW_SIMD_LEVEL must be AVX512F, AVX2 or NONE"):
+        grouped_search._best_kernel()
