@@ -7,6 +7,8 @@ opened at both sizes and read from the DOM and plotly's own layout (``gd._fullLa
 bounding boxes of ``.legend``, titles and annotations). The runs themselves are the subject of
 their own test: the table demo and the glucose demo run in one session, and the glucose
 review's pages whose views draw rows (which its stored record cannot supply) are read too.
+German credit's upload and run, the suite's only one, also carries the one-release-one-record
+checks of test_browser_record (``tests.record_screen``) and the CLI's path on the same files.
 
 - no chart legend meets the chart's title, an axis title or an annotation's text, and no two
   annotation texts meet (the Overview scatter's names also stay inside its plot area);
@@ -34,7 +36,11 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
+from synthreview.io.tables import align, read_table
 from synthreview.judgement.policy import load_policy
+from synthreview.options import ReviewOptions
+from synthreview.release.pipeline import review_release
+from synthreview.review import evaluate
 from tests.conftest import ARTIFACTS, ROOT
 from tests.e2e_utils import (
     click_keyed,
@@ -43,6 +49,7 @@ from tests.e2e_utils import (
     settle_charts,
     wait_for_app_run,
 )
+from tests.record_screen import assert_one_record, curate_and_export
 
 pytestmark = pytest.mark.e2e
 LONG = 300_000  # ms
@@ -383,6 +390,9 @@ def german_files(tmp_path_factory) -> dict[str, Path]:
 
 
 def test_uploaded_german_credit_on_a_projector(meeting, german_files, tmp_path):
+    """German credit uploaded and run (the progress panel watched), every page read at both
+    sizes, presentation mode; then the run's record equals the screen and the CLI's decision
+    (one upload and run serves both: each costs a whole review on 2 cores)."""
     page = meeting
     folder = _folder(tmp_path)
     open_page(page, "Data")
@@ -405,6 +415,41 @@ def test_uploaded_german_credit_on_a_projector(meeting, german_files, tmp_path):
     problems += _walk(page, "german", folder)
     problems += _presentation_switcher(page)
     assert not problems, "\n".join(problems)
+    _german_record_equals_the_screen_and_the_cli(page, german_files, tmp_path)
+
+
+def _german_record_equals_the_screen_and_the_cli(page, german_files, tmp_path: Path) -> None:
+    """One release, one record (issue 21) on the run just made: the Overview's decision for
+    ``with_copies`` (10 % verbatim training rows), the Audit page's after *Curate -> Confirm*,
+    the downloaded ``report.json`` and ``report.html`` state the same decision; the CLI's path
+    (``evaluate`` + ``review_release(curate=True)``) on the same files, options and seed
+    states it too. Read after the projector walk, which reads the run as it finished."""
+    open_page(page, "Overview")  # every decision current: none left out of date by the walk
+    expect(page.locator(".sr-line").first).to_be_visible(timeout=REVIEW_MS)
+    expect(page.locator(".sr-badge", has_text="OUT OF DATE")).to_have_count(0, timeout=REVIEW_MS)
+    name = "with_copies"
+    report = assert_one_record(
+        page, name, tmp_path, {"fidelity", "privacy", "utility"}, curate_and_export
+    )
+    # the CLI's path on the same files (both candidates, as uploaded), options and seed
+    review = align(
+        read_table(german_files["real"], role="real"),
+        [read_table(german_files[n], role="synthetic") for n in ("fresh_sample", "with_copies")],
+        holdout=read_table(german_files["holdout"], role="holdout"),
+    )
+    options = {k: tuple(v) if isinstance(v, list) else v for k, v in report["options"].items()}
+    cli = review_release(
+        review,
+        evaluate(review, options=ReviewOptions(**options), seed=report["seed"]),
+        curate=True,
+    )
+    expected = cli.decisions[name]
+    assert (expected.outcome, expected.reason) == (
+        report["decisions"][name]["outcome"],
+        report["decisions"][name]["reason"],
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "audit_record_german.png"))
 
 
 def _presentation_switcher(page) -> list[str]:
