@@ -99,6 +99,13 @@ so issue 39's 15 s and 60 s hold there on this core; the faiss reference takes 2
 the CPU-s (``bench_pages.py`` says why). The server's 1.13 GB in one avx2 run against
 0.88-0.90 GB in the other three is not explained. An AVX2 machine's clock, caches, memory and
 cores are not captured: the earlier AVX2 machine measured 166 s wall for the demo.
+
+Again on 3fb5df4 (the stage-one C kernels built in place; read avx2 in this process and the
+server under ``--isa avx2``, avx512f native), 2026-11-28 20:04-20:05 UTC, avx2 then native under
+the lock: avx2 (load 1.61 -> 1.59) first decision 7.1 s, the whole run 36.4 s wall; server 45.7
+CPU-s, Chromium 4.7, driver 0.3; 0.90 GB; reference 3.2 / 3.3 s wall (6.3 / 6.6 CPU-s). Native
+(load 1.49 -> 1.65) 6.9 s, 34.9 s; server 43.6 CPU-s, Chromium 4.6, driver 0.3; 0.92 GB;
+reference 1.3 / 1.4 s wall (2.6 / 2.7 CPU-s). The same six decisions and reasons.
 """
 
 from __future__ import annotations

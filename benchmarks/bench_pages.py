@@ -103,6 +103,14 @@ run against its own kind's reference. What this does not capture is the AVX2 mac
 its clock, caches, memory and cores. The earlier AVX2 machine of the same kind measured 166 s
 wall / 209 CPU-s for the demo and 10-18 s for four 50k faiss passes (4.4 s on this machine):
 that machine was slower overall, not only narrower, and its 60 s is still not measured.
+
+Again on 3fb5df4 (the stage-one C kernels built in place; ``synthreview stage-one kernel`` read
+avx512f native, avx2 restricted), 2026-11-28 20:02-20:04 UTC, the same command with ``--save``,
+native then avx2 under the lock: native (load 3.00 -> 2.31) first decision 6.1 s, the whole run
+34.4 s wall / 44.5 CPU-s, 0.90 GB, reference 1.4 / 1.2 s wall (2.3 / 2.4 CPU-s); avx2 (load
+2.19 -> 1.74) 6.6 s, 36.0 s / 47.2 CPU-s, 0.92 GB, reference 3.1 / 4.4 s wall (6.1 / 8.7
+CPU-s). The same decisions as every run above, the same verdicts field by field, and the same
+density-attack differences to the last digit as on b242f49.
 """
 
 from __future__ import annotations
