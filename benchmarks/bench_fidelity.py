@@ -62,7 +62,19 @@ this machine; the shared machine's load beside each line; peak RSS 0.58-0.62 GB 
   AVX-512 and up to 16 with AVX2, and the One-Class embedding's 25 dimensions take its AVX2
   BLAS path (a BLAS product per block, then a scan), which also varied most from run to run
   and slowed after the suite in both avx2 runs (not explained). The ratio is comparable only
-  between runs of one kind.
+  between runs of one kind. Which variable does it, 19:44 UTC under the lock (load 1.5-1.8),
+  4 passes of 50k x 50k at 2 threads, twice each: native d=16 1.0 s wall / 2.0 CPU-s, d=20
+  1.4 / 2.8; ``FAISS_SIMD_LEVEL=AVX2`` alone d=16 1.9 / 3.7 (fused kernels both), d=20 6.0 /
+  12.0 (the BLAS path); every ``--isa avx2`` variable d=16 1.9 / 3.7, d=20 6.5 / 12.3: faiss's
+  level makes the whole difference.
+* 2026-11-28 19:14-19:44 UTC, stage one in C register kernels (AVX-512; issue 39 item 6), under
+  ``flock /tmp/bench.lock``, alternating with main 3b154d8 (faiss's per-group stage one), load
+  1.6-3.9: suite 2.03 / 2.06 s wall, 3.27 / 3.19 CPU-s, floor 1.47-1.64 s wall, 2.91-3.27 CPU-s;
+  ratio 1.32 / 1.30 wall, 1.07 / 1.02 CPU (main: suite 3.38 / 3.56 s wall, 5.88 / 6.01 CPU-s, floor
+  1.59-1.80 s wall, 3.17-3.58 CPU-s, ratio 1.99 / 2.11 wall, 1.74 / 1.80 CPU). The same numbers to
+  the last digit (the report and the per-row samples hashed). The radii passes take each pair of
+  groups once for both directions, and no pass pays faiss's per-call cost (``grouped_search``'s
+  module docstring, ``bench_stage_one.py``).
 """
 
 from __future__ import annotations
@@ -85,6 +97,7 @@ import numpy as np
 from threadpoolctl import threadpool_info
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # python benchmarks/x.py
+from synthreview import grouped_search
 from synthreview.embeddings import fit_embedding
 from synthreview.engine import available_cores, limited_threads
 from synthreview.metrics.fidelity.section import evaluate_fidelity
@@ -151,6 +164,14 @@ def describe_machine() -> list[str]:
         + ("  [set: numpy's BLAS may run a slower kernel]" if any(env.values()) else "")
     )
     return lines
+
+
+def stage_one_path() -> str:
+    """Which stage one the grouped search runs on this machine (the C register kernels, else
+    faiss's per-group calls and numpy's tiles)."""
+    if grouped_search.KERNEL:
+        return f"register kernels ({grouped_search.KERNEL}, synthreview.fused_minima)"
+    return "faiss per-group 1-NN / numpy tiles (the C kernels are not built: pip install -e .)"
 
 
 def floor(z: dict[str, np.ndarray]) -> Timing:
@@ -220,6 +241,7 @@ def main() -> None:
 def run(args: argparse.Namespace) -> None:
     n, d = args.rows, args.columns
     print(f"rows {n} real / {n} synthetic / {n} holdout, {d} columns, threads {args.threads}")
+    print(f"stage one: {stage_one_path()}")
     data = make_data(n, d)
     embedding, t_embed = _timed(lambda: fit_embedding(data["real"], method="oneclass", seed=0))
     z = {name: embedding.transform(x) for name, x in data.items()}

@@ -78,18 +78,31 @@ without x86-64-v4; OpenBLAS on its Haswell kernel in both modes (this machine se
   3.4 / 3.5 s wall (6.7 / 6.9 CPU-s).
 * native 19:16, load 1.90 -> 1.61: 7.4 s (40.5 s), 40.8 s / 52.5 CPU-s, 0.90 GB; reference
   1.4 / 1.5 s wall (2.9 / 2.9 CPU-s).
+* native 19:42 and avx2 19:43 (load 2.68 -> 2.02 and 1.95 -> 1.57; commit 61aeaa9, the same
+  code), the same command with ``--save``: first decision 6.7 s and 7.1 s; 39.0 s / 50.2 CPU-s
+  and 39.1 s / 51.1 CPU-s; reference 1.4 and 3.4 s wall.
 
-The six decisions, their reasons and the curated-set lines are the same in all four runs,
-character for character. On AVX2 code paths the run takes what it takes native, within the
-noise (37.9-41.4 s against 38.9-40.8 s; 49.7-53.6 CPU-s against 50.3-52.5): issue 39's 15 s
-and 60 s hold there on this core. The reference does not: it takes 2.3-2.9 times the CPU-s. faiss
-1.15's exact 1-NN has a fused register kernel up to 32 dimensions with AVX-512 but only up to
-16 with AVX2, so at the reference's 20 (and the One-Class embedding's 25) its AVX2 path
-computes the distances with BLAS and scans them; read each run against its own kind's
-reference. What this does not capture is the AVX2 machine itself: its clock, caches, memory
-and cores. The earlier AVX2 machine of the same kind measured 166 s wall / 209 CPU-s for the
-demo and 10-18 s for four 50k faiss passes (4.4 s on this machine): that machine was slower
-overall, not only narrower, and its 60 s is still not measured.
+The six decisions, their reasons and the curated-set lines are the same in all six runs,
+character for character, and so is every judged number: the two saved reviews, compared field
+by field, hold the same verdicts (each rule's value, bound and reason). Not every number is the
+same: the density membership attack (Gaussian mixtures in PCA space) scores 98-99 % of the
+attack rows differently (by up to 0.23), so its AUC moves in the 4th to 7th decimal
+(fresh_with_copies 0.49448 native, 0.49436 avx2), the per-group AUCs by up to 0.00095, one
+group's TPR at 1 % FPR from 2.04 % to 2.24 % (fresh_with_copies), and the ROC curves shown by
+1e-17; no rule judges on that attack here (the worst attack is rare_values). numpy alone causes
+it: its X86_V4 and X86_V3 loops round differently, and the mixtures' EM iterations carry the
+last bits into the scores (``NPY_DISABLE_CPU_FEATURES`` alone changes ``density_scores`` on a
+test set of rows; each other variable alone does not). "The same numbers for the same inputs
+and seed" holds within one CPU kind, not across the two. On AVX2 code paths the run takes what
+it takes native, within the noise (37.9-41.4 s against 38.9-40.8 s; 49.7-53.6 CPU-s against
+50.3-52.5): issue 39's 15 s and 60 s hold there on this core. The reference does not: it takes
+2.3-2.9 times the CPU-s. faiss 1.15's exact 1-NN has a fused register kernel up to 32
+dimensions with AVX-512 but only up to 16 with AVX2, so at the reference's 20 (and the
+One-Class embedding's 25) its AVX2 path computes the distances with BLAS and scans them; read each
+run against its own kind's reference. What this does not capture is the AVX2 machine itself:
+its clock, caches, memory and cores. The earlier AVX2 machine of the same kind measured 166 s
+wall / 209 CPU-s for the demo and 10-18 s for four 50k faiss passes (4.4 s on this machine):
+that machine was slower overall, not only narrower, and its 60 s is still not measured.
 """
 
 from __future__ import annotations

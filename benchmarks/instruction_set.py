@@ -65,6 +65,8 @@ AVX2_ENV = {
     "MKL_ENABLE_INSTRUCTIONS": "AVX2",
     "ARROW_USER_SIMD_LEVEL": "AVX2",
     "GLIBC_TUNABLES": "glibc.cpu.hwcaps=" + ",".join("-" + f for f in _GLIBC_AVX512),
+    # synthreview's own stage-one C kernels (grouped_search.SIMD_LEVEL_VARIABLE)
+    "SYNTHREVIEW_SIMD_LEVEL": "AVX2",
 }
 #: OpenBLAS kernels that use AVX-512
 _OPENBLAS_AVX512 = ("skylakex", "cooperlake", "sapphirerapids")
@@ -186,6 +188,16 @@ def _glibc_reading() -> str:
     return "(not read)"
 
 
+def _synthreview_kernel() -> str:
+    """The stage-one C kernel ``synthreview.grouped_search`` runs in this process."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's synthreview
+    try:
+        from synthreview import grouped_search
+    except Exception:  # a reading, not a check: problems() names it
+        return "(not read)"
+    return grouped_search.KERNEL or "none (not built, or capped)"
+
+
 def readings() -> dict[str, str]:
     """What each library chose in this process: name -> reading (``"(not read)"`` where it
     could not be asked)."""
@@ -221,6 +233,7 @@ def readings() -> dict[str, str]:
     out.update(_torch_readings())
     out["pyarrow SIMD level"] = pyarrow.runtime_info().simd_level
     out["glibc x86-64 levels"] = _glibc_reading()
+    out["synthreview stage-one kernel"] = _synthreview_kernel()
     out["environment"] = (
         ", ".join(f"{k}={os.environ[k]}" for k in (*AVX2_ENV, "OMP_NUM_THREADS") if k in os.environ)
         or "none of the variables"
@@ -259,6 +272,8 @@ def problems(found: Mapping[str, str]) -> list[str]:
     need("pyarrow SIMD level", found.get("pyarrow SIMD level") == "avx2")
     glibc = found.get("glibc x86-64 levels", "")
     need("glibc x86-64 levels", "x86-64-v3" in glibc and "x86-64-v4" not in glibc)
+    kernel = found.get("synthreview stage-one kernel", "")
+    need("synthreview stage-one kernel", kernel == "avx2" or kernel.startswith("none"))
     return bad
 
 

@@ -14,7 +14,16 @@ groups that can hold an answer:
   of their radius (``order=``) so that this bound is tight.
 * **Nearest row**: the special case t = the smallest group minimum.
 
-Stage one on the CPU fuses product and minimum in faiss where it can:
+Stage one on the CPU runs in C register kernels where they are built
+(``synthreview/fused_minima.c``, compiled at install by ``setup.py``; :data:`KERNEL` names the one
+running, AVX-512F or AVX2 + FMA, chosen at run time): a block of query rows × reference columns is
+held in vector registers, each value built by one fused multiply-add per dimension, and the minimum
+over each group is taken there, so no product is written out and there is no per-call cost
+(:func:`kernel_minima`). A set searched among itself (the k-NN radii of real and synthetic rows)
+takes each pair of groups once for both directions (:func:`kernel_self_minima`: its values are
+symmetric, and the kernel keeps the row minima and the column minima of each register block), half
+the products. Where the kernels are not built (no C compiler at install) or the CPU has neither
+instruction set, stage one fuses product and minimum in faiss where it can, with the same results:
 :func:`fused_group_distances` makes one exact faiss 1-NN call per group for a chunk of queries,
 and faiss's k = 1 search takes each block's minima while its products are still in cache (its
 register kernel at the few dimensions it has one for, else BLAS blocks reduced by its SIMD
@@ -54,7 +63,19 @@ exceeds the gaps between neighbours), every bound is widened by twice that error
 inside is re-measured in float64 from the caller's coordinates and ranked by (distance, index).
 faiss's fused minima take ``|q|²`` and ``|r|²`` in float32 too, (2d + 4) units at most, so with
 them the margin is twice (2d + 4) + (d + 3) units; the 50k fidelity bench gives byte-identical
-results with either stage one. faiss's own 5-NN on the 50k benchmark embedding got the 5th
+results with either stage one. The register kernels keep the (d + 3)-unit bound (a unit: float32's
+eps × (|q|² + |r|²)): :func:`kernel_minima` starts at the float32 |r|² (rounded once from float64)
+and adds one fused multiply-add ``q_k · (−2 r_k)`` per dimension, the same d + 1 terms as the
+product ``[q, 1] · [−2r, |r|²]``, whose terms sum to at most 2 (|q|² + |r|²) in absolute value:
+d roundings, each at most eps/2 of a running sum of at most that, so one unit each, plus half a
+unit from rounding |r|², within (d + 1/2) units (FMA rounds once where a product then a sum
+round twice, so it only tightens the bound of BLAS's products);
+:func:`kernel_self_minima` starts at fl(|x_i|² + |x_j|²) and adds d such terms, d + 1 roundings
+and the two norms' own: within (d + 3/2) units. So their margin is numpy's: twice (d + 3) units,
+for the minimum and for stage two. Every value is the same sequence of operations in either
+instruction set and whatever the block shape or thread, so the minima are the same bits; the
+50k and 20k fidelity benches give byte-identical reports and per-row samples with the kernels
+and without them. faiss's own 5-NN on the 50k benchmark embedding got the 5th
 neighbour wrong for 203 rows (near-ties 3e-5 apart); this search got none wrong against float64
 brute force.
 
@@ -82,11 +103,25 @@ of a 400-row group's call at 20 columns, against 0.21 ns per distance), stage tw
 per (query, row), 7× faiss's per distance), the two 200-resample bootstraps 0.45, the k-NN
 merges 0.2. Larger groups trade one for the other (600 and 800 rows measured slower than 400:
 stage one's per-call cost falls as stage two's rows grow).
+
+Measured with the register kernels (issue 39 item 6, 2026-11-28, commit b6dcaec; the same machine;
+``benchmarks/bench_stage_one.py``, one thread, 10k × 50k at 25 dimensions, load 2.5-3.7, two runs):
+the AVX-512 kernel 0.20 ns per distance against faiss's whole-set 1-NN 0.28-0.35 and its per-group
+calls 0.36-0.42 in the same process (numpy's tiles 0.67, the AVX2 kernel 0.38); the 50k self pass
+0.29-0.34 CPU-s (AVX2 0.50-0.52) against faiss's whole-set 1-NN of the set among itself 0.75-0.89.
+So the radii passes cost about 0.4 of a floor pass and the one-directional passes 0.6-0.7, where
+faiss's per-group calls cost 1.2 each. ``bench_fidelity.py --rows 50000`` under the
+bench lock, alternating with main 3b154d8 (faiss's per-group stage one), 2 threads, load
+1.6-3.9: suite 2.03 / 2.06 s wall, 3.27 / 3.19 CPU-s, ratio 1.32 / 1.30 wall, 1.07 / 1.02 CPU
+(main: 3.38 / 3.56 s wall, 5.88 / 6.01 CPU-s, ratio 1.99 / 2.11 wall, 1.74 / 1.80 CPU); the report
+and the per-row samples byte-identical to main's (sha256 of both at 50k with 2 threads and 1, and
+at 20k).
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections import deque
 from collections.abc import Iterator
@@ -97,6 +132,11 @@ import numpy as np
 import torch
 
 from synthreview.engine import blas_threads, current_engine, single_threaded
+
+try:  # the C register kernels (setup.py builds them at install; optional there)
+    from synthreview import fused_minima
+except ImportError:  # not built (no compiler at install): stage one keeps faiss / numpy
+    fused_minima = None
 
 #: reference rows per group: stage one does not depend on it, stage two grows with it and
 #: the candidate lists shrink with it; 300–800 rows per group measured best at 50k
@@ -125,6 +165,29 @@ QUERY_BATCH = 65536
 #: a self search (the reference's own rows as queries, the radii passes) takes each product
 #: tile once for both directions while its (n × groups) float32 minima fit in this many bytes
 SELF_MINIMA_BYTES = 1 << 28
+#: the C extension's number for each kernel
+_KERNEL_LEVELS = {"avx512f": 2, "avx2": 1}
+#: caps the kernels' instruction set, as FAISS_SIMD_LEVEL caps faiss's: AVX512F, AVX2 or NONE
+#: (the benchmarks' ``--isa avx2`` sets it with the other libraries' variables)
+SIMD_LEVEL_VARIABLE = "SYNTHREVIEW_SIMD_LEVEL"
+
+
+def _best_kernel() -> str | None:
+    """The best kernel this CPU runs within :data:`SIMD_LEVEL_VARIABLE`'s cap (None: none)."""
+    cap = os.environ.get(SIMD_LEVEL_VARIABLE, "").strip().lower() or "avx512f"
+    if cap not in (*_KERNEL_LEVELS, "none"):
+        raise ValueError(f"{SIMD_LEVEL_VARIABLE} must be AVX512F, AVX2 or NONE; got {cap!r}")
+    if fused_minima is None or cap == "none":
+        return None
+    ok = [k for k in fused_minima.levels() if _KERNEL_LEVELS[k] <= _KERNEL_LEVELS[cap]]
+    return ok[0] if ok else None
+
+
+#: the register kernel stage one runs on the CPU (:func:`kernel_minima`,
+#: :func:`kernel_self_minima`): "avx512f" or "avx2", the best this CPU runs; None where the C
+#: extension is not built, the CPU has neither or the cap says NONE (then faiss's per-group
+#: calls and numpy's tiles, with the same results)
+KERNEL: str | None = _best_kernel()
 #: last-row entry of a padding column: [q, 1] · [0, PAD] = PAD, larger than any limit
 _PAD = np.float32(np.finfo(np.float32).max / 4)
 #: index of an empty :class:`TopK` slot (distance inf): after every row in (distance, index)
@@ -320,6 +383,121 @@ def self_group_minima(
     return out
 
 
+def kernel_layout(padded: np.ndarray, size: int) -> np.ndarray:
+    """The reference as the register kernels read it, from :class:`GroupedReference`'s
+    ``padded`` ([−2r; |r|²] group by group, ``size`` columns each).
+
+    Returns
+    -------
+    ndarray of shape (G, d + 1, w), float32
+        Group g's block: row 0 the norms |r|² (``PAD`` in padding columns), rows 1..d the
+        coordinates times −2 (0 in padding columns); w is ``size`` rounded up to 16 columns.
+    """
+    dim, n_groups = padded.shape[0] - 1, padded.shape[1] // size
+    width = -(-size // 16) * 16
+    blocks = padded.reshape(dim + 1, n_groups, size).transpose(1, 0, 2)
+    layout = np.zeros((n_groups, dim + 1, width), dtype=np.float32)
+    layout[:, 0, :] = _PAD
+    layout[:, 0, :size] = blocks[:, -1]
+    layout[:, 1:, :size] = blocks[:, :-1]
+    return layout
+
+
+def kernel_minima(query: np.ndarray, layout: np.ndarray, *, kernel: str) -> np.ndarray:
+    """``d² − |q|²`` (float32) from every query to the nearest row of every group, in registers.
+
+    The C kernel (``fused_minima.c``, GIL released, on this thread) holds a block of query rows
+    × reference columns in vector registers, starts each value at the column's float32 |r|² and
+    adds one fused multiply-add ``q_k · (−2 r_k)`` per dimension, and keeps the minimum over
+    each group there: no product is written out. The same value as a product
+    ``[q, 1] · [−2r, |r|²]`` summed in that order, so its error bound is the one of numpy's
+    tiles (see the module docstring); every value is the same bits with either ``kernel``.
+
+    Parameters
+    ----------
+    query : ndarray of shape (b, d), float32, C-contiguous
+    layout : ndarray of shape (G, d + 1, w), float32, from :func:`kernel_layout`
+    kernel : {"avx512f", "avx2"}
+
+    Returns
+    -------
+    ndarray of shape (b, G), float32
+    """
+    n_groups, dim1, width = layout.shape
+    out = np.empty((len(query), n_groups), dtype=np.float32)
+    fused_minima.minima(
+        _KERNEL_LEVELS[kernel], np.ascontiguousarray(query, dtype=np.float32), len(query),
+        dim1 - 1, layout, width, 0, n_groups, out, n_groups,
+    )  # fmt: skip
+    return out
+
+
+def kernel_self_minima(
+    rows: np.ndarray,
+    norms: np.ndarray,
+    layout: np.ndarray,
+    bounds: np.ndarray,
+    *,
+    kernel: str,
+    threads: int = 1,
+) -> np.ndarray:
+    """d² (float32) from every row to the nearest row of every group of the same rows, each
+    pair of groups in registers once for both directions.
+
+    The tile of group A's rows against group B ≥ A is taken once: each value starts at
+    ``fl(|x_i|² + |x_j|²)`` and adds one fused multiply-add ``x_ik · (−2 x_jk)`` per dimension,
+    symmetric in i and j, and the kernel keeps both A's rows' minima over B and B's rows'
+    minima over A while the values are in registers: half the products of a one-directional
+    pass. ``threads`` threads take groups A one by one; every cell of the result is written by
+    exactly one tile, so it does not depend on them.
+
+    Parameters
+    ----------
+    rows : ndarray of shape (n, d), float32, C-contiguous, in group order
+    norms : ndarray of shape (n,), float32
+        |x|² of the rows.
+    layout : ndarray of shape (G, d + 1, w), float32
+        :func:`kernel_layout` of the same rows.
+    bounds : ndarray of shape (G + 1,)
+        Group edges.
+    kernel : {"avx512f", "avx2"}
+    threads : int, default=1
+
+    Returns
+    -------
+    ndarray of shape (n, G), float32
+    """
+    n_groups, dim1, width = layout.shape
+    out = np.empty((len(rows), n_groups), dtype=np.float32)
+    edges = np.ascontiguousarray(bounds, dtype=np.int64)
+    rows = np.ascontiguousarray(rows, dtype=np.float32)
+    norms = np.ascontiguousarray(norms, dtype=np.float32)
+    todo = iter(range(n_groups))
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                a = next(todo, None)
+            if a is None:
+                return
+            fused_minima.self_minima(
+                _KERNEL_LEVELS[kernel], rows, norms, len(rows), dim1 - 1, layout, width, edges,
+                n_groups, a, out, float(_PAD),
+            )  # fmt: skip
+
+    helpers = max(0, min(threads, n_groups) - 1)
+    if not helpers:
+        work()
+    else:
+        with ThreadPoolExecutor(max_workers=helpers) as pool:
+            running = [pool.submit(work) for _ in range(helpers)]
+            work()
+            for done in running:
+                done.result()
+    return out
+
+
 class GroupedReference:
     """A float32 reference split into contiguous groups of about ``GROUP_ROWS`` rows.
 
@@ -366,6 +544,7 @@ class GroupedReference:
         self._padded_device = (
             torch.from_numpy(self.padded).to(self.device) if self._on_gpu else None
         )
+        self._layout: np.ndarray | None = None  # the register kernels' (_kernel_layout)
 
     def _centred(self, x: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(x - self.shift, dtype=np.float32)
@@ -450,6 +629,7 @@ class GroupedReference:
         if reference_limit is not None:
             r_lim = np.asarray(reference_limit, dtype=np.float64)[self.order]
             top = np.maximum.reduceat(r_lim, self.bounds[:-1]).astype(np.float32)
+        kernel = None if self._on_gpu else KERNEL
         own = None
         if (
             query_is_reference
@@ -457,23 +637,32 @@ class GroupedReference:
             and query_limit is None
             and reference_limit is None
             and not self._on_gpu
-            and self._fused_rows(min(len(query), QUERY_BATCH)) is None
+            and (kernel or self._fused_rows(min(len(query), QUERY_BATCH)) is None)
             and 4 * len(query) * self.n_groups <= SELF_MINIMA_BYTES
         ):
-            own = self._self_minima()
+            own = self._self_minima(kernel)
         for first in range(0, len(query), QUERY_BATCH):
             last = min(len(query), first + QUERY_BATCH)
             limit = None if query_limit is None else query_limit[first:last]
             for q, r, d in self._batch_pairs(
                 query[first:last], limit, r_lim, top, nearest, block_rows or BLOCK_ROWS,
-                None if own is None else own[first:last],
+                kernel, None if own is None else own[first:last],
             ):  # fmt: skip
                 yield q + first, r, d
 
-    def _self_minima(self) -> np.ndarray:
-        """d² (float32) from every reference row, in the caller's order, to every group."""
+    def _self_minima(self, kernel: str | None) -> np.ndarray:
+        """d² (float32) from every reference row, in the caller's order, to every group
+        (through the register ``kernel``, else numpy's tiles)."""
         centred = self.reference
         norms = self.norms.astype(np.float32)
+        if kernel:
+            ordered = kernel_self_minima(
+                centred, norms, self._kernel_layout(), self.bounds, kernel=kernel,
+                threads=blas_threads(),
+            )  # fmt: skip
+            out = np.empty_like(ordered)
+            out[self.order] = ordered
+            return out
         rows_aug = np.hstack([centred, np.ones((len(centred), 1), np.float32), norms[:, None]])
         padded = np.zeros((self.dim + 2, self.n_groups * self.size), dtype=np.float32)
         padded[: self.dim + 1] = self.padded  # [−2r; |r|²] (PAD in padding columns)
@@ -487,8 +676,19 @@ class GroupedReference:
         out[self.order] = ordered
         return out
 
-    def _batch_pairs(self, original, query_limit, r_lim, top, nearest, step, own=None):
+    def _kernel_layout(self) -> np.ndarray:
+        """:func:`kernel_layout` of the reference, built on first use (before any thread
+        reads it) and kept."""
+        if self._layout is None:
+            self._layout = kernel_layout(self.padded, self.size)
+        return self._layout
+
+    def _batch_pairs(self, original, query_limit, r_lim, top, nearest, step, kernel, own=None):
         """:meth:`pair_blocks` for one batch of queries (rows numbered within the batch).
+
+        Stage one runs in the register ``kernel`` where one is given (CPU), else through
+        faiss's per-group calls or numpy's tiles (or on the GPU); ``own`` holds the self minima
+        (d²) when the batch is the reference itself.
 
         Both stages run on the threads of the running thread bound (:func:`blas_threads`):
         stage one by chunks of ``STAGE_ONE_ROWS`` queries (products, bounds and candidate
@@ -498,11 +698,13 @@ class GroupedReference:
         query = self._centred(original)
         qn = np.einsum("ij,ij->i", query, query, dtype=np.float64)
         threads = blas_threads()
-        fused = None if own is not None else self._fused_rows(len(query))
+        fused = None if own is not None or kernel else self._fused_rows(len(query))
+        layout = self._kernel_layout() if kernel and own is None else None
         # worst case, float32 |q|² + |r|² − 2 q·r is off by (d + 3) units of roundoff of
-        # |q|² + |r|²; the margin is twice that, for the group minima and for stage two
+        # |q|² + |r|²; the margin is twice that, for the group minima and for stage two (the
+        # kernels' minima, one-directional and self, are within the same bound)
         scale = (2 * self.dim + 6) * np.finfo(np.float32).eps
-        if own is not None:
+        if own is not None and not kernel:
             # self minima are one (d + 2)-term product [x, 1, |x|²] · [−2r; |r|²; 1] whose
             # terms sum to at most 2 (|q|² + |r|²) in absolute value: (3d + 6) units, twice
             scale = (6 * self.dim + 12) * np.finfo(np.float32).eps
@@ -525,7 +727,10 @@ class GroupedReference:
                     q_lim[s:e] = np.maximum(q_lim[s:e], t)
                 hit_q, hit_g = _nonzero(own[s:e] <= (q_lim[s:e] + margin[s:e])[:, None])
                 return (hit_q + s).astype(np.int64), hit_g
-            if fused is not None:
+            if layout is not None:
+                minima = kernel_minima(query[s:e], layout, kernel=kernel)  # d² − |q|²
+                offset = qn[s:e]
+            elif fused is not None:
                 minima = fused_group_distances(query[s:e], self.reference, self.bounds)  # d²
                 offset = np.zeros(e - s)
             else:

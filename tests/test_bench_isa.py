@@ -38,6 +38,7 @@ AVX2_READINGS = {
     "torch MKL": "Intel(R) Architecture processors, Lnx 2.60GHz lp64 gnu_thread",
     "pyarrow SIMD level": "avx2",
     "glibc x86-64 levels": "x86-64-v3 x86-64-v2",
+    "synthreview stage-one kernel": "avx2",
 }
 #: one reading per library as an unrestricted process on that core reads it
 NATIVE = {
@@ -49,6 +50,7 @@ NATIVE = {
     "torch oneDNN isa": "Intel AVX-512 with Intel DL Boost and bfloat16 support",
     "pyarrow SIMD level": "avx512",
     "glibc x86-64 levels": "x86-64-v4 x86-64-v3 x86-64-v2",
+    "synthreview stage-one kernel": "avx512f",
 }
 
 

@@ -25,7 +25,7 @@ from synthreview.metrics.fidelity.alpha_beta import (
 from synthreview.metrics.fidelity.prdc import prdc
 from synthreview.metrics.fidelity.scan import tally
 from synthreview.metrics.fidelity.section import evaluate_fidelity
-from tests.stage_one import stage_one_path
+from tests.stage_one import PATHS, stage_one_path
 
 
 def _gauss(rng, n, d, shift=0.0, scale=1.0):
@@ -228,10 +228,11 @@ def test_grouped_scan_gives_the_same_report_as_the_single_metric_functions(monke
     assert ref.ir_beta == beta_recall_curve(real, holdout).integrated
 
 
-def test_fused_stage_one_gives_the_same_report_and_reference_prdc(monkeypatch):
-    # the 50k suite's stage one runs in faiss's k = 1 search; forced onto it here (faiss
-    # would run calls this small pair by pair), every number and per-row result must be the
-    # numpy stage one's, and PRDC the authors' package's
+def test_every_stage_one_gives_the_same_report_and_reference_prdc(monkeypatch):
+    # the 50k suite's stage one runs in the register kernels (faiss's k = 1 search where they
+    # are not built); forced onto each path here (faiss would run calls this small pair by
+    # pair), every number and per-row result must be the numpy stage one's, and PRDC the
+    # authors' package's
     monkeypatch.setattr(grouped_search, "GROUP_ROWS", 40)
     monkeypatch.setattr(grouped_search, "STAGE_ONE_ROWS", 32)
     real, synthetic, holdout = _fixture(seed=6, n=430, m=380, h=310)
@@ -240,14 +241,16 @@ def test_fused_stage_one_gives_the_same_report_and_reference_prdc(monkeypatch):
     holdout += 40.0
     synthetic[:30] = real[:30] + 1e-3
     reports = {}
-    for path in ("numpy", "fused"):
+    paths = PATHS if grouped_search.KERNEL else ("numpy", "fused")  # kernel: when built
+    for path in paths:
         with monkeypatch.context() as patch, stage_one_path(patch, path):
             reports[path] = evaluate_fidelity(real, synthetic, holdout_z=holdout, n_bootstrap=20)
     numpy_path, fused = reports["numpy"], reports["fused"]
-    assert json.dumps(fused.to_dict()) == json.dumps(numpy_path.to_dict())
-    for name in ("samples", "holdout_samples"):
-        frame = getattr(fused, name).to_frame()
-        assert frame.equals(getattr(numpy_path, name).to_frame())
+    for other in reports.values():  # the fused search's and the register kernels'
+        assert json.dumps(other.to_dict()) == json.dumps(numpy_path.to_dict())
+        for name in ("samples", "holdout_samples"):
+            frame = getattr(other, name).to_frame()
+            assert frame.equals(getattr(numpy_path, name).to_frame())
     with contextlib.redirect_stdout(io.StringIO()):
         expected = compute_prdc(real, synthetic, 5)
     for name in ("precision", "recall", "density", "coverage"):

@@ -9,7 +9,7 @@ import pytest
 from synthreview import grouped_search
 from synthreview.engine import blas_threads, limited_threads
 from synthreview.grouped_search import GroupedReference, group_minima
-from tests.stage_one import stage_one_path
+from tests.stage_one import PATHS, stage_one_path
 
 #: (tile_queries, tile_groups): one row, uneven tiles, tiles wider than every group, defaults
 TILES = [(1, 1), (3, 2), (7, 5), (16, 100), (None, None)]
@@ -165,16 +165,22 @@ def test_self_group_minima_equal_brute_force_both_directions(threads, tile_group
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("use_self", [True, False])
+@pytest.mark.parametrize("use_self", ["kernel", True, False])
 def test_knn_of_a_set_among_itself_equals_brute_force_in_any_order(monkeypatch, use_self):
     # the radii passes: integer rows (ties, duplicates), rows grouped in a shuffled order;
-    # with and without the self-minima stage one the neighbours are float64 brute force's
+    # with and without the self-minima stage one (register kernel or numpy's tiles) the
+    # neighbours are float64 brute force's
+    if use_self == "kernel" and grouped_search.KERNEL is None:
+        pytest.skip("the stage-one C kernels are not built (pip install -e .)")
+    if use_self != "kernel":
+        monkeypatch.setattr(grouped_search, "KERNEL", None)
     monkeypatch.setattr(grouped_search, "SELF_MINIMA_BYTES", (1 << 28) if use_self else 0)
     monkeypatch.setattr(grouped_search, "STAGE_ONE_ROWS", 32)
     calls = []
-    original = grouped_search.self_group_minima
+    name = "kernel_self_minima" if use_self == "kernel" else "self_group_minima"
+    original = getattr(grouped_search, name)
     monkeypatch.setattr(
-        grouped_search, "self_group_minima", lambda *a, **kw: calls.append(1) or original(*a, **kw)
+        grouped_search, name, lambda *a, **kw: calls.append(1) or original(*a, **kw)
     )
     rng = np.random.default_rng(4)
     reference = rng.integers(-2, 3, size=(257, 3)).astype(np.float32)
@@ -184,7 +190,7 @@ def test_knn_of_a_set_among_itself_equals_brute_force_in_any_order(monkeypatch, 
         dist, idx = GroupedReference(reference, n_groups=17, order=order).knn(
             reference, 5, exclude_self=True
         )
-    assert bool(calls) == use_self
+    assert bool(calls) == bool(use_self)
     q = reference.astype(np.float64)
     full = np.sqrt(((q[:, None, :] - q[None, :, :]) ** 2).sum(-1))
     np.fill_diagonal(full, np.inf)
@@ -201,10 +207,11 @@ def test_self_search_needs_the_reference_rows():
                                  query_is_reference=True))  # fmt: skip
 
 
-@pytest.fixture(params=["numpy", "fused"])
+@pytest.fixture(params=PATHS)
 def stage_one(request, monkeypatch):
-    """Stage one through numpy's tiles or through faiss's k = 1 search (small calls, which
-    faiss would otherwise run pair by pair, forced onto it); the teardown checks the path."""
+    """Stage one through numpy's tiles, through faiss's k = 1 search (small calls, which
+    faiss would otherwise run pair by pair, forced onto it) or through the register kernels;
+    the teardown checks the path."""
     if request.param == "fused":
         monkeypatch.setattr(grouped_search, "STAGE_ONE_ROWS", 16)
     with stage_one_path(monkeypatch, request.param):
