@@ -124,7 +124,7 @@ import itertools
 import os
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import faiss
@@ -232,18 +232,10 @@ def group_minima(
     tile_queries = tile_queries or TILE_QUERIES
     tile_groups = tile_groups or TILE_GROUPS or max(1, TILE_BYTES // (4 * tile_queries * size))
 
-    starts = iter(range(0, n, tile_queries))
-    lock = threading.Lock()
-
-    def work() -> None:
-        """Take the next query tile until none is left (a thread slowed by other work on
-        the machine takes fewer tiles instead of holding the others up)."""
+    def worker() -> Callable[[int], None]:
         buffer = np.empty(tile_queries * tile_groups * size, dtype=np.float32)
-        while True:
-            with lock:
-                s = next(starts, None)
-            if s is None:
-                return
+
+        def tile(s: int) -> None:
             rows = q_aug[s : s + tile_queries]
             for g0 in range(0, n_groups, tile_groups):
                 g1 = min(n_groups, g0 + tile_groups)
@@ -255,16 +247,10 @@ def group_minima(
                     out=out[s : s + len(rows), g0:g1],
                 )
 
-    helpers = max(0, min(threads, -(-n // tile_queries)) - 1)
+        return tile
+
     with single_threaded("blas"):
-        if not helpers:
-            work()
-        else:
-            with ThreadPoolExecutor(max_workers=helpers) as pool:
-                running = [pool.submit(work) for _ in range(helpers)]
-                work()
-                for done in running:
-                    done.result()
+        _take_one_by_one(range(0, n, tile_queries), worker, threads)
     return out
 
 
@@ -348,16 +334,11 @@ def self_group_minima(
     n, n_groups = len(rows_aug), len(bounds) - 1
     out = np.empty((n, n_groups), dtype=np.float32)
     tile_groups = tile_groups or max(1, TILE_BYTES // (4 * size * size))
-    todo = iter(range(n_groups))
-    lock = threading.Lock()
 
-    def work() -> None:
+    def worker() -> Callable[[int], None]:
         buffer = np.empty(size * tile_groups * size, dtype=np.float32)
-        while True:
-            with lock:
-                a = next(todo, None)
-            if a is None:
-                return
+
+        def group(a: int) -> None:
             a0, a1 = bounds[a], bounds[a + 1]
             rows = rows_aug[a0:a1]
             for g0 in range(a, n_groups, tile_groups):
@@ -370,16 +351,10 @@ def self_group_minima(
                     at = (g - g0) * size
                     out[bounds[g] : bounds[g + 1], a] = across[at : at + bounds[g + 1] - bounds[g]]
 
-    helpers = max(0, min(threads, n_groups) - 1)
+        return group
+
     with single_threaded("blas"):
-        if not helpers:
-            work()
-        else:
-            with ThreadPoolExecutor(max_workers=helpers) as pool:
-                running = [pool.submit(work) for _ in range(helpers)]
-                work()
-                for done in running:
-                    done.result()
+        _take_one_by_one(range(n_groups), worker, threads)
     return out
 
 
@@ -472,29 +447,14 @@ def kernel_self_minima(
     edges = np.ascontiguousarray(bounds, dtype=np.int64)
     rows = np.ascontiguousarray(rows, dtype=np.float32)
     norms = np.ascontiguousarray(norms, dtype=np.float32)
-    todo = iter(range(n_groups))
-    lock = threading.Lock()
 
-    def work() -> None:
-        while True:
-            with lock:
-                a = next(todo, None)
-            if a is None:
-                return
-            fused_minima.self_minima(
-                _KERNEL_LEVELS[kernel], rows, norms, len(rows), dim1 - 1, layout, width, edges,
-                n_groups, a, out, float(_PAD),
-            )  # fmt: skip
+    def group(a: int) -> None:
+        fused_minima.self_minima(
+            _KERNEL_LEVELS[kernel], rows, norms, len(rows), dim1 - 1, layout, width, edges,
+            n_groups, a, out, float(_PAD),
+        )  # fmt: skip
 
-    helpers = max(0, min(threads, n_groups) - 1)
-    if not helpers:
-        work()
-    else:
-        with ThreadPoolExecutor(max_workers=helpers) as pool:
-            running = [pool.submit(work) for _ in range(helpers)]
-            work()
-            for done in running:
-                done.result()
+    _take_one_by_one(range(n_groups), lambda: group, threads)
     return out
 
 
@@ -805,6 +765,36 @@ def _nonzero(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.nonzero`` of a C-contiguous 2-d mask, in the same order (row-major), through the
     flat positions: 10-15× faster than the 2-d ``np.nonzero`` on sparse masks."""
     return np.divmod(np.flatnonzero(mask), mask.shape[1])
+
+
+def _take_one_by_one(
+    items: range, worker: Callable[[], Callable[[int], None]], threads: int
+) -> None:
+    """Call a handler on every item of ``items`` from ``threads`` threads (this one and
+    helpers), each thread with its own handler from ``worker()`` (its own buffers) taking the
+    next item until none is left: a thread slowed by other work on the machine takes fewer
+    items instead of holding the others up. Each item is handled exactly once, so a result
+    whose cells each item writes does not depend on ``threads``."""
+    todo, lock = iter(items), threading.Lock()
+
+    def work() -> None:
+        handle = worker()
+        while True:
+            with lock:
+                item = next(todo, None)
+            if item is None:
+                return
+            handle(item)
+
+    helpers = max(0, min(threads, len(items)) - 1)
+    if not helpers:
+        work()
+        return
+    with ThreadPoolExecutor(max_workers=helpers) as pool:
+        running = [pool.submit(work) for _ in range(helpers)]
+        work()
+        for done in running:
+            done.result()
 
 
 def _ordered_map(fn, items, threads: int) -> Iterator:

@@ -33,20 +33,27 @@ def overview_line(page, candidate: str) -> tuple[str, str]:
     )
 
 
+def curate_and_confirm(page, timeout: int):
+    """Audit page, its candidate chosen: Curate -> Confirm; the decision's locator once the
+    confirmed release is computed (within ``timeout`` ms)."""
+    click_keyed(page, "audit_curate")
+    click_keyed(page, "audit_confirm", timeout)
+    # the removed rows (and, where the decision ships, the curated files) appear once the
+    # confirmed release is computed (the record could be downloaded before, stating the
+    # decision as the run computed it)
+    expect(page.locator(".st-key-audit_download_removed button")).to_be_visible(timeout=timeout)
+    wait_for_app_run(page, timeout)
+    decision = page.locator(".st-key-audit_decision")
+    expect(decision).to_be_visible(timeout=timeout)
+    return decision
+
+
 def curate_and_export(page, candidate: str, folder: Path) -> tuple[str, dict, str]:
     """Audit page: pick the candidate, Curate -> Confirm; its decision text, report.json and
     report.html as downloaded."""
     open_page(page, "Audit & export")
     choose_candidate(page, candidate)
-    click_keyed(page, "audit_curate")
-    click_keyed(page, "audit_confirm", REVIEW_MS)
-    # the removed rows (and, where the decision ships, the curated files) appear once the
-    # confirmed release is computed (the record could be downloaded before, stating the
-    # decision as the run computed it)
-    expect(page.locator(".st-key-audit_download_removed button")).to_be_visible(timeout=REVIEW_MS)
-    wait_for_app_run(page, REVIEW_MS)
-    decision = page.locator(".st-key-audit_decision")
-    expect(decision).to_be_visible(timeout=REVIEW_MS)
+    decision = curate_and_confirm(page, REVIEW_MS)
     expect(page.get_by_test_id("stException")).to_have_count(0)
     report = json.loads(download_keyed(page, "audit_download_report_json", folder).read_text())
     html = download_keyed(page, "audit_download_report_html", folder).read_text(encoding="utf-8")

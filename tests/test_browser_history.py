@@ -30,6 +30,7 @@ from tests.e2e_utils import (
     start_review_run,
     wait_for_app_run,
 )
+from tests.record_screen import curate_and_confirm
 
 pytestmark = pytest.mark.e2e
 LONG = 300_000  # ms
@@ -121,14 +122,7 @@ def _file_the_record(page, *, private_key: Path | None, keyid: str, db: Path) ->
     """Audit page: pick gen, Curate -> Confirm, sign off, (load the key,) record; the decision."""
     open_page(page, "Audit & export")
     _choose(page, "audit_candidate", "gen")
-    click_keyed(page, "audit_curate")
-    click_keyed(page, "audit_confirm", REVIEW_MS)
-    # the confirmed release (removed rows; curated files where it ships) is computed after the
-    # click: wait for it
-    expect(page.locator(".st-key-audit_download_removed button")).to_be_visible(timeout=REVIEW_MS)
-    wait_for_app_run(page, REVIEW_MS)
-    decision = page.locator(".st-key-audit_decision")
-    expect(decision).to_be_visible(timeout=REVIEW_MS)
+    decision = curate_and_confirm(page, REVIEW_MS)
     label = decision.locator("strong").first.inner_text().strip()
     assert label in {style.label for style in DECISION_STYLE.values()}, label
 
