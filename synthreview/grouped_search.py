@@ -172,7 +172,7 @@ _KERNEL_LEVELS = {"avx512f": 2, "avx2": 1}
 SIMD_LEVEL_VARIABLE = "SYNTHREVIEW_SIMD_LEVEL"
 
 
-def _best_kernel() -> str | None:
+def best_kernel() -> str | None:
     """The best kernel this CPU runs within :data:`SIMD_LEVEL_VARIABLE`'s cap (None: none)."""
     cap = os.environ.get(SIMD_LEVEL_VARIABLE, "").strip().lower() or "avx512f"
     if cap not in (*_KERNEL_LEVELS, "none"):
@@ -187,9 +187,9 @@ def _best_kernel() -> str | None:
 #: :func:`kernel_self_minima`): "avx512f" or "avx2", the best this CPU runs; None where the C
 #: extension is not built, the CPU has neither or the cap says NONE (then faiss's per-group
 #: calls and numpy's tiles, with the same results)
-KERNEL: str | None = _best_kernel()
+KERNEL: str | None = best_kernel()
 #: last-row entry of a padding column: [q, 1] · [0, PAD] = PAD, larger than any limit
-_PAD = np.float32(np.finfo(np.float32).max / 4)
+PAD = np.float32(np.finfo(np.float32).max / 4)
 #: index of an empty :class:`TopK` slot (distance inf): after every row in (distance, index)
 _EMPTY = np.iinfo(np.int64).max
 
@@ -372,7 +372,7 @@ def kernel_layout(padded: np.ndarray, size: int) -> np.ndarray:
     width = -(-size // 16) * 16
     blocks = padded.reshape(dim + 1, n_groups, size).transpose(1, 0, 2)
     layout = np.zeros((n_groups, dim + 1, width), dtype=np.float32)
-    layout[:, 0, :] = _PAD
+    layout[:, 0, :] = PAD
     layout[:, 0, :size] = blocks[:, -1]
     layout[:, 1:, :size] = blocks[:, :-1]
     return layout
@@ -451,7 +451,7 @@ def kernel_self_minima(
     def group(a: int) -> None:
         fused_minima.self_minima(
             _KERNEL_LEVELS[kernel], rows, norms, len(rows), dim1 - 1, layout, width, edges,
-            n_groups, a, out, float(_PAD),
+            n_groups, a, out, float(PAD),
         )  # fmt: skip
 
     _take_one_by_one(range(n_groups), lambda: group, threads)
@@ -497,7 +497,7 @@ class GroupedReference:
             np.arange(self.n_groups) * self.size - self.bounds[:-1], sizes
         )
         self.padded = np.zeros((self.dim + 1, self.n_groups * self.size), dtype=np.float32)
-        self.padded[-1] = _PAD
+        self.padded[-1] = PAD
         self.padded[:, at] = self.augmented.T
         self.device = current_engine().device if device is None else device
         self._on_gpu = torch.device(self.device).type == "cuda"
@@ -620,18 +620,16 @@ class GroupedReference:
                 centred, norms, self._kernel_layout(), self.bounds, kernel=kernel,
                 threads=blas_threads(),
             )  # fmt: skip
-            out = np.empty_like(ordered)
-            out[self.order] = ordered
-            return out
-        rows_aug = np.hstack([centred, np.ones((len(centred), 1), np.float32), norms[:, None]])
-        padded = np.zeros((self.dim + 2, self.n_groups * self.size), dtype=np.float32)
-        padded[: self.dim + 1] = self.padded  # [−2r; |r|²] (PAD in padding columns)
-        padded[self.dim + 1, :] = 1.0
-        padded[self.dim + 1, self.padded[-1] == _PAD] = 0.0  # padding stays PAD
-        ordered = self_group_minima(
-            np.ascontiguousarray(rows_aug), padded, self.bounds, self.size,
-            threads=blas_threads(),
-        )  # fmt: skip
+        else:
+            rows_aug = np.hstack([centred, np.ones((len(centred), 1), np.float32), norms[:, None]])
+            padded = np.zeros((self.dim + 2, self.n_groups * self.size), dtype=np.float32)
+            padded[: self.dim + 1] = self.padded  # [−2r; |r|²] (PAD in padding columns)
+            padded[self.dim + 1, :] = 1.0
+            padded[self.dim + 1, self.padded[-1] == PAD] = 0.0  # padding stays PAD
+            ordered = self_group_minima(
+                np.ascontiguousarray(rows_aug), padded, self.bounds, self.size,
+                threads=blas_threads(),
+            )  # fmt: skip
         out = np.empty_like(ordered)
         out[self.order] = ordered
         return out

@@ -36,7 +36,7 @@ def _layout(reference, bounds):
     ``size`` columns, padding columns 0 with norm PAD), and ``size``."""
     size = int(np.diff(bounds).max())
     padded = np.zeros((reference.shape[1] + 1, (len(bounds) - 1) * size), dtype=np.float32)
-    padded[-1] = grouped_search._PAD
+    padded[-1] = grouped_search.PAD
     for g, (a, b) in enumerate(itertools.pairwise(bounds)):
         padded[:-1, g * size : g * size + b - a] = -2.0 * reference[a:b].T
         padded[-1, g * size : g * size + b - a] = (reference[a:b].astype(np.float64) ** 2).sum(1)
@@ -180,10 +180,10 @@ def test_the_kernels_are_built_where_the_cpu_runs_them():
 def test_the_simd_level_variable_caps_the_kernel(monkeypatch, cap, want):
     # the benchmarks' --isa avx2 sets it with faiss's, numpy's and torch's variables
     monkeypatch.setenv(grouped_search.SIMD_LEVEL_VARIABLE, cap)
-    assert grouped_search._best_kernel() == want
+    assert grouped_search.best_kernel() == want
 
 
 def test_a_bad_simd_level_is_refused(monkeypatch):
     monkeypatch.setenv(grouped_search.SIMD_LEVEL_VARIABLE, "SSE2")
     with pytest.raises(ValueError, match="SYNTHREVIEW_SIMD_LEVEL must be AVX512F, AVX2 or NONE"):
-        grouped_search._best_kernel()
+        grouped_search.best_kernel()

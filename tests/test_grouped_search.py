@@ -142,7 +142,7 @@ def _self_layout(reference, size):
     norms = (reference**2).sum(1)
     rows_aug = np.hstack([reference, np.ones((len(reference), 1)), norms[:, None]])
     padded = np.zeros((reference.shape[1] + 2, n_groups * size))
-    padded[-2] = grouped_search._PAD
+    padded[-2] = grouped_search.PAD
     padded[:, : len(reference)] = np.vstack([-2.0 * reference.T, norms, np.ones(len(reference))])
     return rows_aug.astype(np.float32), padded.astype(np.float32), bounds
 
