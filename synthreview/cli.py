@@ -55,7 +55,7 @@ from synthreview.record.store import (
     OPEN_ENV,
     OPEN_KEY_ENV,
     open_review,
-    record_files,
+    register_record,
     write_record,
 )
 from synthreview.record.trust import countersignature_names
@@ -70,7 +70,6 @@ from synthreview.release.register import (
     open_register,
     prior_releases,
     records_from_statement,
-    records_of_release,
     redact_url,
     rule_changes,
     waivers_text,
@@ -615,10 +614,7 @@ def run_review(args: argparse.Namespace) -> int:
     record = write_record(record, args.out, key=key, overwrite=args.overwrite)
     if args.register is not None:
         try:
-            append_records(
-                args.register,
-                records_of_release(record_files(record), key=key, location=args.out),
-            )
+            register_record(record, args.register, key=key, location=args.out)
         except ConfigError as exc:  # the folder is written: say so, keep the decision's code
             say(f"warning: the register was not updated: {exc}", file=sys.stderr)
     for name, decision in release.decisions.items():

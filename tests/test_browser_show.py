@@ -24,9 +24,9 @@ import pytest
 from playwright.sync_api import expect
 
 from synthreview.judgement.verdicts import DECISION_STYLE
-from synthreview.record.store import record_files, write_record
+from synthreview.record.store import register_record, write_record
 from synthreview.record.trust import TRUST_ENV
-from synthreview.release.register import append_records, history, records_of_release
+from synthreview.release.register import history
 from synthreview.release.signing import generate_keys, load_private_key
 from tests.conftest import ROOT
 from tests.e2e_utils import click_keyed, free_port, healthy, open_page, wait_for_app_run
@@ -49,7 +49,7 @@ def signed_review(tmp_path_factory, demo_record_folder):
     """The table demo's stored record (``demo_record_folder``: reviewed and curated as
     ``synthreview review --curate`` does) signed and registered as ``synthreview review --sign
     --register`` writes and registers it (``write_record`` with the key, then
-    ``records_of_release``): the subject here is what follows the review, and a review of its
+    ``register_record``): the subject here is what follows the review, and a review of its
     own would recompute that record (``--sign --register`` itself: test_record).
     ``(root, env, candidates)``: the folder holding ``review`` and its changed copy, the CLI's
     environment, the record's candidates in review order."""
@@ -67,10 +67,7 @@ def signed_review(tmp_path_factory, demo_record_folder):
     }
     key = load_private_key(tool.private.read_bytes())
     signed = write_record(record, root / "review", key=key)
-    append_records(
-        env["SYNTHREVIEW_REGISTER"],
-        records_of_release(record_files(signed), key=key, location=root / "review"),
-    )
+    register_record(signed, env["SYNTHREVIEW_REGISTER"], key=key, location=root / "review")
     changed = root / "changed"
     shutil.copytree(root / "review", changed)
     data = bytearray((changed / "report.html").read_bytes())

@@ -49,6 +49,7 @@ from synthreview.record.trust import (
 from synthreview.release.controls import PlantedControls
 from synthreview.release.folder import MARKER, write_review_folder
 from synthreview.release.pipeline import CandidateRelease
+from synthreview.release.register import AppendResult, append_records, records_of_release
 from synthreview.release.signing import ENVELOPE_NAME, read_folder, sign_files
 from synthreview.release.signoff import SignOff
 from synthreview.review import Report
@@ -321,6 +322,37 @@ def write_record(
         record = replace(record, signature=signed[ENVELOPE_NAME], countersignatures=())
     write_review_folder(folder, record_files(record), overwrite=overwrite)
     return record
+
+
+def register_record(
+    record: ReviewRecord,
+    register: str,
+    *,
+    key: Ed25519PrivateKey | None = None,
+    location: str | os.PathLike[str] | None = None,
+) -> AppendResult:
+    """Append the records of ``record``, as :func:`write_record` just wrote it, to the register
+    at ``register`` (what ``synthreview review --register`` files).
+
+    Parameters
+    ----------
+    record : ReviewRecord
+        As written (signed with ``key`` when one was given).
+    register : str
+        The register's URL or SQLite path (``release.register.append_records``).
+    key : Ed25519PrivateKey, optional
+        The key ``record`` was signed with: marks the records as signed by it.
+    location : path, optional
+        The folder ``record`` was written to.
+
+    Returns
+    -------
+    AppendResult
+        The records added and those already there.
+    """
+    return append_records(
+        register, records_of_release(record_files(record), key=key, location=location)
+    )
 
 
 def read_review_files(source: str | os.PathLike[str] | bytes) -> dict[str, bytes]:
